@@ -1,0 +1,129 @@
+"""Metadata record values: ``frameVersion uvarint (1), apiKey uvarint, version uvarint, body``.
+
+This is the loader's hot path (millions of calls), hence the inlined one-byte varint fast path and
+the per-(key, version) decoder table.  Policy for records Kafka's reader would also struggle with
+(FORMATS.md 3.3): an unknown api key raises ``UnknownRecordType``; a version newer than the
+bundled schemas is decoded as the newest known version when that consumes exactly all bytes (that
+is what Kafka itself does: its generated readers do not check the version), else it raises
+``UnsupportedRecordVersion``.  Callers turn both into warnings and skip the record.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cache
+from typing import Any
+
+from metashell.errors import DecodeError
+from metashell.protocol import registry
+from metashell.protocol.codegen import Malformed, read_uvarint, write_uvarint
+from metashell.protocol.schema import bundled_schemas
+
+
+class UnknownRecordType(DecodeError):
+    """An api key no bundled schema declares."""
+
+
+class UnsupportedRecordVersion(DecodeError):
+    """A record version newer than known whose bytes do not decode as the newest known version."""
+
+
+@dataclass(slots=True)
+class MetadataRecord:
+    api_key: int
+    version: int
+    name: str
+    data: dict[str, Any]
+
+    def __repr__(self) -> str:
+        return f"{self.name}(v{self.version}, {self.data!r})"
+
+
+@cache
+def record_types() -> dict[int, str]:
+    """Api key -> schema name of every metadata record type we know."""
+    return {s.api_key: s.name for s in bundled_schemas().values()
+            if s.type == "metadata" and s.api_key is not None}
+
+
+@cache
+def record_keys() -> dict[str, int]:
+    return {name: key for key, name in record_types().items()}
+
+
+def max_version(api_key: int) -> int:
+    return registry.spec(record_types()[api_key]).valid_versions.hi
+
+
+_decoders: dict[tuple[int, int], tuple[str, Any, bool]] = {}
+
+
+def _lookup(api_key: int, version: int) -> tuple[str, Any, bool]:
+    """(name, decoder, newer_than_known) for a key/version, cached."""
+    hit = _decoders.get((api_key, version))
+    if hit is not None:
+        return hit
+    name = record_types().get(api_key)
+    if name is None:
+        raise UnknownRecordType(f"unknown metadata record type (api key {api_key}, version {version})")
+    valid = registry.spec(name).valid_versions
+    newer = version > valid.hi
+    if version < valid.lo:
+        raise UnsupportedRecordVersion(f"{name} has no version {version}")
+    hit = (name, registry.decoder(name, valid.hi if newer else version), newer)
+    _decoders[(api_key, version)] = hit
+    return hit
+
+
+def decode_metadata_record(value: bytes) -> MetadataRecord:
+    """Decode a framed metadata record value.  Raises ``DecodeError`` (offsets within ``value``)."""
+    if not isinstance(value, bytes):
+        value = bytes(value)
+    end = len(value)
+    try:
+        if end >= 3 and value[0] == 1 and value[1] < 0x80 and value[2] < 0x80:
+            api_key = value[1]
+            version = value[2]
+            pos = 3
+        else:
+            frame, pos = read_uvarint(value, 0)
+            if frame != 1:
+                if frame == 0:
+                    raise DecodeError("frame version 0 (KRaft 2.8 preview logs are not supported)", offset=0)
+                raise DecodeError(f"unsupported metadata record frame version {frame}", offset=0)
+            api_key, pos = read_uvarint(value, pos)
+            version, pos = read_uvarint(value, pos)
+    except (IndexError, Malformed):
+        raise DecodeError("truncated metadata record header", offset=0) from None
+    name, fn, newer = _decoders.get((api_key, version)) or _lookup(api_key, version)
+    try:
+        data, pos = fn(value, pos, end)
+    except Malformed as e:
+        if newer:
+            raise UnsupportedRecordVersion(f"{name} v{version} is newer than known and does not decode",
+                                           offset=e.pos) from None
+        raise DecodeError(f"malformed {name} v{version}: {e}", offset=e.pos) from None
+    except registry.DECODE_ERRORS as e:
+        if newer:
+            raise UnsupportedRecordVersion(f"{name} v{version} is newer than known and does not decode") from None
+        raise DecodeError(f"truncated or malformed {name} v{version} ({type(e).__name__})") from None
+    if pos != end:
+        if newer:
+            raise UnsupportedRecordVersion(f"{name} v{version} is newer than known and does not decode",
+                                           offset=pos)
+        raise DecodeError(f"found {end - pos} byte(s) of garbage after {name} v{version}", offset=pos)
+    return MetadataRecord(api_key, version, name, data)
+
+
+def encode_metadata_record(name_or_key: str | int, version: int, data: dict[str, Any]) -> bytes:
+    """Frame and encode a record value exactly as Kafka's ``MetadataRecordSerde`` writes it."""
+    if isinstance(name_or_key, int):
+        api_key, name = name_or_key, record_types()[name_or_key]
+    else:
+        name, api_key = name_or_key, record_keys()[name_or_key]
+    out = bytearray()
+    write_uvarint(out, 1)
+    write_uvarint(out, api_key)
+    write_uvarint(out, version)
+    registry.encoder(name, version)(data, out)
+    return bytes(out)

@@ -1,0 +1,34 @@
+"""Kafka's Uuid text form: URL-safe base64 of the 16 bytes without padding (22 characters).
+
+Uuids travel through metashell as 16-byte ``bytes``: cheap to slice out of a record, hashable,
+and ordered like Kafka's unsigned comparison.  Only display code turns them into text.
+"""
+
+from __future__ import annotations
+
+import base64
+
+ZERO_UUID = bytes(16)
+ONE_UUID = bytes(15) + b"\x01"
+METADATA_TOPIC_ID = ONE_UUID
+
+
+def uuid_to_str(value: bytes) -> str:
+    return base64.urlsafe_b64encode(value).decode("ascii")[:22]
+
+
+def uuid_from_str(text: str) -> bytes:
+    """Parse Kafka's text form; raises ValueError for anything that is not 16 bytes."""
+    if len(text) > 24:
+        raise ValueError(f"not a Kafka uuid: {text!r}")
+    raw = base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
+    if len(raw) != 16:
+        raise ValueError(f"not a Kafka uuid: {text!r}")
+    return raw
+
+
+def uuid_java_order(value: bytes) -> tuple[int, int]:
+    """Sort key matching Java's ``Uuid.compareTo`` (signed msb, then signed lsb)."""
+    msb = int.from_bytes(value[:8], "big", signed=True)
+    lsb = int.from_bytes(value[8:], "big", signed=True)
+    return msb, lsb
