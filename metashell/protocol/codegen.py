@@ -15,8 +15,9 @@ take the schema default, so callers only spell out what differs.
 from __future__ import annotations
 
 import struct
+from collections.abc import Callable
 from itertools import count
-from typing import Any, Callable
+from typing import Any
 
 from metashell.protocol.schema import FieldSpec, MessageSpec
 from metashell.protocol.uuid import ZERO_UUID, uuid_from_str

@@ -8,7 +8,7 @@ from typing import Any
 
 from metashell.errors import DecodeError
 from metashell.protocol.codegen import Decoder, Encoder, Malformed, make_decoder, make_encoder
-from metashell.protocol.schema import MessageSpec, bundled_schemas  # noqa: F401  (re-exported)
+from metashell.protocol.schema import MessageSpec, bundled_schemas
 
 DECODE_ERRORS = (Malformed, struct.error, IndexError, ValueError, OverflowError, MemoryError)
 """What a generated decoder may raise on bad bytes; callers turn these into ``DecodeError``."""

@@ -29,7 +29,7 @@ class Versions:
     hi: int
 
     @classmethod
-    def parse(cls, text: str | None, default: "Versions | None" = None) -> "Versions":
+    def parse(cls, text: str | None, default: Versions | None = None) -> Versions:
         if text is None:
             return default if default is not None else NONE
         text = text.strip()
@@ -72,7 +72,7 @@ class FieldSpec:
     tag: int | None = None
     default: str | None = None
     flexible_versions: Versions | None = None
-    fields: list["FieldSpec"] = field(default_factory=list)
+    fields: list[FieldSpec] = field(default_factory=list)
     about: str = ""
 
     @property
