@@ -62,7 +62,7 @@ def encode_control_record(name_or_type: str | int, data: dict[str, Any]) -> tupl
     """(key, value) of a control record, as Kafka's ``ControlRecordUtils`` writes them."""
     ctype = name_or_type if isinstance(name_or_type, int) else CONTROL_TYPE_IDS[name_or_type]
     key = _KEY.pack(0, ctype)
-    name, schema = CONTROL_TYPES[ctype]
+    _name, schema = CONTROL_TYPES[ctype]
     if schema is None:
         return key, _MARKER.pack(data.get("Version", 0), data.get("CoordinatorEpoch", 0))
     return key, registry.encode(schema, 0, data)
