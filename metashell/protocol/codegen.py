@@ -117,7 +117,7 @@ class _Gen:
         self.lines: list[str] = []
         self.consts: dict[str, Any] = {
             "Malformed": Malformed, "_uv": read_uvarint, "_wuv": write_uvarint,
-            "_arr": array_struct, "_struct_default": _struct_default, "_ZERO": ZERO_UUID,
+            "_arr": array_struct, "_arrs": _array_structs, "_struct_default": _struct_default, "_ZERO": ZERO_UUID,
         }
         self.ids = count()
         self.done: dict[tuple[int, str], str] = {}
@@ -172,8 +172,11 @@ def _decode_value(g: _Gen, f: FieldSpec, version: int, flexible: bool, var: str,
         et = f.element_type
         if et in ARRAY_ITEM:
             code = ARRAY_ITEM[et]
-            out += [f"{i2}{var} = list(_arr('{code}', n).unpack_from(buf, pos))",
-                    f"{i2}pos += {SIZES[code]} * n"]
+            out += [f"{i2}if n == 0: {var} = []",
+                    f"{i2}else:",
+                    f"{i2}    s = _arrs.get(('{code}', n)) or _arr('{code}', n)",
+                    f"{i2}    {var} = list(s.unpack_from(buf, pos))",
+                    f"{i2}    pos += {SIZES[code]} * n"]
         elif et == "uuid":
             out += [f"{i2}if pos + 16 * n > end: raise Malformed('truncated uuid array', pos)",
                     f"{i2}{var} = [buf[p:p + 16] for p in range(pos, pos + 16 * n, 16)]",
