@@ -1,0 +1,237 @@
+"""The nodes of metashell's virtual filesystem.
+
+A node is a small, short-lived object that knows how to compute its children and its text from the
+image *when asked*.  Nothing is materialised up front: ``/topics`` over a million partitions costs
+one dict lookup per ``child()`` call, and because nodes read the image at call time, a live image
+that keeps changing underneath is always shown as it is now.
+
+Every node has:
+
+* ``name`` -- the child name it was found under (``"/"`` for the root), so ``ls`` can print the last
+  path component without re-splitting paths;
+* ``is_dir`` -- directories have children, leaves have text;
+* ``kind`` -- a short tag for colouring and ``ls -l`` (see :data:`KINDS`);
+* ``child_names()`` -- sorted exactly like Kafka (Java ``String.compareTo``, see :func:`java_sorted`);
+* ``child(name)`` -- the child node or None;
+* ``text(redact)`` -- what ``cat`` prints for a leaf (no trailing newline);
+* ``to_json(redact)`` -- the machine form for ``--json``.
+
+``redact=None`` (the default) means "the tree's default", chosen by ``build_root(..., redact=...)``.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any
+
+KINDS = {
+    "dir": "a plain directory",
+    "broker": "a broker registration (record)",
+    "controller": "a controller registration (record)",
+    "topic": "a topic directory",
+    "partition": "a partition (record)",
+    "config": "a config value (scalar)",
+    "acl": "an ACL binding (record)",
+    "quota": "a client quota value (scalar)",
+    "feature": "a finalized feature level (scalar)",
+    "scram": "a SCRAM credential (record)",
+    "token": "a delegation token (record)",
+    "record": "any other record-like leaf (JSON)",
+    "scalar": "any other scalar leaf (bare value)",
+    "kafka": "a leaf under /image: Kafka's own text",
+}
+"""Every ``kind`` a node may have, with what it means."""
+
+
+def java_sort_key(name: str) -> str | bytes:
+    """Sort key equal to Java ``String.compareTo`` order (UTF-16 code units).
+
+    Python compares code points; the two orders only differ for supplementary characters
+    (>= U+10000, two surrogates in UTF-16 starting 0xD800) versus U+E000..U+FFFF.  Comparing
+    the UTF-16-BE bytes gives code-unit order; ASCII names (nearly all) keep the cheap str key.
+    """
+    return name if name.isascii() else name.encode("utf-16-be")
+
+
+def java_sorted(names: Iterable[str]) -> list[str]:
+    """``names`` sorted like Kafka's shell sorts child names (``names.sort(String::compareTo)``)."""
+    names = list(names)
+    if all(n.isascii() for n in names):
+        names.sort()
+    else:
+        names.sort(key=lambda n: n.encode("utf-16-be"))
+    return names
+
+
+class TreeContext:
+    """What every node of one tree shares: the image, the default redaction and the source info."""
+
+    __slots__ = ("image", "redact", "source_info")
+
+    def __init__(self, image: Any, redact: bool = True, source_info: Mapping[str, Any] | None = None):
+        self.image = image
+        self.redact = redact
+        self.source_info: dict[str, Any] = dict(source_info or {})
+
+    def redacting(self, redact: bool | None) -> bool:
+        return self.redact if redact is None else redact
+
+
+class Node:
+    """Abstract node.  Subclasses override what they need; the defaults describe an empty leaf."""
+
+    __slots__ = ("ctx", "kind", "name")
+    is_dir: bool = False
+
+    def __init__(self, name: str, ctx: TreeContext, kind: str = "scalar") -> None:
+        self.name = name
+        self.ctx = ctx
+        self.kind = kind
+
+    # -- directories -------------------------------------------------------------------------
+    def child_names(self) -> list[str]:
+        """Names of the children, sorted like Kafka (empty for a leaf)."""
+        return []
+
+    def child(self, name: str) -> Node | None:
+        """The child called ``name``, or None."""
+        return None
+
+    def child_count(self) -> int:
+        """Number of children (cheaper than ``len(child_names())`` for big directories)."""
+        return len(self.child_names())
+
+    # -- leaves ------------------------------------------------------------------------------
+    def text(self, redact: bool | None = None) -> str:
+        """What ``cat`` prints for this leaf, without the trailing newline."""
+        return ""
+
+    def to_json(self, redact: bool | None = None) -> object:
+        """Machine form: a dict for record-like leaves, the bare value for scalars, and the sorted
+        child names for a directory."""
+        if self.is_dir:
+            return self.child_names()
+        return self.text(redact)
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__} {self.name!r} kind={self.kind}>"
+
+
+# --------------------------------------------------------------------------------------------
+# Generic building blocks used by root.py (and usable by anyone who wants to add a subtree).
+# --------------------------------------------------------------------------------------------
+
+
+class ScalarLeaf(Node):
+    """A leaf whose text is a bare value.  ``value`` is computed lazily by ``get(redact)``."""
+
+    __slots__ = ("_get",)
+
+    def __init__(self, name: str, ctx: TreeContext, get: Callable[[bool], object],
+                 kind: str = "scalar") -> None:
+        super().__init__(name, ctx, kind)
+        self._get = get
+
+    def to_json(self, redact: bool | None = None) -> object:
+        return self._get(self.ctx.redacting(redact))
+
+    def text(self, redact: bool | None = None) -> str:
+        value = self.to_json(redact)
+        if value is None:
+            return "null"
+        if isinstance(value, bool):
+            return "true" if value else "false"
+        return str(value)
+
+
+class RecordLeaf(Node):
+    """A leaf holding a record: ``cat`` prints pretty JSON (2-space indent, keys in record order)."""
+
+    __slots__ = ("_get",)
+
+    def __init__(self, name: str, ctx: TreeContext, get: Callable[[bool], dict[str, Any]],
+                 kind: str = "record") -> None:
+        super().__init__(name, ctx, kind)
+        self._get = get
+
+    def to_json(self, redact: bool | None = None) -> object:
+        return self._get(self.ctx.redacting(redact))
+
+    def text(self, redact: bool | None = None) -> str:
+        return json.dumps(self.to_json(redact), indent=2, ensure_ascii=False)
+
+
+class TextLeaf(Node):
+    """A leaf whose text is a preformatted string (Kafka's ``toString`` under ``/image``).
+
+    ``json`` (optional) gives a structured machine form; without it ``to_json`` is the text.
+    """
+
+    __slots__ = ("_json", "_text")
+
+    def __init__(self, name: str, ctx: TreeContext, text: Callable[[bool], str],
+                 json: Callable[[bool], object] | None = None, kind: str = "kafka") -> None:
+        super().__init__(name, ctx, kind)
+        self._text = text
+        self._json = json
+
+    def text(self, redact: bool | None = None) -> str:
+        return self._text(self.ctx.redacting(redact))
+
+    def to_json(self, redact: bool | None = None) -> object:
+        if self._json is None:
+            return self.text(redact)
+        return self._json(self.ctx.redacting(redact))
+
+
+class DirNode(Node):
+    """A directory whose children come from two callables.
+
+    ``names()`` returns the child names in any order (they are sorted here); ``make(name)`` returns
+    the child node or None.  Both read the image at call time, so nothing is cached.
+    """
+
+    __slots__ = ("_count", "_make", "_names")
+    is_dir = True
+
+    def __init__(self, name: str, ctx: TreeContext, names: Callable[[], Iterable[str]],
+                 make: Callable[[str], Node | None], kind: str = "dir",
+                 count: Callable[[], int] | None = None) -> None:
+        super().__init__(name, ctx, kind)
+        self._names = names
+        self._make = make
+        self._count = count
+
+    def child_names(self) -> list[str]:
+        return java_sorted(self._names())
+
+    def child(self, name: str) -> Node | None:
+        return self._make(name)
+
+    def child_count(self) -> int:
+        if self._count is not None:
+            return self._count()
+        return sum(1 for _ in self._names())
+
+
+class StaticDir(Node):
+    """A directory with a fixed set of children, each built on demand by a factory."""
+
+    __slots__ = ("_factories",)
+    is_dir = True
+
+    def __init__(self, name: str, ctx: TreeContext,
+                 factories: Mapping[str, Callable[[str], Node | None]], kind: str = "dir") -> None:
+        super().__init__(name, ctx, kind)
+        self._factories = factories
+
+    def child_names(self) -> list[str]:
+        return java_sorted(self._factories)
+
+    def child(self, name: str) -> Node | None:
+        factory = self._factories.get(name)
+        return None if factory is None else factory(name)
+
+    def child_count(self) -> int:
+        return len(self._factories)
