@@ -1,0 +1,364 @@
+"""The shell commands: ``ls cd pwd cat find tree history help man exit``.
+
+:class:`Shell` holds what a session needs (the tree root, the working directory, the history, the
+output streams and settings) and runs command lines.  Without options every command prints exactly
+what Kafka's ``kafka-metadata-shell`` prints (FORMATS.md section 8), through the renderers of
+:mod:`metashell.tree.render`.  The differences, all deliberate, are listed in :data:`DIFFERENCES`.
+
+Output discipline: results go to ``out``; every error is one line on ``err`` (Kafka prints its
+errors among the results on stdout) and makes the command's status 1.
+"""
+
+from __future__ import annotations
+
+import posixpath
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import TextIO
+
+from metashell.errors import MetashellError
+from metashell.tree import Node, glob_components, join
+from metashell.tree.paths import glob_regex, is_glob, normalize
+from metashell.tree.render import iter_find, render_ls, render_tree
+
+from . import spec
+from .output import colorize_json, json_line
+from .spec import CommandError, Parsed
+from .words import Word, split_commands
+
+DIFFERENCES = (
+    "Errors go to stderr, one line each, and make the exit status 1 (Kafka: stdout, exit 0).",
+    "find on a glob prints the matched paths (Kafka prints the glob text, e.g. '/image/to*/byId').",
+    "All commands work in one-shot mode (Kafka only allows cat, find, ls and tree there).",
+    "tree without a path shows the working directory (Kafka: 'too few arguments').",
+    "Extra options: ls -l, find -name/-type, tree -L, --json on ls/cat/find/tree/pwd/history.",
+    "Usage errors name the command and show its usage; unknown commands suggest the closest name.",
+    "Backslashes typed outside quotes reach the glob layer (JLine strips them in Kafka).",
+    "history numbers entries from 0 across sessions (history is persistent).",
+    "help/man texts describe metashell's options; 'help CMD' is accepted as 'man CMD'.",
+)
+"""Every deliberate difference from Kafka's shell, for the docs."""
+
+_SCALAR_SUMMARY_MAX = 60
+
+
+class ExitShell(Exception):
+    """Raised by ``exit``: the REPL or the one-shot runner stops."""
+
+    def __init__(self, status: int = 0) -> None:
+        super().__init__(status)
+        self.status = status
+
+
+@dataclass
+class Settings:
+    """Per-session output settings."""
+
+    json: bool = False  # global --json
+    redact: bool = True
+    color: bool = False  # ANSI colours around JSON (terminal, NO_COLOR unset)
+    width: Callable[[], int | None] = field(default=lambda: None)  # terminal columns for ls
+
+
+class Shell:
+    """One shell session over a tree."""
+
+    def __init__(self, root: Node | Callable[[], Node], out: TextIO, err: TextIO,
+                 settings: Settings | None = None, history: list[str] | None = None) -> None:
+        self._root = root
+        self.out = out
+        self.err = err
+        self.settings = settings or Settings()
+        self.cwd = "/"
+        self.history: list[str] = history if history is not None else []
+        self._status = 0
+
+    # -- plumbing ----------------------------------------------------------------------------
+    @property
+    def root(self) -> Node:
+        return self._root() if callable(self._root) and not isinstance(self._root, Node) else self._root
+
+    def write(self, text: str) -> None:
+        if text:
+            self.out.write(text)
+
+    def error(self, message: str) -> None:
+        """One error line on stderr (stdout flushed first so the order on a terminal is right)."""
+        self._status = 1
+        self.out.flush()
+        self.err.write(message.rstrip("\n") + "\n")
+        self.err.flush()
+
+    def run_line(self, line: str, remember: bool = True) -> int:
+        """Run every ``;``-separated command of ``line``; return 0 if all succeeded, else 1.
+
+        ``remember`` appends the line to the in-memory history first (JLine adds the line before
+        running it, so ``history`` shows itself).  :class:`ExitShell` propagates.
+        """
+        if remember and line.strip():
+            self.history.append(line.rstrip("\n"))
+        try:
+            commands = split_commands(line)
+        except MetashellError as e:
+            self.error(str(e))
+            return 1
+        status = 0
+        for words in commands:
+            status |= self.run_words(words)
+        return status
+
+    def run_words(self, words: list[Word]) -> int:
+        """Run one command given as words; return its status (0/1)."""
+        self._status = 0
+        if not words:
+            return 0
+        try:
+            parsed = spec.parse(words)
+            if parsed.help:
+                self.write(parsed.spec.help_text() + "\n")
+            else:
+                getattr(self, "cmd_" + parsed.spec.name)(parsed)
+        except (CommandError, MetashellError) as e:
+            self.error(str(e))
+        self.out.flush()
+        return self._status
+
+    # -- helpers -----------------------------------------------------------------------------
+    def _json(self, parsed: Parsed) -> bool:
+        return self.settings.json or bool(parsed.opts.get("json"))
+
+    def _emit_json(self, obj: object) -> None:
+        line = json_line(obj)
+        self.write((colorize_json(line) if self.settings.color else line) + "\n")
+
+    def _glob(self, pattern: str) -> list[tuple[list[str], Node]]:
+        return glob_components(self.root, self.cwd, pattern)
+
+    @staticmethod
+    def _effective(args: list[Word]) -> list[Word]:
+        """Kafka's ``CommandUtils.getEffectivePaths``: drop empty words; none means ``.``."""
+        kept = [a for a in args if a.text]
+        return kept or [Word(".", ".")]
+
+    def _leaf_text(self, node: Node) -> str:
+        text = node.text(self.settings.redact)
+        if self.settings.color and text[:1] in "{[" and node.kind not in _BARE_KINDS:
+            return colorize_json(text)
+        return text
+
+    # -- commands ----------------------------------------------------------------------------
+    def cmd_ls(self, p: Parsed) -> None:
+        as_json = self._json(p)
+        long = bool(p.opts.get("long"))
+        files: list[tuple[str, list[str], Node]] = []
+        dirs: list[tuple[str, list[str], Node]] = []
+        for arg in self._effective(p.args):
+            matches = self._glob(arg.text)
+            if not matches:
+                self.error(f"ls: {arg.text}: no such file or directory.")
+                continue
+            for comps, node in matches:
+                name = comps[-1] if comps else "/"
+                (dirs if node.is_dir else files).append((name, comps, node))
+        if as_json:
+            for name, comps, node in files:
+                self._emit_json(self._entry_json(name, comps, node))
+            for _name, comps, node in dirs:
+                for child_name in node.child_names():
+                    child = node.child(child_name)
+                    if child is not None:
+                        self._emit_json(self._entry_json(child_name, comps + [child_name], child))
+            return
+        if not long:
+            self.write(render_ls([f[0] for f in files], [(d[0], d[2].child_names()) for d in dirs],
+                                 self.settings.width()))
+            return
+        # ls -l: Kafka's grouping and intro lines, one long row per entry.
+        out: list[str] = _long_rows([(f[0], f[2]) for f in files], self.settings.redact)
+        need_intro = bool(files) or len(dirs) > 1
+        first_intro = not files
+        for name, _comps, node in dirs:
+            intro = None
+            if need_intro:
+                intro = (name + ":") if first_intro else ("\n" + name + ":")
+                first_intro = False
+            children = [(n, c) for n in node.child_names() if (c := node.child(n)) is not None]
+            if not children:
+                continue
+            if intro is not None:
+                out.extend(intro.split("\n"))
+            out.extend(_long_rows(children, self.settings.redact))
+        self.write("".join(line + "\n" for line in out))
+
+    def _entry_json(self, name: str, comps: list[str], node: Node) -> dict[str, object]:
+        entry: dict[str, object] = {"path": join(comps), "name": name,
+                                    "type": "dir" if node.is_dir else "file", "kind": node.kind}
+        if node.is_dir:
+            entry["children"] = node.child_count()
+        return entry
+
+    def cmd_cd(self, p: Parsed) -> None:
+        target = p.args[0].text if p.args else "/"
+        matches = self._glob(target)
+        if not matches:
+            self.error(f"cd: {target}: no such directory.")
+            return
+        for comps, node in matches:  # Kafka visits every match: the last directory wins
+            if node.is_dir:
+                self.cwd = join(comps)
+            else:
+                self.error(f"cd: {target}: not a directory.")
+
+    def cmd_pwd(self, p: Parsed) -> None:
+        if self._json(p):
+            self._emit_json({"path": self.cwd})
+        else:
+            self.write(self.cwd + "\n")
+
+    def cmd_cat(self, p: Parsed) -> None:
+        as_json = self._json(p)
+        for arg in p.args:
+            matches = self._glob(arg.text)
+            if not matches:
+                self.error(f"cat: {arg.text}: No such file or directory.")
+                continue
+            for comps, node in matches:
+                if node.is_dir:
+                    self.error(f"cat: {arg.text}: Is a directory")
+                elif as_json:
+                    self._emit_json({"path": join(comps), "kind": node.kind,
+                                     "value": node.to_json(self.settings.redact)})
+                else:
+                    self.write(self._leaf_text(node) + "\n")
+
+    def cmd_tree(self, p: Parsed) -> None:
+        depth = p.opts.get("depth")
+        if depth is not None and int(depth) < 0:  # type: ignore[call-overload]
+            raise CommandError("tree: argument -L: DEPTH must be >= 0")
+        max_depth = None if depth is None else int(depth)  # type: ignore[call-overload]
+        as_json = self._json(p)
+        for arg in self._effective(p.args):
+            matches = self._glob(arg.text)
+            if not matches:
+                self.error(f"tree: {arg.text}: No such file or directory.")
+                continue
+            for comps, node in matches:
+                if as_json:
+                    self._emit_json({"path": join(comps),
+                                     "tree": _tree_json(node, self.settings.redact, max_depth)})
+                else:
+                    self.write(render_tree(node, self.settings.redact, max_depth))
+
+    def cmd_find(self, p: Parsed) -> None:
+        as_json = self._json(p)
+        name_glob = p.opts.get("name")
+        type_filter = p.opts.get("type")
+        name_match: Callable[[str], bool] | None = None
+        if isinstance(name_glob, str):
+            regex = glob_regex(name_glob)
+            name_match = (lambda n: n == name_glob) if regex is None else (lambda n: bool(regex.match(n)))
+        for arg in self._effective(p.args):
+            matches = self._glob(arg.text)
+            if not matches:
+                self.error(f"find: {arg.text}: no such file or directory.")
+                continue
+            globbed = any(is_glob(c) for c in normalize(self.cwd, arg.text))
+            for comps, node in matches:
+                base = self._find_base(arg.text, comps) if globbed else arg.text
+                for path, n in iter_find(base, node):
+                    if type_filter == "f" and n.is_dir or type_filter == "d" and not n.is_dir:
+                        continue
+                    if name_match is not None and not name_match(n.name):
+                        continue
+                    if as_json:
+                        self._emit_json({"path": path, "type": "dir" if n.is_dir else "file",
+                                         "kind": n.kind})
+                    else:
+                        self.write(path + "\n")
+
+    def _find_base(self, typed: str, comps: list[str]) -> str:
+        """The path printed for a glob match: absolute if typed absolute, else relative to cwd."""
+        absolute = join(comps)
+        if typed.startswith("/"):
+            return absolute
+        return posixpath.relpath(absolute, self.cwd)
+
+    def cmd_history(self, p: Parsed) -> None:
+        count = len(self.history)
+        if p.args:
+            raw = p.args[0].literal
+            try:
+                count = int(raw)
+            except ValueError:
+                raise CommandError(f"history: argument numEntriesToShow: could not convert '{raw}' to "
+                                   f"Integer (For input string: \"{raw}\")") from None
+        count = max(0, min(count, len(self.history)))
+        start = len(self.history) - count
+        for i in range(start, len(self.history)):
+            if self._json(p):
+                self._emit_json({"index": i, "line": self.history[i]})
+            else:
+                self.write(f"{i: 5d}  {self.history[i]}\n")
+
+    def cmd_help(self, p: Parsed) -> None:
+        self.write(spec.help_text() + "\n")
+
+    def cmd_man(self, p: Parsed) -> None:
+        name = p.args[0].literal
+        if name not in spec.SPECS:
+            self.error(f"man: unknown command {name}. Type help to get a list of commands.")
+            return
+        self.write(spec.man_text(name) + "\n")
+
+    def cmd_exit(self, p: Parsed) -> None:
+        raise ExitShell(0)
+
+
+_BARE_KINDS = frozenset({"kafka", "scalar", "config", "quota", "feature"})
+
+
+def _tree_json(node: Node, redact: bool, max_depth: int | None, level: int = 0) -> object:
+    """Nested JSON of a subtree: a directory is an object of its children, a leaf its ``to_json``;
+    a directory below ``-L`` is ``null``."""
+    if not node.is_dir:
+        return node.to_json(redact)
+    if max_depth is not None and level >= max_depth:
+        return None
+    out: dict[str, object] = {}
+    for name in node.child_names():
+        child = node.child(name)
+        if child is not None:
+            out[name] = _tree_json(child, redact, max_depth, level + 1)
+    return out
+
+
+def _long_rows(entries: list[tuple[str, Node]], redact: bool) -> list[str]:
+    """``ls -l`` rows: ``<d|-> <size> <kind> <name>[  <value>]`` with aligned columns.
+
+    size is the number of children for a directory and the byte length of ``cat``'s text for a
+    leaf; the value column shows a scalar leaf's text (first line, shortened).
+    """
+    rows: list[tuple[str, str, str, str, str]] = []
+    for name, node in entries:
+        if node.is_dir:
+            rows.append(("d", str(node.child_count()), node.kind, name, ""))
+            continue
+        text = node.text(redact)
+        value = node.to_json(redact)
+        summary = ""
+        if not isinstance(value, (dict, list)):
+            summary = text.split("\n", 1)[0]
+            if len(summary) > _SCALAR_SUMMARY_MAX:
+                summary = summary[:_SCALAR_SUMMARY_MAX - 3] + "..."
+        rows.append(("-", str(len(text.encode("utf-8"))), node.kind, name, summary))
+    if not rows:
+        return []
+    size_w = max(len(r[1]) for r in rows)
+    kind_w = max(len(r[2]) for r in rows)
+    name_w = max(len(r[3]) for r in rows)
+    lines = []
+    for t, size, kind, name, summary in rows:
+        line = f"{t} {size:>{size_w}} {kind:<{kind_w}} "
+        line += f"{name:<{name_w}}  {summary}" if summary else name
+        lines.append(line.rstrip(" ") if summary else line)
+    return lines

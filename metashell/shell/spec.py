@@ -1,0 +1,279 @@
+"""Command declarations, argument parsing and the help/man texts.
+
+Kafka parses each command with argparse4j; its texts (descriptions, argument help, the
+``invalid choice`` and ``too few arguments`` errors) are kept here word for word where Kafka has
+them.  metashell's extra options (``ls -l``, ``find -name/-type``, ``tree -L``, ``--json``) are
+declared the same way.  A tiny parser of our own is used instead of Python's argparse because
+argparse exits the process and prints multi-line errors, while a shell command error must be one
+line and must never leave the REPL.
+"""
+
+from __future__ import annotations
+
+import difflib
+from dataclasses import dataclass, field
+
+from metashell.errors import MetashellError
+
+from .words import Word
+
+
+class CommandError(MetashellError):
+    """A usage error inside the shell (bad option, missing argument): one line, status 1."""
+
+
+@dataclass(frozen=True)
+class Option:
+    flags: tuple[str, ...]
+    dest: str
+    help: str
+    metavar: str | None = None  # None: a flag without a value
+    choices: tuple[str, ...] | None = None
+    type: type = str
+
+
+@dataclass(frozen=True)
+class Positional:
+    name: str
+    help: str
+    nargs: str  # "?", "*", "+", "1"
+    metavar: str | None = None
+
+    def usage(self) -> str:
+        m = self.metavar or self.name
+        return {"?": f"[{m}]", "*": f"[{m} [{m} ...]]", "+": f"{m} [{m} ...]", "1": m}[self.nargs]
+
+
+@dataclass(frozen=True)
+class CommandSpec:
+    name: str
+    description: str
+    positional: Positional | None = None
+    options: tuple[Option, ...] = ()
+    shell_only: bool = False  # Kafka registers these only in interactive mode
+    notes: tuple[str, ...] = field(default=())
+
+    def usage(self, with_help: bool = True) -> str:
+        parts = [self.name]
+        if with_help:
+            parts.append("[-h]")
+        for opt in self.options:
+            flag = opt.flags[0]
+            parts.append(f"[{flag} {opt.metavar}]" if opt.metavar else f"[{flag}]")
+        if self.positional:
+            parts.append(self.positional.usage())
+        return "usage: " + " ".join(parts)
+
+    def help_text(self) -> str:
+        """argparse-style help (Kafka's ``<cmd> --help`` and the body of ``man <cmd>``)."""
+        lines = [self.usage(), ""]
+        if self.positional:
+            lines.append("positional arguments:")
+            lines.append(_help_row(self.positional.metavar or self.positional.name, self.positional.help))
+            lines.append("")
+        lines.append("optional arguments:")
+        lines.append(_help_row("-h, --help", "show this help message and exit"))
+        for opt in self.options:
+            flags = ", ".join(f"{f} {opt.metavar}" if opt.metavar else f for f in opt.flags)
+            lines.append(_help_row(flags, opt.help))
+        for note in self.notes:
+            lines.append("")
+            lines.append(note)
+        return "\n".join(lines)
+
+
+def _help_row(left: str, text: str) -> str:
+    # argparse4j puts help text in column 25 (2-space indent, left part padded to 23).
+    left = "  " + left
+    if len(left) < 25:
+        return left.ljust(25) + text
+    return left + "\n" + " " * 25 + text
+
+
+JSON_OPT = Option(("--json",), "json", "Print machine-readable JSON lines instead of text.")
+
+SPECS: dict[str, CommandSpec] = {
+    s.name: s
+    for s in (
+        CommandSpec(
+            "cat", "Show the contents of metadata files.",
+            Positional("targets", "The metadata files to display.", "+"),
+            (JSON_OPT,),
+        ),
+        CommandSpec(
+            "cd", "Set the current working directory.",
+            Positional("target", "The directory to change to.", "?"),
+            shell_only=True,
+        ),
+        CommandSpec("exit", "Exit the metadata shell.", shell_only=True),
+        CommandSpec(
+            "find", "Search for nodes in the directory hierarchy.",
+            Positional("paths", "The paths to start at.", "*"),
+            (
+                Option(("-name",), "name", "Only print nodes whose name matches this glob.", "GLOB"),
+                Option(("-type",), "type", "Only print files (f) or directories (d).", "TYPE",
+                       choices=("f", "d")),
+                JSON_OPT,
+            ),
+            notes=("A path given as a glob prints the matched paths (Kafka prints the glob text).",),
+        ),
+        CommandSpec("help", "Display this help message.", shell_only=True),
+        CommandSpec(
+            "history", "Print command history.",
+            Positional("numEntriesToShow", "The number of entries to show.", "?"),
+            (JSON_OPT,),
+            shell_only=True,
+        ),
+        CommandSpec(
+            "ls", "List metadata nodes.",
+            Positional("targets", "The metadata node paths to list.", "*"),
+            (
+                Option(("-l",), "long", "Long listing: type, size (children or bytes), kind, name and "
+                       "short value."),
+                JSON_OPT,
+            ),
+        ),
+        CommandSpec(
+            "man", "Show the help text for a specific command.",
+            Positional("cmd", "The command to get help text for.", "1"),
+            shell_only=True,
+        ),
+        CommandSpec(
+            "pwd", "Print the current working directory.", options=(JSON_OPT,), shell_only=True,
+        ),
+        CommandSpec(
+            "tree", "Show the contents of metadata nodes in a tree structure.",
+            Positional("targets", "The metadata nodes to display (default: the current directory).",
+                       "*"),
+            (
+                Option(("-L",), "depth", "Descend at most DEPTH directory levels.", "DEPTH", type=int),
+                JSON_OPT,
+            ),
+        ),
+    )
+}
+
+COMMAND_NAMES = sorted(SPECS)
+
+
+def unknown_command_message(typed: str) -> str:
+    """Kafka's ``invalid choice`` text, plus a suggestion when one is close (Kafka only suggests
+    for unique prefixes) and where to look."""
+    candidates = [n for n in COMMAND_NAMES if n.startswith(typed)] if typed else []
+    if len(candidates) != 1:
+        candidates = difflib.get_close_matches(typed, COMMAND_NAMES, n=1, cutoff=0.6)
+    if candidates:
+        return f"invalid choice: '{typed}': did you mean '{candidates[0]}'? (type 'help' for the list)"
+    choices = ", ".join(f"'{n}'" for n in COMMAND_NAMES)
+    return f"invalid choice: '{typed}' (choose from {choices})"
+
+
+@dataclass
+class Parsed:
+    spec: CommandSpec
+    args: list[Word]
+    opts: dict[str, object]
+    help: bool = False
+
+
+def parse(words: list[Word]) -> Parsed:
+    """Parse one command's words.  Raises :class:`CommandError` with a one-line message."""
+    # Kafka drops trailing empty words before parsing.
+    while words and words[-1].text == "":
+        words = words[:-1]
+    name = words[0].literal
+    spec = SPECS.get(name)
+    if spec is None:
+        raise CommandError(unknown_command_message(name))
+    by_flag = {f: o for o in spec.options for f in o.flags}
+    opts: dict[str, object] = {o.dest: (None if o.metavar else False) for o in spec.options}
+    args: list[Word] = []
+    want_help = False
+    i = 1
+    only_positional = False
+    while i < len(words):
+        w = words[i]
+        t = w.literal
+        i += 1
+        if only_positional or not t.startswith("-") or t == "-":
+            args.append(w)
+            continue
+        if t == "--":
+            only_positional = True
+            continue
+        if t in ("-h", "--help"):
+            want_help = True
+            continue
+        value: str | None = None
+        key = t
+        if t.startswith("--") and "=" in t:
+            key, value = t.split("=", 1)
+        opt = by_flag.get(key)
+        if opt is None:
+            if _looks_negative_number(t) and spec.positional is not None:
+                args.append(w)
+                continue
+            raise CommandError(f"{name}: unrecognized arguments: '{t}' ({spec.usage(False)})")
+        if opt.metavar is None:
+            if value is not None:
+                raise CommandError(f"{name}: option {key} takes no value")
+            opts[opt.dest] = True
+            continue
+        if value is None:
+            if i >= len(words):
+                raise CommandError(f"{name}: argument {key}: expected one argument")
+            # The value of -name is a glob: keep its escapes.
+            value = words[i].text if opt.dest == "name" else words[i].literal
+            i += 1
+        if opt.choices and value not in opt.choices:
+            choices = ", ".join(f"'{c}'" for c in opt.choices)
+            raise CommandError(f"{name}: argument {key}: invalid choice: '{value}' (choose from {choices})")
+        if opt.type is int:
+            try:
+                opts[opt.dest] = int(value)
+            except ValueError:
+                raise CommandError(f"{name}: argument {key}: could not convert '{value}' to Integer") from None
+        else:
+            opts[opt.dest] = value
+    if want_help:
+        return Parsed(spec, args, opts, help=True)
+    pos = spec.positional
+    nargs = pos.nargs if pos else "0"
+    if nargs in ("+", "1") and not args:
+        raise CommandError(f"{name}: too few arguments ({spec.usage(False)})")
+    if (nargs == "0" and args) or (nargs in ("?", "1") and len(args) > 1):
+        extra = args[0 if nargs == "0" else 1].text
+        raise CommandError(f"{name}: unrecognized arguments: '{extra}' ({spec.usage(False)})")
+    return Parsed(spec, args, opts)
+
+
+def _looks_negative_number(t: str) -> bool:
+    return t[1:].isdigit()
+
+
+def man_text(name: str) -> str:
+    spec = SPECS[name]
+    return f"{spec.name}: {spec.description}\n\n{spec.help_text()}"
+
+
+def help_text() -> str:
+    """The ``help`` screen: Kafka's layout (usage line and one row per command) plus a few lines
+    on paths and output options that Kafka does not have."""
+    names = ",".join(COMMAND_NAMES)
+    lines = [
+        "Welcome to metashell, a Kafka KRaft metadata shell.",
+        "",
+        f"usage: {{{names}}} ...",
+        "",
+        "positional arguments:",
+        f"  {{{names}}}",
+    ]
+    for n in COMMAND_NAMES:
+        lines.append("    " + n.ljust(21) + SPECS[n].description)
+    lines += [
+        "",
+        "Paths are absolute (/topics/foo) or relative to the working directory (.., ./x); each",
+        "component may be a glob: * ? {a,b} (\\ escapes the next character inside a glob).",
+        "Commands can be separated by ';'.  Type 'man <command>' for a command's options.",
+    ]
+    return "\n".join(lines)

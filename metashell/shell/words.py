@@ -1,0 +1,156 @@
+"""Split a command line into commands and words.
+
+The rules are a small, predictable subset of a POSIX shell.  They are chosen so that a path typed
+the way metashell prints it reaches the glob layer unchanged, backslashes included: Kafka's glob
+(``GlobComponent``) looks a component without ``*``/``?``/``{`` up *literally, backslashes and all*
+(so the quota entity ``clientId(app\\(1\\))_user(alice)`` is typed exactly as ``ls`` shows it), and
+uses ``\\x`` as an escape only inside a component that is a glob.
+
+* whitespace separates words; ``;`` and newlines (outside quotes) separate commands;
+* ``'...'`` is literal; ``"..."`` is literal except that ``\\"`` is a quote; quotes only group
+  characters into one word, they do not turn globbing off (as with Kafka's JLine parser);
+* outside quotes a backslash before whitespace, ``;``, ``#`` or a quote is consumed and the
+  character taken literally (``my\\ topic``); before anything else the backslash is *kept* for the
+  glob layer (``a\\*b*``);
+* a command whose first character is ``#`` is a comment (handy in scripts fed on stdin).
+
+Each word has ``text`` (what commands glob and what error messages echo, like Kafka echoes the
+argument as typed) and ``literal`` (with every remaining backslash escape removed, for non-path
+arguments such as ``-type d`` or ``man ls``).
+
+Difference from Kafka: JLine's parser removes every backslash before Kafka's glob code sees it, so
+in Kafka escapes never reach the glob matcher and names containing ``\\`` cannot be typed.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from metashell.errors import MetashellError
+
+_SHELL_ESCAPABLE = frozenset(" \t\r\n;#'\"")
+"""Characters a backslash escapes at the shell level (the backslash is consumed)."""
+
+
+class ParseError(MetashellError):
+    """A command line that cannot be split (unterminated quote)."""
+
+
+@dataclass(frozen=True)
+class Word:
+    text: str
+    literal: str
+
+    @staticmethod
+    def plain(s: str) -> Word:
+        """A word that arrived already split (argv in Kafka's positional form): taken as typed."""
+        return Word(s, unescape(s))
+
+
+def unescape(s: str) -> str:
+    """Drop backslash escapes: ``a\\*b`` -> ``a*b``."""
+    out = []
+    i = 0
+    while i < len(s):
+        c = s[i]
+        if c == "\\" and i + 1 < len(s):
+            out.append(s[i + 1])
+            i += 2
+            continue
+        out.append(c)
+        i += 1
+    return "".join(out)
+
+
+class _WordBuilder:
+    __slots__ = ("literal", "started", "text")
+
+    def __init__(self) -> None:
+        self.text: list[str] = []
+        self.literal: list[str] = []
+        self.started = False
+
+    def add(self, text: str, literal: str) -> None:
+        self.text.append(text)
+        self.literal.append(literal)
+        self.started = True
+
+    def build(self) -> Word:
+        return Word("".join(self.text), "".join(self.literal))
+
+
+def split_commands(line: str) -> list[list[Word]]:
+    """Split ``line`` into commands (lists of words); empty commands and comments are dropped."""
+    commands: list[list[Word]] = []
+    words: list[Word] = []
+    cur = _WordBuilder()
+    i, n = 0, len(line)
+
+    def end_word() -> None:
+        nonlocal cur
+        if cur.started:
+            words.append(cur.build())
+        cur = _WordBuilder()
+
+    def end_command() -> None:
+        nonlocal words
+        end_word()
+        if words:
+            commands.append(words)
+        words = []
+
+    while i < n:
+        c = line[i]
+        if c == "#" and not cur.started and not words:
+            nl = line.find("\n", i)  # comment to the end of the line
+            if nl < 0:
+                break
+            i = nl
+            continue
+        if c in " \t\r":
+            end_word()
+            i += 1
+        elif c in ";\n":
+            end_command()
+            i += 1
+        elif c == "\\":
+            if i + 1 < n and line[i + 1] in _SHELL_ESCAPABLE:
+                cur.add(line[i + 1], line[i + 1])
+            elif i + 1 < n:
+                cur.add("\\" + line[i + 1], line[i + 1])
+            else:
+                cur.add("\\", "\\")
+            i += 2
+        elif c == "'":
+            end = line.find("'", i + 1)
+            if end < 0:
+                raise ParseError("unterminated ' quote")
+            chunk = line[i + 1:end]
+            cur.add(chunk, chunk)
+            i = end + 1
+        elif c == '"':
+            j = i + 1
+            cur.started = True
+            while True:
+                if j >= n:
+                    raise ParseError('unterminated " quote')
+                d = line[j]
+                if d == '"':
+                    break
+                if d == "\\" and j + 1 < n and line[j + 1] == '"':
+                    cur.add('"', '"')
+                    j += 2
+                    continue
+                cur.add(d, d)
+                j += 1
+            i = j + 1
+        else:
+            cur.add(c, c)
+            i += 1
+    end_command()
+    return commands
+
+
+def split_words(line: str) -> list[Word]:
+    """All words of ``line`` ignoring ``;`` boundaries (used by completion)."""
+    return [w for cmd in split_commands(line) for w in cmd]
