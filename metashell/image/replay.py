@@ -75,13 +75,15 @@ class ReplayWarning:
 
     ``kind``: ``"fault"`` (Kafka's replay would throw; the record was not applied), ``"decode"``
     (bytes that do not decode), ``"unknown"`` (record type, version or value newer than known), or
-    ``"log"`` (file-level problems reported by the log layer: torn batch, gap, partial image ...).
+    ``"log"`` or one of the log layer's tags (``"torn-tail"``, ``"gap"``, ``"partial-image"``, ...)
+    for file-level problems; those carry the byte ``position`` in the file instead of an offset.
     """
 
     message: str
     offset: int | None = None
     source: str | None = None
     kind: str = "fault"
+    position: int | None = None
 
     def __str__(self) -> str:
         where = []
@@ -89,6 +91,8 @@ class ReplayWarning:
             where.append(self.source)
         if self.offset is not None:
             where.append(f"offset {self.offset}")
+        if self.position is not None:
+            where.append(f"byte offset {self.position}")
         return f"{': '.join(where)}: {self.message}" if where else self.message
 
 

@@ -1,0 +1,362 @@
+"""Feed the image: from a metadata directory, from one file, or from live batches.
+
+This is the glue between ``metashell.log`` (which files, which batches, which records: a
+``ReadPlan`` walked by a ``PlanReader``) and :class:`~metashell.image.replay.Replayer` (what each
+record does).  The image layer decodes record values here, so the log layer stays format-only.
+
+Entry points
+------------
+``load_directory(path, until_offset=None) -> LoadResult``
+    ``--directory``: the newest snapshot plus the log after it (Kafka's startup rules, FORMATS 1.2),
+    as Kafka's raft client delivers it to its metadata loader: the snapshot sets provenance to
+    (end offset - 1, snapshot epoch, SnapshotHeader timestamp), then every log batch -- control
+    batches included -- publishes (last offset, partitionLeaderEpoch, max timestamp), except while a
+    metadata transaction is open.  ``meta.properties`` and ``quorum-state`` fill ``image.quorum``.
+``load_file(path) -> LoadResult``
+    ``--snapshot FILE``, exactly as Kafka's shell reads one ``.checkpoint`` or ``.log``
+    (``SnapshotFileReader``): every data batch is a commit that publishes its own (last offset,
+    epoch, max timestamp) -- also inside a ``.checkpoint``, whose offsets are file-relative -- while
+    control batches only report leader changes.  This keeps ``/image/provenance`` identical to the
+    Java shell's.
+``ImageLoader.apply_batch(batch, records)``
+    The live client's entry point: one fetched batch (a ``metashell.log.batch.RecordBatch`` or
+    anything with ``base_offset``, ``last_offset_delta``, ``partition_leader_epoch``,
+    ``max_timestamp``, ``is_control``) and its ``(offset, timestamp, key, value)`` records.
+    ``begin_snapshot()``/``finish_snapshot(...)`` bracket a FetchSnapshot (the new snapshot
+    replaces the whole image, FORMATS 5.4).
+
+Warnings from both layers end up in one ordered list of :class:`ReplayWarning` (log-layer ones keep
+their ``kind`` tag -- "torn-tail", "gap", "partial-image", ... -- and byte ``position``); nothing
+here raises for bad records.  Corruption in the middle of a file still raises the log layer's
+``CorruptBatchError`` (a ``MetashellError`` naming the file and byte offset).
+
+Time travel (design)
+--------------------
+The state at an earlier offset T is rebuilt, not undone: Kafka records are not invertible
+(a PartitionChangeRecord does not say what it replaced), and keeping old versions of a
+million-partition image is too costly.  Rebuilding is cheap because
+
+* the plan picks the newest snapshot whose end offset - 1 <= T (``MetadataLogDir.plan(T)``), so at
+  most one snapshot plus the log between it and T is replayed;
+* every load keeps a per-batch index (``LoadResult.index``: kind, file, byte position, base/last
+  offset, epoch, max timestamp, control flag, record count -- ~100 bytes a batch, no record data),
+  and ``ReadPlan.seek(index)`` starts each segment at the batch that holds the first needed offset
+  instead of scanning the file from byte 0;
+* the reader stops at T, cutting the last batch at T's record, and provenance then says offset T.
+
+``rebuild_at(result, T)`` does exactly that with a previous ``LoadResult``; ``load_directory(path,
+until_offset=T)`` does it from scratch.  Both return a new, independent image.
+"""
+
+from __future__ import annotations
+
+import gc
+import time
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from metashell.errors import DecodeError
+from metashell.log.batch import Entry, LogWarning
+from metashell.log.directory import ReadPlan, open_metadata_dir, plan_file
+from metashell.log.reader import BatchIndexEntry, PlanReader
+from metashell.protocol.metadata import decode_metadata_record
+from metashell.protocol.uuid import uuid_from_str
+
+from .image import MetadataImage, SnapshotInfo
+from .model import Voter
+from .replay import Replayer, ReplayWarning
+
+__all__ = ["ImageLoader", "LoadResult", "load_directory", "load_file", "load_plan", "rebuild_at"]
+
+_CONTROL_SNAPSHOT_HEADER = 3
+
+
+@dataclass
+class LoadResult:
+    """What a load produced.
+
+    ``image``: the metadata image.  ``warnings``: everything skipped or suspicious, in order (print
+    each with ``str(w)``).  ``fault_count``: records Kafka's replay would have rejected.
+    ``index``: per-batch index for time travel.  ``plan``: the read plan (``plan.directory`` has
+    the listing, meta.properties and quorum-state).  ``partial``: the image lacks the state
+    before the first log offset (no snapshot covers it).  ``until_offset``: set for time travel.
+    """
+
+    image: MetadataImage
+    warnings: list[ReplayWarning]
+    fault_count: int
+    index: list[BatchIndexEntry]
+    plan: ReadPlan
+    mode: str
+    files: list[str] = field(default_factory=list)
+    records: int = 0
+    batches: int = 0
+    partial: bool = False
+    until_offset: int | None = None
+    elapsed: float = 0.0
+
+    @property
+    def faults(self) -> list[ReplayWarning]:
+        return [w for w in self.warnings if w.kind == "fault"]
+
+
+@contextmanager
+def _gc_paused() -> Iterator[None]:
+    """Suspend the cyclic GC during a bulk load.
+
+    Replay allocates millions of long-lived objects and no cycles; every generation-0 collection
+    would rescan the growing young heap, which costs ~2x the load time.  Restored afterwards.
+    """
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
+
+
+class ImageLoader:
+    """Applies batches to one image through a :class:`Replayer`.
+
+    ``kafka_file_mode`` selects Kafka's ``--snapshot`` semantics (see the module docstring): control
+    batches do not publish provenance and snapshot batches are treated as log batches.
+    """
+
+    def __init__(self, image: MetadataImage | None = None, *, kafka_file_mode: bool = False) -> None:
+        self.replayer = Replayer(image)
+        self.kafka_file_mode = kafka_file_mode
+        self._snapshot_header_ts: int | None = None
+
+    @property
+    def image(self) -> MetadataImage:
+        return self.replayer.image
+
+    @property
+    def warnings(self) -> list[ReplayWarning]:
+        return self.replayer.warnings
+
+    def log_warning(self, w: LogWarning) -> None:
+        """Record a warning from the log layer (usable as a ``PlanReader`` ``warn`` callback)."""
+        r = self.replayer
+        if len(r.warnings) < r.max_warnings:
+            r.warnings.append(ReplayWarning(w.message, None, w.source, w.kind, w.position))
+        else:
+            r.dropped_warnings += 1
+
+    # ------------------------------------------------------------------ batches
+
+    def apply_batch(self, batch: Any, records: Iterable[Entry] | None = None, *,
+                    last_offset: int | None = None, publish: bool = True) -> int:
+        """Apply one batch; returns the number of records handed to the replayer.
+
+        ``records`` defaults to ``batch.entries()``; pass a filtered list to skip records (below a
+        snapshot's end offset, past a time-travel target).  ``last_offset`` overrides the offset
+        published as provenance (default: the batch's last offset).  ``publish=False`` applies the
+        records without publishing provenance (snapshot batches).
+        """
+        if records is None:
+            records = batch.entries()
+        r = self.replayer
+        epoch = batch.partition_leader_epoch
+        n = 0
+        if batch.is_control:
+            for off, _ts, key, value in records:
+                n += 1
+                ctl = r.replay_control_bytes(key, value, off, epoch)
+                if ctl is not None and ctl.type == _CONTROL_SNAPSHOT_HEADER and ctl.data:
+                    self._snapshot_header_ts = ctl.data.get("LastContainedLogTimestamp")
+            publish = publish and not self.kafka_file_mode
+        else:
+            decode = decode_metadata_record
+            replay = r.replay
+            for off, _ts, _key, value in records:
+                n += 1
+                try:
+                    rec = decode(value)
+                except (DecodeError, TypeError):
+                    r.replay_value(value, off)      # the slow path reports what is wrong
+                    continue
+                replay(rec, off)
+        p = r.image.provenance
+        p.records += n
+        if publish:
+            if last_offset is None:
+                last_offset = batch.base_offset + batch.last_offset_delta
+            r.end_batch(last_offset, epoch, batch.max_timestamp)
+        else:
+            p.batches += 1
+        return n
+
+    def apply_committed(self, committed: Any) -> int:
+        """Apply a live ``CommittedBatch`` (batch + the committed part of its records)."""
+        return self.apply_batch(committed.batch, committed.entries, last_offset=committed.last_offset)
+
+    def apply_snapshot(self, batches: Iterable[tuple[Any, Iterable[Entry] | None]], end_offset: int,
+                       epoch: int, source: str | None = None) -> None:
+        """Replace the image with a snapshot given as ``(batch, records or None)`` pairs."""
+        self.begin_snapshot()
+        self.replayer.source = source
+        with _gc_paused():
+            for batch, records in batches:
+                self.apply_batch(batch, records, publish=False)
+        self.finish_snapshot(source, end_offset, epoch)
+
+    def begin_snapshot(self) -> None:
+        """A snapshot follows: it replaces the whole image (quorum info and sources are kept)."""
+        old = self.replayer.image
+        image = MetadataImage()
+        image.quorum = old.quorum
+        image.provenance.sources = old.provenance.sources
+        image.provenance.records = old.provenance.records
+        image.provenance.batches = old.provenance.batches
+        warnings = self.replayer.warnings
+        faults = self.replayer.fault_count
+        self.replayer = Replayer(image)
+        self.replayer.warnings = warnings
+        self.replayer.fault_count = faults
+        self._snapshot_header_ts = None
+
+    def finish_snapshot(self, path: str | None, end_offset: int, epoch: int) -> None:
+        """All batches of the snapshot were applied: provenance = (end_offset - 1, epoch, header time)."""
+        ts = self._snapshot_header_ts
+        if ts is None:
+            ts = -1
+            self.replayer.warn("snapshot has no SnapshotHeader: its timestamp is unknown", None, "log")
+        self.replayer.source = path
+        self.replayer.finish_snapshot(SnapshotInfo(path, end_offset, epoch, ts))
+
+    # ------------------------------------------------------------------ plans
+
+    def run_plan(self, plan: ReadPlan, *, until_offset: int | None = None) -> PlanReader:
+        """Read every batch of ``plan`` into the image; returns the (exhausted) reader."""
+        reader = PlanReader(plan, warn=self.log_warning, until_offset=until_offset)
+        r = self.replayer
+        current = None          # the PlanStep being read
+        snapshot_step = None    # the snapshot step to finish when it ends
+        until = reader.until_offset
+        with _gc_paused():
+            for item in reader:
+                step = item.step
+                if step is not current:
+                    if snapshot_step is not None:
+                        self._finish_snapshot_step(snapshot_step)
+                        snapshot_step = None
+                    current = step
+                    self.replayer.source = step.source
+                    r = self.replayer
+                    if item.kind == "snapshot" and not self.kafka_file_mode and step.snapshot is not None:
+                        self.begin_snapshot()
+                        r = self.replayer
+                        r.source = step.source
+                        snapshot_step = step
+                batch = item.batch
+                if snapshot_step is not None:
+                    self.apply_batch(batch, item.records, publish=False)
+                else:
+                    last = None
+                    if until is not None and item.kind == "log":
+                        last = min(batch.base_offset + batch.last_offset_delta, until)
+                    self.apply_batch(batch, item.records, last_offset=last)
+            if snapshot_step is not None:
+                self._finish_snapshot_step(snapshot_step)
+        self.image.provenance.sources = list(reader.files_read)
+        return reader
+
+    def _finish_snapshot_step(self, step: Any) -> None:
+        snap = step.snapshot
+        self.finish_snapshot(step.source, snap.end_offset, snap.epoch)
+
+
+# ---------------------------------------------------------------------- quorum from small files
+
+def _apply_small_files(image: MetadataImage, plan: ReadPlan, time_travel: bool) -> None:
+    """meta.properties -> cluster id / node id; quorum-state -> leader and voters when it is at
+    least as recent as the control records replayed (never for time travel)."""
+    d = plan.directory
+    if d is None:
+        return
+    q = image.quorum
+    if d.meta is not None:
+        q.cluster_id = d.meta.cluster_id
+        q.node_id = d.meta.node_id
+        if d.meta.directory_id:
+            try:
+                q.directory_id = uuid_from_str(d.meta.directory_id)
+            except ValueError:
+                pass
+    qs = d.quorum
+    if qs is None or time_travel:
+        return
+    if qs.leader_epoch is not None and (q.leader_epoch is None or qs.leader_epoch >= q.leader_epoch):
+        q.leader_id = qs.leader_id if qs.leader_id is not None and qs.leader_id >= 0 else None
+        q.leader_epoch = qs.leader_epoch
+        q.source = "quorum-state"
+    if not q.voters and qs.current_voters:
+        q.voters = tuple(Voter(v) for v in qs.current_voters)
+
+
+# ---------------------------------------------------------------------- public functions
+
+def load_plan(plan: ReadPlan, *, mode: str = "directory", image: MetadataImage | None = None,
+              until_offset: int | None = None) -> LoadResult:
+    """Replay ``plan`` (from ``MetadataLogDir.plan`` or ``plan_file``) into a new (or given) image.
+
+    ``mode``: "directory" (raft-loader semantics) or "file" (Kafka's ``--snapshot`` semantics).
+    """
+    t0 = time.perf_counter()
+    loader = ImageLoader(image, kafka_file_mode=(mode == "file"))
+    until = plan.until_offset if until_offset is None else until_offset
+    reader = loader.run_plan(plan, until_offset=until)
+    img = loader.image
+    _apply_small_files(img, reader.plan, until is not None)
+    snap = reader.plan.snapshot
+    if mode == "file" and snap is not None:
+        # Kafka's shell reads the snapshot as plain batches; still say which snapshot it was.
+        ts = loader._snapshot_header_ts
+        img.provenance.snapshot = SnapshotInfo(str(snap.path), snap.end_offset, snap.epoch,
+                                               -1 if ts is None else ts)
+    r = loader.replayer
+    if r.in_transaction:
+        r.warn(f"the log ends inside a metadata transaction started at offset {r._txn_offset}: its "
+               f"{len(r._txn or ())} record(s) are not applied (Kafka would wait for its end)", None, "log")
+    if r.dropped_warnings:
+        r.warnings.append(ReplayWarning(f"{r.dropped_warnings} further warning(s) not shown", None, None,
+                                        "log"))
+    return LoadResult(img, r.warnings, r.fault_count, reader.index, reader.plan, mode,
+                      list(reader.files_read), reader.records, reader.batches,
+                      reader.plan.partial, until, time.perf_counter() - t0)
+
+
+def load_directory(path: str | Path, *, until_offset: int | None = None) -> LoadResult:
+    """``--directory``: a ``__cluster_metadata-0`` folder or its parent log dir.
+
+    Raises ``MetadataDirError`` when the path is not a metadata directory and ``CorruptBatchError``
+    for corruption in the middle of a file; everything else is a warning in the result.
+    """
+    return load_plan(open_metadata_dir(path).plan(until_offset), mode="directory", until_offset=until_offset)
+
+
+def load_file(path: str | Path) -> LoadResult:
+    """``--snapshot FILE``: one ``.checkpoint`` or ``.log``, with the Java shell's semantics."""
+    return load_plan(plan_file(path), mode="file")
+
+
+def rebuild_at(result: LoadResult, offset: int) -> LoadResult:
+    """The image as of log ``offset`` (time travel), reusing ``result``'s plan and batch index.
+
+    For a directory load, the newest snapshot not past ``offset`` is used and each segment is
+    entered at the indexed batch holding the first needed offset.  For a single file, the file is
+    re-read up to ``offset``.
+    """
+    d = result.plan.directory
+    if d is not None:
+        plan = d.plan(offset)
+        if result.index:
+            plan = plan.seek(result.index)
+    else:
+        plan = result.plan
+    return load_plan(plan, mode=result.mode, until_offset=offset)
