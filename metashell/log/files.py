@@ -1,0 +1,96 @@
+"""Reading the batches of one file (segment, snapshot, bootstrap.checkpoint) in bounded memory.
+
+A file is read in chunks (16 MiB by default) rather than all at once or through mmap: memory stays
+bounded for multi-GB segments and snapshots, and a file that Kafka truncates or deletes while we
+read it cannot crash the process (an mmap would SIGBUS).  Files are opened read-only and never
+locked; nothing is written.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+from metashell.log.batch import HEADER_SIZE_UP_TO_MAGIC, RecordBatch, WarnFn, _log_warning, _Scan, _Tail
+
+__all__ = ["DEFAULT_CHUNK", "iter_file_batches", "read_batch_at"]
+
+DEFAULT_CHUNK = 16 * 1024 * 1024
+
+
+class _FileTail(_Tail):
+    """Looks past the current chunk into the file itself (with pread, not moving the read position)."""
+
+    def __init__(self, fd: int, buf: bytes, base: int) -> None:
+        super().__init__(buf, base)
+        self.fd = fd
+
+    def size(self) -> int:
+        return max(os.fstat(self.fd).st_size, self.base + len(self.buf))
+
+    def read(self, pos: int, n: int) -> bytes:
+        rel = pos - self.base
+        if 0 <= rel and rel + n <= len(self.buf):
+            return self.buf[rel:rel + n]
+        return os.pread(self.fd, n, pos)
+
+    def rest_is_zero(self, pos: int) -> bool:
+        rel = pos - self.base
+        if rel < len(self.buf) and self.buf.count(0, max(rel, 0)) != len(self.buf) - max(rel, 0):
+            return False
+        at = max(pos, self.base + len(self.buf))
+        while True:
+            chunk = os.pread(self.fd, 1 << 20, at)
+            if not chunk:
+                return True
+            if chunk.count(0) != len(chunk):
+                return False
+            at += len(chunk)
+
+
+def iter_file_batches(path: str | os.PathLike[str], source: str | None = None, *, position: int = 0,
+                      lenient_tail: bool = False, warn: WarnFn | None = None, verify_crc: bool = True,
+                      decode: bool = True, chunk_size: int = DEFAULT_CHUNK) -> Iterator[RecordBatch]:
+    """Yield the batches of the file at ``path`` from byte ``position`` on (see ``iter_batches``).
+
+    ``source`` (default: the path) names the file in errors and warnings; batch positions are file
+    positions.  ``lenient_tail`` should be set for the last segment of a log (and a lone ``.log``
+    file): an invalid last batch is then a warning, as Kafka's recovery would truncate it.
+    Raises FileNotFoundError if the file is gone (callers turn that into a warning).
+    """
+    src = source if source is not None else str(path)
+    scan = _Scan(src, lenient_tail, warn or _log_warning, verify_crc, decode)
+    chunk_size = max(chunk_size, 4096)
+    with open(path, "rb") as f:
+        fd = f.fileno()
+        if position:
+            f.seek(position)
+        buf = f.read(chunk_size)
+        base = position
+        eof = len(buf) < chunk_size
+        pos = 0
+        while True:
+            yield from scan.run(buf, pos, base, eof, _FileTail(fd, buf, base))
+            if scan.stop != "more":
+                return
+            keep = buf[scan.stop_pos:]
+            want = max(chunk_size, scan.need - len(keep), HEADER_SIZE_UP_TO_MAGIC + 1)
+            more = f.read(want)
+            eof = len(more) < want
+            base += scan.stop_pos
+            buf = keep + more
+            pos = 0
+
+
+def read_batch_at(path: str | os.PathLike[str], position: int, source: str | None = None, *,
+                  verify_crc: bool = True) -> RecordBatch | None:
+    """The one batch starting at byte ``position`` of ``path`` (None at the end of the data).
+
+    Meant for re-reading a batch found earlier through the reader's index (time travel, `cat` of
+    one record) without scanning the file again.
+    """
+    for batch in iter_file_batches(Path(path), source, position=position, verify_crc=verify_crc,
+                                   chunk_size=64 * 1024, lenient_tail=True, warn=lambda w: None):
+        return batch
+    return None
