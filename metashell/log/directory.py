@@ -1,0 +1,482 @@
+"""A KRaft metadata log directory on disk, and the plan of which files to read (FORMATS.md 1).
+
+``open_metadata_dir`` lists the directory once (read-only: nothing is created, locked or written,
+so it works on a read-only copy and next to a running Kafka) and parses the small files;
+``MetadataLogDir.plan()`` then applies Kafka's startup rules (FORMATS.md 1.2) to choose what to
+replay: the newest complete snapshot, then the log from the snapshot's end offset -- or the log from
+offset 0 without a snapshot, or ``bootstrap.checkpoint`` when there is no log data at all.
+``plan_file`` is ``--snapshot FILE``: exactly one ``.checkpoint`` or ``.log`` file, as Kafka's shell.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+
+from metashell.errors import MetashellError
+from metashell.log.batch import LogWarning
+from metashell.log.properties import parse_properties
+
+__all__ = [
+    "PARTITION_DIR",
+    "MetaProperties",
+    "MetadataDirError",
+    "MetadataLogDir",
+    "PlanStep",
+    "QuorumState",
+    "ReadPlan",
+    "SegmentFile",
+    "SnapshotFile",
+    "open_metadata_dir",
+    "parse_snapshot_name",
+    "plan_file",
+    "read_leader_epoch_checkpoint",
+    "read_meta_properties",
+    "read_partition_metadata",
+    "read_quorum_state",
+]
+
+PARTITION_DIR = "__cluster_metadata-0"
+_SNAPSHOT_RE = re.compile(r"^(\d{20})-(\d{10})\.checkpoint$")
+_SEGMENT_RE = re.compile(r"^(\d{20,})\.log$")
+_SMALL_FILE_LIMIT = 1 << 20  # quorum-state & co. are tiny; never slurp a huge file by mistake
+
+
+class MetadataDirError(MetashellError):
+    """The path given is not something metashell can read (missing, not a metadata dir, no access)."""
+
+
+@dataclass(frozen=True, slots=True)
+class SnapshotFile:
+    """A ``<20-digit end offset>-<10-digit epoch>.checkpoint`` file.  ``end_offset`` is exclusive."""
+
+    path: Path
+    end_offset: int
+    epoch: int
+    size: int = 0
+
+    @property
+    def name(self) -> str:
+        return self.path.name
+
+    @property
+    def is_bootstrap(self) -> bool:
+        """The (0, 0) snapshot ``kafka-storage format`` writes for a dynamic quorum (no metadata)."""
+        return self.end_offset == 0 and self.epoch == 0
+
+    @property
+    def last_contained_offset(self) -> int:
+        return self.end_offset - 1
+
+
+@dataclass(frozen=True, slots=True)
+class SegmentFile:
+    """A ``<20-digit base offset>.log`` segment."""
+
+    path: Path
+    base_offset: int
+    size: int = 0
+
+    @property
+    def name(self) -> str:
+        return self.path.name
+
+
+@dataclass(frozen=True, slots=True)
+class MetaProperties:
+    """``meta.properties`` of the log dir (v0: ``broker.id``; v1: ``node.id``).  Values as written;
+    ``cluster_id`` may be "" (seen in the wild)."""
+
+    path: Path
+    version: int | None
+    cluster_id: str | None
+    node_id: int | None
+    directory_id: str | None
+    properties: dict[str, str]
+
+
+@dataclass(frozen=True, slots=True)
+class QuorumState:
+    """``quorum-state`` (data_version 0 or 1).  Informational only: the image does not depend on it."""
+
+    path: Path
+    data_version: int | None
+    leader_id: int | None
+    leader_epoch: int | None
+    voted_id: int | None
+    voted_directory_id: str | None
+    current_voters: list[int] | None
+    raw: dict
+
+
+def parse_snapshot_name(name: str) -> tuple[int, int] | None:
+    """(end offset, epoch) of a ``.checkpoint`` snapshot file name, or None for any other name."""
+    m = _SNAPSHOT_RE.match(name)
+    return (int(m.group(1)), int(m.group(2))) if m else None
+
+
+def _read_small(path: Path) -> bytes:
+    with open(path, "rb") as f:
+        return f.read(_SMALL_FILE_LIMIT)
+
+
+def _int_or_none(value: object) -> int | None:
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return value
+    if isinstance(value, str):
+        try:
+            return int(value.strip())
+        except ValueError:
+            return None
+    return None
+
+
+def read_meta_properties(path: Path, warnings: list[LogWarning]) -> MetaProperties | None:
+    """Parse ``meta.properties`` leniently: problems become warnings, not errors."""
+    try:
+        props = parse_properties(_read_small(path))
+    except OSError as e:
+        warnings.append(LogWarning("meta-properties", f"cannot read: {e.strerror or e}", str(path)))
+        return None
+    src = str(path)
+    raw_version = props.get("version")
+    version: int | None = 0 if raw_version is None else _int_or_none(raw_version)
+    if version not in (0, 1):
+        warnings.append(LogWarning("meta-properties", f"unsupported version {raw_version!r} (Kafka "
+                                   f"accepts 0 and 1)", src))
+    id_key = "broker.id" if version == 0 and "broker.id" in props else "node.id"
+    node_id = _int_or_none(props.get(id_key))
+    if id_key in props and node_id is None:
+        warnings.append(LogWarning("meta-properties", f"{id_key} {props[id_key]!r} is not a number", src))
+    elif version == 1 and "node.id" not in props:
+        warnings.append(LogWarning("meta-properties", "version 1 without node.id", src))
+    return MetaProperties(path, version, props.get("cluster.id"), node_id, props.get("directory.id"), props)
+
+
+def read_quorum_state(path: Path, warnings: list[LogWarning]) -> QuorumState | None:
+    """Parse ``quorum-state`` (first line of JSON) leniently."""
+    src = str(path)
+    try:
+        first = _read_small(path).split(b"\n", 1)[0]
+        data = json.loads(first.decode("utf-8"))
+    except OSError as e:
+        warnings.append(LogWarning("quorum-state", f"cannot read: {e.strerror or e}", src))
+        return None
+    except (ValueError, UnicodeDecodeError) as e:
+        warnings.append(LogWarning("quorum-state", f"not valid JSON ({e})", src))
+        return None
+    if not isinstance(data, dict):
+        warnings.append(LogWarning("quorum-state", "not a JSON object", src))
+        return None
+    dv = _int_or_none(data.get("data_version"))
+    if dv not in (0, 1):
+        warnings.append(LogWarning("quorum-state", f"unknown data_version {data.get('data_version')!r} "
+                                   "(read leniently)", src))
+    voters = data.get("currentVoters")
+    voter_ids: list[int] | None = None
+    if isinstance(voters, list):
+        voter_ids = [v for v in (_int_or_none(x.get("voterId")) if isinstance(x, dict) else None
+                                 for x in voters) if v is not None]
+    vdir = data.get("votedDirectoryId")
+    return QuorumState(path, dv, _int_or_none(data.get("leaderId")), _int_or_none(data.get("leaderEpoch")),
+                       _int_or_none(data.get("votedId")), vdir if isinstance(vdir, str) else None,
+                       voter_ids, data)
+
+
+def read_leader_epoch_checkpoint(path: Path, warnings: list[LogWarning]) -> list[tuple[int, int]] | None:
+    """``leader-epoch-checkpoint``: [(epoch, start offset)], or None when unreadable."""
+    src = str(path)
+    try:
+        lines = _read_small(path).decode("utf-8", "replace").split("\n")
+    except OSError as e:
+        warnings.append(LogWarning("leader-epoch-checkpoint", f"cannot read: {e.strerror or e}", src))
+        return None
+    try:
+        version = int(lines[0].strip())
+        count = int(lines[1].strip())
+        entries = []
+        for line in lines[2:2 + count]:
+            epoch, offset = line.split()
+            entries.append((int(epoch), int(offset)))
+    except (ValueError, IndexError):
+        warnings.append(LogWarning("leader-epoch-checkpoint", "malformed (expected version, count, "
+                                   "'epoch offset' lines)", src))
+        return None
+    if version != 0 or len(entries) != count:
+        warnings.append(LogWarning("leader-epoch-checkpoint", f"version {version}, {len(entries)} of "
+                                   f"{count} entries (read leniently)", src))
+    return entries
+
+
+def read_partition_metadata(path: Path, warnings: list[LogWarning]) -> dict[str, str] | None:
+    """``partition.metadata``: {"version": "0", "topic_id": "..."}."""
+    try:
+        text = _read_small(path).decode("utf-8", "replace")
+    except OSError as e:
+        warnings.append(LogWarning("partition-metadata", f"cannot read: {e.strerror or e}", str(path)))
+        return None
+    out = {}
+    for line in text.splitlines():
+        key, sep, value = line.partition(":")
+        if sep:
+            out[key.strip()] = value.strip()
+    return out
+
+
+@dataclass(frozen=True, slots=True)
+class PlanStep:
+    """One file to read.
+
+    ``kind``: "snapshot" (a ``.checkpoint``: offsets inside are relative; replaces the image),
+    "log" (a segment: records with offset < ``skip_below`` are skipped individually) or "bootstrap"
+    (``bootstrap.checkpoint``; with ``only_if_empty`` it is read only when nothing else produced a
+    batch).  ``position`` is the byte where reading starts (0, or later when seeking with an index).
+    ``lenient_tail``: an invalid last batch is a warning (the last segment, which may be torn).
+    """
+
+    kind: str
+    path: Path
+    source: str
+    skip_below: int = 0
+    position: int = 0
+    lenient_tail: bool = False
+    only_if_empty: bool = False
+    snapshot: SnapshotFile | None = None
+    base_offset: int | None = None
+
+
+@dataclass
+class ReadPlan:
+    """What to read, in order, and why.  ``start_offset``: first log offset to replay."""
+
+    steps: list[PlanStep]
+    snapshot: SnapshotFile | None = None
+    start_offset: int = 0
+    until_offset: int | None = None
+    warnings: list[LogWarning] = field(default_factory=list)
+    directory: MetadataLogDir | None = None
+    partial: bool = False
+    """True when the plan already warned that the log starts after the state it has (image partial)."""
+
+    @property
+    def files(self) -> list[str]:
+        """The files the plan reads (for /provenance); see also PlanReader.files_read."""
+        return [s.source for s in self.steps]
+
+    def seek(self, index: list) -> ReadPlan:
+        """A copy whose log steps start at the batch holding ``start_offset``, found in ``index``.
+
+        ``index`` is a PlanReader's batch index from an earlier full read; files not in it are read
+        from the start.  This makes re-reading "up to offset N" cost only the batches after the
+        snapshot, not whole segments.
+        """
+        best: dict[str, int] = {}
+        for e in index:
+            if e.kind == "log" and e.base_offset <= self.start_offset:
+                prev = best.get(e.source)
+                if prev is None or e.position > prev:
+                    best[e.source] = e.position
+        steps = [replace(s, position=best.get(s.source, s.position)) if s.kind == "log" else s
+                 for s in self.steps]
+        return ReadPlan(steps, self.snapshot, self.start_offset, self.until_offset, list(self.warnings),
+                        self.directory, self.partial)
+
+
+@dataclass
+class MetadataLogDir:
+    """The listing of one metadata log directory and its parsed small files."""
+
+    path: Path | None
+    """The ``__cluster_metadata-0`` folder (None for a formatted log dir the node never started on)."""
+    log_dir: Path | None
+    """The log dir holding ``meta.properties`` / ``bootstrap.checkpoint`` (the partition's parent)."""
+    snapshots: list[SnapshotFile] = field(default_factory=list)
+    segments: list[SegmentFile] = field(default_factory=list)
+    bootstrap: Path | None = None
+    meta: MetaProperties | None = None
+    quorum: QuorumState | None = None
+    leader_epochs: list[tuple[int, int]] | None = None
+    partition_metadata: dict[str, str] | None = None
+    ignored: list[str] = field(default_factory=list)
+    warnings: list[LogWarning] = field(default_factory=list)
+
+    @property
+    def topic_id(self) -> str | None:
+        return (self.partition_metadata or {}).get("topic_id")
+
+    def reopen(self) -> MetadataLogDir:
+        """List the directory again (after Kafka deleted or added files while we were reading)."""
+        return open_metadata_dir(self.log_dir if self.path is None else self.path)
+
+    def latest_snapshot(self, until_offset: int | None = None) -> SnapshotFile | None:
+        """The newest snapshot usable as a state source (never the (0, 0) bootstrap snapshot)."""
+        usable = [s for s in self.snapshots if not s.is_bootstrap
+                  and (until_offset is None or s.end_offset - 1 <= until_offset)]
+        return max(usable, key=lambda s: (s.end_offset, s.epoch), default=None)
+
+    def plan(self, until_offset: int | None = None) -> ReadPlan:
+        """Kafka's startup choice of snapshot + log (FORMATS.md 1.2).
+
+        ``until_offset`` (time travel) picks the newest snapshot that does not go past that offset
+        and stops the log there.
+        """
+        warnings: list[LogWarning] = []
+        snap = self.latest_snapshot(until_offset)
+        start = snap.end_offset if snap is not None else 0
+        steps: list[PlanStep] = []
+        if snap is not None:
+            steps.append(PlanStep("snapshot", snap.path, str(snap.path), snapshot=snap, base_offset=0))
+        segs = [s for s in self.segments if until_offset is None or s.base_offset <= until_offset]
+        chosen = [s for i, s in enumerate(segs) if i == len(segs) - 1 or segs[i + 1].base_offset > start]
+        for s in chosen:
+            steps.append(PlanStep("log", s.path, str(s.path), skip_below=start,
+                                  lenient_tail=s is self.segments[-1], base_offset=s.base_offset))
+        partial = False
+        if chosen and chosen[0].base_offset > start:
+            partial = True
+            if snap is None:
+                msg = (f"the log starts at offset {chosen[0].base_offset} and no snapshot covers the "
+                       f"offsets before it: the image is partial")
+            else:
+                msg = (f"gap between snapshot {snap.name} (end offset {snap.end_offset}) and the log, which "
+                       f"starts at offset {chosen[0].base_offset}: the image is partial")
+            warnings.append(LogWarning("partial-image", msg, str(chosen[0].path), 0))
+        if snap is None and self.bootstrap is not None:
+            # bootstrap.checkpoint is not replicated state: only used when the log holds nothing
+            steps.append(PlanStep("bootstrap", self.bootstrap, str(self.bootstrap),
+                                  only_if_empty=bool(chosen), base_offset=0))
+        if not steps:
+            warnings.append(LogWarning("empty", "no snapshot, no log segment and no bootstrap.checkpoint: "
+                                       "nothing to load", str(self.path or self.log_dir)))
+        return ReadPlan(steps, snap, start, until_offset, list(self.warnings) + warnings, self, partial)
+
+
+def _looks_like_partition_dir(p: Path) -> bool:
+    if p.name == PARTITION_DIR:
+        return True
+    try:
+        names = os.listdir(p)
+    except OSError:
+        return False
+    return any(_SEGMENT_RE.match(n) or _SNAPSHOT_RE.match(n) or n == "quorum-state" for n in names)
+
+
+def open_metadata_dir(path: str | os.PathLike[str]) -> MetadataLogDir:
+    """Open a ``__cluster_metadata-0`` folder, or the log dir holding one (``--directory``).
+
+    Raises MetadataDirError when the path does not exist, is a file, cannot be listed, or holds no
+    KRaft metadata at all.
+    """
+    p = Path(path)
+    if not p.exists():
+        raise MetadataDirError(f"{p}: no such directory")
+    if not p.is_dir():
+        raise MetadataDirError(f"{p}: is a file, not a directory (use --snapshot to read one file)")
+    part: Path | None
+    if (p / PARTITION_DIR).is_dir():
+        part, log_dir = p / PARTITION_DIR, p
+    elif _looks_like_partition_dir(p):
+        part, log_dir = p, p.parent
+    elif (p / "meta.properties").is_file() or (p / "bootstrap.checkpoint").is_file():
+        part, log_dir = None, p
+    else:
+        raise MetadataDirError(f"{p}: not a KRaft metadata log directory (no {PARTITION_DIR} folder, "
+                               f"no .log or .checkpoint files)")
+    d = MetadataLogDir(part, log_dir)
+    if part is None:
+        d.warnings.append(LogWarning("no-partition-dir", f"no {PARTITION_DIR} folder: the node has not "
+                                     f"started on this log dir yet", str(p)))
+    else:
+        _scan_partition_dir(d, part)
+    if log_dir is not None:
+        meta = log_dir / "meta.properties"
+        if meta.is_file():
+            d.meta = read_meta_properties(meta, d.warnings)
+        boot = log_dir / "bootstrap.checkpoint"
+        if boot.is_file():
+            d.bootstrap = boot
+    return d
+
+
+def _scan_partition_dir(d: MetadataLogDir, part: Path) -> None:
+    try:
+        entries = list(os.scandir(part))
+    except OSError as e:
+        raise MetadataDirError(f"{part}: cannot list the directory: {e.strerror or e}") from None
+    for entry in sorted(entries, key=lambda e: e.name):
+        name = entry.name
+        try:
+            if not entry.is_file():
+                d.ignored.append(name)
+                continue
+            size = entry.stat().st_size
+        except FileNotFoundError:  # deleted by Kafka between listing and stat
+            continue
+        path = Path(entry.path)
+        snap = parse_snapshot_name(name)
+        if snap is not None:
+            d.snapshots.append(SnapshotFile(path, snap[0], snap[1], size))
+            continue
+        m = _SEGMENT_RE.match(name)
+        if m:
+            d.segments.append(SegmentFile(path, int(m.group(1)), size))
+        elif name == "quorum-state":
+            d.quorum = read_quorum_state(path, d.warnings)
+        elif name == "leader-epoch-checkpoint":
+            d.leader_epochs = read_leader_epoch_checkpoint(path, d.warnings)
+        elif name == "partition.metadata":
+            d.partition_metadata = read_partition_metadata(path, d.warnings)
+        else:  # .index, .timeindex, producer .snapshot, *.deleted, .part, .cleaned, .swap, .tmp ...
+            d.ignored.append(name)
+    d.snapshots.sort(key=lambda s: (s.end_offset, s.epoch))
+    d.segments.sort(key=lambda s: s.base_offset)
+
+
+def _sniff_snapshot(path: Path) -> bool:
+    """True when a file starts like a snapshot: a control batch whose first record is SnapshotHeader."""
+    from metashell.log.files import read_batch_at  # local: files imports batch only, no cycle
+
+    try:
+        batch = read_batch_at(path, 0)
+        if batch is None or not batch.is_control:
+            return False
+        entries = batch.entries()
+    except (OSError, MetashellError):
+        return False
+    key = entries[0][2] if entries else None
+    return key is not None and len(key) >= 4 and int.from_bytes(key[2:4], "big", signed=True) == 3
+
+
+def plan_file(path: str | os.PathLike[str]) -> ReadPlan:
+    """``--snapshot FILE``: read exactly one ``.checkpoint`` or ``.log`` file, as Kafka's shell does.
+
+    A ``.checkpoint`` is read as a snapshot (``bootstrap.checkpoint`` as "bootstrap"), a ``.log`` as a
+    log segment applied in full (its tail may be torn); any other name is sniffed.
+    """
+    p = Path(path)
+    if not p.exists():
+        raise MetadataDirError(f"{p}: no such file")
+    if p.is_dir():
+        raise MetadataDirError(f"{p}: is a directory, not a file (use --directory to read a directory)")
+    name = p.name
+    if name == "bootstrap.checkpoint":
+        step = PlanStep("bootstrap", p, str(p), base_offset=0)
+    elif name.endswith(".checkpoint") or (not name.endswith(".log") and _sniff_snapshot(p)):
+        parsed = parse_snapshot_name(name)
+        snap = None
+        if parsed is not None:
+            try:
+                size = p.stat().st_size
+            except OSError:
+                size = 0
+            snap = SnapshotFile(p, parsed[0], parsed[1], size)
+        step = PlanStep("snapshot", p, str(p), snapshot=snap, base_offset=0)
+    else:
+        m = _SEGMENT_RE.match(name)
+        step = PlanStep("log", p, str(p), lenient_tail=True, base_offset=int(m.group(1)) if m else None)
+    return ReadPlan([step], step.snapshot, 0)

@@ -1,0 +1,245 @@
+"""Walk a :class:`ReadPlan`: yield every batch to replay, in order, with its provenance.
+
+The reader knows files and batches, not metadata records: it hands out each batch's header and its
+records as ``(offset, timestamp, key, value)`` tuples, and the image layer decodes the values.  It
+applies the plan's offset rules (skip log records below the snapshot's end offset, stop at
+``until_offset``), reports what Kafka would complain about as :class:`LogWarning` (gaps, overlaps,
+a snapshot ahead of the log, a snapshot without header/footer, KRaft record invariants, files that
+vanished while Kafka was running) and keeps a small per-batch index for cheap re-reading later.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import NamedTuple
+
+from metashell.log.batch import _CLEAN, Entry, LogWarning, RecordBatch, WarnFn
+from metashell.log.directory import PlanStep, ReadPlan
+from metashell.log.files import DEFAULT_CHUNK, iter_file_batches
+
+__all__ = ["BatchIndexEntry", "BatchRead", "PlanReader", "read_plan"]
+
+_CONTROL_SNAPSHOT_HEADER = 3
+_CONTROL_SNAPSHOT_FOOTER = 4
+_MAX_INVARIANT_WARNINGS = 20
+_new_tuple = tuple.__new__
+
+
+class BatchRead(NamedTuple):
+    """One batch to replay.
+
+    ``kind`` is the step's kind ("snapshot", "log" or "bootstrap"); ``batch.source`` and
+    ``batch.position`` say where it was read; ``records`` are the batch's records to apply, as
+    ``(offset, timestamp, key, value)`` (log records below the plan's start offset, or above its
+    ``until_offset``, already removed); ``step`` is the plan step (``step.snapshot`` gives a
+    snapshot's end offset and epoch).
+    """
+
+    kind: str
+    batch: RecordBatch
+    records: list[Entry]
+    step: PlanStep
+
+
+class BatchIndexEntry(NamedTuple):
+    """Where one batch lives, to find it again without rescanning (time travel, ``cat`` of a record)."""
+
+    kind: str
+    source: str
+    position: int
+    base_offset: int
+    last_offset: int
+    epoch: int
+    max_timestamp: int
+    is_control: bool
+    records_count: int
+
+
+def _control_type(key: bytes | None) -> int:
+    return int.from_bytes(key[2:4], "big", signed=True) if key is not None and len(key) >= 4 else -1
+
+
+class PlanReader:
+    """Iterate over ``plan``: ``for item in PlanReader(plan): ...`` yields :class:`BatchRead`.
+
+    Warnings (the plan's first, then the reader's, in order of discovery) are appended to
+    ``warnings`` and passed to ``warn`` when given.  After (or during) iteration: ``index`` holds a
+    :class:`BatchIndexEntry` per batch read (when ``keep_index``), ``files_read`` the files actually
+    opened, ``log_last_offset`` the last log offset seen.  Raises ``CorruptBatchError`` for
+    corruption in the middle of a file.
+    """
+
+    def __init__(self, plan: ReadPlan, *, warn: WarnFn | None = None, until_offset: int | None = None,
+                 verify_crc: bool = True, keep_index: bool = True, chunk_size: int = DEFAULT_CHUNK) -> None:
+        self.plan = plan
+        self.until_offset = plan.until_offset if until_offset is None else until_offset
+        self.verify_crc = verify_crc
+        self.keep_index = keep_index
+        self.chunk_size = chunk_size
+        self._user_warn = warn
+        self.warnings: list[LogWarning] = []
+        self._index: list[tuple] = []
+        self.files_read: list[str] = []
+        self.log_last_offset: int | None = None
+        self.batches = 0
+        self.records = 0
+        self._invariant_warnings = 0
+        self._next_offset = 0
+        self._seen_log_batch = False
+        self._partial = False
+        self._stop = False
+
+    @property
+    def index(self) -> list[BatchIndexEntry]:
+        """One :class:`BatchIndexEntry` per batch read so far (stored as plain tuples while reading)."""
+        return [BatchIndexEntry._make(t) for t in self._index]
+
+    def warn(self, w: LogWarning) -> None:
+        self.warnings.append(w)
+        if self._user_warn is not None:
+            self._user_warn(w)
+
+    def __iter__(self) -> Iterator[BatchRead]:
+        for w in self.plan.warnings:
+            self.warn(w)
+        yield from self._run(self.plan, replanned=False)
+
+    # ------------------------------------------------------------------------------------------
+
+    def _run(self, plan: ReadPlan, replanned: bool) -> Iterator[BatchRead]:
+        self._next_offset = plan.start_offset  # next log offset to deliver
+        self._seen_log_batch = False
+        self._partial = plan.partial
+        self._stop = False
+        produced = self.batches  # any batch yielded decides whether bootstrap.checkpoint is needed
+        for step in plan.steps:
+            if self._stop:
+                break
+            if step.only_if_empty and self.batches > produced:
+                continue
+            self.files_read.append(step.source)
+            try:
+                if step.kind == "log":
+                    yield from self._log_step(step)
+                else:
+                    yield from self._snapshot_step(step)
+            except FileNotFoundError:
+                self.files_read.pop()
+                if (step.kind == "snapshot" and self.batches == produced and not replanned
+                        and plan.directory is not None):
+                    # Kafka deleted the snapshot (a newer one replaced it) before we opened it: list
+                    # the directory again and start over, once.
+                    self.warn(LogWarning("file-vanished", "snapshot disappeared before it could be read "
+                                         "(Kafka replaced it?); re-reading the directory", step.source))
+                    new_plan = plan.directory.reopen().plan(self.until_offset)
+                    self.plan = new_plan
+                    for w in new_plan.warnings:
+                        if w not in self.warnings:
+                            self.warn(w)
+                    yield from self._run(new_plan, replanned=True)
+                    return
+                self.warn(LogWarning("file-vanished", "file disappeared while reading (deleted by a "
+                                     "running Kafka?): skipped", step.source))
+        if plan.snapshot is not None and self.log_last_offset is not None \
+                and self.log_last_offset < plan.start_offset - 1:
+            self.warn(LogWarning(
+                "snapshot-ahead", f"snapshot {plan.snapshot.name} (end offset {plan.snapshot.end_offset}) "
+                f"is ahead of the log, which ends at offset {self.log_last_offset}; Kafka would "
+                f"truncate the log", str(plan.snapshot.path)))
+
+    def _batches(self, step: PlanStep) -> Iterator[RecordBatch]:
+        return iter_file_batches(step.path, step.source, position=step.position, lenient_tail=step.lenient_tail,
+                                 warn=self.warn, verify_crc=self.verify_crc, chunk_size=self.chunk_size)
+
+    def _check(self, batch: RecordBatch) -> None:
+        problems = batch.kraft_anomalies()
+        if problems:
+            self._invariant_warnings += 1
+            if self._invariant_warnings <= _MAX_INVARIANT_WARNINGS:
+                more = " (further ones not reported)" if self._invariant_warnings == _MAX_INVARIANT_WARNINGS \
+                    else ""
+                self.warn(LogWarning("kraft-invariant", f"batch at base offset {batch.base_offset}: "
+                                     f"{'; '.join(problems)} (Kafka's raft reader rejects this){more}",
+                                     batch.source, batch.position))
+
+    def _snapshot_step(self, step: PlanStep) -> Iterator[BatchRead]:
+        kind = step.kind
+        first = True
+        last_type = -1
+        index = self._index if self.keep_index else None
+        for batch in self._batches(step):
+            records = batch.entries()
+            if batch._stats is not _CLEAN or batch.is_control or batch.last_offset_delta != len(records) - 1:
+                self._check(batch)
+            if first:
+                first = False
+                if not batch.is_control or _control_type(records[0][2] if records else None) \
+                        != _CONTROL_SNAPSHOT_HEADER:
+                    self.warn(LogWarning("snapshot-header", "does not start with a SnapshotHeader control "
+                                         "record (Kafka rejects such a snapshot)", step.source, batch.position))
+            last_type = _control_type(records[-1][2]) if batch.is_control and records else -1
+            if index is not None:
+                index.append((kind, batch.source, batch.position, batch.base_offset,
+                              batch.base_offset + batch.last_offset_delta, batch.partition_leader_epoch,
+                              batch.max_timestamp, batch.is_control, batch.records_count))
+            self.batches += 1
+            self.records += len(records)
+            yield _new_tuple(BatchRead, (kind, batch, records, step))
+        if first:
+            self.warn(LogWarning("snapshot-empty", "holds no batch", step.source))
+        elif last_type != _CONTROL_SNAPSHOT_FOOTER:
+            self.warn(LogWarning("snapshot-footer", "does not end with a SnapshotFooter control record "
+                                 "(incomplete snapshot?)", step.source))
+
+    def _log_step(self, step: PlanStep) -> Iterator[BatchRead]:
+        """The hot loop for log segments: keep per-batch work to a few comparisons."""
+        start = step.skip_below
+        until = self.until_offset
+        index = self._index if self.keep_index else None
+        append_index = index.append if index is not None else None
+        clean = _CLEAN
+        for batch in self._batches(step):
+            base = batch.base_offset
+            last = base + batch.last_offset_delta
+            if self.log_last_offset is None or last > self.log_last_offset:
+                self.log_last_offset = last
+            if until is not None and base > until:
+                self._stop = True
+                return
+            next_offset = self._next_offset
+            first = not self._seen_log_batch
+            self._seen_log_batch = True
+            if last < next_offset:
+                if base >= start:  # not the part before the snapshot: the log repeats offsets
+                    self.warn(LogWarning("overlap", f"batch at offsets {base}..{last} repeats offsets "
+                                         f"already read (before {next_offset}): skipped", batch.source,
+                                         batch.position))
+                continue
+            if base > next_offset and not (first and self._partial):
+                self.warn(LogWarning("gap", f"offsets {next_offset}..{base - 1} are missing from the log",
+                                     batch.source, batch.position))
+            records = batch._entries
+            if records is None:
+                records = batch.entries()
+            if batch._stats is not clean or batch.attributes & 0x20 or last - base != len(records) - 1:
+                self._check(batch)
+            if base < next_offset:
+                records = [r for r in records if r[0] >= next_offset]
+            stop = until is not None and last > until
+            if stop:
+                records = [r for r in records if r[0] <= until]
+            if append_index is not None:
+                append_index(("log", batch.source, batch.position, base, last, batch.partition_leader_epoch,
+                              batch.max_timestamp, batch.is_control, batch.records_count))
+            self.batches += 1
+            self.records += len(records)
+            self._next_offset = last + 1
+            yield _new_tuple(BatchRead, ("log", batch, records, step))
+            if stop:
+                self._stop = True
+                return
+
+
+def read_plan(plan: ReadPlan, **kwargs) -> Iterator[BatchRead]:
+    """Shorthand for ``iter(PlanReader(plan, **kwargs))`` when the reader's state is not needed."""
+    return iter(PlanReader(plan, **kwargs))
