@@ -402,6 +402,7 @@ class KafkaDist:
                     "fetched_at": _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
                 }
                 (tmp / "complete.json").write_text(json.dumps(stamp, indent=1) + "\n")
+                os.chmod(tmp, 0o755)  # mkdtemp made it private; the cache is shared
                 if self.dir.exists():  # a half-done dir from a crashed run (we hold the lock)
                     shutil.rmtree(self.dir)
                 os.rename(tmp, self.dir)
@@ -890,6 +891,18 @@ class KafkaCluster:
         return ",".join(f"{n.node_id}@127.0.0.1:{n.controller_port}" for n in self.controllers)
 
     @property
+    def inter_node_mechanism(self) -> str:
+        """SASL mechanism the nodes themselves use on the controller listener (``sasl_scram`` mode).
+
+        SCRAM credentials live in the metadata log, so a controller can only verify them after it has
+        replayed the bootstrap records, which needs a quorum leader, which needs the voters to talk:
+        with several nodes SCRAM-only deadlocks (Kafka logs "invalid credentials" forever).  The
+        nodes therefore use PLAIN (static JAAS user) among themselves when there is more than one
+        node; clients (metashell, admin tools) still authenticate with SCRAM-SHA-256/512.
+        """
+        return self.scram_mechanism if len(self.nodes) == 1 else "PLAIN"
+
+    @property
     def controller_protocol(self) -> str:
         return {"plaintext": "PLAINTEXT", "sasl_scram": "SASL_PLAINTEXT", "ssl": "SSL"}[self.security]
 
@@ -899,12 +912,15 @@ class KafkaCluster:
         """Server-side settings for the CONTROLLER listener (also used as its client settings)."""
         p: dict[str, Any] = {}
         if self.security == "sasl_scram":
-            scram = 'org.apache.kafka.common.security.scram.ScramLoginModule required ' \
-                    f'username="{SASL_USER}" password="{SASL_PASSWORD}";'
-            p["sasl.mechanism.controller.protocol"] = self.scram_mechanism
-            p["listener.name.controller.sasl.enabled.mechanisms"] = "SCRAM-SHA-256,SCRAM-SHA-512"
+            scram = ('org.apache.kafka.common.security.scram.ScramLoginModule required '
+                     f'username="{SASL_USER}" password="{SASL_PASSWORD}";')
+            plain = ('org.apache.kafka.common.security.plain.PlainLoginModule required '
+                     f'username="{SASL_USER}" password="{SASL_PASSWORD}" user_{SASL_USER}="{SASL_PASSWORD}";')
+            p["sasl.mechanism.controller.protocol"] = self.inter_node_mechanism
+            p["listener.name.controller.sasl.enabled.mechanisms"] = "SCRAM-SHA-256,SCRAM-SHA-512,PLAIN"
             p["listener.name.controller.scram-sha-256.sasl.jaas.config"] = scram
             p["listener.name.controller.scram-sha-512.sasl.jaas.config"] = scram
+            p["listener.name.controller.plain.sasl.jaas.config"] = plain
         elif self.security == "ssl":
             for prefix in ("listener.name.controller.", ""):
                 p[prefix + "ssl.keystore.type"] = "PEM"
