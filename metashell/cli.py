@@ -1,0 +1,248 @@
+"""Command line: ``metashell`` / ``kafka-metadata-shell`` / ``python -m metashell``.
+
+Arguments follow KIP-919 (``--directory/-d``, ``--bootstrap-controller/-q``, ``--config``) plus
+Kafka's ``--snapshot/-s``.  Exactly one source is required.  Then:
+
+* ``-c "cmd; cmd"`` or command words after the options (Kafka's form,
+  ``kafka-metadata-shell --directory DIR cat /topics/foo/0``) run one-shot;
+* otherwise commands are read from stdin when it is not a terminal (scripts, pipes);
+* otherwise the interactive shell starts.
+
+Contract: stdout carries only results; every error is one line on stderr; exit status 0 on
+success, 1 on any error (including a failed command, an unreadable or corrupt input), 2 on bad
+usage, 130 when interrupted by Ctrl-C outside the interactive shell.  Never a traceback (set
+``METASHELL_DEBUG=1`` to see one for an internal error).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import sys
+import traceback
+from collections.abc import Sequence
+from typing import NoReturn, TextIO
+
+from metashell import __version__
+from metashell.errors import MetashellError, UsageError
+
+EXIT_OK, EXIT_ERROR, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
+
+DESCRIPTION = "The Apache Kafka metadata shell (metashell): browse KRaft cluster metadata like a filesystem."
+
+EPILOG = """\
+exactly one of --directory, --snapshot or --bootstrap-controller is required.
+
+examples:
+  metashell -d /var/lib/kafka/meta                      interactive shell on a metadata log dir
+  metashell -d DIR -c "cat /controllers/3; ls /topics"  one-shot, ';'-separated commands
+  kafka-metadata-shell --directory DIR cat /topics/foo/0
+  metashell -s DIR/__cluster_metadata-0/00000000000000000042-0000000001.checkpoint ls /image
+  echo "find /brokers" | metashell -d DIR               commands from stdin
+  metashell -q ctrl1:9093,ctrl2:9093 --config client.properties
+
+stdout carries only results; errors are one line on stderr.
+exit status: 0 success, 1 any error, 2 bad usage, 130 interrupted.
+"""
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse with one-line usage errors (exit 2) instead of usage + message."""
+
+    def error(self, message: str) -> NoReturn:
+        raise UsageError(message)
+
+
+def _prog() -> str:
+    name = os.path.basename(sys.argv[0]) if sys.argv and sys.argv[0] else "metashell"
+    if name in ("__main__.py", "-c", "-m", "") or name.endswith(".py"):
+        return "metashell"
+    return name
+
+
+def build_parser(prog: str | None = None) -> argparse.ArgumentParser:
+    p = _Parser(prog=prog or _prog(), description=DESCRIPTION, epilog=EPILOG, allow_abbrev=False,
+                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--directory", "-d", metavar="DIRECTORY",
+                   help="The __cluster_metadata-0 directory to read (or the log dir that contains it).")
+    p.add_argument("--snapshot", "-s", metavar="SNAPSHOT",
+                   help="The metadata snapshot file to read: one .checkpoint or .log file, as Kafka's "
+                        "shell does.")
+    p.add_argument("--bootstrap-controller", "-q", metavar="BOOTSTRAP_CONTROLLER",
+                   help="The bootstrap.controllers, used to communicate directly with the metadata "
+                        "quorum: host:port[,host:port...] of controller listeners (live mode).")
+    p.add_argument("--config", metavar="CONFIG",
+                   help="The configuration file to use: Kafka client properties for live mode "
+                        "(security.protocol, ssl.*, sasl.mechanism, sasl.jaas.config).")
+    p.add_argument("-c", dest="commands", metavar="COMMANDS", action="append",
+                   help="Run these ';'-separated commands and exit (may be repeated).")
+    p.add_argument("--json", action="store_true",
+                   help="Machine output: JSON lines from ls, cat, find, tree, pwd and history.")
+    p.add_argument("--no-redact", action="store_true",
+                   help="Show secrets (password configs, SCRAM salts/keys, token HMACs) instead of "
+                        "[redacted].")
+    p.add_argument("--no-color", action="store_true",
+                   help="Never colour output (colour is also off when NO_COLOR is set or stdout is "
+                        "not a terminal).")
+    p.add_argument("--version", action="version", version=f"metashell {__version__}",
+                   help="Print the version and exit.")
+    p.add_argument("command", nargs=argparse.REMAINDER,
+                   help="The command to run, as separate words (Kafka's form); without it, commands "
+                        "come from -c, from stdin when it is not a terminal, or interactively.")
+    return p
+
+
+def _check_usage(args: argparse.Namespace) -> None:
+    given = [name for name, value in (("--directory", args.directory), ("--snapshot", args.snapshot),
+                                      ("--bootstrap-controller", args.bootstrap_controller)) if value]
+    if not given:
+        raise UsageError("no metadata source: give one of --directory/-d DIR, --snapshot/-s FILE or "
+                         "--bootstrap-controller/-q HOST:PORT")
+    if len(given) > 1:
+        raise UsageError(f"give only one metadata source, not both {given[0]} and {given[1]}")
+    if args.config and not args.bootstrap_controller:
+        raise UsageError("--config only applies to live mode (--bootstrap-controller)")
+    if args.commands and args.command:
+        raise UsageError(f"give commands either with -c or as words after the options, not both "
+                         f"(got -c and {' '.join(args.command)!r})")
+    if args.command and args.command[0].startswith("-"):
+        raise UsageError(f"unrecognized arguments: {' '.join(args.command)}")
+
+
+def _one_line(text: object) -> str:
+    return " ".join(str(text).split())
+
+
+def _is_tty(stream: TextIO) -> bool:
+    try:
+        return stream.isatty()
+    except (AttributeError, ValueError):
+        return False
+
+
+def run(argv: Sequence[str] | None = None, *, stdin: TextIO | None = None, stdout: TextIO | None = None,
+        stderr: TextIO | None = None) -> int:
+    """Parse ``argv`` and run; returns the exit status.  Raises MetashellError/UsageError."""
+    from metashell.shell.commands import Settings, Shell
+    from metashell.shell.output import color_wanted
+    from metashell.shell.repl import run_plain
+    from metashell.shell.sources import banner, open_directory, open_file, open_live
+    from metashell.shell.words import Word
+
+    stdin = stdin or sys.stdin
+    stdout = stdout or sys.stdout
+    stderr = stderr or sys.stderr
+    parser = build_parser()
+    args = parser.parse_args(list(sys.argv[1:] if argv is None else argv))
+    _check_usage(args)
+
+    one_shot = bool(args.commands or args.command)
+    interactive = not one_shot and _is_tty(stdin)
+    redact = not args.no_redact
+
+    def warn(message: str) -> None:
+        stdout.flush()
+        stderr.write(f"warning: {_one_line(message)}\n")
+        stderr.flush()
+
+    if interactive and _is_tty(stderr):
+        stderr.write("Loading...\n")
+        stderr.flush()
+    if args.directory:
+        source = open_directory(args.directory, warn, redact)
+    elif args.snapshot:
+        source = open_file(args.snapshot, warn, redact)
+    else:
+        source = open_live(args.bootstrap_controller, args.config, warn, redact)
+
+    try:
+        stdout_tty = _is_tty(stdout)
+        settings = Settings(
+            json=args.json,
+            redact=redact,
+            color=color_wanted(stdout, args.no_color),
+            width=(lambda: shutil.get_terminal_size().columns) if stdout_tty else (lambda: None),
+        )
+        shell = Shell(source.root, stdout, stderr, settings)
+        if one_shot:
+            from metashell.shell.commands import ExitShell
+
+            status = 0
+            try:
+                if args.command:
+                    status = shell.run_words([Word.plain(w) for w in args.command])
+                for line in args.commands or ():
+                    status |= shell.run_line(line)
+            except ExitShell:
+                pass
+            return EXIT_ERROR if status else EXIT_OK
+        if not interactive:
+            return EXIT_ERROR if run_plain(shell, stdin) else EXIT_OK
+        text = banner(source, __version__)
+        if stdout_tty:
+            try:
+                from metashell.shell.repl import run_repl
+
+                return run_repl(shell, label=source.label, banner=text, status=source.status)
+            except ImportError:  # pragma: no cover - prompt-toolkit is a dependency
+                pass
+        stderr.write(text + "\n")
+        run_plain(shell, stdin, prompt=f"{source.label}:{{cwd}} >> ", prompt_stream=stderr)
+        return EXIT_OK
+    finally:
+        source.close()
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Console-script entry point: ``metashell`` and ``kafka-metadata-shell``."""
+    try:
+        return run(argv)
+    except UsageError as e:
+        _err(f"{_prog()}: error: {_one_line(e)} (see {_prog()} --help)")
+        return EXIT_USAGE
+    except MetashellError as e:
+        _err(f"error: {_one_line(e)}")
+        return EXIT_ERROR
+    except KeyboardInterrupt:
+        _err("interrupted")
+        return EXIT_INTERRUPTED
+    except BrokenPipeError:
+        # The reader went away (``| head``): stop quietly, and keep Python's exit-time flush quiet.
+        _silence_stdout()
+        return EXIT_ERROR
+    except OSError as e:
+        where = f"{e.filename}: " if getattr(e, "filename", None) else ""
+        _err(f"error: {where}{e.strerror or e}")
+        return EXIT_ERROR
+    except SystemExit:
+        raise
+    except Exception as e:  # noqa: BLE001 - the last line of defence: never a traceback
+        if os.environ.get("METASHELL_DEBUG"):
+            traceback.print_exc()
+        _err(f"internal error: {type(e).__name__}: {_one_line(e)} (set METASHELL_DEBUG=1 for a traceback)")
+        return EXIT_ERROR
+
+
+def _err(line: str) -> None:
+    try:
+        sys.stdout.flush()
+    except (BrokenPipeError, OSError, ValueError):
+        _silence_stdout()
+    try:
+        sys.stderr.write(line + "\n")
+        sys.stderr.flush()
+    except (OSError, ValueError):
+        pass
+
+
+def _silence_stdout() -> None:
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError, AttributeError):
+        pass
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

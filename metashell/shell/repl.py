@@ -1,0 +1,125 @@
+"""The interactive shell (prompt-toolkit) and the plain line reader used without a terminal.
+
+* Prompt ``<cluster>:<cwd> >> `` (plus a live-mode status when there is one); Kafka's is ``>> ``.
+* Tab completes commands, options and paths (:mod:`.completion`).
+* History persists across sessions (:mod:`.history`); ``history`` shows it.
+* Ctrl-C on the line prints ``^C`` and gives a fresh prompt; Ctrl-C while a command runs stops the
+  command and returns to the prompt; Ctrl-D on an empty line (or ``exit``) leaves with status 0.
+* JSON output is coloured by pygments on a terminal unless ``NO_COLOR`` is set or ``--no-color`` is
+  given (:mod:`.output`); the prompt is then monochrome too.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable
+from typing import TextIO
+
+from .commands import ExitShell, Shell
+
+StatusFn = Callable[[], str]
+
+
+def _prompt_text(label: str, shell: Shell, status: StatusFn | None) -> str:
+    extra = ""
+    if status is not None:
+        try:
+            text = status()
+        except Exception:  # noqa: BLE001 - a status hook must never break the prompt
+            text = ""
+        if text:
+            extra = f" [{text}]"
+    return f"{label}{extra}:{shell.cwd} >> "
+
+
+def run_repl(shell: Shell, *, label: str, banner: str, status: StatusFn | None = None) -> int:
+    """Run the prompt-toolkit REPL until ``exit`` or Ctrl-D.  Returns the exit status (0)."""
+    from prompt_toolkit import PromptSession
+    from prompt_toolkit.key_binding import KeyBindings
+    from prompt_toolkit.output import ColorDepth
+
+    from .completion import ShellCompleter
+    from .history import history_path, loaded_lines, open_history
+
+    history = open_history(history_path())
+    shell.history[:0] = loaded_lines(history)
+
+    bindings = KeyBindings()
+
+    @bindings.add("c-c")
+    def _interrupt(event) -> None:  # type: ignore[no-untyped-def]
+        # Show "^C" at the end of the abandoned line, as JLine does, then start a new line.
+        buf = event.app.current_buffer
+        buf.cursor_position = len(buf.text)
+        buf.insert_text("^C", fire_event=False)
+        event.app.exit(exception=KeyboardInterrupt(), style="class:aborting")
+
+    session: PromptSession[str] = PromptSession(
+        history=history,
+        completer=ShellCompleter(lambda: shell.root, lambda: shell.cwd),
+        complete_while_typing=False,
+        key_bindings=bindings,
+        color_depth=None if shell.settings.color else ColorDepth.MONOCHROME,
+        enable_suspend=True,
+    )
+    shell.settings.width = lambda: _columns(session)
+    if banner:
+        shell.out.write(banner + "\n")
+        shell.out.flush()
+    while True:
+        try:
+            line = session.prompt(lambda: _prompt_text(label, shell, status))
+        except KeyboardInterrupt:
+            continue
+        except EOFError:
+            shell.out.write("\n")
+            shell.out.flush()
+            return 0
+        try:
+            shell.run_line(line)
+        except ExitShell as e:
+            return e.status
+        except KeyboardInterrupt:
+            # The terminal already echoed ^C; end the line and get back to the prompt.
+            shell.out.write("\n")
+            shell.out.flush()
+
+
+def _columns(session: object) -> int | None:
+    try:
+        return int(session.output.get_size().columns)  # type: ignore[attr-defined]
+    except Exception:  # noqa: BLE001 - no size: one name per line
+        return None
+
+
+def run_plain(shell: Shell, stdin: TextIO, *, prompt: str | None = None,
+              prompt_stream: TextIO | None = None) -> int:
+    """Read commands line by line from ``stdin`` (a pipe, a file, or a terminal without
+    prompt-toolkit).  Returns 1 if any command failed, else 0; ``exit`` stops reading.
+
+    With ``prompt`` (interactive fallback), the prompt goes to ``prompt_stream`` (stderr), never
+    to stdout, which carries only results.
+    """
+    status = 0
+    while True:
+        if prompt is not None:
+            stream = prompt_stream or sys.stderr
+            stream.write(prompt.replace("{cwd}", shell.cwd))
+            stream.flush()
+        try:
+            line = stdin.readline()
+        except KeyboardInterrupt:
+            if prompt is None:
+                raise
+            (prompt_stream or sys.stderr).write("^C\n")
+            continue
+        if not line:
+            return status
+        try:
+            status |= shell.run_line(line.rstrip("\n"))
+        except ExitShell:
+            return status
+        except KeyboardInterrupt:
+            if prompt is None:
+                raise
+            shell.out.write("\n")
