@@ -58,11 +58,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from metashell.errors import DecodeError
 from metashell.log.batch import Entry, LogWarning
 from metashell.log.directory import ReadPlan, open_metadata_dir, plan_file
 from metashell.log.reader import BatchIndexEntry, PlanReader
-from metashell.protocol.metadata import decode_metadata_record
 from metashell.protocol.uuid import uuid_from_str
 
 from .image import MetadataImage, SnapshotInfo
@@ -171,16 +169,7 @@ class ImageLoader:
                     self._snapshot_header_ts = ctl.data.get("LastContainedLogTimestamp")
             publish = publish and not self.kafka_file_mode
         else:
-            decode = decode_metadata_record
-            replay = r.replay
-            for off, _ts, _key, value in records:
-                n += 1
-                try:
-                    rec = decode(value)
-                except (DecodeError, TypeError):
-                    r.replay_value(value, off)      # the slow path reports what is wrong
-                    continue
-                replay(rec, off)
+            n = r.replay_entries(records)
         p = r.image.provenance
         p.records += n
         if publish:
