@@ -1,0 +1,195 @@
+"""Glue from live mode (``metashell.live``) to the image: the shell's live session.
+
+Live mode lives below the image (it must not import it), so the code that turns its events into
+image updates sits here and uses :class:`~metashell.image.loader.ImageLoader`'s live entry points
+(``apply_committed``, ``apply_snapshot``).
+
+Threading: the live client streams on its own thread and only *queues* events; they are applied
+by :meth:`LiveSession.sync`, which the shell calls between commands (``status_text`` for the
+prompt and ``wait_caught_up`` call it too).  So a command never sees the image change under it,
+and the tree reads the image without locks.  ``auto_apply=True`` applies on the live thread
+instead, under :attr:`LiveSession.lock` (for consumers that lock, such as benchmarks).
+
+The image object stays the same for the whole session -- the tree keeps a reference to it -- even
+when a snapshot replaces its content: the loader builds the new image and its areas are moved
+into the original object.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections import deque
+from collections.abc import Callable
+
+from metashell.live import LiveSource
+from metashell.live.config import ClientConfig
+from metashell.live.errors import LiveConnectionError
+from metashell.live.events import (
+    ImageReset,
+    LiveEvent,
+    LiveStatus,
+    LiveWarning,
+    RecordsCommitted,
+    SnapshotLoaded,
+    StatusChanged,
+)
+
+from .image import MetadataImage
+from .loader import ImageLoader
+
+Warn = Callable[[str], None]
+
+
+class LiveSession:
+    """A live image fed from a controller quorum (see the module docstring)."""
+
+    def __init__(self, bootstrap: str, config: ClientConfig | str | None = None, warn: Warn | None = None,
+                 *, cluster_id: str | None = None, auto_apply: bool = False,
+                 on_applied: Callable[[RecordsCommitted, float], None] | None = None,
+                 max_wait_ms: int | None = None) -> None:
+        self.image = MetadataImage()
+        self.loader = ImageLoader(self.image)
+        self.lock = threading.RLock()
+        self.auto_apply = auto_apply
+        #: Called (event, time.time()) after each RecordsCommitted is applied (latency benchmark).
+        self.on_applied = on_applied
+        self._warn = warn
+        self._queue: deque[LiveEvent] = deque()
+        self._applied_offset = -1
+        self._warned = 0
+        self._quiet = False  # after wait_caught_up, warnings are kept instead of printed
+        #: Warnings that arrived while the shell was interactive (printed ones are not kept here).
+        self.warnings: list[str] = []
+        self.source = LiveSource(bootstrap, config, cluster_id=cluster_id, max_wait_ms=max_wait_ms)
+        self.source.connect(self._on_event)
+        self.image.quorum.cluster_id = self.source.status.cluster_id
+        self.image.provenance.sources = [f"live:{bootstrap}"]
+        self.source.start()
+
+    # -- events -------------------------------------------------------------------------------------
+
+    def _on_event(self, event: LiveEvent) -> None:
+        if isinstance(event, StatusChanged):
+            return  # read from source.status when needed
+        if self.auto_apply:
+            with self.lock:
+                self._apply(event)
+        else:
+            self._queue.append(event)
+
+    def sync(self) -> int:
+        """Apply every queued event (on the caller's thread); returns how many were applied."""
+        n = 0
+        with self.lock:
+            while self._queue:
+                self._apply(self._queue.popleft())
+                n += 1
+        return n
+
+    def _apply(self, event: LiveEvent) -> None:
+        if isinstance(event, RecordsCommitted):
+            for committed in event.batches:
+                self.loader.apply_committed(committed)
+                self._applied_offset = committed.last_offset
+            if self.on_applied is not None:
+                self.on_applied(event, time.time())
+        elif isinstance(event, SnapshotLoaded):
+            sid = event.snapshot_id
+            self.loader.apply_snapshot(((b, None) for b in event.batches), sid.end_offset, sid.epoch, event.source)
+            self._adopt(self.loader.image)
+            self._applied_offset = sid.end_offset - 1
+        elif isinstance(event, ImageReset):
+            self.loader.begin_snapshot()
+            self._adopt(self.loader.image)
+            self._applied_offset = -1
+        elif isinstance(event, LiveWarning):
+            self._emit_warning(event.message)
+        self._flush_replay_warnings()
+
+    def _adopt(self, new: MetadataImage) -> None:
+        """Move ``new``'s content into the session's image object, which the tree holds."""
+        if new is self.image:
+            return
+        for name in MetadataImage.__slots__:
+            setattr(self.image, name, getattr(new, name))
+        self.loader.replayer.image = self.image
+
+    def _emit_warning(self, message: str) -> None:
+        if self._warn is not None and not self._quiet:
+            self._warn(message)
+        else:
+            self.warnings.append(message)
+
+    def _flush_replay_warnings(self) -> None:
+        ws = self.loader.warnings
+        while self._warned < len(ws):
+            self._emit_warning(str(ws[self._warned]))
+            self._warned += 1
+
+    # -- shell API ----------------------------------------------------------------------------------
+
+    @property
+    def status(self) -> LiveStatus:
+        return self.source.status
+
+    @property
+    def cluster_id(self) -> str | None:
+        return self.source.status.cluster_id
+
+    @property
+    def applied_offset(self) -> int:
+        """Last offset applied to the image (-1: nothing yet)."""
+        return self._applied_offset
+
+    def caught_up(self) -> bool:
+        st = self.source.status
+        return st.start_high_watermark >= 0 and self._applied_offset + 1 >= st.start_high_watermark
+
+    def wait_caught_up(self, timeout: float | None = 60.0) -> None:
+        """Apply records until the image holds everything committed when we connected.
+
+        Raises the live error that stopped streaming, or LiveConnectionError after ``timeout``.
+        """
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while True:
+            self.sync()
+            if self.caught_up():
+                self._quiet = True
+                return
+            err = self.source.error
+            if err is not None:
+                self.sync()
+                raise err
+            if deadline is not None and time.monotonic() >= deadline:
+                raise LiveConnectionError(self.source._timeout_message(timeout))
+            time.sleep(0.01)
+
+    def status_text(self) -> str:
+        """Short text for the prompt; also applies what arrived since the last command."""
+        self.sync()
+        st = self.source.status
+        if st.state == "failed":
+            return f"live FAILED: {st.error}"
+        hw = st.high_watermark
+        lag = max(0, hw - (self._applied_offset + 1)) if hw >= 0 else None
+        leader = f"leader {st.leader_id}" if st.leader_id >= 0 else "no leader"
+        parts = [leader, f"epoch {st.leader_epoch}"]
+        parts.append(f"lag {lag}" if lag is not None else "lag ?")
+        if st.state in ("reconnecting", "connecting"):
+            parts.append(st.state)
+        elif st.state == "stopped":
+            parts.append("stopped")
+        return " ".join(parts)
+
+    def describe_quorum(self) -> dict:
+        return self.source.describe_quorum()
+
+    def close(self) -> None:
+        self.source.stop()
+
+
+def open_shell_session(bootstrap: str, config: str | None, warn: Warn | None = None, *,
+                       cluster_id: str | None = None) -> LiveSession:
+    """The shell's live-mode hook (``metashell.shell.sources.open_live``)."""
+    return LiveSession(bootstrap, config, warn, cluster_id=cluster_id)
