@@ -262,12 +262,27 @@ def test_live_batches_and_snapshot_replacing_the_image() -> None:
         loader.apply_batch(batch, batch.entries())
     assert sorted(loader.image.topics.by_name) == ["old"] and prov(loader.image) == (2, 1, 200)
     assert loader.image.quorum.leader_id == 1
+    before = loader.image
+    loader.apply_batch(RecordBatch.parse(build_batch(3, 1, [
+        rec("ProducerIdsRecord", 0, {"BrokerId": 1, "BrokerEpoch": 1, "NextProducerId": 5000}),
+        rec("FeatureLevelRecord", 0, {"Name": "metadata.version", "FeatureLevel": 21}),
+        rec("FeatureLevelRecord", 0, {"Name": "group.version", "FeatureLevel": 1}),
+        rec("BeginTransactionRecord", 0, {})], 300)))
+    assert loader.replayer.in_transaction
     snap = build_batch(0, 4, [ctl("SnapshotHeader", {"Version": 0, "LastContainedLogTimestamp": 777})], 900,
-                       control=True) + build_batch(1, 4, [topic("new", T2)], 900)
+                       control=True) + build_batch(1, 4, [topic("new", T2), rec("EndTransactionRecord", 0, {})],
+                                                   900)
     loader.apply_snapshot([(b, None) for b in iter_batches(snap, "snapshot")], 50, 4, "snapshot")
     img = loader.image
+    assert img is before                                            # replaced in place
     assert sorted(img.topics.by_name) == ["new"] and img.topics.by_id.keys() == {T2}
     assert prov(img) == (49, 4, 777) and img.quorum.leader_id == 1   # quorum info survives
+    # finishSnapshot semantics: finalized features go, metadata.version and producer ids stay
+    assert img.features.finalized == {} and img.features.metadata_version == 21
+    assert img.producer_ids.next_producer_id == 5000
+    # the open transaction was dropped; a transaction marker inside a snapshot is a fault
+    assert [w.offset for w in loader.warnings] == [None, 2] and loader.replayer.fault_count == 2
+    assert not loader.replayer.in_transaction and not loader.replayer.snapshot_mode
     tail = build_batch(50, 4, [config("k", "v", "new")], 1000)
     batch = RecordBatch.parse(tail)
     loader.apply_batch(batch)

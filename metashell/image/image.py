@@ -24,6 +24,8 @@ Readers (the tree, the shell) only read these attributes; only the replayer writ
 
 from __future__ import annotations
 
+import threading
+
 from .model import (
     Acl,
     BrokerRegistration,
@@ -164,6 +166,7 @@ class MetadataImage:
         "configs",
         "delegation_tokens",
         "features",
+        "lock",
         "producer_ids",
         "provenance",
         "quorum",
@@ -172,6 +175,10 @@ class MetadataImage:
     )
 
     def __init__(self) -> None:
+        self.lock = threading.RLock()
+        """Held by the loader while it applies a batch or a snapshot.  Single-threaded users can
+        ignore it; in live mode (records applied on the observer's thread) readers that walk
+        several maps take it to see a consistent image."""
         self.cluster = ClusterImage()
         self.topics = TopicsImage()
         self.configs: dict[ConfigKey, dict[str, str]] = {}
@@ -183,6 +190,25 @@ class MetadataImage:
         self.producer_ids = ProducerIdsImage()
         self.quorum = QuorumInfo()
         self.provenance = Provenance()
+
+    def clear_for_snapshot(self) -> None:
+        """Forget everything a snapshot replaces, keeping object identity (readers hold references).
+
+        Like ``MetadataDelta.finishSnapshot``: brokers, controllers, topics, configs, quotas, ACLs,
+        SCRAM, tokens and finalized features go; ``metadata_version``, ``zk_migration_state`` and
+        ``next_producer_id`` stay until the snapshot sets them.  Quorum info is not metadata and
+        stays too; provenance is rewritten when the snapshot ends.
+        """
+        self.cluster.brokers.clear()
+        self.cluster.controllers.clear()
+        self.topics.by_id.clear()
+        self.topics.by_name.clear()
+        self.configs.clear()
+        self.client_quotas.clear()
+        self.acls.clear()
+        self.scram.clear()
+        self.delegation_tokens.clear()
+        self.features.finalized.clear()
 
     def is_empty(self) -> bool:
         """True when no metadata record has changed anything (Kafka's ``MetadataImage.isEmpty``)."""

@@ -158,6 +158,10 @@ class ImageLoader:
         """
         if records is None:
             records = batch.entries()
+        with self.replayer.image.lock:
+            return self._apply(batch, records, last_offset, publish)
+
+    def _apply(self, batch: Any, records: Iterable[Entry], last_offset: int | None, publish: bool) -> int:
         r = self.replayer
         epoch = batch.partition_leader_epoch
         n = 0
@@ -195,18 +199,12 @@ class ImageLoader:
         self.finish_snapshot(source, end_offset, epoch)
 
     def begin_snapshot(self) -> None:
-        """A snapshot follows: it replaces the whole image (quorum info and sources are kept)."""
-        old = self.replayer.image
-        image = MetadataImage()
-        image.quorum = old.quorum
-        image.provenance.sources = old.provenance.sources
-        image.provenance.records = old.provenance.records
-        image.provenance.batches = old.provenance.batches
-        warnings = self.replayer.warnings
-        faults = self.replayer.fault_count
-        self.replayer = Replayer(image)
-        self.replayer.warnings = warnings
-        self.replayer.fault_count = faults
+        """A snapshot follows: it replaces the image's content (FORMATS 5.4), in place."""
+        r = self.replayer
+        with r.image.lock:
+            r.image.clear_for_snapshot()
+            r.abandon_transaction("a snapshot replaces the image")
+            r.snapshot_mode = True
         self._snapshot_header_ts = None
 
     def finish_snapshot(self, path: str | None, end_offset: int, epoch: int) -> None:
@@ -215,8 +213,11 @@ class ImageLoader:
         if ts is None:
             ts = -1
             self.replayer.warn("snapshot has no SnapshotHeader: its timestamp is unknown", None, "log")
-        self.replayer.source = path
-        self.replayer.finish_snapshot(SnapshotInfo(path, end_offset, epoch, ts))
+        r = self.replayer
+        r.source = path
+        with r.image.lock:
+            r.finish_snapshot(SnapshotInfo(path, end_offset, epoch, ts))
+            r.snapshot_mode = False
 
     # ------------------------------------------------------------------ plans
 

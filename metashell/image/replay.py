@@ -121,8 +121,11 @@ class Replayer:
     """
 
     def __init__(self, image: MetadataImage | None = None, *, source: str | None = None) -> None:
-        self.image = image if image is not None else MetadataImage()
+        self._image = image if image is not None else MetadataImage()
         self.source = source
+        self.snapshot_mode = False
+        """True while a snapshot is replayed: transaction markers are then faults, as in Kafka
+        (``MetadataDelta.replay`` does not know them; only the log loader does)."""
         self.warnings: list[ReplayWarning] = []
         self.fault_count = 0
         self.max_warnings = 10_000
@@ -132,7 +135,7 @@ class Replayer:
         self._txn_offset: int | None = None
         self._ints: dict[tuple, tuple] = {}
         self._intern = self._ints.setdefault
-        self._topics_by_id = self.image.topics.by_id
+        self._topics_by_id = self._image.topics.by_id
         self._migrating: dict[int, tuple] = {}
         self._handlers: dict[int, Callable[[dict[str, Any], int], None]] = {
             0: self._register_broker,
@@ -164,8 +167,25 @@ class Replayer:
     # ------------------------------------------------------------------ entry points
 
     @property
+    def image(self) -> MetadataImage:
+        return self._image
+
+    @image.setter
+    def image(self, image: MetadataImage) -> None:
+        self._image = image
+        self._topics_by_id = image.topics.by_id
+
+    @property
     def in_transaction(self) -> bool:
         return self._txn is not None
+
+    def abandon_transaction(self, why: str) -> None:
+        """Drop an open metadata transaction (its buffered records are never applied)."""
+        if self._txn is not None:
+            self.warn(f"{why} inside a metadata transaction started at offset {self._txn_offset}; its "
+                      f"{len(self._txn)} record(s) were dropped", None)
+            self._txn = None
+            self._txn_offset = None
 
     def replay(self, record: MetadataRecord, offset: int) -> None:
         """Apply one decoded data record (or buffer it inside an open metadata transaction)."""
@@ -241,7 +261,7 @@ class Replayer:
         data = ctl.data
         if data is None:
             return
-        q = self.image.quorum
+        q = self._image.quorum
         name = ctl.name
         if name == "LeaderChange":
             q.leader_id = data.get("LeaderId")
@@ -285,7 +305,7 @@ class Replayer:
         transaction is in progress; otherwise the image's provenance becomes (last offset of the
         batch, its partitionLeaderEpoch, its max timestamp).  Returns True when published.
         """
-        p = self.image.provenance
+        p = self._image.provenance
         p.batches += 1
         if self._txn is not None:
             return False
@@ -296,12 +316,8 @@ class Replayer:
 
     def finish_snapshot(self, info: SnapshotInfo) -> None:
         """The snapshot's records were all replayed: set provenance (FORMATS.md 5.4)."""
-        if self._txn is not None:
-            self.warn(f"snapshot ends inside a metadata transaction started at offset {self._txn_offset}; "
-                      f"its {len(self._txn)} record(s) were dropped", None)
-            self._txn = None
-            self._txn_offset = None
-        p = self.image.provenance
+        self.abandon_transaction("snapshot ends")
+        p = self._image.provenance
         p.snapshot = info
         p.offset = info.end_offset - 1
         p.epoch = info.epoch
@@ -331,13 +347,13 @@ class Replayer:
         return t
 
     def _topic_or_fault(self, topic_id: bytes, what: str) -> Topic:
-        topic = self.image.topics.by_id.get(topic_id)
+        topic = self._image.topics.by_id.get(topic_id)
         if topic is None:
             raise Fault(f"{what}: no topic with id {uuid_to_str(topic_id)}")
         return topic
 
     def _broker_or_fault(self, broker_id: int, epoch: int, action: str) -> BrokerRegistration:
-        broker = self.image.cluster.brokers.get(broker_id)
+        broker = self._image.cluster.brokers.get(broker_id)
         if broker is None:
             raise Fault(f"tried to {action} broker {broker_id}, but that broker was not registered")
         if broker.epoch != epoch:
@@ -355,6 +371,11 @@ class Replayer:
         return self._t(sorted(dirs, key=uuid_java_order))
 
     def _transaction_marker(self, key: int, offset: int) -> None:
+        if self.snapshot_mode:
+            names = {BEGIN_TRANSACTION: "BeginTransactionRecord", END_TRANSACTION: "EndTransactionRecord",
+                     ABORT_TRANSACTION: "AbortTransactionRecord"}
+            self.warn(f"{names[key]} in a snapshot: unknown metadata record type for a snapshot", offset)
+            return
         if key == BEGIN_TRANSACTION:
             if self._txn is not None:
                 self.warn(f"BeginTransactionRecord while a transaction started at offset {self._txn_offset} "
@@ -386,11 +407,11 @@ class Replayer:
             d["Rack"], d.get("Fenced", True), d.get("InControlledShutdown", False),
             d.get("IsMigratingZkBroker", False), self._sorted_dirs(d.get("LogDirs")),
             None if cordoned is None else self._sorted_dirs(cordoned))
-        self.image.cluster.brokers[broker.id] = broker
+        self._image.cluster.brokers[broker.id] = broker
 
     def _unregister_broker(self, d: dict[str, Any], offset: int) -> None:
         # ClusterDelta: the broker epoch is not checked, an unknown id is not an error.
-        self.image.cluster.brokers.pop(d["BrokerId"], None)
+        self._image.cluster.brokers.pop(d["BrokerId"], None)
 
     def _fence_broker(self, d: dict[str, Any], offset: int) -> None:
         self._broker_or_fault(d["Id"], d["Epoch"], "fence").fenced = True
@@ -425,18 +446,18 @@ class Replayer:
             listeners[e["Name"]] = Endpoint(e["Name"], e["Host"], e["Port"], e["SecurityProtocol"])
         c = ControllerRegistration(d["ControllerId"], d["IncarnationId"], d["ZkMigrationReady"], listeners,
                                    self._features(d["Features"]))
-        self.image.cluster.controllers[c.id] = c
+        self._image.cluster.controllers[c.id] = c
 
     def _unregister_controller(self, d: dict[str, Any], offset: int) -> None:
         # Kafka 4.4 (KIP-1312): ClusterDelta marks the controller removed; no error if unknown.
-        self.image.cluster.controllers.pop(d["ControllerId"], None)
+        self._image.cluster.controllers.pop(d["ControllerId"], None)
 
     # ------------------------------------------------------------------ topics
 
     def _topic(self, d: dict[str, Any], offset: int) -> None:
         # TopicsDelta: a TopicRecord (re)creates the topic with no partitions, replacing any topic
         # with the same id; byName is updated for the new name (an old name is not removed).
-        topics = self.image.topics
+        topics = self._image.topics
         topic = Topic(d["Name"], d["TopicId"], {})
         topics.by_id[topic.id] = topic
         topics.by_name[topic.name] = topic
@@ -539,20 +560,20 @@ class Replayer:
         p.directories = directories
 
     def _remove_topic(self, d: dict[str, Any], offset: int) -> None:
-        topics = self.image.topics
+        topics = self._image.topics
         topic = topics.by_id.pop(d["TopicId"], None)
         if topic is None:
             raise Fault(f"unable to delete topic with id {uuid_to_str(d['TopicId'])}: no such topic found")
         if topics.by_name.get(topic.name) is topic:
             del topics.by_name[topic.name]
-        self.image.configs.pop((CONFIG_RESOURCE_TOPIC, topic.name), None)
+        self._image.configs.pop((CONFIG_RESOURCE_TOPIC, topic.name), None)
 
     def _clear_elr(self, d: dict[str, Any], offset: int) -> None:
         """Kafka 4.x (KIP-966) ``TopicsDelta/TopicDelta.replay(ClearElrRecord)``: every partition
         with a non-empty ELR or last-known ELR gets both emptied through a PartitionChangeRecord
         merge, hence partitionEpoch + 1; an empty name means every topic."""
         name = d["TopicName"]
-        topics = self.image.topics
+        topics = self._image.topics
         if name:
             topic = topics.by_name.get(name)
             if topic is None:
@@ -574,7 +595,7 @@ class Replayer:
         if rtype not in CONFIG_RESOURCE_TYPE_NAMES:
             rtype = 0                       # ConfigResource.Type.forId -> UNKNOWN
         key = (rtype, d["ResourceName"])
-        configs = self.image.configs
+        configs = self._image.configs
         value = d["Value"]
         if value is None:
             resource = configs.get(key)
@@ -593,7 +614,7 @@ class Replayer:
         for e in d["Entity"] or ():
             entity_map[e["EntityType"]] = e["EntityName"]
         entity = tuple(sorted(entity_map.items()))
-        quotas = self.image.client_quotas
+        quotas = self._image.client_quotas
         if d["Remove"]:
             values = quotas.get(entity)
             if values is not None:
@@ -609,19 +630,19 @@ class Replayer:
     def _acl(self, d: dict[str, Any], offset: int) -> None:
         acl = Acl(d["Id"], d["ResourceType"], d["ResourceName"], d["PatternType"], d["Principal"], d["Host"],
                   d["Operation"], d["PermissionType"])
-        self.image.acls[acl.id] = acl
+        self._image.acls[acl.id] = acl
 
     def _remove_acl(self, d: dict[str, Any], offset: int) -> None:
-        if self.image.acls.pop(d["Id"], None) is None:
+        if self._image.acls.pop(d["Id"], None) is None:
             raise Fault(f"failed to find existing ACL with ID {uuid_to_str(d['Id'])} in either image or changes")
 
     def _scram(self, d: dict[str, Any], offset: int) -> None:
         cred = ScramCredential(d["Mechanism"], d["Name"], d["Salt"], d["StoredKey"], d["ServerKey"],
                                d["Iterations"])
-        self.image.scram[(cred.mechanism, cred.name)] = cred
+        self._image.scram[(cred.mechanism, cred.name)] = cred
 
     def _remove_scram(self, d: dict[str, Any], offset: int) -> None:
-        self.image.scram.pop((d["Mechanism"], d["Name"]), None)
+        self._image.scram.pop((d["Mechanism"], d["Name"]), None)
 
     def _delegation_token(self, d: dict[str, Any], offset: int) -> None:
         renewers = tuple(d["Renewers"] or ())
@@ -630,17 +651,17 @@ class Replayer:
                 raise Fault(f"expected a principal in format principalType:principalName but got {principal!r}")
         token = DelegationToken(d["TokenId"], d["Owner"], d["Requester"], renewers, d["IssueTimestamp"],
                                 d["MaxTimestamp"], d["ExpirationTimestamp"])
-        self.image.delegation_tokens[token.token_id] = token
+        self._image.delegation_tokens[token.token_id] = token
 
     def _remove_delegation_token(self, d: dict[str, Any], offset: int) -> None:
-        self.image.delegation_tokens.pop(d["TokenId"], None)
+        self._image.delegation_tokens.pop(d["TokenId"], None)
 
     # ------------------------------------------------------------------ features, producer ids, misc
 
     def _feature_level(self, d: dict[str, Any], offset: int) -> None:
         name = d["Name"]
         level = d["FeatureLevel"]
-        features = self.image.features
+        features = self._image.features
         if name == METADATA_VERSION_FEATURE:
             # Kafka 4.x FeaturesDelta: pre-release 3.3 levels (4-6) read as 3.3-IV3; levels below
             # that are not valid metadata versions any more.  Levels newer than known are kept (and
@@ -662,10 +683,10 @@ class Replayer:
         state = d["ZkMigrationState"]
         if state not in ZK_MIGRATION_STATE_NAMES:
             raise Fault(f"unknown ZkMigrationState value {state}")
-        self.image.features.zk_migration_state = state
+        self._image.features.zk_migration_state = state
 
     def _producer_ids(self, d: dict[str, Any], offset: int) -> None:
-        ids = self.image.producer_ids
+        ids = self._image.producer_ids
         ids.next_producer_id = d["NextProducerId"]
         ids.broker_id = d["BrokerId"]
         ids.broker_epoch = d["BrokerEpoch"]
