@@ -287,6 +287,13 @@ def test_live_batches_and_snapshot_replacing_the_image() -> None:
     batch = RecordBatch.parse(tail)
     loader.apply_batch(batch)
     assert prov(img) == (50, 4, 1000) and img.configs == {(2, "new"): {"k": "v"}}
+    # begin_snapshot() followed by log batches (no finish): the log's transactions still work
+    loader.begin_snapshot()
+    loader.apply_batch(RecordBatch.parse(build_batch(0, 5, [rec("BeginTransactionRecord", 0, {}), topic("t", T1),
+                                                           rec("EndTransactionRecord", 0, {})], 2000)))
+    assert sorted(img.topics.by_name) == ["t"] and loader.replayer.fault_count == 2
+    loader.reset()
+    assert img.is_empty() and prov(img) == (-1, -1, -1) and loader.image is img
 
 
 def test_not_a_directory_and_missing_file_raise_user_errors(tmp_path: Path) -> None:

@@ -163,6 +163,8 @@ class ImageLoader:
 
     def _apply(self, batch: Any, records: Iterable[Entry], last_offset: int | None, publish: bool) -> int:
         r = self.replayer
+        if publish and r.snapshot_mode:
+            r.snapshot_mode = False     # a log batch after begin_snapshot(): no snapshot in progress
         epoch = batch.partition_leader_epoch
         n = 0
         if batch.is_control:
@@ -205,6 +207,23 @@ class ImageLoader:
             r.image.clear_for_snapshot()
             r.abandon_transaction("a snapshot replaces the image")
             r.snapshot_mode = True
+        self._snapshot_header_ts = None
+
+    def reset(self) -> None:
+        """Forget everything (live ``ImageReset``): the image becomes empty, in place; the records
+        that follow are replayed as a log from its start."""
+        r = self.replayer
+        with r.image.lock:
+            image = r.image
+            image.clear_for_snapshot()
+            image.features.metadata_version = None
+            image.features.zk_migration_state = 0
+            image.producer_ids.__init__()
+            p = image.provenance
+            p.offset = p.epoch = p.timestamp = -1
+            p.snapshot = None
+            r.abandon_transaction("image reset")
+            r.snapshot_mode = False
         self._snapshot_header_ts = None
 
     def finish_snapshot(self, path: str | None, end_offset: int, epoch: int) -> None:
