@@ -482,7 +482,10 @@ class Replayer:
         if lrs != 0 and lrs != 1:
             raise Fault(f"partition {d['PartitionId']}: unknown leader recovery state {lrs}")
         v = d["Isr"]
-        isr = intern(x, x) if v and (x := tuple(v)) else EMPTY
+        if v == d["Replicas"]:                  # the usual case: a fully in-sync partition
+            isr = replicas
+        else:
+            isr = intern(x, x) if v and (x := tuple(v)) else EMPTY
         v = d["RemovingReplicas"]
         removing = intern(x, x) if v and (x := tuple(v)) else EMPTY
         v = d["AddingReplicas"]
