@@ -9,6 +9,8 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from metashell.image.image import MetadataImage, SnapshotInfo
 from metashell.image.model import EMPTY, LOST_DIR, MIGRATING_DIR, UNASSIGNED_DIR, metadata_version_name
@@ -504,3 +506,49 @@ def test_control_records_update_quorum() -> None:
     assert decode_control_record(b"\x00\x00\x00\x04", b"\x00\x00\x00").name == "SnapshotFooter"
     assert r.replay_control_bytes(b"\x00", b"", 9, 2) is None and r.warnings[0].kind == "decode"
     assert r.image.is_empty()
+
+
+# ---------------------------------------------------------------------------- property: never breaks
+
+_TIDS = [T1, T2, bytes(16)]
+_ids = st.sampled_from([1, 2, 3])
+_id_lists = st.one_of(st.none(), st.lists(_ids, max_size=4))
+_tid = st.sampled_from(_TIDS)
+_records = st.one_of(
+    st.builds(lambda n, t: ("TopicRecord", {"Name": n, "TopicId": t}), st.sampled_from(["a", "b"]), _tid),
+    st.builds(lambda t: ("RemoveTopicRecord", {"TopicId": t}), _tid),
+    st.builds(lambda t, p, r, d: ("PartitionRecord", {"PartitionId": p, "TopicId": t, "Replicas": r, "Isr": r,
+                                                      "Leader": r[0] if r else -1, "Directories": d}),
+              _tid, st.integers(0, 2), st.lists(_ids, max_size=3, unique=True),
+              st.lists(st.sampled_from([D1, D2]), max_size=3)),
+    st.builds(lambda t, p, i, r, d, e, lead, lrs: ("PartitionChangeRecord", {
+        "PartitionId": p, "TopicId": t, "Isr": i, "Replicas": r, "Directories": d, "EligibleLeaderReplicas": e,
+        "Leader": lead, "LeaderRecoveryState": lrs}),
+        _tid, st.integers(0, 2), _id_lists, _id_lists, st.one_of(st.none(), st.lists(st.sampled_from([D1, D2]),
+                                                                                      max_size=3)),
+        _id_lists, st.integers(-3, 3), st.integers(-2, 2)),
+    st.builds(lambda n: ("ClearElrRecord", {"TopicName": n}), st.sampled_from(["", "a", "b", "zz"])),
+    st.builds(lambda k: (k, {}), st.sampled_from(["BeginTransactionRecord", "EndTransactionRecord",
+                                                  "AbortTransactionRecord", "NoOpRecord"])),
+    st.builds(lambda b, e, f, s: ("BrokerRegistrationChangeRecord", {
+        "BrokerId": b, "BrokerEpoch": e, "Fenced": f, "InControlledShutdown": s}),
+        _ids, st.integers(9, 11), st.integers(-2, 2), st.integers(-1, 2)),
+    st.builds(lambda b, e: ("FenceBrokerRecord", {"Id": b, "Epoch": e}), _ids, st.integers(9, 11)),
+    st.builds(lambda b: ("UnregisterBrokerRecord", {"BrokerId": b, "BrokerEpoch": 0}), _ids),
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(_records, max_size=40))
+def test_random_record_sequences_never_escape_and_keep_invariants(seq: list) -> None:
+    r = play(Replayer(), broker(1), broker(2, epoch=11))
+    for i, (name, data) in enumerate(seq):
+        r.replay(rec(name, data), i + 10)
+    img = r.image
+    for tid, t in img.topics.by_id.items():
+        assert t.id == tid
+        for p in t.partitions.values():
+            assert len(p.directories) == len(p.replicas)
+    for name, t in img.topics.by_name.items():
+        assert t.name == name
+    assert all(w.offset is not None for w in r.warnings)
