@@ -269,6 +269,57 @@ MAVEN_CENTRAL = "https://repo1.maven.org/maven2"
 _UNRESOLVED = re.compile(r"org\.apache\.kafka:([A-Za-z0-9_.-]+):jar:([0-9][^,\s:]*)")
 
 
+#: Substituted modules we recompile from the older release's sources (see KafkaDist._rebuild_substitutes).
+#: Only the shell: kafka-tools uses internal APIs that really change between releases.
+REBUILD_FROM_SOURCES: tuple[str, ...] = ("kafka-shell",)
+#: Bumped when the cache dir layout changes; older dists are upgraded in place by ensure().
+CACHE_LAYOUT = 2
+
+
+def _rewrite_moved_imports(java_files: list[Path], src_root: Path, known: set[str]) -> int:
+    """Point imports of Kafka classes that no longer exist at the unique class of the same simple name.
+
+    Between Kafka releases many utility classes only move package (e.g. ``common.utils.Exit`` ->
+    ``common.utils.internals.Exit``, ``kafka.tools.TerseFailure`` -> ``server.util.TerseFailure``).
+    """
+    own = {str(f.relative_to(src_root))[:-5].replace("/", ".") for f in java_files}
+    by_simple: dict[str, list[str]] = {}
+    for c in known:
+        if "." in c:
+            by_simple.setdefault(c.rsplit(".", 1)[1], []).append(c)
+
+    def exists(fq: str) -> bool:
+        parts = fq.split(".")
+        prefixes = (".".join(parts[:i]) for i in range(len(parts), 1, -1))
+        return any(p in known or p in own for p in prefixes)
+
+    count = 0
+
+    def fix(m: re.Match[str]) -> str:
+        nonlocal count
+        static, fq = m.group(1), m.group(2)
+        if fq.endswith(".*"):
+            return m.group(0)
+        cls = fq.rsplit(".", 1)[0] if static else fq
+        if not cls.startswith(("org.apache.kafka.", "kafka.")) or exists(cls):
+            return m.group(0)
+        cands = by_simple.get(cls.rsplit(".", 1)[1], [])
+        if len(cands) > 1:
+            cands = [c for c in cands if c.startswith("org.apache.kafka.")]
+        if len(cands) != 1:
+            return m.group(0)  # javac will report it
+        count += 1
+        return f"import {static or ''}{cands[0]}{fq[len(cls):]};"
+
+    pattern = re.compile(r"^import\s+(static\s+)?([\w.*]+);", re.MULTILINE)
+    for f in java_files:
+        text = f.read_text(encoding="utf-8")
+        new = pattern.sub(fix, text)
+        if new != text:
+            f.write_text(new, encoding="utf-8")
+    return count
+
+
 def _dep_xml(group: str, artifact: str, version: str, indent: str = "    ") -> str:
     return (f"{indent}<dependency><groupId>{group}</groupId><artifactId>{artifact}</artifactId>"
             f"<version>{version}</version></dependency>")
@@ -347,6 +398,7 @@ class KafkaDist:
         self._stamp = self.dir / "complete.json"
         self._classes: dict[str, str] | None = None
         self._fallback: KafkaDist | None = None
+        self._rebuild_errors: dict[str, str] = {}
 
     def __repr__(self) -> str:
         return f"KafkaDist({self.version!r}, dir={str(self.dir)!r})"
@@ -373,10 +425,18 @@ class KafkaDist:
         return deps
 
     def is_ready(self) -> bool:
-        return self._stamp.exists()
+        try:
+            return json.loads(self._stamp.read_text()).get("layout") == CACHE_LAYOUT
+        except (OSError, ValueError):
+            return False
 
     def ensure(self) -> KafkaDist:
-        """Download (once) the jars into the cache; safe if several processes race."""
+        """Download (once) the jars into the cache; safe if several processes race.
+
+        The finished dist appears atomically (built in a temp dir, then renamed).  A dist from an
+        older cache layout is upgraded in place *additively* (nothing other processes may be using
+        is deleted or moved).
+        """
         if self.is_ready():
             return self
         java_executable()
@@ -386,21 +446,17 @@ class KafkaDist:
         with _file_lock(self.root / f".{self.version}.lock"):
             if self.is_ready():
                 return self
+            if self._stamp.exists() and (self.dir / "libs").is_dir():
+                self._upgrade_in_place(mvn)
+                return self
             started = time.monotonic()
             tmp = Path(tempfile.mkdtemp(prefix=f".{self.version}-", dir=self.root))
             try:
                 substitutes = self._resolve(mvn, tmp)
+                rebuilt = self._rebuild_substitutes(mvn, tmp, substitutes)
                 self._write_log_configs(tmp)
-                jars = sorted(p.name for p in (tmp / "libs").glob("*.jar"))
-                size = sum((tmp / "libs" / j).stat().st_size for j in jars)
-                stamp = {
-                    "version": self.version,
-                    "substitutes": substitutes,
-                    "jars": jars,
-                    "bytes": size,
-                    "download_seconds": round(time.monotonic() - started, 1),
-                    "fetched_at": _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
-                }
+                stamp = self._make_stamp(tmp, substitutes, rebuilt)
+                stamp["download_seconds"] = round(time.monotonic() - started, 1)
                 (tmp / "complete.json").write_text(json.dumps(stamp, indent=1) + "\n")
                 os.chmod(tmp, 0o755)  # mkdtemp made it private; the cache is shared
                 if self.dir.exists():  # a half-done dir from a crashed run (we hold the lock)
@@ -409,6 +465,36 @@ class KafkaDist:
             finally:
                 shutil.rmtree(tmp, ignore_errors=True)
         return self
+
+    def _make_stamp(self, base: Path, substitutes: dict[str, str], rebuilt: dict[str, str]) -> dict[str, Any]:
+        """The complete.json content: ``jars`` are paths relative to the dist dir, in classpath order."""
+        replaced = {f"{m}-{v}.jar" for m, v in rebuilt.items()}
+        jars = [f"libs/{p.name}" for p in sorted((base / "libs").glob("*.jar")) if p.name not in replaced]
+        jars += [f"rebuilt/{p.name}" for p in sorted((base / "rebuilt").glob("*.jar"))]
+        stamp: dict[str, Any] = {
+            "layout": CACHE_LAYOUT,
+            "version": self.version,
+            "substitutes": substitutes,
+            "rebuilt": rebuilt,
+            "jars": jars,
+            "bytes": sum((base / j).stat().st_size for j in jars),
+            "fetched_at": _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
+        }
+        if self._rebuild_errors:
+            stamp["rebuild_errors"] = self._rebuild_errors
+        return stamp
+
+    def _upgrade_in_place(self, mvn: str) -> None:
+        old = json.loads(self._stamp.read_text())
+        substitutes = dict(old.get("substitutes") or {})
+        rebuilt = self._rebuild_substitutes(mvn, self.dir, substitutes)
+        stamp = self._make_stamp(self.dir, substitutes, rebuilt)
+        stamp["download_seconds"] = old.get("download_seconds")
+        (self.dir / "classes.tsv").unlink(missing_ok=True)
+        tmp = self._stamp.with_suffix(f".{os.getpid()}.tmp")
+        tmp.write_text(json.dumps(stamp, indent=1) + "\n")
+        os.replace(tmp, self._stamp)
+        self._classes = None
 
     def _resolve(self, mvn: str, tmp: Path) -> dict[str, str]:
         """Run Maven on a generated pom; returns {artifact: version} substituted for missing ones.
@@ -448,6 +534,89 @@ class KafkaDist:
         errors = [ln for ln in out.splitlines() if "ERROR" in ln][:3] or out.strip().splitlines()[-3:]
         raise KafkaUnavailable(f"mvn could not fetch Kafka {self.version}: " + " | ".join(errors))
 
+    def _rebuild_substitutes(self, mvn: str, tmp: Path, substitutes: dict[str, str]) -> dict[str, str]:
+        """Recompile substituted modules listed in :data:`REBUILD_FROM_SOURCES` against this version.
+
+        The metadata shell is the oracle for ``/image``; an older kafka-shell jar cannot run on this
+        version's kafka-clients (classes moved), and a complete older release cannot read newer
+        metadata (unknown metadata.version levels make it drop the features image and topics).  The
+        shell itself is a thin layer over kafka-metadata's image node classes, so we compile the
+        older kafka-shell *sources* against this version's jars, rewriting imports of classes that
+        merely moved package.  Returns {module: source version} for what was rebuilt; failures are
+        recorded in ``info["rebuild_errors"]`` and leave the module running from the fallback.
+        """
+        rebuilt: dict[str, str] = {}
+        self._rebuild_errors = {}
+        javac = shutil.which("javac")
+        if javac is None and os.environ.get("JAVA_HOME"):
+            cand = Path(os.environ["JAVA_HOME"]) / "bin" / "javac"
+            javac = str(cand) if cand.exists() else None
+        for module in REBUILD_FROM_SOURCES:
+            src_version = substitutes.get(module)
+            if src_version is None:
+                continue
+            if javac is None:
+                self._rebuild_errors[module] = "javac not found"
+                continue
+            try:
+                self._rebuild_one(mvn, javac, tmp, module, src_version)
+                rebuilt[module] = src_version
+            except (HarnessError, OSError, subprocess.SubprocessError) as exc:
+                self._rebuild_errors[module] = str(exc)[-1000:]
+        return rebuilt
+
+    def _rebuild_one(self, mvn: str, javac: str, tmp: Path, module: str, src_version: str) -> None:
+        work = Path(tempfile.mkdtemp(prefix=f".rebuild-{module}-", dir=tmp))
+        try:
+            self._rebuild_in(work, mvn, javac, tmp, module, src_version)
+        finally:
+            shutil.rmtree(work, ignore_errors=True)
+
+    def _rebuild_in(self, work: Path, mvn: str, javac: str, tmp: Path, module: str, src_version: str) -> None:
+        proc = subprocess.run(
+            [mvn, "-q", "-B", "org.apache.maven.plugins:maven-dependency-plugin:3.6.1:copy",
+             f"-Dartifact=org.apache.kafka:{module}:{src_version}:jar:sources", f"-DoutputDirectory={work}"],
+            capture_output=True, text=True, timeout=600, cwd=tmp, check=False)
+        src_jar = work / f"{module}-{src_version}-sources.jar"
+        if proc.returncode != 0 or not src_jar.exists():
+            raise HarnessError(f"no sources for {module} {src_version}: {(proc.stdout + proc.stderr)[-300:]}")
+        src = work / "src"
+        with zipfile.ZipFile(src_jar) as zf:
+            zf.extractall(src)
+        libs = tmp / "libs"
+        old_jar = f"{module}-{src_version}.jar"
+        cp_jars = sorted(p for p in libs.glob("*.jar") if p.name != old_jar)
+        known: set[str] = set()
+        for jar in cp_jars:
+            with zipfile.ZipFile(jar) as zf:
+                known.update(n[:-6].replace("/", ".") for n in zf.namelist()
+                             if n.endswith(".class") and "$" not in n)
+        java_files = sorted(src.rglob("*.java"))
+        _rewrite_moved_imports(java_files, src, known)
+        out = work / "classes"
+        out.mkdir()
+        argfile = work / "sources.txt"
+        argfile.write_text("\n".join(str(f) for f in java_files) + "\n")
+        proc = subprocess.run(
+            [javac, "-nowarn", "-encoding", "UTF-8", "--release", "17", "-d", str(out),
+             "-cp", os.pathsep.join(map(str, cp_jars)), f"@{argfile}"],
+            capture_output=True, text=True, timeout=900, check=False)
+        if proc.returncode != 0:
+            raise HarnessError(f"javac failed for {module}: {(proc.stdout + proc.stderr)[-800:]}")
+        for res in src.rglob("*"):  # non-Java resources (service files, properties) come along
+            if res.is_file() and res.suffix != ".java" and "META-INF/MANIFEST" not in str(res):
+                dest = out / res.relative_to(src)
+                dest.parent.mkdir(parents=True, exist_ok=True)
+                shutil.copyfile(res, dest)
+        (tmp / "rebuilt").mkdir(exist_ok=True)
+        new_jar = tmp / "rebuilt" / f"{module}-{self.version}-rebuilt-from-{src_version}.jar"
+        part = new_jar.with_suffix(f".{os.getpid()}.part")
+        with zipfile.ZipFile(part, "w", zipfile.ZIP_DEFLATED) as zf:
+            for f in sorted(out.rglob("*")):
+                if f.is_file():
+                    zf.write(f, f.relative_to(out).as_posix())
+        os.replace(part, new_jar)  # the old jar stays in libs/ (others may use libs/*); not on our classpath
+
     def _write_log_configs(self, base: Path) -> None:
         if _major(self.version) >= 4:
             server = _LOG4J2_TEMPLATE.format(target="SYSTEM_OUT", level="INFO")
@@ -468,7 +637,7 @@ class KafkaDist:
     def classpath(self) -> str:
         if not self.is_ready():
             raise HarnessError(f"Kafka {self.version} not downloaded; call ensure() first")
-        return os.pathsep.join(str(self.libs / j) for j in self.info["jars"])
+        return os.pathsep.join(str(self.dir / j) for j in self.info["jars"])
 
     def log_config_flag(self, kind: str = "tools") -> str:
         """The JVM -D flag pointing the logging backend at our quiet config (``server``/``tools``)."""
@@ -519,10 +688,10 @@ class KafkaDist:
             else:
                 names: dict[str, str] = {}
                 for jar in self.info["jars"]:
-                    with zipfile.ZipFile(self.libs / jar) as zf:
+                    with zipfile.ZipFile(self.dir / jar) as zf:
                         for n in zf.namelist():
                             if n.endswith(".class") and "$" not in n:
-                                names.setdefault(n[:-6].replace("/", "."), jar)
+                                names.setdefault(n[:-6].replace("/", "."), Path(jar).name)
                 tmp = index.with_suffix(f".{os.getpid()}.tmp")
                 tmp.write_text("".join(f"{c}\t{j}\n" for c, j in sorted(names.items())))
                 os.replace(tmp, index)

@@ -1,0 +1,164 @@
+#!/usr/bin/env python3
+"""Run Kafka's own metadata tools (the oracle) on one metadata file and return their stdout.
+
+metashell's ``/image`` tree and its record dump must match what Apache Kafka prints, so tests call:
+
+* :func:`java_shell` - ``org.apache.kafka.shell.MetadataShell --snapshot FILE <command words>``
+  (the tool reads exactly ONE file: a ``.checkpoint`` snapshot or a ``.log`` segment);
+* :func:`dump_log` - ``kafka-dump-log --cluster-metadata-decoder --files FILE`` (that flag implies
+  ``--print-data-log`` and deep iteration, so every record's decoded payload is printed).
+
+Safety: the input is never touched.  MetadataShell locks ``<file>/../../.lock`` when it exists, so
+each run works on a private COPY laid out as ``tmp/<logdir>/__cluster_metadata-0/<file name>``.
+
+Speed: a JVM start costs about a second, so results are cached on disk under the Kafka cache
+(``<cache>/oracle/``) keyed by (Kafka version, sha256 of the file, tool, arguments).  Paths in the
+output are stored as a placeholder and replaced by the caller's path on the way out.
+
+CLI::
+
+    python scripts/oracle.py shell FILE ls /image
+    python scripts/oracle.py dump FILE
+    python scripts/oracle.py --version 3.9.2 shell FILE cat /image/features/metadata.version
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import os
+import shutil
+import sys
+import tempfile
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from kafka_harness import (  # after the sys.path tweak so `import oracle` works from anywhere
+    DEFAULT_VERSION,
+    HarnessError,
+    KafkaDist,
+    cache_root,
+)
+
+_PLACEHOLDER = "\x00FILE\x00"
+#: stderr lines that mean the tool's output is incomplete even when it exits 0 (the metadata shell
+#: logs a "shell fault" and carries on with a partial image, or hangs in one-shot mode).
+_FAULT_MARKERS = ("Encountered shell fault", "Exception in thread", "UnwritableMetadataException")
+
+
+class OracleError(HarnessError):
+    """The Kafka tool failed or reported a fault: its output must not be used as the truth."""
+
+
+def _sha256(path: Path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for chunk in iter(lambda: fh.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def _check_file(path: Path) -> Path:
+    path = Path(path).resolve()
+    if not path.is_file():
+        raise OracleError(f"{path}: not a file (the oracle tools take one .log or .checkpoint file)")
+    return path
+
+
+def _cache_file(version: str, digest: str, tool: str, args: list[str]) -> Path:
+    key = hashlib.sha256(json.dumps([version, digest, tool, args]).encode()).hexdigest()
+    return cache_root() / "oracle" / version / digest[:2] / f"{digest[:16]}-{key[:24]}.json"
+
+
+def run_tool(path: Path | str, tool: str, args: list[str], *, version: str = DEFAULT_VERSION,
+             timeout: float = 120, use_cache: bool = True, strict: bool = True) -> str:
+    """Run Kafka ``tool`` with ``args`` where the string ``{FILE}`` stands for a private copy of
+    ``path``; return stdout with the copy's path replaced by ``path`` as given."""
+    src = _check_file(Path(path))
+    digest = _sha256(src)
+    dist = KafkaDist(version)
+    cache = _cache_file(version, digest, tool, args)
+    if use_cache and cache.exists():
+        out = json.loads(cache.read_text())["stdout"]
+        return out.replace(_PLACEHOLDER, str(path))
+    dist.ensure()
+    with tempfile.TemporaryDirectory(prefix="metashell-oracle-") as tmp:
+        logdir = src.parent.parent.name if src.parent.name == "__cluster_metadata-0" else "metadata"
+        part = Path(tmp) / (logdir or "metadata") / "__cluster_metadata-0"
+        part.mkdir(parents=True)
+        copy = part / src.name
+        shutil.copyfile(src, copy)
+        real_args = [a.replace("{FILE}", str(copy)) for a in args]
+        proc = dist.run(tool, *real_args, timeout=timeout, cwd=Path(tmp))
+    stdout = proc.stdout.replace(str(copy), _PLACEHOLDER)
+    fault = next((ln for ln in proc.stderr.splitlines() if any(m in ln for m in _FAULT_MARKERS)), None)
+    if strict and (proc.returncode != 0 or fault):
+        detail = [ln for ln in proc.stderr.splitlines() if "ERROR" in ln or "Exception" in ln][:3]
+        raise OracleError(
+            f"{tool} (Kafka {dist.tool_version(tool)}) on {path} "
+            f"{'exited ' + str(proc.returncode) if proc.returncode else 'reported a fault'}: "
+            + (" | ".join(detail) or proc.stderr.strip()[-500:] or proc.stdout.strip()[-500:])
+        )
+    if use_cache and proc.returncode == 0 and not fault:
+        cache.parent.mkdir(parents=True, exist_ok=True)
+        tmpfile = cache.with_suffix(f".{os.getpid()}.tmp")
+        tmpfile.write_text(json.dumps({
+            "version": version, "tool_version": dist.tool_version(tool), "tool": tool, "args": args,
+            "sha256": digest, "stdout": stdout,
+        }))
+        os.replace(tmpfile, cache)
+    return stdout.replace(_PLACEHOLDER, str(path))
+
+
+def java_shell(path: Path | str, *command_words: str, version: str = DEFAULT_VERSION,
+               timeout: float = 120, use_cache: bool = True, strict: bool = True) -> str:
+    """stdout of Kafka's metadata shell: ``MetadataShell --snapshot FILE <command words>``.
+
+    Example: ``java_shell(f, "ls", "/image")``.  Several words form one command (the shell joins
+    them), e.g. ``java_shell(f, "cat", "/image/features/metadata.version")``.
+    """
+    if not command_words:
+        raise OracleError("java_shell needs a command (interactive mode is not supported)")
+    return run_tool(path, "kafka-metadata-shell", ["--snapshot", "{FILE}", *command_words],
+                    version=version, timeout=timeout, use_cache=use_cache, strict=strict)
+
+
+def dump_log(path: Path | str, version: str = DEFAULT_VERSION, *, timeout: float = 300,
+             use_cache: bool = True, strict: bool = True, extra_args: tuple[str, ...] = ()) -> str:
+    """stdout of ``kafka-dump-log --cluster-metadata-decoder --files FILE`` (every record decoded)."""
+    return run_tool(path, "kafka-dump-log", ["--cluster-metadata-decoder", *extra_args, "--files", "{FILE}"],
+                    version=version, timeout=timeout, use_cache=use_cache, strict=strict)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description="Run Kafka's metadata shell / log dumper on one file.")
+    parser.add_argument("--version", default=DEFAULT_VERSION,
+                        help=f"Kafka version (default {DEFAULT_VERSION})")
+    parser.add_argument("--no-cache", action="store_true", help="always run the JVM")
+    parser.add_argument("--lenient", action="store_true",
+                        help="print output even if the tool reported a fault")
+    sub = parser.add_subparsers(dest="cmd", required=True)
+    s = sub.add_parser("shell", help="MetadataShell --snapshot FILE <command...>")
+    s.add_argument("file")
+    s.add_argument("words", nargs=argparse.REMAINDER, help="shell command, e.g. ls /image")
+    d = sub.add_parser("dump", help="DumpLogSegments --cluster-metadata-decoder --files FILE")
+    d.add_argument("file")
+    args = parser.parse_args(argv)
+    try:
+        if args.cmd == "shell":
+            out = java_shell(args.file, *(args.words or ["ls", "/"]), version=args.version,
+                             use_cache=not args.no_cache, strict=not args.lenient)
+        else:
+            out = dump_log(args.file, version=args.version, use_cache=not args.no_cache,
+                           strict=not args.lenient)
+    except HarnessError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    sys.stdout.write(out)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
