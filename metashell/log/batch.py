@@ -854,8 +854,9 @@ class _Scan:
                             batch._entries, batch._stats = decode_entries(buf, pos + HEADER_SIZE, pos + size,
                                                                           header[12], header[0], header[7])
                         except _RecordError as e:
+                            err = batch._locate(e, False)
                             self.stop_pos = pos
-                            self.corrupt(batch._locate(e, False).message, base + pos, tail, base + pos + size)
+                            self.corrupt(err.message, err.offset, tail, base + pos + size)
                             return
                     else:
                         batch._entries = batch._stats = None
@@ -902,6 +903,7 @@ class _Scan:
                 problem = _check_header(header, buf, pos, rem, False)
             else:
                 problem = None
+            where = base + pos
             if problem is None:
                 batch = RecordBatch(header, base + pos, source, buf, pos)
                 if decode:
@@ -909,13 +911,14 @@ class _Scan:
                         batch.entries()
                     except CorruptBatchError as e:
                         problem = e.message
+                        where = base + pos if e.offset is None else e.offset
                 if problem is None:
                     yield batch
                     pos += size
                     continue
             # an invalid batch: the tail object finds out whether anything follows it
             self.stop_pos = pos
-            self.corrupt(problem, base + pos, tail, base + pos + size)
+            self.corrupt(problem, where, tail, base + pos + size)
             return
 
 

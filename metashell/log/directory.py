@@ -18,6 +18,7 @@ from pathlib import Path
 
 from metashell.errors import MetashellError
 from metashell.log.batch import LogWarning
+from metashell.log.files import iter_file_batches, read_batch_at
 from metashell.log.properties import parse_properties
 
 __all__ = [
@@ -265,24 +266,39 @@ class ReadPlan:
 
     @property
     def files(self) -> list[str]:
-        """The files the plan reads (for /provenance); see also PlanReader.files_read."""
+        """The files the plan may read, in order (a conditional ``bootstrap.checkpoint`` included).
+
+        For /provenance prefer ``PlanReader.files_read``: the files actually opened."""
         return [s.source for s in self.steps]
 
-    def seek(self, index: list) -> ReadPlan:
-        """A copy whose log steps start at the batch holding ``start_offset``, found in ``index``.
+    def seek(self, index: list | None = None) -> ReadPlan:
+        """A copy whose log steps start at the batch holding ``start_offset`` instead of byte 0.
 
-        ``index`` is a PlanReader's batch index from an earlier full read; files not in it are read
-        from the start.  This makes re-reading "up to offset N" cost only the batches after the
-        snapshot, not whole segments.
+        Batch positions come from ``index`` (a PlanReader's ``index`` from an earlier read) when it
+        covers the file, else from a quick header-only scan of the file (no CRC, no record decoding).
+        This makes re-reading "up to offset N" cost only the batches after the snapshot.
         """
         best: dict[str, int] = {}
-        for e in index:
-            if e.kind == "log" and e.base_offset <= self.start_offset:
-                prev = best.get(e.source)
-                if prev is None or e.position > prev:
+        covered: set[str] = set()
+        for e in index or ():
+            if e.kind == "log":
+                covered.add(e.source)
+                if e.base_offset <= self.start_offset and e.position >= best.get(e.source, -1):
                     best[e.source] = e.position
-        steps = [replace(s, position=best.get(s.source, s.position)) if s.kind == "log" else s
-                 for s in self.steps]
+        steps = []
+        for s in self.steps:
+            if s.kind == "log" and s.position == 0:
+                if s.source not in covered:
+                    try:
+                        for b in iter_file_batches(s.path, s.source, decode=False, verify_crc=False,
+                                                   lenient_tail=True, warn=lambda w: None):
+                            if b.base_offset > self.start_offset:
+                                break
+                            best[s.source] = b.position
+                    except (OSError, MetashellError):
+                        pass  # the real read reports it
+                s = replace(s, position=best.get(s.source, 0))
+            steps.append(s)
         return ReadPlan(steps, self.snapshot, self.start_offset, self.until_offset, list(self.warnings),
                         self.directory, self.partial)
 
@@ -439,8 +455,6 @@ def _scan_partition_dir(d: MetadataLogDir, part: Path) -> None:
 
 def _sniff_snapshot(path: Path) -> bool:
     """True when a file starts like a snapshot: a control batch whose first record is SnapshotHeader."""
-    from metashell.log.files import read_batch_at  # local: files imports batch only, no cycle
-
     try:
         batch = read_batch_at(path, 0)
         if batch is None or not batch.is_control:
