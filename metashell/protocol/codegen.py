@@ -67,6 +67,13 @@ def write_uvarint(out: bytearray, value: int) -> None:
 
 _array_structs: dict[tuple[str, int], struct.Struct] = {}
 
+SMALL_ARRAY = 64
+"""Arrays shorter than this are read with one precompiled ``struct`` per length (no lookup, no
+bounds arithmetic beyond one comparison): replica lists, ISRs and log-dir lists are all short."""
+_small_int_arrays = {code: tuple(struct.Struct(f">{n}{code}") for n in range(SMALL_ARRAY))
+                     for code in set(ARRAY_ITEM.values())}
+_small_uuid_arrays = tuple(struct.Struct(">" + "16s" * n) for n in range(SMALL_ARRAY))
+
 
 def array_struct(code: str, n: int) -> struct.Struct:
     """A cached ``struct.Struct`` for ``n`` big-endian items of one code."""
@@ -75,6 +82,16 @@ def array_struct(code: str, n: int) -> struct.Struct:
         s = struct.Struct(f">{n}{code}")
         if len(_array_structs) < 4096:
             _array_structs[(code, n)] = s
+    return s
+
+
+def uuid_array_struct(n: int) -> struct.Struct:
+    """A ``struct.Struct`` reading ``n`` consecutive 16-byte uuids (cached like ``array_struct``)."""
+    s = _array_structs.get(("16s", n))
+    if s is None:
+        s = struct.Struct(">" + "16s" * n)
+        if len(_array_structs) < 4096:
+            _array_structs[("16s", n)] = s
     return s
 
 
@@ -117,7 +134,7 @@ class _Gen:
         self.lines: list[str] = []
         self.consts: dict[str, Any] = {
             "Malformed": Malformed, "_uv": read_uvarint, "_wuv": write_uvarint,
-            "_arr": array_struct, "_arrs": _array_structs, "_struct_default": _struct_default, "_ZERO": ZERO_UUID,
+            "_arr": array_struct, "_arr_uuid": uuid_array_struct, "_arrs": _array_structs, "_struct_default": _struct_default, "_ZERO": ZERO_UUID,
         }
         self.ids = count()
         self.done: dict[tuple[int, str], str] = {}
@@ -159,29 +176,58 @@ def _decode_value(g: _Gen, f: FieldSpec, version: int, flexible: bool, var: str,
         f"{ind}    raise Malformed('non-nullable field {f.name} was serialized as null', pos)"]
     if f.is_array:
         out = []
+        et = f.element_type
+        numeric = et in ARRAY_ITEM or et == "uuid"
+        i0 = ind
+        if fflex and numeric:
+            # Hot path (replica lists, ISRs, directories): a compact length < 128 is one byte, so the
+            # empty array (byte 1) and short arrays (2..SMALL_ARRAY) are decided on that byte alone;
+            # one precompiled struct per length reads the items (``unpack_from`` refuses to read past
+            # the buffer).  Anything else (null, a longer varint, a long array) takes the general path.
+            code = ARRAY_ITEM.get(et, "16s")
+            table = _small_int_arrays[code] if et in ARRAY_ITEM else _small_uuid_arrays
+            small = g.const((None,) + table[:SMALL_ARRAY - 1], "_sa")
+            step = g.const(tuple(1 + SIZES[code] * (n - 1) for n in range(SMALL_ARRAY)), "_sz")
+            out += [f"{ind}n = buf[pos]",
+                    f"{ind}if n == 1:",
+                    f"{ind}    {var} = []",
+                    f"{ind}    pos += 1",
+                    f"{ind}elif 1 < n < {SMALL_ARRAY}:",
+                    f"{ind}    {var} = list({small}[n].unpack_from(buf, pos + 1))",
+                    f"{ind}    pos += {step}[n]",
+                    f"{ind}else:"]
+            ind = ind + "    "
+            null_lines = [f"{ind}    {var} = None"] if nullable else [
+                f"{ind}    raise Malformed('non-nullable field {f.name} was serialized as null', pos)"]
         if fflex:
             out += _read_uvarint_lines("n", ind)
             out.append(f"{ind}n -= 1")
         else:
             out += [f"{ind}n = _i32.unpack_from(buf, pos)[0]", f"{ind}pos += 4"]
+        if numeric:
+            code = ARRAY_ITEM.get(et, "16s")
+            size = SIZES[code]
+            small = g.const(_small_int_arrays[code] if et in ARRAY_ITEM else _small_uuid_arrays, "_sa")
+            big = f"_arr('{code}', n)" if et in ARRAY_ITEM else "_arr_uuid(n)"
+            out.append(f"{ind}if n == 0: {var} = []")
+            out.append(f"{ind}elif n < 0:")
+            out += null_lines
+            out += [f"{ind}elif n < {SMALL_ARRAY}:",
+                    f"{ind}    {var} = list({small}[n].unpack_from(buf, pos))",
+                    f"{ind}    pos += {size} * n",
+                    f"{ind}else:",
+                    (f"{ind}    if pos + {size} * n > end: raise Malformed('array {f.name} of ' + str(n) + ' items "
+                     f"is longer than the buffer', pos)"),
+                    f"{ind}    {var} = list({big}.unpack_from(buf, pos))",
+                    f"{ind}    pos += {size} * n"]
+            return out
+        ind = i0
         out.append(f"{ind}if n < 0:")
         out += null_lines
         out.append(f"{ind}else:")
         i2 = ind + "    "
         out.append(f"{i2}if n > end - pos: raise Malformed('array {f.name} of ' + str(n) + ' items is longer than the buffer', pos)")
-        et = f.element_type
-        if et in ARRAY_ITEM:
-            code = ARRAY_ITEM[et]
-            out += [f"{i2}if n == 0: {var} = []",
-                    f"{i2}else:",
-                    f"{i2}    s = _arrs.get(('{code}', n)) or _arr('{code}', n)",
-                    f"{i2}    {var} = list(s.unpack_from(buf, pos))",
-                    f"{i2}    pos += {SIZES[code]} * n"]
-        elif et == "uuid":
-            out += [f"{i2}if pos + 16 * n > end: raise Malformed('truncated uuid array', pos)",
-                    f"{i2}{var} = [buf[p:p + 16] for p in range(pos, pos + 16 * n, 16)]",
-                    f"{i2}pos += 16 * n"]
-        elif et == "bool":
+        if et == "bool":
             out += [f"{i2}{var} = [b != 0 for b in buf[pos:pos + n]]", f"{i2}pos += n"]
         elif et in ("string", "bytes", "records"):
             elem = FieldSpec(name=f.name + "[]", type=et, versions=f.versions)
@@ -274,7 +320,8 @@ def _decoder_fn(g: _Gen, fields: list[FieldSpec], version: int, flexible: bool, 
         body.append(f"{ind}unknown = None")
         body += _read_uvarint_lines("nt", ind)
         body.append(f"{ind}if nt > end - pos: raise Malformed('too many tagged fields', pos)")
-        body.append(f"{ind}for _ in range(nt):")
+        body.append(f"{ind}if nt:")       # most records carry no tagged field: skip the loop set-up
+        body.append(f"{ind} for _ in range(nt):")
         i2 = ind + "    "
         body += _read_uvarint_lines("tag", i2)
         body += _read_uvarint_lines("size", i2)

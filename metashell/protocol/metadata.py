@@ -56,6 +56,9 @@ def max_version(api_key: int) -> int:
 
 
 _decoders: dict[tuple[int, int], tuple[str, Any, bool]] = {}
+_by_prefix: dict[bytes, tuple[int, int, str, Any, bool]] = {}
+"""The hot path: the 3-byte prefix ``01 <key> <version>`` (both < 128, i.e. every record Kafka
+writes today) -> (api key, version, name, decoder, newer) -- one slice and one dict lookup."""
 
 
 def _lookup(api_key: int, version: int) -> tuple[str, Any, bool]:
@@ -72,30 +75,38 @@ def _lookup(api_key: int, version: int) -> tuple[str, Any, bool]:
         raise UnsupportedRecordVersion(f"{name} has no version {version}")
     hit = (name, registry.decoder(name, valid.hi if newer else version), newer)
     _decoders[(api_key, version)] = hit
+    if api_key < 0x80 and version < 0x80:
+        _by_prefix[bytes((1, api_key, version))] = (api_key, version, *hit)
     return hit
+
+
+def _read_header(value: bytes, end: int) -> tuple[int, int, int]:
+    """(api key, version, body position) of a value the prefix table does not know (yet)."""
+    try:
+        frame, pos = read_uvarint(value, 0)
+        if frame != 1:
+            if frame == 0:
+                raise DecodeError("frame version 0 (KRaft 2.8 preview logs are not supported)", offset=0)
+            raise DecodeError(f"unsupported metadata record frame version {frame}", offset=0)
+        api_key, pos = read_uvarint(value, pos)
+        version, pos = read_uvarint(value, pos)
+    except (IndexError, Malformed):
+        raise DecodeError("truncated metadata record header", offset=0) from None
+    return api_key, version, pos
 
 
 def decode_metadata_record(value: bytes) -> MetadataRecord:
     """Decode a framed metadata record value.  Raises ``DecodeError`` (offsets within ``value``)."""
-    if not isinstance(value, bytes):
+    if value.__class__ is not bytes:
         value = bytes(value)
     end = len(value)
-    try:
-        if end >= 3 and value[0] == 1 and value[1] < 0x80 and value[2] < 0x80:
-            api_key = value[1]
-            version = value[2]
-            pos = 3
-        else:
-            frame, pos = read_uvarint(value, 0)
-            if frame != 1:
-                if frame == 0:
-                    raise DecodeError("frame version 0 (KRaft 2.8 preview logs are not supported)", offset=0)
-                raise DecodeError(f"unsupported metadata record frame version {frame}", offset=0)
-            api_key, pos = read_uvarint(value, pos)
-            version, pos = read_uvarint(value, pos)
-    except (IndexError, Malformed):
-        raise DecodeError("truncated metadata record header", offset=0) from None
-    name, fn, newer = _decoders.get((api_key, version)) or _lookup(api_key, version)
+    fast = _by_prefix.get(value[:3])
+    if fast is not None:
+        api_key, version, name, fn, newer = fast
+        pos = 3
+    else:
+        api_key, version, pos = _read_header(value, end)
+        name, fn, newer = _decoders.get((api_key, version)) or _lookup(api_key, version)
     try:
         data, pos = fn(value, pos, end)
     except Malformed as e:
