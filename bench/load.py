@@ -1,0 +1,402 @@
+#!/usr/bin/env python3
+"""Load benchmark: metashell vs Kafka's own metadata shell on a big generated metadata directory.
+
+    python bench/load.py                      # full size: 100k topics x 10 partitions + 1M-record tail
+    python bench/load.py --scale 0.1 --no-java   # quick run
+    python bench/load.py --help
+
+What it does (see bench/README.md):
+
+1. Generates (once, cached under bench/out/) a realistic ``__cluster_metadata-0`` directory with
+   metashell's own encoders (``bench/metagen.py``): a KRaft snapshot holding every topic and
+   partition, plus a log tail of controller-style batches after it.
+2. Times, each in its own subprocess and for the same files, with wall time and peak RSS
+   (``os.wait4`` rusage of that one child, so nothing else on the machine is counted):
+
+   * ``directory``: ``python -m metashell -d DIR -c "ls /"`` (snapshot + the whole tail);
+   * ``snapshot``: ``python -m metashell --snapshot FILE -c "ls /"`` and Kafka's Java shell
+     ``kafka-metadata-shell --snapshot FILE ls /`` (the Java shell reads one file only, so this is
+     the apples-to-apples line; the directory line is compared with it too).
+
+   The Java shell runs with Kafka's own launcher flags (``kafka-run-class.sh``: G1) and ``-Xmx4g``.
+3. Prints a table (scenario, tool, wall s, peak RSS MB, ratios metashell/Java) and saves it as JSON
+   in bench/out/.
+
+Until ``metashell/__main__.py`` exists the metashell side runs the same loader entry points the CLI
+uses (``metashell.image.loader.load_directory`` / ``load_file``) in a fresh interpreter.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as _dt
+import importlib.util
+import json
+import os
+import platform
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO / "bench"))
+sys.path.insert(0, str(REPO / "scripts"))
+
+import metagen
+
+DEFAULT_OUT = REPO / "bench" / "out"
+SHELL_CLASS = "org.apache.kafka.shell.MetadataShell"
+#: KAFKA_JVM_PERFORMANCE_OPTS of kafka-run-class.sh (what `kafka-metadata-shell.sh` runs with).
+KAFKA_JVM_OPTS = ("-server", "-XX:+UseG1GC", "-XX:MaxGCPauseMillis=20", "-XX:InitiatingHeapOccupancyPercent=35",
+                  "-XX:+ExplicitGCInvokesConcurrent", "-Djava.awt.headless=true")
+#: Kafka's tools log config, but with the metadata loader at INFO: its "finished catching up to the
+#: current high water mark of N" line proves the Java shell loaded the whole file.
+_LOG4J2 = """<?xml version="1.0" encoding="UTF-8"?>
+<Configuration status="WARN">
+  <Appenders><Console name="err" target="SYSTEM_ERR"><PatternLayout pattern="[%d] %p %m (%c)%n"/></Console></Appenders>
+  <Loggers>
+    <Logger name="org.apache.kafka.image.loader.MetadataLoader" level="INFO"/>
+    <Logger name="org.apache.kafka.metadata.util.SnapshotFileReader" level="WARN"/>
+    <Root level="WARN"><AppenderRef ref="err"/></Root>
+  </Loggers>
+</Configuration>
+"""
+_LOG4J1 = """log4j.rootLogger=WARN, stderr
+log4j.appender.stderr=org.apache.log4j.ConsoleAppender
+log4j.appender.stderr.Target=System.err
+log4j.appender.stderr.layout=org.apache.log4j.PatternLayout
+log4j.appender.stderr.layout.ConversionPattern=[%d] %p %m (%c)%n
+log4j.logger.org.apache.kafka.image.loader.MetadataLoader=INFO
+"""
+
+#: Fallback metashell child when there is no CLI yet: the loader calls the CLI makes.
+_LOADER_CHILD = """
+import sys
+from metashell.image.loader import load_directory, load_file
+mode, path = sys.argv[1], sys.argv[2]
+result = load_directory(path) if mode == "directory" else load_file(path)
+print("image\\nlocal")
+"""
+
+#: Verification child: load, then print counts and some partitions as JSON.
+_VERIFY_CHILD = """
+import json, sys
+from metashell.image.loader import load_directory, load_file
+mode, path, names = sys.argv[1], sys.argv[2], json.loads(sys.argv[3])
+r = load_directory(path) if mode == "directory" else load_file(path)
+img = r.image
+parts = []
+for name, p in names:
+    t = img.topics.by_name.get(name)
+    st = None if t is None else t.partitions.get(p)
+    parts.append(None if st is None else {"topic": name, "partition": p, "replicas": list(st.replicas),
+                 "isr": list(st.isr), "leader": st.leader, "leader_epoch": st.leader_epoch,
+                 "partition_epoch": st.partition_epoch})
+print(json.dumps({"summary": img.summary(), "faults": r.fault_count,
+                  "warnings": [str(w) for w in r.warnings[:5]], "n_warnings": len(r.warnings),
+                  "provenance": [img.provenance.offset, img.provenance.epoch], "parts": parts}))
+"""
+
+
+class BenchError(Exception):
+    """A one-line failure for the user (printed as ``bench: <message>``, exit 1)."""
+
+
+@dataclass
+class Measurement:
+    scenario: str
+    tool: str
+    command: list[str]
+    wall: float
+    rss_mb: float
+    cpu: float          # user + system seconds of the child (robust to a busy machine, unlike wall)
+    returncode: int
+    stdout: str
+    stderr: str
+    note: str = ""
+
+
+# --------------------------------------------------------------------------------------------------
+# measuring one child process
+
+
+def measure(scenario: str, tool: str, cmd: list[str], *, timeout: float = 3600,
+            env: dict[str, str] | None = None) -> Measurement:
+    """Run ``cmd`` to completion; wall time and the child's own peak RSS (``wait4`` rusage)."""
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+        t0 = time.perf_counter()
+        proc = subprocess.Popen(cmd, stdout=out, stderr=err, stdin=subprocess.DEVNULL, env=env,
+                                start_new_session=True)
+        timer = threading.Timer(timeout, lambda: os.killpg(proc.pid, signal.SIGKILL))
+        timer.start()
+        try:
+            _pid, status, usage = os.wait4(proc.pid, 0)
+        finally:
+            timer.cancel()
+        wall = time.perf_counter() - t0
+        proc.returncode = os.waitstatus_to_exitcode(status)
+        out.seek(0)
+        err.seek(0)
+        stdout = out.read().decode("utf-8", "replace")
+        stderr = err.read().decode("utf-8", "replace")
+    return Measurement(scenario, tool, cmd, wall, usage.ru_maxrss / 1024.0, usage.ru_utime + usage.ru_stime,
+                       proc.returncode, stdout, stderr)
+
+
+def warm_page_cache(paths: list[str]) -> None:
+    """Read the files once so that neither tool pays for the first (cold) disk read."""
+    for p in paths:
+        with open(p, "rb") as f:
+            while f.read(16 << 20):
+                pass
+
+
+# --------------------------------------------------------------------------------------------------
+# commands
+
+
+def metashell_has_cli() -> bool:
+    return importlib.util.find_spec("metashell.__main__") is not None
+
+
+def metashell_cmd(mode: str, path: str, profile: Path | None = None) -> list[str]:
+    prefix = [sys.executable]
+    if profile is not None:
+        prefix += ["-m", "cProfile", "-o", str(profile)]
+    if metashell_has_cli():
+        flag = "-d" if mode == "directory" else "--snapshot"
+        if profile is not None:
+            return prefix + [str(Path(importlib.util.find_spec("metashell.__main__").origin)), flag, path,
+                             "-c", "ls /"]
+        return prefix + ["-m", "metashell", flag, path, "-c", "ls /"]
+    if profile is not None:
+        child = DEFAULT_OUT / "_loader_child.py"
+        child.write_text(_LOADER_CHILD)
+        return prefix + [str(child), mode, path]
+    return prefix + ["-c", _LOADER_CHILD, mode, path]
+
+
+def java_setup(version: str, out: Path) -> tuple[list[str], str]:
+    """(java command prefix up to the main class, Kafka version that actually runs the shell).
+
+    Raises BenchError (one line) when Java or the Kafka jars are not available.
+    """
+    try:
+        from kafka_harness import HarnessError, KafkaDist, java_executable
+    except ImportError as e:
+        raise BenchError(f"cannot import scripts/kafka_harness.py ({e})") from None
+    try:
+        dist = KafkaDist(version).ensure()
+        dist = dist.dist_for(SHELL_CLASS) if hasattr(dist, "dist_for") else dist
+        java = java_executable()
+        classpath = dist.classpath
+    except (HarnessError, OSError, subprocess.SubprocessError) as e:
+        first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+        raise BenchError(f"Kafka {version} jars are not available ({first}); use --no-java to skip "
+                         "the Java side") from None
+    out.mkdir(parents=True, exist_ok=True)
+    if int(dist.version.split(".")[0]) >= 4:
+        cfg = out / "log4j2-bench.xml"
+        cfg.write_text(_LOG4J2)
+        log_flag = f"-Dlog4j2.configurationFile={cfg}"
+    else:
+        cfg = out / "log4j-bench.properties"
+        cfg.write_text(_LOG4J1)
+        log_flag = f"-Dlog4j.configuration=file:{cfg}"
+    return [java, *KAFKA_JVM_OPTS, log_flag, "-cp", classpath, SHELL_CLASS], dist.version
+
+
+# --------------------------------------------------------------------------------------------------
+# verification
+
+
+def verify(info: metagen.GenResult, mode: str) -> str:
+    """Load with metashell (untimed) and compare counts and sample partitions with the generator's."""
+    path = info.root if mode == "directory" else info.snapshot
+    samples = info.samples if mode == "directory" else info.samples_snapshot
+    expected = info.expected if mode == "directory" else info.expected_snapshot
+    names = [[s["topic"], s["partition"]] for s in samples]
+    proc = subprocess.run([sys.executable, "-c", _VERIFY_CHILD, mode, path, json.dumps(names)],
+                          capture_output=True, text=True, check=False)
+    if proc.returncode != 0:
+        tail = (proc.stderr.strip().splitlines() or ["?"])[-1]
+        return f"FAILED: metashell exited {proc.returncode}: {tail}"
+    got = json.loads(proc.stdout.strip().splitlines()[-1])
+    problems = []
+    for k, v in expected.items():
+        if got["summary"].get(k) != v:
+            problems.append(f"{k}: {got['summary'].get(k)} != expected {v}")
+    for want, have in zip(samples, got["parts"]):
+        if want != have:
+            problems.append(f"partition {want['topic']}:{want['partition']}: {have} != expected {want}")
+    if got["faults"]:
+        problems.append(f"{got['faults']} replay fault(s): {got['warnings']}")
+    if problems:
+        return "FAILED: " + "; ".join(problems[:3])
+    return f"ok ({len(samples)} sample partitions and all counts match; {got['n_warnings']} warning(s))"
+
+
+def java_loaded_all(m: Measurement, expected_hwm: int) -> str:
+    """Check the Java loader's own log line that it caught up with the whole file."""
+    marker = "finished catching up to the current high water mark of "
+    for line in m.stderr.splitlines():
+        if marker in line:
+            hwm = int(line.split(marker, 1)[1].split()[0])
+            return "" if hwm >= expected_hwm else f"Java loaded only up to offset {hwm} of {expected_hwm}"
+    return "could not confirm that the Java shell loaded the whole file"
+
+
+# --------------------------------------------------------------------------------------------------
+# report
+
+
+def table(rows: list[Measurement], java: dict[str, Measurement]) -> str:
+    ref = java.get("snapshot")
+    head = (f"{'scenario':<34} {'tool':<22} {'wall s':>7} {'CPU s':>7} {'peak RSS MB':>11} {'wall ratio':>10} "
+            f"{'RSS ratio':>9}")
+    lines = [head, "-" * len(head)]
+    for m in rows:
+        if ref is not None and m is not ref:
+            wr = f"{m.wall / ref.wall:.2f}x"
+            rr = f"{m.rss_mb / ref.rss_mb:.2f}x"
+        elif m is ref:
+            wr = rr = "1.00x"
+        else:
+            wr = rr = "-"
+        lines.append(f"{m.scenario:<34} {m.tool:<22} {m.wall:>7.2f} {m.cpu:>7.2f} {m.rss_mb:>11.0f} {wr:>10} {rr:>9}")
+    lines.append("ratios: metashell / Kafka Java shell on the same snapshot file (the Java shell cannot read "
+                 "a directory: the directory line also includes the log tail)")
+    return "\n".join(lines)
+
+
+def _count(n: int) -> str:
+    return f"{n / 1e6:.1f}M" if n >= 100_000 else f"{n / 1e3:.0f}k" if n >= 10_000 else f"{n:,}"
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--topics", type=int, default=100_000)
+    ap.add_argument("--partitions", type=int, default=10, help="partitions per topic (default 10)")
+    ap.add_argument("--tail-records", type=int, default=1_000_000, help="log records after the snapshot")
+    ap.add_argument("--scale", type=float, default=1.0,
+                    help="multiply --topics and --tail-records (e.g. 0.1 for a quick run)")
+    ap.add_argument("--seed", type=int, default=metagen.GenParams.seed)
+    ap.add_argument("--segment-mb", type=int, default=16, help="log segment size (MiB)")
+    ap.add_argument("--out", type=Path, default=DEFAULT_OUT, help="cache for generated data and results")
+    ap.add_argument("--regenerate", action="store_true", help="rebuild the cached directory")
+    ap.add_argument("--generate-only", action="store_true")
+    ap.add_argument("--no-java", action="store_true", help="skip Kafka's Java shell")
+    ap.add_argument("--kafka-version", default="4.4.0")
+    ap.add_argument("--java-heap", default="4g", help="-Xmx for the Java shell (default 4g)")
+    ap.add_argument("--repeat", type=int, default=1, help="runs per line; the fastest is reported")
+    ap.add_argument("--only", choices=("directory", "snapshot"), help="run one scenario")
+    ap.add_argument("--verify", action="store_true",
+                    help="also check metashell's image against the generator's counts and sample partitions")
+    ap.add_argument("--profile", action="store_true",
+                    help="run the metashell side under cProfile (slower) and print the top functions")
+    ap.add_argument("--json", type=Path, help="write results here (default bench/out/results-<time>.json)")
+    args = ap.parse_args(argv)
+
+    params = metagen.GenParams(
+        topics=max(1, round(args.topics * args.scale)), partitions=args.partitions,
+        tail_records=max(0, round(args.tail_records * args.scale)),
+        overlap_records=max(100, round(5000 * args.scale)), segment_bytes=args.segment_mb << 20, seed=args.seed)
+    try:
+        java_prefix: list[str] = []
+        java_version = ""
+        if not args.no_java and not args.generate_only:
+            java_prefix, java_version = java_setup(args.kafka_version, args.out)
+        info = metagen.ensure(params, args.out, regenerate=args.regenerate,
+                              log=lambda msg: print(msg, file=sys.stderr, flush=True))
+    except BenchError as e:
+        print(f"bench: {e}", file=sys.stderr)
+        return 1
+    parts = info.expected_snapshot["partitions"]
+    print(f"data: {info.root}\n  snapshot {Path(info.snapshot).name}: {info.snapshot_records:,} records, "
+          f"{info.snapshot_bytes / 2**20:.0f} MiB, {parts:,} partitions in {info.expected_snapshot['topics']:,} "
+          f"topics\n  log: {len(info.segments)} segment(s), {info.log_bytes / 2**20:.0f} MiB, "
+          f"{info.tail_records:,} records in {info.tail_batches:,} batches after the snapshot "
+          f"(generated in {info.seconds:.0f} s)", flush=True)
+    if args.generate_only:
+        return 0
+
+    scenarios = [args.only] if args.only else ["snapshot", "directory"]
+    warm_page_cache([info.snapshot, *info.segments])
+    if args.verify:
+        for sc in scenarios:
+            print(f"verify {sc}: {verify(info, sc)}", flush=True)
+
+    label_snap = f"snapshot ({_count(parts)} partitions)"
+    label_dir = f"directory (snapshot + {_count(info.tail_records)} tail)"
+    rows: list[Measurement] = []
+    java: dict[str, Measurement] = {}
+
+    def best(scenario: str, tool: str, cmd: list[str]) -> Measurement:
+        runs = []
+        for i in range(args.repeat):
+            print(f"  running {tool} ({scenario}){f' #{i + 1}' if args.repeat > 1 else ''} ...", file=sys.stderr,
+                  flush=True)
+            runs.append(measure(scenario, tool, cmd))
+            if runs[-1].returncode != 0:
+                break
+        m = min(runs, key=lambda r: (r.returncode != 0, r.wall))
+        m.rss_mb = max(r.rss_mb for r in runs if r.returncode == m.returncode)
+        if m.returncode != 0:
+            tail = (m.stderr.strip().splitlines() or ["(no output)"])[-1]
+            m.note = f"exit {m.returncode}: {tail}"
+        return m
+
+    tool_ms = "metashell" + ("" if metashell_has_cli() else " (loader)")
+    profiles: list[Path] = []
+    for sc in scenarios:
+        if sc == "snapshot" and java_prefix:
+            cmd = [java_prefix[0], f"-Xmx{args.java_heap}", *java_prefix[1:], "--snapshot", info.snapshot, "ls", "/"]
+            m = best(label_snap, f"kafka {java_version} (java)", cmd)
+            if not m.note:
+                m.note = java_loaded_all(m, info.snapshot_records + 3)
+            java["snapshot"] = m
+            rows.append(m)
+        path = info.snapshot if sc == "snapshot" else info.root
+        m = best(label_snap if sc == "snapshot" else label_dir, tool_ms, metashell_cmd(sc, path))
+        rows.append(m)
+        if args.profile:
+            prof = args.out / f"profile-{sc}.prof"
+            print(f"  profiling metashell ({sc}) ...", file=sys.stderr, flush=True)
+            pm = measure(sc, "profile", metashell_cmd(sc, path, prof))
+            if pm.returncode == 0:
+                profiles.append(prof)
+
+    print()
+    print(table(rows, java))
+    for m in rows:
+        if m.note:
+            print(f"note: {m.tool} / {m.scenario}: {m.note}")
+    for prof in profiles:
+        import pstats
+        print(f"\n== cProfile top 25 by own time: {prof}")
+        pstats.Stats(str(prof)).sort_stats("tottime").print_stats(25)
+
+    results = {
+        "date": _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
+        "machine": {"cpus": os.cpu_count(), "python": platform.python_version(), "platform": platform.platform()},
+        "params": asdict(params), "java_heap": args.java_heap, "kafka_shell_version": java_version,
+        "data": {"snapshot_records": info.snapshot_records, "snapshot_bytes": info.snapshot_bytes,
+                 "tail_records": info.tail_records, "tail_batches": info.tail_batches, "log_bytes": info.log_bytes,
+                 "segments": len(info.segments)},
+        "rows": [{k: v for k, v in asdict(m).items() if k not in ("stdout", "stderr")} for m in rows],
+    }
+    dest = args.json or args.out / f"results-{time.strftime('%Y%m%d-%H%M%S')}.json"
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    dest.write_text(json.dumps(results, indent=1) + "\n")
+    print(f"\nresults: {dest}")
+    return 0 if all(m.returncode == 0 for m in rows) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
