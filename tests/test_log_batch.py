@@ -480,3 +480,28 @@ def test_parse_single_batch_errors() -> None:
     data = corrupt_at(build_batch(0, 1, values(1), T0), 40)
     with pytest.raises(CorruptBatchError, match="CRC mismatch"):
         RecordBatch.parse(data, source="s")
+
+
+def test_tails_across_chunk_boundaries(tmp_path: Path) -> None:
+    """Zero fill and a bad last batch are judged on the whole file, not on the chunk in memory."""
+    parts = [build_batch(i * 20, 1, values(20, 200), T0) for i in range(10)]
+    good = b"".join(parts[:9])
+    bad = corrupt_at(parts[9], 100)
+    f = tmp_path / "s.log"
+    for tail, lenient, outcome in [
+        (bytes(20000), False, ("end", 9)),
+        (bytes(20000) + b"\x01" + bytes(30), False, ("error", 9)),
+        (bad + bytes(20000), True, ("corrupt-tail", 9)),
+        (bad + bytes(20000), False, ("error", 9)),
+        (bad + parts[0], True, ("error", 9)),
+    ]:
+        f.write_bytes(good + tail)
+        w: list[LogWarning] = []
+        got = []
+        try:
+            got.extend(iter_file_batches(f, chunk_size=4096, lenient_tail=lenient, warn=w.append))
+            kind = w[0].kind if w else "end"
+        except CorruptBatchError as e:
+            kind = "error"
+            assert e.offset == len(good)
+        assert (kind, len(got)) == outcome, tail[:4]

@@ -28,6 +28,7 @@ Public API (everything else is internal)::
     reader.warnings, reader.files_read, reader.index (BatchIndexEntry per batch), reader.log_last_offset
 
     plan.seek(reader.index)              # same plan, log reading starts at the right byte
+                                         # (files missing from the index: quick header-only scan)
     read_batch_at(path, position)        # re-read one batch found through the index
 
 Lower level, for buffers (Fetch responses, tests, benchmark generator)::

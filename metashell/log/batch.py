@@ -941,6 +941,8 @@ def iter_batches(buf: bytes, source: str = "buffer", *, base_position: int = 0, 
     ``base_position`` is added to positions (when ``buf`` starts in the middle of a file).
     ``warn`` defaults to logging the warning on the "metashell.log" logger.
     """
+    if not isinstance(buf, bytes):  # keys/values must come out as bytes, not memoryview slices
+        buf = bytes(buf)
     scan = _Scan(source, lenient_tail, warn or _log_warning, verify_crc, decode)
     yield from scan.run(buf, 0, base_position, True, _Tail(buf, base_position))
 

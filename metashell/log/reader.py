@@ -192,52 +192,71 @@ class PlanReader:
                                  "(incomplete snapshot?)", step.source))
 
     def _log_step(self, step: PlanStep) -> Iterator[BatchRead]:
-        """The hot loop for log segments: keep per-batch work to a few comparisons."""
+        """The hot loop for log segments.
+
+        A batch that simply continues the log (the common case) costs a few comparisons; the
+        reader's state lives in locals and is written back when the step ends or pauses.
+        """
         start = step.skip_below
         until = self.until_offset
-        index = self._index if self.keep_index else None
-        append_index = index.append if index is not None else None
+        index_append = self._index.append if self.keep_index else None
         clean = _CLEAN
-        for batch in self._batches(step):
-            base = batch.base_offset
-            last = base + batch.last_offset_delta
-            if self.log_last_offset is None or last > self.log_last_offset:
-                self.log_last_offset = last
-            if until is not None and base > until:
-                self._stop = True
-                return
-            next_offset = self._next_offset
-            first = not self._seen_log_batch
-            self._seen_log_batch = True
-            if last < next_offset:
-                if base >= start:  # not the part before the snapshot: the log repeats offsets
-                    self.warn(LogWarning("overlap", f"batch at offsets {base}..{last} repeats offsets "
-                                         f"already read (before {next_offset}): skipped", batch.source,
-                                         batch.position))
-                continue
-            if base > next_offset and not (first and self._partial):
-                self.warn(LogWarning("gap", f"offsets {next_offset}..{base - 1} are missing from the log",
-                                     batch.source, batch.position))
-            records = batch._entries
-            if records is None:
-                records = batch.entries()
-            if batch._stats is not clean or batch.attributes & 0x20 or last - base != len(records) - 1:
-                self._check(batch)
-            if base < next_offset:
-                records = [r for r in records if r[0] >= next_offset]
-            stop = until is not None and last > until
-            if stop:
-                records = [r for r in records if r[0] <= until]
-            if append_index is not None:
-                append_index(("log", batch.source, batch.position, base, last, batch.partition_leader_epoch,
-                              batch.max_timestamp, batch.is_control, batch.records_count))
-            self.batches += 1
-            self.records += len(records)
-            self._next_offset = last + 1
-            yield _new_tuple(BatchRead, ("log", batch, records, step))
-            if stop:
-                self._stop = True
-                return
+        new = _new_tuple
+        next_offset = self._next_offset
+        last_seen = -1 if self.log_last_offset is None else self.log_last_offset
+        seen = self._seen_log_batch
+        nb = nr = 0
+        try:
+            for batch in self._batches(step):
+                base = batch.base_offset
+                last = base + batch.last_offset_delta
+                if last > last_seen:  # noqa: PLR1730 -- cheaper than a max() call per batch
+                    last_seen = last
+                records = batch._entries
+                if records is None:
+                    records = batch.entries()
+                stop = False
+                if base != next_offset or not seen or until is not None:
+                    # the unusual cases: first batch, before the start, gaps, overlaps, time travel
+                    if until is not None and base > until:
+                        self._stop = True
+                        return
+                    first = not seen
+                    seen = True
+                    if last < next_offset:
+                        if base >= start:  # not the part before the snapshot: the log repeats offsets
+                            self.warn(LogWarning("overlap", f"batch at offsets {base}..{last} repeats offsets "
+                                                 f"already read (before {next_offset}): skipped",
+                                                 batch.source, batch.position))
+                        continue
+                    if base > next_offset and not (first and self._partial):
+                        self.warn(LogWarning("gap", f"offsets {next_offset}..{base - 1} are missing from the "
+                                             f"log", batch.source, batch.position))
+                    if base < next_offset:
+                        records = [r for r in records if r[0] >= next_offset]
+                    stop = until is not None and last > until
+                    if stop:
+                        records = [r for r in records if r[0] <= until]
+                attributes = batch.attributes
+                if batch._stats is not clean or attributes & 0x20 or last - base != batch.records_count - 1:
+                    self._check(batch)
+                if index_append is not None:
+                    index_append(("log", batch.source, batch.position, base, last, batch.partition_leader_epoch,
+                                  batch.max_timestamp, attributes & 0x20 != 0, batch.records_count))
+                nb += 1
+                nr += len(records)
+                next_offset = last + 1
+                yield new(BatchRead, ("log", batch, records, step))
+                if stop:
+                    self._stop = True
+                    return
+        finally:
+            self._next_offset = next_offset
+            self._seen_log_batch = seen
+            if last_seen >= 0:
+                self.log_last_offset = last_seen
+            self.batches += nb
+            self.records += nr
 
 
 def read_plan(plan: ReadPlan, **kwargs) -> Iterator[BatchRead]:
