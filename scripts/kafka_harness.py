@@ -153,6 +153,31 @@ def java_executable() -> str:
     return found
 
 
+_JAVA_MAJOR: dict[str, int] = {}
+
+
+def check_java(min_major: int = 17) -> int:
+    """Return the Java major version; raise :class:`KafkaUnavailable` if missing or too old.
+
+    Kafka 4.x brokers need Java 17; we require it for every version to keep one rule.
+    """
+    java = java_executable()
+    if java not in _JAVA_MAJOR:
+        try:
+            out = subprocess.run([java, "-version"], capture_output=True, text=True, timeout=60,
+                                 check=False).stderr
+        except (OSError, subprocess.SubprocessError) as exc:
+            raise KafkaUnavailable(f"cannot run {java}: {exc}") from exc
+        m = re.search(r'version "(\d+)(?:\.(\d+))?', out)
+        if not m:
+            raise KafkaUnavailable(f"cannot parse `java -version`: {out.strip()[:200]}")
+        major = int(m.group(1))
+        _JAVA_MAJOR[java] = int(m.group(2) or 0) if major == 1 else major
+    if _JAVA_MAJOR[java] < min_major:
+        raise KafkaUnavailable(f"Java {_JAVA_MAJOR[java]} found at {java}; Kafka needs Java {min_major}+")
+    return _JAVA_MAJOR[java]
+
+
 def free_ports(count: int) -> list[int]:
     """Pick ``count`` distinct free TCP ports on 127.0.0.1 (all sockets held open until all chosen)."""
     socks = []
@@ -878,6 +903,7 @@ class KafkaNode:
         self.broker_port = broker_port
         self.controller_port = controller_port
         self.process: subprocess.Popen[bytes] | None = None
+        self._stopping = False  # set by stop()/kill(): an exit is then expected, not a crash
         self._log_offset = 0
         self.start_seconds: float | None = None
 
@@ -911,6 +937,8 @@ class KafkaNode:
         dist = self.cluster.dist
         self.log_path.parent.mkdir(parents=True, exist_ok=True)
         self._log_offset = self.log_path.stat().st_size if self.log_path.exists() else 0
+        self._stopping = False
+        self.start_seconds = None
         cmd = dist.java_cmd("kafka.Kafka", str(self.config_path), heap=self.cluster.heap, kind="server",
                             jvm_args=self.cluster.jvm_args)
         with open(self.log_path, "ab") as out:
@@ -922,6 +950,10 @@ class KafkaNode:
         self._started_at = time.monotonic()
         if wait:
             self.wait_ready(timeout)
+
+    def crashed(self) -> bool:
+        """The JVM exited although nobody asked it to (fatal fault, OOM...)."""
+        return self.process is not None and self.process.poll() is not None and not self._stopping
 
     def log_text(self, since_start: bool = True) -> str:
         try:
@@ -956,6 +988,7 @@ class KafkaNode:
 
     def stop(self, timeout: float = 60) -> None:
         """Controlled shutdown (SIGTERM); SIGKILL if it does not exit within ``timeout``."""
+        self._stopping = True
         if not self.is_running():
             return
         assert self.process is not None
@@ -967,6 +1000,7 @@ class KafkaNode:
 
     def kill(self) -> None:
         """Hard kill (SIGKILL): no controlled shutdown, like a crashed machine."""
+        self._stopping = True
         if self.process is not None and self.process.poll() is None:
             self.process.kill()
             self.process.wait(30)
@@ -1180,24 +1214,90 @@ class KafkaCluster:
     # -- lifecycle ---------------------------------------------------------------------------
 
     def start(self, timeout: float = 120) -> KafkaCluster:
-        """Format storage (first time), start all JVMs, wait until every node logs it is ready."""
+        """Format storage (first time), start all JVMs, wait until every node is ready.
+
+        Controllers start first; broker-only nodes start once the quorum has a leader (a 4.x broker
+        started mid-election can miss the final leader change and give up after 60 s), and a broker
+        that dies during start-up is restarted (up to ``broker_start_attempts`` times).
+        """
         self.dist.ensure()
         if not self._formatted:
             self.format()
         with _LIVE_LOCK:
             _LIVE_CLUSTERS.add(self)
         t0 = time.monotonic()
+        deadline = t0 + timeout
         try:
-            for node in self.controllers + [n for n in self.nodes if not n.is_controller]:
+            for node in self.controllers:
                 node.start(wait=False)
-            deadline = time.monotonic() + timeout
-            for node in self.nodes:
+            brokers_only = [n for n in self.nodes if not n.is_controller]
+            if brokers_only:
+                self.wait_for_leader_files(timeout=max(1.0, deadline - time.monotonic()), starting=True)
+                for node in brokers_only:
+                    node.start(wait=False)
+            for node in self.controllers:
                 node.wait_ready(max(1.0, deadline - time.monotonic()))
+            for node in brokers_only:
+                self._wait_broker(node, deadline)
         except BaseException:
             self.kill_all()
             raise
         self.start_seconds = round(time.monotonic() - t0, 1)
         return self
+
+    broker_start_attempts = 3
+
+    def _wait_broker(self, node: KafkaNode, deadline: float) -> None:
+        for attempt in range(self.broker_start_attempts):
+            try:
+                node.wait_ready(max(1.0, deadline - time.monotonic()))
+                return
+            except HarnessError:
+                if node.is_running() or attempt == self.broker_start_attempts - 1:
+                    raise
+                node.start(wait=False)
+
+    def leader_from_files(self) -> tuple[int, int] | None:
+        """(leader id, epoch) from the running controllers' ``quorum-state`` files, newest epoch wins.
+
+        Cheap (no JVM): good as a start-up gate; :meth:`wait_for_leader` asks the quorum itself.
+        """
+        best: tuple[int, int] | None = None
+        for n in self.controllers:
+            if not n.is_running():
+                continue
+            try:
+                state = json.loads((n.metadata_dir / "quorum-state").read_text())
+            except (OSError, ValueError):
+                continue
+            leader, epoch = int(state.get("leaderId", -1)), int(state.get("leaderEpoch", -1))
+            if leader >= 0 and (best is None or epoch > best[1]):
+                best = (leader, epoch)
+        if best is not None:
+            with contextlib.suppress(KeyError):
+                if self.node(best[0]).is_running():
+                    return best
+        return None
+
+    def wait_for_leader_files(self, timeout: float = 90, exclude: Iterable[int] = (),
+                              starting: bool = False) -> int:
+        """Wait until :meth:`leader_from_files` names a running leader not in ``exclude``.
+
+        With ``starting``, a controller JVM that exits meanwhile is a start-up failure (raised with
+        the tail of its log) instead of something to wait out.
+        """
+        excluded = set(exclude)
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            found = self.leader_from_files()
+            if found is not None and found[0] not in excluded:
+                return found[0]
+            for n in self.controllers if starting else ():
+                if n.process is not None and n.process.poll() is not None:
+                    raise HarnessError(f"controller {n.node_id} exited during start-up; log {n.log_path}:\n"
+                                       f"{tail(n.log_path)}")
+            time.sleep(0.25)
+        raise HarnessError(f"no quorum leader in quorum-state files after {timeout}s")
 
     def stop(self, timeout: float = 60) -> None:
         """Controlled shutdown: brokers first (they need a controller to shut down cleanly)."""
@@ -1231,8 +1331,21 @@ class KafkaCluster:
 
     def admin(self, tool: str, *args: Any, timeout: float = 120, input: str | None = None,
               check: bool = False) -> subprocess.CompletedProcess[str]:
-        """Run a Kafka CLI by script name (``kafka-topics``...) or main class; caller adds endpoints."""
+        """Run a Kafka CLI by script name (``kafka-topics``...) or main class; caller adds endpoints.
+
+        Raises :class:`HarnessError` (with the log tail) first if a node has crashed, instead of
+        letting the tool time out against a dead cluster.
+        """
+        self.check_alive()
         return self.dist.run(self.dist.tool_class(tool), *args, timeout=timeout, input=input, check=check)
+
+    def check_alive(self) -> None:
+        """Raise with the log tail if any node exited without being stopped or killed by us."""
+        for n in self.nodes:
+            if n.crashed():
+                assert n.process is not None
+                raise HarnessError(f"Kafka node {n.node_id} died (exit {n.process.returncode}); "
+                                   f"log {n.log_path}:\n{tail(n.log_path)}")
 
     def client_properties(self, for_: str = "broker") -> dict[str, Any]:
         """Client settings to reach the broker listener (always PLAINTEXT) or the controller listener."""
@@ -1273,6 +1386,8 @@ class KafkaCluster:
         excluded = set(exclude)
         deadline = time.monotonic() + timeout
         last = ""
+        with contextlib.suppress(HarnessError):  # cheap gate first: no JVM until a leader is likely
+            self.wait_for_leader_files(timeout=timeout / 2, exclude=excluded)
         while time.monotonic() < deadline:
             try:
                 status = self.quorum_status(timeout=max(10.0, min(60.0, deadline - time.monotonic())))

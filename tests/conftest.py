@@ -1,0 +1,158 @@
+"""Shared pytest helpers: paths to the reference pack and fixtures, and real-Kafka fixtures.
+
+Real Kafka comes from ``scripts/kafka_harness.py`` (jars from Maven Central, cached outside the
+repo).  Without Java 17+/Maven, or when the download fails, tests that need it *skip* with a
+one-line reason - unless ``METASHELL_REQUIRE_KAFKA=1`` (CI), where they *fail* instead.
+
+Usage::
+
+    @pytest.mark.kafka
+    @pytest.mark.parametrize("kafka_dist", ["3.9.2", "4.4.0"], indirect=True)
+    def test_x(kafka_dist, kafka_cluster): ...
+        cluster = kafka_cluster(kafka_dist.version, mode="combined")   # started, stopped at teardown
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any, NoReturn
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+SHARED = REPO.parent / "shared"
+CORPUS = SHARED / "corpus"
+VECTORS = SHARED / "reference" / "test-vectors"
+FIXTURES = REPO / "fixtures"
+SCRIPTS = REPO / "scripts"
+if str(SCRIPTS) not in sys.path:
+    sys.path.insert(0, str(SCRIPTS))
+
+import kafka_harness  # needs the sys.path entry above
+
+#: Versions the real-Kafka tests cover: the newest 3.9.x and the newest 4.x on Maven Central.
+KAFKA_VERSIONS: tuple[str, ...] = ("3.9.2", "4.4.0")
+REQUIRE_KAFKA = os.environ.get("METASHELL_REQUIRE_KAFKA", "") not in ("", "0", "false", "no")
+
+
+# --------------------------------------------------------------------------------------------------
+# reference pack / fixtures
+
+
+def shared_required(*parts: str) -> Path:
+    """``SHARED / parts...``; skips the calling test when the reference pack (../shared) is absent."""
+    path = SHARED.joinpath(*parts)
+    if not path.exists():
+        pytest.skip(f"reference pack not available: {path} is absent (sibling ../shared of the repo)")
+    return path
+
+
+def corpus_paths() -> list[Path]:
+    """The corpus metadata log dirs (each holds ``__cluster_metadata-0``); empty when absent."""
+    if not CORPUS.is_dir():
+        return []
+    return sorted(p for p in CORPUS.iterdir() if p.is_dir() and (p / "__cluster_metadata-0").is_dir())
+
+
+def corpus_dirs() -> list[Any]:
+    """Corpus dirs as ``pytest.param``s (id = folder name) for ``@pytest.mark.parametrize``.
+
+    When ../shared/corpus is absent this is a single skipped param, so the test shows up as skipped
+    with a clear reason instead of silently vanishing.
+    """
+    paths = corpus_paths()
+    if not paths:
+        return [pytest.param(None, id="no-corpus",
+                             marks=pytest.mark.skip(reason=f"corpus not available: {CORPUS} is absent"))]
+    return [pytest.param(p, id=p.name) for p in paths]
+
+
+# --------------------------------------------------------------------------------------------------
+# real Kafka
+
+
+def kafka_unavailable(reason: str) -> NoReturn:
+    """Skip (laptop) or fail (CI, METASHELL_REQUIRE_KAFKA=1) with a one-line reason."""
+    reason = " ".join(str(reason).split())[:300]
+    if REQUIRE_KAFKA:
+        pytest.fail(f"real Kafka required (METASHELL_REQUIRE_KAFKA=1) but unavailable: {reason}",
+                    pytrace=False)
+    pytest.skip(f"real Kafka unavailable: {reason}")
+
+
+_DISTS: dict[str, kafka_harness.KafkaDist] = {}
+_DIST_ERRORS: dict[str, str] = {}
+
+
+def get_dist(version: str = kafka_harness.DEFAULT_VERSION) -> kafka_harness.KafkaDist:
+    """A downloaded :class:`KafkaDist` (once per session and version), or skip/fail."""
+    if version in _DIST_ERRORS:
+        kafka_unavailable(_DIST_ERRORS[version])
+    if version not in _DISTS:
+        try:
+            kafka_harness.check_java()
+            _DISTS[version] = kafka_harness.KafkaDist(version).ensure()
+        except kafka_harness.HarnessError as exc:
+            _DIST_ERRORS[version] = str(exc)
+            kafka_unavailable(str(exc))
+    return _DISTS[version]
+
+
+@pytest.fixture(scope="session")
+def kafka_dist(request: pytest.FixtureRequest) -> kafka_harness.KafkaDist:
+    """Kafka jars of one version; parametrize with ``indirect=True`` (default: newest 4.x)."""
+    return get_dist(getattr(request, "param", kafka_harness.DEFAULT_VERSION))
+
+
+@pytest.fixture(scope="session")
+def kafka_oracle() -> Any:
+    """The ``scripts/oracle.py`` module (java_shell, dump_log), once Kafka is known to be available."""
+    get_dist(kafka_harness.DEFAULT_VERSION)
+    import oracle
+
+    return oracle
+
+
+class ClusterFactory:
+    """Creates started clusters in temp dirs and tears all of them down at the end of its scope."""
+
+    def __init__(self, tmp_factory: pytest.TempPathFactory) -> None:
+        self._tmp = tmp_factory
+        self.clusters: list[kafka_harness.KafkaCluster] = []
+
+    def __call__(self, version: str = kafka_harness.DEFAULT_VERSION, mode: str = "combined", *,
+                 start: bool = True, timeout: float = 240, **kw: Any) -> kafka_harness.KafkaCluster:
+        dist = get_dist(version)
+        workdir = self._tmp.mktemp(f"kafka-{version}-{mode}-{kw.get('security', 'plaintext')}")
+        cluster = kafka_harness.KafkaCluster(dist, workdir, mode=mode, **kw)
+        self.clusters.append(cluster)
+        if start:
+            try:
+                cluster.start(timeout=timeout)
+            except kafka_harness.KafkaUnavailable as exc:
+                kafka_unavailable(str(exc))
+        return cluster
+
+    def close(self) -> None:
+        for cluster in self.clusters:
+            cluster.__exit__(None, None, None)
+        self.clusters.clear()
+
+
+@pytest.fixture
+def kafka_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Callable[..., Any]]:
+    """Factory: ``kafka_cluster(version, mode, security=..., broker_overrides=...)`` -> started cluster."""
+    factory = ClusterFactory(tmp_path_factory)
+    yield factory
+    factory.close()
+
+
+@pytest.fixture(scope="module")
+def kafka_cluster_module(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Callable[..., Any]]:
+    """Like :func:`kafka_cluster` but clusters live for the whole test module (share expensive ones)."""
+    factory = ClusterFactory(tmp_path_factory)
+    yield factory
+    factory.close()
