@@ -437,8 +437,10 @@ def test_partition_dir_under_another_name(tmp_path: Path) -> None:
     d.mkdir()
     (d / "00000000000000000000.log").write_bytes(log_bytes((0, 2)))
     md = open_metadata_dir(d)
-    assert md.path == d and md.meta is None
+    assert md.path == d and md.meta is None and md.warnings == []
     assert [o for _, o, _ in read_all(md.plan())[0]] == [0, 1]
+    (d / "partition.metadata").write_text("version: 0\ntopic_id: ASNFZ4mrze8P7cuph2VDIQ")
+    assert [w.kind for w in open_metadata_dir(d).warnings] == ["not-metadata-topic"]
 
 
 # ------------------------------------------------------------------------------------------ --snapshot FILE

@@ -41,6 +41,8 @@ __all__ = [
 ]
 
 PARTITION_DIR = "__cluster_metadata-0"
+#: Kafka's fixed topic id of ``__cluster_metadata`` (``Topic.CLUSTER_METADATA_TOPIC_ID``), base64.
+METADATA_TOPIC_ID = "AAAAAAAAAAAAAAAAAAAAAQ"
 _SNAPSHOT_RE = re.compile(r"^(\d{20})-(\d{10})\.checkpoint$")
 _SEGMENT_RE = re.compile(r"^(\d{20,})\.log$")
 _SMALL_FILE_LIMIT = 1 << 20  # quorum-state & co. are tiny; never slurp a huge file by mistake
@@ -451,6 +453,11 @@ def _scan_partition_dir(d: MetadataLogDir, part: Path) -> None:
             d.ignored.append(name)
     d.snapshots.sort(key=lambda s: (s.end_offset, s.epoch))
     d.segments.sort(key=lambda s: s.base_offset)
+    topic_id = d.topic_id
+    if topic_id is not None and topic_id != METADATA_TOPIC_ID:
+        d.warnings.append(LogWarning("not-metadata-topic", f"partition.metadata names topic id {topic_id}, "
+                                     f"not the metadata topic ({METADATA_TOPIC_ID}): is this "
+                                     f"{PARTITION_DIR}?", str(part / "partition.metadata")))
 
 
 def _sniff_snapshot(path: Path) -> bool:
