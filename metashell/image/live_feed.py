@@ -8,16 +8,14 @@ Threading: the live client streams on its own thread and only *queues* events; t
 by :meth:`LiveSession.sync`, which the shell calls between commands (``status_text`` for the
 prompt and ``wait_caught_up`` call it too).  So a command never sees the image change under it,
 and the tree reads the image without locks.  ``auto_apply=True`` applies on the live thread
-instead, under :attr:`LiveSession.lock` (for consumers that lock, such as benchmarks).
+instead, under the image's lock (for consumers that lock, such as benchmarks).
 
 The image object stays the same for the whole session -- the tree keeps a reference to it -- even
-when a snapshot replaces its content: the loader builds the new image and its areas are moved
-into the original object.
+when a snapshot replaces its content (the loader clears and refills it in place).
 """
 
 from __future__ import annotations
 
-import threading
 import time
 from collections import deque
 from collections.abc import Callable
@@ -50,7 +48,8 @@ class LiveSession:
                  max_wait_ms: int | None = None) -> None:
         self.image = MetadataImage()
         self.loader = ImageLoader(self.image)
-        self.lock = threading.RLock()
+        #: The image's own lock (the loader holds it per batch); sync() holds it across a drain.
+        self.lock = self.image.lock
         self.auto_apply = auto_apply
         #: Called (event, time.time()) after each RecordsCommitted is applied (latency benchmark).
         self.on_applied = on_applied
@@ -100,8 +99,7 @@ class LiveSession:
             self._adopt(self.loader.image)
             self._applied_offset = sid.end_offset - 1
         elif isinstance(event, ImageReset):
-            self.loader.begin_snapshot()
-            self._adopt(self.loader.image)
+            self.loader.reset()
             self._applied_offset = -1
         elif isinstance(event, LiveWarning):
             self._emit_warning(event.message)

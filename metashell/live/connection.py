@@ -291,8 +291,12 @@ class Connection:
         try:
             sock.settimeout(timeout)
             sock.sendall(frame)
-            size = _SIZE.unpack(self._read_exact(4, deadline, phase))[0]
+            head = self._read_exact(4, deadline, phase)
+            size = _SIZE.unpack(head)[0]
             if size < 4 or size > MAX_RESPONSE_BYTES:
+                if head[0] in (0x15, 0x16) and head[1] == 3 and self._tls is None:
+                    raise LiveConnectionError(f"{self.endpoint} answered with TLS: it is an SSL listener "
+                                              "(check security.protocol: SSL or SASL_SSL)")
                 raise LiveConnectionError(f"{self.endpoint} sent a {size}-byte frame during {phase}: not a "
                                           "Kafka listener, or wrong security.protocol")
             payload = self._read_exact(size, deadline, phase)

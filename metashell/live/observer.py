@@ -511,7 +511,8 @@ class Observer:
             self.high_watermark = hw
         self.sink(SnapshotLoaded(snap, data, batches, hw, source))
         self.status = self.status.evolve(snapshot_id=snap)
-        self._publish_position(state="catching-up")
+        self._publish_position(state="streaming" if self.delivered_next >= self.high_watermark >= 0
+                               else "catching-up")
 
     def _download(self, conn: Connection, snap: SnapshotId) -> bytes:
         buf = bytearray()
