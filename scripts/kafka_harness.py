@@ -17,8 +17,19 @@ Importable API (other scripts and tests code against these names)::
 
 CLI::
 
-    python scripts/kafka_harness.py fetch 4.4.0
+    python scripts/kafka_harness.py fetch 4.4.0 3.9.2
     python scripts/kafka_harness.py start --mode split --security ssl --version 3.9.2 --dir /tmp/k
+
+Versions: 3.9.2 and 4.3.1 are complete on Maven Central.  4.4.0 is only partly published there
+(kafka_2.13 and the server modules, but no kafka-tools / kafka-shell / kafka-tools-api): the dist
+then uses those modules from 4.3.1 (``info["substitutes"]``), recompiles kafka-shell's 4.3.1
+sources against the 4.4.0 jars so the metadata-shell oracle reads 4.4 metadata
+(``info["rebuilt"]``), and runs the admin tools and DumpLogSegments from the complete 4.3.1
+release (they talk to the 4.4.0 cluster over the wire).  ``dist.tool_version(tool)`` says which.
+
+Layout of a cluster work dir: ``node-<id>/{server.properties,server.log,format.log,metadata/,data/}``
+where ``metadata/`` is the metadata log dir (meta.properties + ``__cluster_metadata-0``) and
+``data/`` holds topic partitions (brokers only); ``tls/`` holds the CA and certs in ``ssl`` mode.
 """
 
 from __future__ import annotations
@@ -42,7 +53,6 @@ import tempfile
 import threading
 import time
 import uuid
-import weakref
 import zipfile
 from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
@@ -868,7 +878,8 @@ def make_tls_material(directory: Path, password: str = "changeit") -> dict[str, 
 # --------------------------------------------------------------------------------------------------
 # nodes and clusters
 
-_LIVE_CLUSTERS: weakref.WeakSet[KafkaCluster] = weakref.WeakSet()
+#: Started clusters (strong refs on purpose: a cluster nobody references must still die at exit).
+_LIVE_CLUSTERS: set[KafkaCluster] = set()
 _LIVE_LOCK = threading.Lock()
 
 

@@ -15,6 +15,15 @@ Speed: a JVM start costs about a second, so results are cached on disk under the
 (``<cache>/oracle/``) keyed by (Kafka version, sha256 of the file, tool, arguments).  Paths in the
 output are stored as a placeholder and replaced by the caller's path on the way out.
 
+Versions: pick the Kafka version that wrote the file (a 4.x shell rejects metadata.version < 3.3;
+an older shell drops the features image of a newer one and reports a fault, which raises here).
+For "4.4.0" the shell is kafka-shell 4.3.1 recompiled against the 4.4.0 jars and DumpLogSegments
+runs from 4.3.1 (4.4.0's tools are not on Maven Central; see kafka_harness).  Syntax checked on
+3.9.2 and 4.4.0: ``MetadataShell --snapshot/-s FILE [command ...]`` (``--snapshot`` is optional in
+3.9, required in 4.x); ``DumpLogSegments --cluster-metadata-decoder --files FILE`` (the decoder
+flag implies ``--print-data-log`` and ``--deep-iteration``).  3.9.2 prints control records as
+``controlType: LEADER_CHANGE(2)``, 4.x as ``LeaderChange: {json}``.
+
 CLI::
 
     python scripts/oracle.py shell FILE ls /image
