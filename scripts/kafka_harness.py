@@ -553,7 +553,10 @@ class KafkaDist:
                 "org.apache.maven.plugins:maven-dependency-plugin:3.6.1:copy-dependencies",
                 f"-DoutputDirectory={tmp / 'libs'}", "-DincludeScope=runtime",
             ]
-            proc = subprocess.run(cmd, capture_output=True, text=True, timeout=1800, cwd=tmp, check=False)
+            try:
+                proc = subprocess.run(cmd, capture_output=True, text=True, timeout=1800, cwd=tmp, check=False)
+            except (OSError, subprocess.TimeoutExpired) as exc:
+                raise KafkaUnavailable(f"mvn could not fetch Kafka {self.version}: {exc}") from exc
             out = proc.stdout + proc.stderr
             if proc.returncode == 0 and any((tmp / "libs").glob("kafka_*.jar")):
                 return substitutes
