@@ -248,9 +248,11 @@ class FakeController:
         return {"ErrorCode": 0, "Topics": [{"Name": "__cluster_metadata", "Partitions": [p]}]}
 
     def _DescribeQuorum(self, version: int, body: dict) -> dict:
+        nodes = [{"NodeId": i, "Listeners": [{"Name": "CONTROLLER", "Host": h, "Port": p}]}
+                 for i, (h, p) in [(self.node_id, ("127.0.0.1", self.port)), *self.peers.items()]]
         return {"ErrorCode": 0, "Topics": [{"TopicName": "__cluster_metadata", "Partitions": [{
             "PartitionIndex": 0, "ErrorCode": 0, "LeaderId": self.leader_id, "LeaderEpoch": self.epoch,
-            "HighWatermark": self.hw, "CurrentVoters": [], "Observers": []}]}]}
+            "HighWatermark": self.hw, "CurrentVoters": [], "Observers": []}]}], "Nodes": nodes}
 
 
 def make_snapshot(end_offset: int, epoch: int, values: list[bytes]) -> bytes:
@@ -619,6 +621,23 @@ def test_not_leader_follows_node_endpoints() -> None:
         src = LiveSource(a.endpoint, max_wait_ms=100)
         st = src.run_until_caught_up(timeout=10)
         assert st.leader_id == 2 and st.endpoint == b.endpoint and st.applied_offset == 0
+    finally:
+        a.kill()
+        b.kill()
+
+
+def test_unknown_leader_is_found_through_describe_quorum_nodes() -> None:
+    a, b = FakeController(node_id=1, epoch=4), FakeController(node_id=2, epoch=4)
+    try:
+        for c in (a, b):
+            c.api_keys[1] = (4, 16)        # no NodeEndpoints in Fetch responses before v17
+            c.describe_cluster_error = 35  # and no controller list from DescribeCluster
+            c.leader_id = 2
+        a.peers = {2: ("127.0.0.1", b.port)}
+        b.append([topic_record("x")], epoch=4)
+        st = LiveSource(a.endpoint, max_wait_ms=100).run_until_caught_up(timeout=10)
+        assert st.leader_id == 2 and st.endpoint == b.endpoint and st.applied_offset == 0
+        assert any(api == "DescribeQuorum" for api, _, _ in a.requests)
     finally:
         a.kill()
         b.kill()

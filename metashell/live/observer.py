@@ -55,8 +55,9 @@ FETCH_MAX_BYTES = 8 * 1024 * 1024
 SNAPSHOT_PAGE_BYTES = 8 * 1024 * 1024
 #: Long-poll time when nothing is pending.
 MAX_WAIT_MS = 500
-#: Poll time while records wait for the high watermark: raft before KIP-1166 does not wake a parked
-#: fetch when only the high watermark moves, so poll briefly instead of waiting for the next append.
+#: Poll time while records wait for the high watermark (Fetch < v18): raft before KIP-1166 does not
+#: wake a parked fetch when only the high watermark moves, so poll briefly instead of waiting for the
+#: next append (up to metadata.max.idle.interval.ms = 500 ms away).
 PENDING_WAIT_MS = 5
 BACKOFF_START = 0.05
 BACKOFF_MAX = 1.0
@@ -319,6 +320,8 @@ class Observer:
             self.epoch = r.epoch
             self.leader_id = r.leader_id
         log.info("leader hint from %s: %s (leader %s, epoch %s)", self.target, r.why, r.leader_id, r.epoch)
+        if r.leader_id >= 0 and r.leader_id not in self.controllers:
+            self._refresh_controllers()
         if r.leader_id >= 0 and r.leader_id in self.controllers:
             self.target = self.controllers[r.leader_id]
         elif r.why == E.error_name(E.FENCED_LEADER_EPOCH) and r.leader_id >= 0 and self._epoch_was_unknown:
@@ -327,13 +330,44 @@ class Observer:
             self._next_candidate(failed=self.target)
         self._publish_position(state="reconnecting" if r.leader_id < 0 else None)
 
+    def _refresh_controllers(self) -> None:
+        """A leader we have no endpoint for (no NodeEndpoints before Fetch v17, or a voter added since
+        we started): ask the node we are connected to -- DescribeCluster, else DescribeQuorum v2 Nodes."""
+        conn = self._conn
+        if conn is None or not conn.is_open:
+            return
+        try:
+            if self.describe_cluster_ok:
+                resp = conn.request("DescribeCluster", {"IncludeClusterAuthorizedOperations": False,
+                                                        "EndpointType": 2})
+                if resp["ErrorCode"] == E.NONE:
+                    for b in resp.get("Brokers") or []:
+                        self.controllers[b["BrokerId"]] = Endpoint(b["Host"], b["Port"])
+                    return
+            if conn.supports("DescribeQuorum", 2):
+                resp = conn.request("DescribeQuorum", {"Topics": [{"TopicName": METADATA_TOPIC,
+                                                                   "Partitions": [{"PartitionIndex": 0}]}]})
+                known = set(self.controllers.values()) | set(self.bootstrap_endpoints)
+                for node in resp.get("Nodes") or []:
+                    listeners = [Endpoint(x["Host"], x["Port"]) for x in node.get("Listeners") or []]
+                    if listeners and node["NodeId"] not in self.controllers:
+                        # the listener we already use for other nodes is the right one, if we can tell
+                        same = [ep for ep in listeners if ep in known]
+                        self.controllers[node["NodeId"]] = (same or listeners)[0]
+        except LiveError as e:
+            log.info("could not refresh the controller list from %s: %s", conn.endpoint, e)
+            if not conn.is_open:
+                self._drop_connection()
+
     # -- Fetch --------------------------------------------------------------------------------------
 
     def _fetch_once(self) -> None:
         conn = self._conn
         assert conn is not None
         version = conn.version("Fetch")
-        wait = self.pending_wait_ms if self.pending else self.max_wait_ms
+        # v18+ (KIP-1166) carries our high watermark: the leader answers a parked fetch as soon as
+        # its HW moves past ours.  Older leaders only wake on appends, so poll while records wait.
+        wait = self.pending_wait_ms if self.pending and version < 18 else self.max_wait_ms
         partition: dict[str, Any] = {
             "Partition": 0,
             "CurrentLeaderEpoch": max(self.epoch, self.last_fetched_epoch),
