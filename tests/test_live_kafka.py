@@ -22,7 +22,9 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
+import kafka_harness  # on sys.path through conftest
 import pytest
+from conftest import KAFKA_VERSIONS, REPO, get_dist, kafka_unavailable
 
 from metashell.image.live_feed import LiveSession
 from metashell.image.loader import load_directory
@@ -38,14 +40,8 @@ from metashell.live import (
 )
 from metashell.tree import build_root, iter_find
 
-REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO / "scripts"))
-
-kafka_harness = pytest.importorskip("kafka_harness")
-
 pytestmark = [pytest.mark.kafka, pytest.mark.timeout(900)]
 
-VERSIONS = ("3.9.2", "4.4.0")
 AUTHORIZER = "org.apache.kafka.metadata.authorizer.StandardAuthorizer"
 
 
@@ -69,6 +65,9 @@ class ClusterPool:
         cluster = make(workdir)
         try:
             cluster.start(timeout=240)
+        except kafka_harness.KafkaUnavailable as e:
+            cluster.kill_all()
+            kafka_unavailable(str(e))
         except BaseException:
             cluster.kill_all()
             raise
@@ -91,12 +90,10 @@ def pool(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ClusterPool]:
     p.close()
 
 
-@pytest.fixture(scope="module", params=VERSIONS)
+@pytest.fixture(scope="module", params=KAFKA_VERSIONS)
 def dist(request: pytest.FixtureRequest) -> Any:
-    try:
-        return kafka_harness.KafkaDist(request.param).ensure()
-    except kafka_harness.KafkaUnavailable as e:
-        pytest.skip(f"Kafka {request.param} unavailable: {e}")
+    """Module-scoped so pytest runs every test of one version before switching (one cluster at a time)."""
+    return get_dist(request.param)
 
 
 def _quorum(dist: Any, workdir: Path) -> Any:
@@ -131,6 +128,13 @@ def sasl(pool: ClusterPool, dist: Any) -> Any:
 def tls(pool: ClusterPool, dist: Any) -> Any:
     return pool.get(("ssl", dist.version), lambda wd: kafka_harness.KafkaCluster(
         dist, wd, mode="combined", security="ssl"))
+
+
+@pytest.fixture
+def old_mv(pool: ClusterPool, dist: Any) -> Any:
+    """A controller whose metadata.version predates controller registrations (3.7-IV0)."""
+    return pool.get(("old-mv", dist.version), lambda wd: kafka_harness.KafkaCluster(
+        dist, wd, mode="combined", release_version="3.6-IV2"))
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -457,3 +461,18 @@ def test_tls_errors_are_one_line(tls: Any, tmp_path: Path) -> None:
     # PLAINTEXT against the TLS listener
     with pytest.raises(LiveConnectionError, match="check security.protocol"):
         LiveSource(tls.controller_bootstrap).connect()
+
+
+# ---------------------------------------------------------------------------------------------------
+# a cluster without controller registrations (metadata.version < 3.7-IV0)
+
+
+def test_old_metadata_version_falls_back_to_the_bootstrap_endpoints(old_mv: Any) -> None:
+    events: list[Any] = []
+    src = LiveSource(old_mv.controller_bootstrap, max_wait_ms=200)
+    st = src.run_until_caught_up(events.append, timeout=60)
+    warnings = [str(e) for e in events if isinstance(e, LiveWarning)]
+    assert any("cannot list the controllers (UNSUPPORTED_VERSION" in w and "using the bootstrap endpoints" in w
+               for w in warnings), warnings
+    assert st.caught_up and st.leader_id == 1
+    assert st.cluster_id is None   # nobody told us; Fetch goes without ClusterId
