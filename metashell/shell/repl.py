@@ -61,6 +61,8 @@ def run_repl(shell: Shell, *, label: str, banner: str, status: StatusFn | None =
         key_bindings=bindings,
         color_depth=None if shell.settings.color else ColorDepth.MONOCHROME,
         enable_suspend=True,
+        # Live mode: redraw the prompt every second so leader/epoch/lag stay current while idle.
+        refresh_interval=1.0 if status is not None else 0,
     )
     shell.settings.width = lambda: _columns(session)
     if banner:

@@ -5,10 +5,10 @@ goes through :func:`open_live`, the one hook live mode plugs into.  Everything t
 here is turned into a one-line :class:`~metashell.errors.MetashellError` (the CLI prints it and
 exits 1); loader warnings are passed to ``warn`` one line each.
 
-Live-mode hook contract (implemented by ``metashell.live``, looked up lazily so that the shell
-works before live mode exists)::
+Live-mode hook contract (implemented by ``metashell.image.live_feed``, looked up lazily so that the
+shell works without live mode)::
 
-    metashell.live.open_shell_session(bootstrap: str, config: str | None,
+    open_shell_session(bootstrap: str, config: str | None,
                                       warn: Callable[[str], None]) -> session
     session.image                      # the MetadataImage being fed (the tree reads it lazily)
     session.wait_caught_up(timeout)    # block until caught up with the high watermark at start;
@@ -133,13 +133,10 @@ def open_live(bootstrap: str, config: str | None, warn: Warn, redact: bool,
     """Live mode through the hook described in the module docstring."""
     if config is not None:
         _check_path(config, False, "--config")
-    try:
-        from metashell import live
-
-        opener = live.open_shell_session  # type: ignore[attr-defined]
-    except (ImportError, AttributeError):
+    opener = _live_opener()
+    if opener is None:
         raise SourceError("live mode (--bootstrap-controller) is not available in this build yet; "
-                          "use --directory or --snapshot") from None
+                          "use --directory or --snapshot")
     session = opener(bootstrap, config, warn)
     try:
         if wait:
@@ -152,6 +149,19 @@ def open_live(bootstrap: str, config: str | None, warn: Warn, redact: bool,
     root = build_root(image, source_info={"bootstrap": bootstrap}, redact=redact)
     status = getattr(session, "status_text", None)
     return Source(root, cid or bootstrap, f"controllers {bootstrap}", image, cid, status, session.close)
+
+
+def _live_opener() -> Callable[..., Any] | None:
+    """``open_shell_session`` from the image layer's live glue (or ``metashell.live``)."""
+    for module in ("metashell.image.live_feed", "metashell.live"):
+        try:
+            mod = __import__(module, fromlist=["open_shell_session"])
+        except ImportError:
+            continue
+        opener = getattr(mod, "open_shell_session", None)
+        if opener is not None:
+            return opener
+    return None
 
 
 def banner(source: Source, version: str) -> str:

@@ -1,0 +1,151 @@
+"""The real interactive shell (``python -m metashell -d DIR``) driven through a pty with pexpect:
+banner and prompt, Tab completion, history across restarts, Ctrl-C, Ctrl-D, colour and NO_COLOR.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+pexpect = pytest.importorskip("pexpect")
+
+SHARED = Path(__file__).resolve().parents[2] / "shared"
+LOGDIR = SHARED / "reference" / "test-vectors" / "metadata-log-dir"
+REPO = Path(__file__).resolve().parents[1]
+pytestmark = [
+    pytest.mark.skipif(not LOGDIR.is_dir(), reason="../shared reference pack is absent"),
+    pytest.mark.skipif(sys.platform == "win32", reason="needs a pty"),
+]
+
+PROMPT = re.compile(r"metadata-log-dir:(/[^ \x1b]*)\s*(\x1b\[[0-9;?]*[A-Za-z])*\s*>>")
+SGR_COLOUR = re.compile(r"\x1b\[(?:[0-9;]*;)?(?:3[0-7]|9[0-7]|38;5;\d+)m")
+ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
+
+
+def spawn(tmp_path: Path, *, no_color: bool = True, histfile: Path | None = None):  # type: ignore[no-untyped-def]
+    env = {k: v for k, v in os.environ.items() if k not in ("NO_COLOR", "METASHELL_HISTFILE", "XDG_STATE_HOME")}
+    env.update(TERM="xterm", PROMPT_TOOLKIT_NO_CPR="1", HOME=str(tmp_path), COLUMNS="100", LINES="30",
+               METASHELL_HISTFILE=str(histfile or tmp_path / "history"))
+    if no_color:
+        env["NO_COLOR"] = "1"
+    child = pexpect.spawn(sys.executable, ["-m", "metashell", "-d", str(LOGDIR)], env=env, cwd=str(REPO),
+                          encoding="utf-8", timeout=20, dimensions=(30, 100))
+    child.expect_exact("[ Kafka Metadata Shell")
+    child.expect(PROMPT)
+    return child
+
+
+def command(child, line: str) -> str:  # type: ignore[no-untyped-def]
+    """Send a line, wait for the next prompt, return what was printed in between (no ANSI codes)."""
+    child.send(line + "\r")
+    child.expect("\r\n")  # the accepted line ends; prompt-toolkit's re-renders while typing do not
+    child.expect(PROMPT)
+    return ANSI.sub("", child.before)
+
+
+def test_banner_prompt_and_exit(tmp_path: Path) -> None:
+    child = spawn(tmp_path)
+    assert command(child, "cd /image/topics").strip() == ""
+    assert command(child, "pwd").strip() == "/image/topics"
+    assert child.after.startswith("metadata-log-dir:/image/topics")
+    out = command(child, "cat byName/foo/id")
+    assert "ASNFZ4mrze8P7cuph2VDIQ" in out
+    child.send("exit\r")
+    child.expect(pexpect.EOF)
+    child.close()
+    assert child.exitstatus == 0
+
+
+def typed(child, *parts: str) -> None:  # type: ignore[no-untyped-def]
+    """Type ``parts``, each followed by Tab, giving prompt-toolkit time to insert each completion
+    (completions are computed asynchronously, after the keys already sent)."""
+    for part in parts:
+        child.send(part)
+        time.sleep(0.1)
+        child.send("\t")
+        time.sleep(0.4)
+
+
+def test_tab_completion(tmp_path: Path) -> None:
+    child = spawn(tmp_path)
+    # command name, then directories (with '/') and a file, all by Tab
+    typed(child, "ca", "/ima", "top", "byN", "f", "i")
+    assert "ASNFZ4mrze8P7cuph2VDIQ" in command(child, "")
+    # relative paths
+    command(child, "cd /image/topics")
+    typed(child, "cat byN", "foo/na")
+    assert command(child, "").split() == ["foo"]
+    # a glob and '..' in the directory part
+    typed(child, "cat ../t*/byN", "foo/i")
+    assert command(child, "").split() == ["ASNFZ4mrze8P7cuph2VDIQ"]
+    # options
+    typed(child, "ls --js")
+    assert '{"path":"/image/topics/byId"' in command(child, "/image/topics")
+    child.sendcontrol("d")
+    child.expect(pexpect.EOF)
+
+
+def test_history_survives_restarts_and_skips_secrets(tmp_path: Path) -> None:
+    hist = tmp_path / "state" / "hist"
+    child = spawn(tmp_path, histfile=hist)
+    command(child, "cat /image/topics/byName/foo/name")
+    command(child, "ls /image password=hunter2")
+    child.sendcontrol("d")
+    child.expect(pexpect.EOF)
+    child.close()
+    assert child.exitstatus == 0
+    text = hist.read_text()
+    assert "cat /image/topics/byName/foo/name" in text
+    assert "hunter2" not in text
+    assert oct(hist.stat().st_mode & 0o777) == "0o600"
+
+    child = spawn(tmp_path, histfile=hist)
+    child.send("\x1b[A")  # Up: the last line of the previous session
+    time.sleep(0.3)
+    assert command(child, "").split() == ["foo"]
+    out = command(child, "history")
+    assert re.search(r"\s+0  cat /image/topics/byName/foo/name", out)
+    assert "hunter2" not in out
+    child.sendcontrol("d")
+    child.expect(pexpect.EOF)
+
+
+def test_ctrl_c_cancels_the_line_and_ctrl_d_exits(tmp_path: Path) -> None:
+    child = spawn(tmp_path)
+    child.send("cat /image/topics/byName/foo/name")
+    time.sleep(0.2)
+    child.sendcontrol("c")
+    child.expect_exact("^C")
+    child.expect("\r\n")
+    child.expect(PROMPT)  # a fresh prompt
+    out = command(child, "pwd")
+    assert "foo" not in out and "/" in out
+    assert child.isalive()
+    child.sendcontrol("d")
+    child.expect(pexpect.EOF)
+    child.close()
+    assert child.exitstatus == 0
+
+
+def test_colour_on_a_terminal_and_off_with_no_color(tmp_path: Path) -> None:
+    child = spawn(tmp_path, no_color=False)
+    child.send("cat --json /image/topics/byName/foo/id\r")
+    child.expect("\r\n")
+    child.expect(PROMPT)
+    assert SGR_COLOUR.search(child.before), repr(child.before)
+    child.sendcontrol("d")
+    child.expect(pexpect.EOF)
+
+    child = spawn(tmp_path, no_color=True)
+    child.send("cat --json /image/topics/byName/foo/id\r")
+    child.expect("\r\n")
+    child.expect(PROMPT)
+    assert "ASNFZ4mrze8P7cuph2VDIQ" in child.before
+    assert not SGR_COLOUR.search(child.before + child.after), repr(child.before)
+    child.sendcontrol("d")
+    child.expect(pexpect.EOF)
