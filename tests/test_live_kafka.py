@@ -194,20 +194,12 @@ def copy_metadata_dir(src: Path, dst: Path) -> Path:
     return dst
 
 
-CLI_WRAPPER = """
-import sys
-import metashell.live as live
-import metashell.image.live_feed as feed
-if not hasattr(live, "open_shell_session"):   # until shell/sources.py looks in metashell.image.live_feed
-    live.open_shell_session = feed.open_shell_session
-from metashell.cli import main
-sys.exit(main(sys.argv[1:]))
-"""
+CLI = "import sys; from metashell.cli import main; sys.exit(main(sys.argv[1:]))"
 
 
 def run_cli(*args: str, timeout: float = 60) -> tuple[subprocess.CompletedProcess[str], float]:
     t0 = time.monotonic()
-    proc = subprocess.run([sys.executable, "-c", CLI_WRAPPER, *args], check=False, capture_output=True, text=True,
+    proc = subprocess.run([sys.executable, "-c", CLI, *args], check=False, capture_output=True, text=True,
                           timeout=timeout, cwd=REPO)
     return proc, time.monotonic() - t0
 
