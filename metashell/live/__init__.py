@@ -49,23 +49,23 @@ Secrets from the client properties never appear in any of them.
 from metashell.live.config import ClientConfig, Secret, redact_properties
 from metashell.live.connection import Connection, Endpoint, parse_endpoints
 from metashell.live.errors import (
-                                   AuthenticationError,
-                                   AuthorizationError,
-                                   ConfigError,
-                                   KafkaProtocolError,
-                                   LiveConnectionError,
-                                   LiveError,
+    AuthenticationError,
+    AuthorizationError,
+    ConfigError,
+    KafkaProtocolError,
+    LiveConnectionError,
+    LiveError,
 )
 from metashell.live.events import (
-                                   CommittedBatch,
-                                   ImageReset,
-                                   LiveEvent,
-                                   LiveStatus,
-                                   LiveWarning,
-                                   RecordsCommitted,
-                                   SnapshotId,
-                                   SnapshotLoaded,
-                                   StatusChanged,
+    CommittedBatch,
+    ImageReset,
+    LiveEvent,
+    LiveStatus,
+    LiveWarning,
+    RecordsCommitted,
+    SnapshotId,
+    SnapshotLoaded,
+    StatusChanged,
 )
 from metashell.live.source import LiveSource
 
