@@ -233,17 +233,35 @@ def test_partition_change_leader_and_epochs() -> None:
     assert not r.warnings
 
 
-def test_partition_change_replicas_remap_directories() -> None:
+def test_partition_change_replicas_and_directories_kafka_4_4() -> None:
+    """Kafka 4.4.0's merge: directories are NOT remapped when only the replicas change."""
     r = topic_with_partition(Replayer(), Directories=[D1, D2, D3])
     p = r.image.topics.by_id[T1].partitions[0]
     change(r, Replicas=[3, 4, 1], AddingReplicas=[4], RemovingReplicas=[2])
-    assert p.replicas == (3, 4, 1) and p.directories == (D3, UNASSIGNED_DIR, D1)
+    assert p.replicas == (3, 4, 1) and p.directories == (D1, D2, D3)         # positional, unchanged
     assert p.adding_replicas == (4,) and p.removing_replicas == (2,)
     change(r, Replicas=[3, 1], Directories=[LOST_DIR, D2], AddingReplicas=[], RemovingReplicas=[])
     assert p.directories == (LOST_DIR, D2) and p.adding_replicas is EMPTY
     change(r, Directories=[D1, D1])
     assert p.directories == (D1, D1) and p.replicas == (3, 1)
+    change(r, Directories=[])                                   # empty list: MIGRATING per replica
+    assert p.directories == (MIGRATING_DIR, MIGRATING_DIR)
+    change(r, Replicas=[1, 2, 3])                               # all-MIGRATING dirs follow the replicas
+    assert p.directories == (MIGRATING_DIR,) * 3
+    change(r, Directories=[MIGRATING_DIR])                      # all-MIGRATING, any length, no Replicas
+    assert p.directories == (MIGRATING_DIR,) * 3
     assert not r.warnings
+    change(r, offset=76, Directories=[MIGRATING_DIR], Replicas=[5, 6])   # checkDirectories: fault
+    change(r, Directories=[D1, D2, D3])
+    change(r, offset=77, Replicas=[5])                          # 3 dirs for 1 replica: fault
+    assert p.replicas == (1, 2, 3) and [w.offset for w in r.warnings] == [76, 77]
+    assert "1 directories for 2 replicas" in faults(r)[0] and "do not match" in faults(r)[1]
+    assert UNASSIGNED_DIR != MIGRATING_DIR
+
+
+def test_partition_record_all_migrating_directories_follow_replicas() -> None:
+    r = topic_with_partition(Replayer(), Directories=[MIGRATING_DIR] * 3)
+    assert r.image.topics.by_id[T1].partitions[0].directories == (MIGRATING_DIR,) * 3
 
 
 def test_partition_change_elr_fields() -> None:
@@ -401,10 +419,12 @@ def test_feature_levels() -> None:
     f = r.image.features
     assert f.metadata_version == 21 and metadata_version_name(21) == "3.9-IV0"
     assert f.finalized == {"group.version": 1} and not r.warnings
-    play(r, rec(fl, {"Name": "metadata.version", "FeatureLevel": 5}))
-    assert f.metadata_version == 7 and metadata_version_name(7) == "3.3-IV3"   # Kafka 4.x fallback
-    play(r, rec(fl, {"Name": "metadata.version", "FeatureLevel": 0}), start=20)
+    play(r, rec(fl, {"Name": "metadata.version", "FeatureLevel": 7}))
+    assert f.metadata_version == 7 and metadata_version_name(7) == "3.3-IV3"
+    play(r, rec(fl, {"Name": "metadata.version", "FeatureLevel": 5}), start=20)   # below 4.x's minimum
     assert f.metadata_version == 7 and "invalid metadata.version" in faults(r)[0]
+    play(r, rec(fl, {"Name": "kraft.version", "FeatureLevel": 1}))                # ignored by Kafka 4.4
+    assert "kraft.version" not in f.finalized
     play(r, rec(fl, {"Name": "metadata.version", "FeatureLevel": 99}), start=30)
     assert f.metadata_version == 99 and r.warnings[-1].kind == "unknown"
     assert metadata_version_name(99) == "99" and metadata_version_name(None) == "unknown"
@@ -417,8 +437,8 @@ def test_zk_migration_state_producer_ids_noop() -> None:
     assert r.image.features.zk_migration_state == 3
     ids = r.image.producer_ids
     assert (ids.next_producer_id, ids.broker_id, ids.broker_epoch) == (2000, 1, 7)
-    play(r, rec("ZkMigrationStateRecord", {"ZkMigrationState": 9}))
-    assert r.image.features.zk_migration_state == 3 and "unknown ZkMigrationState" in faults(r)[0]
+    play(r, rec("ZkMigrationStateRecord", {"ZkMigrationState": 9}))      # Kafka 4.4 ignores the record
+    assert r.image.features.zk_migration_state == 9 and not r.warnings
 
 
 def test_empty_image_defaults() -> None:

@@ -60,6 +60,53 @@ METADATA_VERSION_NAMES = {
 """``MetadataVersion`` feature levels (Kafka 4.4 source; 1-6 only exist in 3.x releases)."""
 
 
+def _words(text: str) -> frozenset[str]:
+    return frozenset(text.split())
+
+
+# Config keys Kafka 4.4's metadata shell keeps (``DefaultSupportedConfigChecker``, wired into the
+# shell's MetadataLoader): ``ConfigurationDelta.replay`` silently drops a ConfigRecord whose key is not
+# supported for its resource type.  TOPIC = ``LogConfig.configNames()``, CLIENT_METRICS =
+# ``ClientMetricsConfigs.configNames()``, GROUP = ``GroupConfig.configNames()`` (printed from the 4.4.0
+# jars); BROKER accepts every key; BROKER_LOGGER and UNKNOWN none.  metashell's image keeps every
+# config (operators want to see them all); ``/image`` hides what Kafka's shell would not show.
+_TOPIC_CONFIG_NAMES = _words("""
+    cleanup.policy compression.gzip.level compression.lz4.level compression.type compression.zstd.level
+    delete.retention.ms errors.deadletterqueue.group.enable file.delete.delay.ms flush.messages flush.ms
+    follower.replication.throttled.replicas index.interval.bytes internal.segment.bytes
+    leader.replication.throttled.replicas local.retention.bytes local.retention.ms max.compaction.lag.ms
+    max.decompressed.message.bytes max.message.bytes message.timestamp.after.max.ms
+    message.timestamp.before.max.ms message.timestamp.type min.cleanable.dirty.ratio min.compaction.lag.ms
+    min.insync.replicas preallocate remote.copy.lag.bytes remote.copy.lag.ms remote.log.copy.disable
+    remote.log.delete.on.disable remote.storage.enable retention.bytes retention.ms segment.bytes
+    segment.index.bytes segment.jitter.ms segment.ms unclean.leader.election.enable
+""")
+_CLIENT_METRICS_CONFIG_NAMES = frozenset(("interval.ms", "match", "metrics"))
+_GROUP_CONFIG_NAMES = _words("""
+    consumer.assignment.interval.ms consumer.assignor.offload.enable consumer.heartbeat.interval.ms
+    consumer.session.timeout.ms errors.deadletterqueue.copy.record.enable errors.deadletterqueue.topic.name
+    share.assignment.interval.ms share.assignor.offload.enable share.auto.offset.reset
+    share.delivery.count.limit share.heartbeat.interval.ms share.isolation.level
+    share.partition.max.record.locks share.record.lock.duration.ms share.renew.acknowledge.enable
+    share.session.timeout.ms streams.acceptable.recovery.lag streams.assignment.interval.ms
+    streams.assignor.name streams.assignor.offload.enable streams.heartbeat.interval.ms
+    streams.initial.rebalance.delay.ms streams.num.standby.replicas streams.num.warmup.replicas
+    streams.rack.aware.assignment.tags streams.session.timeout.ms streams.task.offset.interval.ms
+""")
+KAFKA_SHELL_CONFIG_NAMES: dict[int, frozenset[str] | None] = {
+    2: _TOPIC_CONFIG_NAMES, 4: None, 16: _CLIENT_METRICS_CONFIG_NAMES, 32: _GROUP_CONFIG_NAMES,
+}
+"""Resource type id -> config keys Kafka 4.4's shell keeps (None = every key; absent type = none)."""
+
+
+def kafka_shell_shows_config(resource_type: int, name: str) -> bool:
+    """True when Kafka 4.4's metadata shell keeps this config key in its image (see above)."""
+    if resource_type not in KAFKA_SHELL_CONFIG_NAMES:
+        return False
+    names = KAFKA_SHELL_CONFIG_NAMES[resource_type]
+    return names is None or name in names
+
+
 def enum_name(names: dict[int, str], code: int, default: str = "UNKNOWN") -> str:
     """Kafka's name for ``code``, or ``default`` when Kafka would not know it either."""
     return names.get(code, default)

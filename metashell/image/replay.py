@@ -2,26 +2,52 @@
 
 Kafka replays a record into a ``MetadataDelta`` (``metadata/.../image/*Delta.java``) and publishes
 a new immutable image per commit.  The :class:`Replayer` mutates one image in place instead, one
-record at a time, and reproduces what Kafka's published images would contain (FORMATS.md 5.2, and
-the Kafka 4.4 sources for the record types added after the reference pack):
+record at a time, and reproduces what Kafka's published images contain.  The reference is Kafka
+4.4.0 itself: the rules below were read from the bytecode of ``kafka-metadata-4.4.0.jar``
+(``javap -c``: PartitionRegistration, BrokerRegistration, ClusterDelta, TopicsDelta, TopicDelta,
+FeaturesDelta, ConfigurationDelta, ScramDelta, MetadataDelta, MetadataBatchLoader) and are checked
+against Kafka 4.4's metadata shell by ``tests/test_image_oracle.py``:
 
 * every record handler validates first and mutates last, so a record Kafka rejects with an
   exception (a "fault": PartitionChange for an unknown partition, broker epoch mismatch, ...)
   leaves the image untouched; the fault is recorded as a :class:`ReplayWarning` with its offset and
   loading continues, as Kafka's ``LoggingFaultHandler`` does;
+* PartitionChangeRecord (``PartitionRegistration.merge``): null / -1 / -2 mean "unchanged", any
+  Leader other than -2 bumps the leader epoch, the partition epoch always goes up by one;
+  directories are the record's when given, else the old ones (not remapped when only the replicas
+  change); all-MIGRATING or empty directories become MIGRATING per (new) replica; any remaining
+  length mismatch is a fault;
+* 4.x records: ClearElrRecord empties ELR and last-known ELR of every partition that has one (a
+  merge, so partition epoch + 1) for one topic or, with an empty name, all topics; an unknown name
+  is a fault.  UnregisterControllerRecord removes the controller (no error when unknown).
+  ZkMigrationStateRecord is ignored by 4.4 (kept here for display only).  A FeatureLevelRecord for
+  ``kraft.version`` is ignored; metadata.version levels below 7 (3.3-IV3) are faults;
 * metadata transactions (FORMATS.md 5.3): records after BeginTransaction are buffered, applied on
   EndTransaction and dropped on AbortTransaction; provenance is only published outside
   transactions (:meth:`Replayer.end_batch`), as ``MetadataBatchLoader`` only publishes then;
 * unknown record types and undecodable values become warnings and are skipped.
 
-Hot path: ``replay`` is a dict lookup from api key to a bound method and one call; int lists
+Hot path: ``replay_entries`` decodes and dispatches (api key -> bound method) in one loop; int lists
 become interned tuples so a million partitions share a few tuple objects.  Nothing is logged per
 record and decoded record dicts are not kept (except while a transaction is open).
 
-Deliberate simplifications of Kafka's delta model, which only differ in cases the controller never
-writes: (1) RemoveTopicRecord deletes the topic's TOPIC configs even if they were created within
-the same delta; (2) ClearElrRecord with an empty name clears every topic present, including topics
-created in the same delta; (3) removing an ACL twice in one delta is a fault here, not in Kafka.
+Deliberate differences from Kafka 4.4 (each only reachable through logs the controller does not
+write, or through a Kafka bug):
+
+1. A PartitionRecord/PartitionChangeRecord for an unknown *topic* is one fault here; Kafka's
+   ``TopicDelta.apply`` then throws a NullPointerException and the whole delta (the batch, in
+   ``--snapshot`` mode) is lost.
+2. ``ScramDelta.apply`` bug: when, within one delta, the credentials of a mechanism all get removed
+   and then (in HashMap order) another user of that mechanism is added, Kafka loses the added user.
+   metashell keeps it.
+3. metadata.version levels newer than 34 (4.5-IV0) are kept with an "unknown" warning (Kafka: fault).
+4. Config keys Kafka's shell does not know (``DefaultSupportedConfigChecker``: unknown TOPIC /
+   GROUP / CLIENT_METRICS keys, every BROKER_LOGGER key) are kept in the image; ``/image`` must hide
+   them (``model.kafka_shell_shows_config``).
+5. Kafka 4.4's shell keeps an empty image for a log that does not set metadata.version before its
+   first commit (pre-3.3 logs, a segment read alone); metashell loads whatever is there.
+6. RemoveTopicRecord deletes the topic's TOPIC configs even if they were created within the same
+   delta; removing an ACL twice in one delta is a fault here, not in Kafka.
 """
 
 from __future__ import annotations
@@ -50,8 +76,6 @@ from .model import (
     MIGRATING_DIR,
     NO_LEADER_CHANGE,
     SECURITY_PROTOCOL_NAMES,
-    UNASSIGNED_DIR,
-    ZK_MIGRATION_STATE_NAMES,
     Acl,
     BrokerRegistration,
     ControllerRegistration,
@@ -65,8 +89,8 @@ from .model import (
 
 BEGIN_TRANSACTION, END_TRANSACTION, ABORT_TRANSACTION = 23, 24, 25
 _TXN_KEYS = frozenset((BEGIN_TRANSACTION, END_TRANSACTION, ABORT_TRANSACTION))
-_MINIMUM_PERSISTED_MV = 4       # FeaturesDelta.MINIMUM_PERSISTED_FEATURE_LEVEL (Kafka 4.x)
-_MV_3_3_IV3 = 7
+_MINIMUM_MV = 7                 # MetadataVersion.MINIMUM_VERSION (3.3-IV3) in Kafka 4.x
+KRAFT_VERSION_FEATURE = "kraft.version"
 
 
 @dataclass(frozen=True, slots=True)
@@ -401,12 +425,14 @@ class Replayer:
     def _register_broker(self, d: dict[str, Any], offset: int) -> None:
         listeners = {e["Name"]: Endpoint(e["Name"], e["Host"], e["Port"], e["SecurityProtocol"])
                      for e in d["EndPoints"] or ()}
+        if "" in listeners:
+            raise Fault("broker listeners must be named")
         cordoned = d.get("CordonedLogDirs")
         broker = BrokerRegistration(
             d["BrokerId"], d["BrokerEpoch"], d["IncarnationId"], listeners, self._features(d["Features"]),
             d["Rack"], d.get("Fenced", True), d.get("InControlledShutdown", False),
             d.get("IsMigratingZkBroker", False), self._sorted_dirs(d.get("LogDirs")),
-            None if cordoned is None else self._sorted_dirs(cordoned))
+            None if cordoned is None else self._t(cordoned))      # kept in record order (unsorted)
         self._image.cluster.brokers[broker.id] = broker
 
     def _unregister_broker(self, d: dict[str, Any], offset: int) -> None:
@@ -435,8 +461,8 @@ class Replayer:
             broker.in_controlled_shutdown = True
         if log_dirs:                      # null or empty = no change
             broker.directories = self._sorted_dirs(log_dirs)
-        if cordoned is not None:          # v3+ (Kafka 4.3): null = no change
-            broker.cordoned_directories = self._sorted_dirs(cordoned)
+        if cordoned is not None:          # v3+ (Kafka 4.3): null = no change; not sorted
+            broker.cordoned_directories = self._t(cordoned)
 
     def _register_controller(self, d: dict[str, Any], offset: int) -> None:
         listeners = {}
@@ -471,13 +497,12 @@ class Replayer:
         v = d["Replicas"]
         replicas = intern(x, x) if v and (x := tuple(v)) else EMPTY
         v = d.get("Directories")
-        if v:
-            if len(v) != len(replicas):
-                raise Fault(f"partition {d['PartitionId']}: {len(v)} directories for "
-                            f"{len(replicas)} replicas")
-            directories = intern(x, x) if (x := tuple(v)) else EMPTY
-        else:
+        if v and (len(v) != len(replicas)):
+            raise Fault(f"partition {d['PartitionId']}: {len(v)} directories for {len(replicas)} replicas")
+        if not v or v.count(MIGRATING_DIR) == len(v):      # defaultToMigrating
             directories = self._migrating_dirs(len(replicas))
+        else:
+            directories = intern(x, x) if (x := tuple(v)) else EMPTY
         lrs = d["LeaderRecoveryState"]
         if lrs != 0 and lrs != 1:
             raise Fault(f"partition {d['PartitionId']}: unknown leader recovery state {lrs}")
@@ -508,7 +533,7 @@ class Replayer:
         rep = d["Replicas"]
         dirs = d.get("Directories")
         lrs = d["LeaderRecoveryState"]
-        if rep is not None or dirs or lrs < -1 or lrs > 1:
+        if rep is not None or dirs is not None or lrs < -1 or lrs > 1:
             self._partition_change_checked(d, p, rep, dirs, lrs)
         # Common case (ISR / leader / ELR changes): nothing can fail, mutate directly.
         intern = self._intern
@@ -537,25 +562,25 @@ class Replayer:
 
     def _partition_change_checked(self, d: dict[str, Any], p: Partition, rep: list | None,
                                   dirs: list | None, lrs: int) -> None:
-        """The replica/directory part of the merge, which can fault: validate, then set both."""
+        """The replica/directory part of ``PartitionRegistration.merge`` (Kafka 4.4.0), which can
+        fault: validate, then set both.
+
+        New directories = the record's when it has them (non-null), else the old ones -- they are
+        *not* remapped when only the replicas change; all-MIGRATING (or empty) directories become a
+        MIGRATING array sized to the new replicas; any other length mismatch is a fault.
+        """
         pid = d["PartitionId"]
         t = self._t
         replicas = p.replicas if rep is None else t(rep)
-        if dirs:
-            if rep is not None and len(rep) != len(dirs):
+        if dirs is None:
+            directories = p.directories
+        else:
+            if rep is not None and dirs and len(rep) != len(dirs):
                 raise Fault(f"partition {pid}: {len(dirs)} directories for {len(rep)} replicas")
             directories = t(dirs)
-        elif rep is not None:
-            # DirectoryId.createDirectoriesFrom: replicas keep their directory, new ones UNASSIGNED.
-            if len(set(p.replicas)) != len(p.replicas):
-                raise Fault(f"partition {pid}: duplicate broker id in replicas {list(p.replicas)}")
-            assigned = dict(zip(p.replicas, p.directories))
-            directories = t([assigned.get(r, UNASSIGNED_DIR) for r in rep])
-        else:
-            directories = p.directories
-        if not directories:
-            directories = self._migrating_dirs(len(p.replicas))   # sic: Kafka sizes by the old replicas
-        if len(directories) != len(replicas):
+        if directories.count(MIGRATING_DIR) == len(directories):
+            directories = self._migrating_dirs(len(replicas))
+        if directories and len(directories) != len(replicas):
             raise Fault(f"partition {pid}: the lengths for replicas and directories do not match")
         if lrs < -1 or lrs > 1:
             raise Fault(f"partition {pid}: unknown leader recovery state {lrs}")
@@ -666,27 +691,27 @@ class Replayer:
         level = d["FeatureLevel"]
         features = self._image.features
         if name == METADATA_VERSION_FEATURE:
-            # Kafka 4.x FeaturesDelta: pre-release 3.3 levels (4-6) read as 3.3-IV3; levels below
-            # that are not valid metadata versions any more.  Levels newer than known are kept (and
-            # reported) so that a newer cluster still loads.
-            if _MINIMUM_PERSISTED_MV <= level <= _MV_3_3_IV3:
-                level = _MV_3_3_IV3
-            elif level < _MINIMUM_PERSISTED_MV:
-                raise Fault(f"invalid metadata.version feature level {level}")
-            elif level not in METADATA_VERSION_NAMES:
+            # Kafka 4.4 FeaturesDelta: MetadataVersion.fromFeatureLevel, which knows 7 (3.3-IV3) to
+            # 34 (4.5-IV0); anything lower is a fault.  Levels newer than known are kept (and
+            # reported) so that a newer cluster still loads -- a deliberate difference.
+            if level < _MINIMUM_MV:
+                raise Fault(f"invalid metadata.version feature level {level}: the minimum is "
+                            f"{_MINIMUM_MV} (3.3-IV3)")
+            if level not in METADATA_VERSION_NAMES:
                 self.warn(f"unknown metadata.version feature level {level} (newer than Kafka 4.4)", offset,
                           "unknown")
             features.metadata_version = level
+        elif name == KRAFT_VERSION_FEATURE:
+            pass                                    # Kafka 4.4 ignores it (kraft.version lives in raft)
         elif level == 0:
             features.finalized.pop(name, None)
         else:
             features.finalized[name] = level
 
     def _zk_migration_state(self, d: dict[str, Any], offset: int) -> None:
-        state = d["ZkMigrationState"]
-        if state not in ZK_MIGRATION_STATE_NAMES:
-            raise Fault(f"unknown ZkMigrationState value {state}")
-        self._image.features.zk_migration_state = state
+        # Kafka 4.4's MetadataDelta ignores this record (ZooKeeper migration is gone); the value is
+        # kept for display only, never validated.
+        self._image.features.zk_migration_state = d["ZkMigrationState"]
 
     def _producer_ids(self, d: dict[str, Any], offset: int) -> None:
         ids = self._image.producer_ids
