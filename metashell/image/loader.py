@@ -22,8 +22,10 @@ Entry points
     The live client's entry point: one fetched batch (a ``metashell.log.batch.RecordBatch`` or
     anything with ``base_offset``, ``last_offset_delta``, ``partition_leader_epoch``,
     ``max_timestamp``, ``is_control``) and its ``(offset, timestamp, key, value)`` records.
-    ``begin_snapshot()``/``finish_snapshot(...)`` bracket a FetchSnapshot (the new snapshot
-    replaces the whole image, FORMATS 5.4).
+    ``apply_committed(committed_batch)`` takes a live ``CommittedBatch``; ``apply_snapshot(...)``
+    (or ``begin_snapshot()``/``finish_snapshot(...)``) loads a FetchSnapshot, which replaces the
+    image's content *in place* (FORMATS 5.4; the tree keeps its reference to the image);
+    ``reset()`` empties it (live ``ImageReset``).  Each batch is applied under ``image.lock``.
 
 Warnings from both layers end up in one ordered list of :class:`ReplayWarning` (log-layer ones keep
 their ``kind`` tag -- "torn-tail", "gap", "partial-image", ... -- and byte ``position``); nothing
