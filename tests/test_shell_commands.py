@@ -307,6 +307,7 @@ def test_help_man_exit() -> None:
     assert status == 0 and "usage: {cat,cd,exit,find,help,history,ls,man,pwd,tree} ..." in out
     for name in spec.COMMAND_NAMES:
         assert f"    {name.ljust(21)}{spec.SPECS[name].description}" in out
+    assert run("help ls") == run("man ls")
     out, _, _ = run("man ls")
     assert out.startswith("ls: List metadata nodes.\n\nusage: ls [-h] [-l] [--json] [targets [targets ...]]\n")
     assert "  targets                The metadata node paths to list.\n" in out

@@ -132,6 +132,44 @@ def test_ctrl_c_cancels_the_line_and_ctrl_d_exits(tmp_path: Path) -> None:
     assert child.exitstatus == 0
 
 
+@pytest.fixture(scope="module")
+def big_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A generated directory with 20k partitions: ``find /`` takes a noticeable time on it."""
+    sys.path.insert(0, str(REPO / "bench"))
+    try:
+        import metagen
+    except ImportError as e:
+        pytest.skip(f"bench/metagen.py is not available: {e}")
+    finally:
+        sys.path.remove(str(REPO / "bench"))
+    params = metagen.GenParams(topics=2000, partitions=10, tail_records=1000, overlap_records=100)
+    return Path(metagen.generate(params, tmp_path_factory.mktemp("big"), log=lambda *a: None).root)
+
+
+def test_ctrl_c_stops_a_running_command(tmp_path: Path, big_dir: Path) -> None:
+    env = {k: v for k, v in os.environ.items() if k != "METASHELL_HISTFILE"}
+    env.update(TERM="xterm", PROMPT_TOOLKIT_NO_CPR="1", NO_COLOR="1", METASHELL_HISTFILE=str(tmp_path / "h"))
+    child = pexpect.spawn(sys.executable, ["-m", "metashell", "-d", str(big_dir)], env=env, cwd=str(REPO),
+                          encoding="utf-8", timeout=30, dimensions=(30, 200))
+    prompt = re.compile(re.escape(big_dir.name[-12:]) + r":(/[^ \x1b]*)\s*(\x1b\[[0-9;?]*[A-Za-z])*\s*>>")
+    child.expect(prompt)
+    # 100 walks over 20k partitions (tens of seconds); "pwd" first tells us it started.
+    child.send("pwd; " + "find / -name zzz; " * 100 + "\r")
+    child.expect(r"(\r\n|\x1b\[\?2004l)/\r\n")
+    time.sleep(0.5)
+    started = time.monotonic()
+    child.sendcontrol("c")
+    child.expect(prompt)
+    assert time.monotonic() - started < 5
+    child.send("cd /image; pwd\r")
+    child.expect(r"/image\r\n")
+    child.expect(prompt)
+    child.sendcontrol("d")
+    child.expect(pexpect.EOF)
+    child.close()
+    assert child.exitstatus == 0
+
+
 def test_colour_on_a_terminal_and_off_with_no_color(tmp_path: Path) -> None:
     child = spawn(tmp_path, no_color=False)
     child.send("cat --json /image/topics/byName/foo/id\r")

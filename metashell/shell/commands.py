@@ -301,6 +301,9 @@ class Shell:
                 self.write(f"{i: 5d}  {self.history[i]}\n")
 
     def cmd_help(self, p: Parsed) -> None:
+        if p.args:
+            self.cmd_man(p)
+            return
         self.write(spec.help_text() + "\n")
 
     def cmd_man(self, p: Parsed) -> None:

@@ -32,6 +32,7 @@ from metashell.tree import Node, build_root
 Warn = Callable[[str], None]
 
 LIVE_WAIT_SECONDS = 60.0
+_LABEL_MAX = 32
 
 
 class SourceError(MetashellError):
@@ -77,7 +78,11 @@ def _label_for(path: Path) -> str:
         p = p.parent
     if p.name.startswith("__cluster_metadata") and p.parent.name:
         p = p.parent
-    return p.name or str(p)
+    name = p.name or str(p)
+    if len(name) > _LABEL_MAX:  # keep the prompt usable: elide the middle
+        half = (_LABEL_MAX - 1) // 2
+        name = name[:half] + "\u2026" + name[-half:]
+    return name
 
 
 def _unpack(result: Any) -> tuple[Any, list[Any]]:

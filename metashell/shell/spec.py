@@ -117,7 +117,11 @@ SPECS: dict[str, CommandSpec] = {
             ),
             notes=("A path given as a glob prints the matched paths (Kafka prints the glob text).",),
         ),
-        CommandSpec("help", "Display this help message.", shell_only=True),
+        CommandSpec(
+            "help", "Display this help message.",
+            Positional("cmd", "Show this command's help text instead (like man).", "?"),
+            shell_only=True,
+        ),
         CommandSpec(
             "history", "Print command history.",
             Positional("numEntriesToShow", "The number of entries to show.", "?"),
