@@ -129,12 +129,14 @@ def _struct_default(f: FieldSpec, version: int) -> dict[str, Any]:
 class _Gen:
     """Accumulates generated source and the constants it refers to."""
 
-    def __init__(self, spec: MessageSpec) -> None:
+    def __init__(self, spec: MessageSpec, tuples: bool = False) -> None:
         self.spec = spec
+        self.tuples = tuples
         self.lines: list[str] = []
         self.consts: dict[str, Any] = {
             "Malformed": Malformed, "_uv": read_uvarint, "_wuv": write_uvarint,
-            "_arr": array_struct, "_arr_uuid": uuid_array_struct, "_arrs": _array_structs, "_struct_default": _struct_default, "_ZERO": ZERO_UUID,
+            "_arr": array_struct, "_arr_uuid": uuid_array_struct, "_arrs": _array_structs,
+            "_struct_default": _struct_default, "_ZERO": ZERO_UUID,
         }
         self.ids = count()
         self.done: dict[tuple[int, str], str] = {}
@@ -179,6 +181,8 @@ def _decode_value(g: _Gen, f: FieldSpec, version: int, flexible: bool, var: str,
         et = f.element_type
         numeric = et in ARRAY_ITEM or et == "uuid"
         i0 = ind
+        # int and uuid arrays: lists by default, tuples (no copy, shared empty ()) in the replay variant
+        wrap, empty = ("", "()") if g.tuples else ("list", "[]")
         if fflex and numeric:
             # Hot path (replica lists, ISRs, directories): a compact length < 128 is one byte, so the
             # empty array (byte 1) and short arrays (2..SMALL_ARRAY) are decided on that byte alone;
@@ -190,10 +194,10 @@ def _decode_value(g: _Gen, f: FieldSpec, version: int, flexible: bool, var: str,
             step = g.const(tuple(1 + SIZES[code] * (n - 1) for n in range(SMALL_ARRAY)), "_sz")
             out += [f"{ind}n = buf[pos]",
                     f"{ind}if n == 1:",
-                    f"{ind}    {var} = []",
+                    f"{ind}    {var} = {empty}",
                     f"{ind}    pos += 1",
                     f"{ind}elif 1 < n < {SMALL_ARRAY}:",
-                    f"{ind}    {var} = list({small}[n].unpack_from(buf, pos + 1))",
+                    f"{ind}    {var} = {wrap}({small}[n].unpack_from(buf, pos + 1))",
                     f"{ind}    pos += {step}[n]",
                     f"{ind}else:"]
             ind = ind + "    "
@@ -209,16 +213,16 @@ def _decode_value(g: _Gen, f: FieldSpec, version: int, flexible: bool, var: str,
             size = SIZES[code]
             small = g.const(_small_int_arrays[code] if et in ARRAY_ITEM else _small_uuid_arrays, "_sa")
             big = f"_arr('{code}', n)" if et in ARRAY_ITEM else "_arr_uuid(n)"
-            out.append(f"{ind}if n == 0: {var} = []")
+            out.append(f"{ind}if n == 0: {var} = {empty}")
             out.append(f"{ind}elif n < 0:")
             out += null_lines
             out += [f"{ind}elif n < {SMALL_ARRAY}:",
-                    f"{ind}    {var} = list({small}[n].unpack_from(buf, pos))",
+                    f"{ind}    {var} = {wrap}({small}[n].unpack_from(buf, pos))",
                     f"{ind}    pos += {size} * n",
                     f"{ind}else:",
                     (f"{ind}    if pos + {size} * n > end: raise Malformed('array {f.name} of ' + str(n) + ' items "
                      f"is longer than the buffer', pos)"),
-                    f"{ind}    {var} = list({big}.unpack_from(buf, pos))",
+                    f"{ind}    {var} = {wrap}({big}.unpack_from(buf, pos))",
                     f"{ind}    pos += {size} * n"]
             return out
         ind = i0
@@ -350,13 +354,16 @@ def _decoder_fn(g: _Gen, fields: list[FieldSpec], version: int, flexible: bool, 
 def _fresh_default(g: _Gen, f: FieldSpec, version: int) -> str:
     """Source for a new (unshared) mutable default value."""
     if f.is_array:
-        return "[]"
+        return "()" if g.tuples and (f.element_type in ARRAY_ITEM or f.element_type == "uuid") else "[]"
     c = g.const(f, "_f")
     return f"_struct_default({c}, {version})"
 
 
-def make_decoder(spec: MessageSpec, version: int) -> Decoder:
-    g = _Gen(spec)
+def make_decoder(spec: MessageSpec, version: int, *, tuples: bool = False) -> Decoder:
+    """The decoder of ``spec`` at ``version``.  With ``tuples``, int and uuid arrays come out as
+    tuples instead of lists (everything else is identical): the image replayer keeps them as
+    tuples anyway, so this saves a list and a copy per array on the loader's hot path."""
+    g = _Gen(spec, tuples)
     g.consts["_i16"] = struct.Struct(">h")
     g.consts["_i32"] = struct.Struct(">i")
     name = _decoder_fn(g, spec.fields, version, spec.flexible(version), spec.name)
