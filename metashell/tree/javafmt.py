@@ -12,6 +12,7 @@ behaviour, and is checked against a JVM on random doubles in tests/test_tree_jav
 
 from __future__ import annotations
 
+import math
 import os
 import struct
 from fractions import Fraction
@@ -25,7 +26,6 @@ _FRACT_HOB = 1 << _EXP_SHIFT
 _SIGNIF_MASK = (1 << 52) - 1
 _MAX_SMALL_BIN_EXP = 62
 _MIN_SMALL_BIN_EXP = -(63 // 3)
-_LONG_5_POW_LEN = 27
 _N_5_BITS = (0, 3, 5, 7, 10, 12, 14, 17, 19, 21, 24, 26, 28, 31, 33, 35, 38, 40, 42, 45, 47, 49, 52, 54,
              56, 59, 61)
 _INSIGNIFICANT_DIGITS_NUMBER = (
@@ -130,15 +130,16 @@ def _dtoa(bin_exp: int, fract_bits: int, n_significant_bits: int) -> tuple[list[
     tail_zeros = (fract_bits & -fract_bits).bit_length() - 1
     n_fract_bits = _EXP_SHIFT + 1 - tail_zeros
     n_tiny_bits = max(0, n_fract_bits - bin_exp - 1)
-    if _MIN_SMALL_BIN_EXP <= bin_exp <= _MAX_SMALL_BIN_EXP:
-        if n_tiny_bits < _LONG_5_POW_LEN and n_fract_bits + _N_5_BITS[n_tiny_bits] < 64 and n_tiny_bits == 0:
-            insignificant = (_insignificant_for_pow2(bin_exp - n_significant_bits - 1)
-                             if bin_exp > n_significant_bits else 0)
-            if bin_exp >= _EXP_SHIFT:
-                fract_bits <<= bin_exp - _EXP_SHIFT
-            else:
-                fract_bits >>= _EXP_SHIFT - bin_exp
-            return _develop_long_digits(0, fract_bits, insignificant)
+    # The "easy" case: an integer that fits in a long (nTinyBits == 0 within the small exponents).
+    if (_MIN_SMALL_BIN_EXP <= bin_exp <= _MAX_SMALL_BIN_EXP and n_tiny_bits == 0
+            and n_fract_bits + _N_5_BITS[0] < 64):
+        insignificant = (_insignificant_for_pow2(bin_exp - n_significant_bits - 1)
+                         if bin_exp > n_significant_bits else 0)
+        if bin_exp >= _EXP_SHIFT:
+            fract_bits <<= bin_exp - _EXP_SHIFT
+        else:
+            fract_bits >>= _EXP_SHIFT - bin_exp
+        return _develop_long_digits(0, fract_bits, insignificant)
 
     dec_exp = _estimate_dec_exp(fract_bits, bin_exp)
     b5 = max(0, -dec_exp)
@@ -263,7 +264,7 @@ def java_double_to_string(x: float, legacy: bool | None = None) -> str:
     """Java's ``Double.toString(x)``: ``2048.0``, ``1.0E7``, ``1.0E-4``, ``NaN``, ``-Infinity``."""
     if legacy is None:
         legacy = LEGACY_DOUBLE_TO_STRING
-    if x != x:
+    if math.isnan(x):
         return "NaN"
     if x in (float("inf"), float("-inf")):
         return "Infinity" if x > 0 else "-Infinity"

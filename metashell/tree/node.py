@@ -107,6 +107,10 @@ class Node:
         """What ``cat`` prints for this leaf, without the trailing newline."""
         return ""
 
+    def tree_text(self, redact: bool | None = None) -> str:
+        """The leaf's text inside ``tree`` output: one line for records (compact JSON), else ``text``."""
+        return self.text(redact)
+
     def to_json(self, redact: bool | None = None) -> object:
         """Machine form: a dict for record-like leaves, the bare value for scalars, and the sorted
         child names for a directory."""
@@ -160,6 +164,9 @@ class RecordLeaf(Node):
 
     def text(self, redact: bool | None = None) -> str:
         return json.dumps(self.to_json(redact), indent=2, ensure_ascii=False)
+
+    def tree_text(self, redact: bool | None = None) -> str:
+        return json.dumps(self.to_json(redact), ensure_ascii=False)
 
 
 class TextLeaf(Node):

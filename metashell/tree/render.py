@@ -20,7 +20,9 @@ def render_cat(node: Node, redact: bool | None = None) -> str:
 def render_tree(node: Node, redact: bool | None = None, max_depth: int | None = None) -> str:
     """Kafka's ``tree``: a leaf prints its text; a directory prints, for every child in sorted order,
     ``<indent><name>:`` and then the child indented by two more spaces.  The node's own name is not
-    printed; an empty directory prints nothing.
+    printed; an empty directory prints nothing.  Record leaves print as one-line JSON
+    (``Node.tree_text``); a multi-line text is printed as is, its continuation lines not indented
+    (Kafka's ``ShellNodePrinter`` does the same).
 
     ``max_depth`` (metashell's ``tree -L``) stops descending below that many directory levels
     (``None`` = unlimited, Kafka's behaviour).
@@ -33,7 +35,7 @@ def render_tree(node: Node, redact: bool | None = None, max_depth: int | None = 
 def _tree(node: Node, level: int, out: list[str], redact: bool | None, max_depth: int | None) -> None:
     indent = "  " * level
     if not node.is_dir:
-        out.append(f"{indent}{node.text(redact)}\n")
+        out.append(f"{indent}{node.tree_text(redact)}\n")
         return
     if max_depth is not None and level >= max_depth:
         return

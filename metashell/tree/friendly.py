@@ -1,0 +1,425 @@
+"""The operator-friendly part of the tree: everything but ``/image`` (Kafka's own tree) and ``/local``.
+
+Record-like leaves (brokers, partitions, ACLs, ...) are dicts with camelCase keys named like Kafka's
+fields; ``cat`` prints them as pretty JSON.  Scalar leaves (config values, quota values, feature
+levels, topic ids) print their bare value.  Uuids are Kafka's 22-character base64 text, byte strings
+(SCRAM salts and keys) lower-case hex, timestamps milliseconds plus an ISO-8601 UTC twin.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from typing import Any
+
+from metashell.image.model import (
+    ACL_OPERATION_NAMES,
+    ACL_PATTERN_TYPE_NAMES,
+    ACL_PERMISSION_TYPE_NAMES,
+    ACL_RESOURCE_TYPE_NAMES,
+    LEADER_RECOVERY_STATE_NAMES,
+    METADATA_VERSION_FEATURE,
+    SCRAM_MECHANISM_NAMES,
+    SECURITY_PROTOCOL_NAMES,
+    ZK_MIGRATION_STATE_NAMES,
+    enum_name,
+    metadata_version_name,
+)
+from metashell.protocol.uuid import uuid_from_str, uuid_to_str
+
+from .image_tree import java_parse_int
+from .javafmt import java_double_to_string, java_utc_zoned
+from .node import DirNode, Node, RecordLeaf, ScalarLeaf, StaticDir, TextLeaf, TreeContext, java_sorted
+from .redact import REDACTED, redact_config
+
+DEFAULT_NAME = "<default>"
+"""How cluster-wide default config resources and default quota entities are named."""
+
+CONFIG_TYPE_DIRS = {"broker": 4, "topic": 2, "broker-logger": 8, "client-metrics": 16, "group": 32}
+"""``/configs/<type>``: kafka-configs' entity-type spelling -> ConfigResource type id."""
+_CONFIG_DIR_BY_ID = {code: name for name, code in CONFIG_TYPE_DIRS.items()}
+QUOTA_ENTITY_ORDER = ("user", "client-id", "ip")
+_SCRAM_IDS = {name: code for code, name in SCRAM_MECHANISM_NAMES.items()}
+
+
+def iso_utc(ms: int | None) -> str | None:
+    """``2023-11-14T22:13:20.123Z`` (None for None or negative "unknown" times)."""
+    if ms is None or ms < 0:
+        return None
+    return java_utc_zoned(ms)[:-len("[UTC]")]
+
+
+def _uuids(values: Any) -> list[str] | None:
+    return None if values is None else [uuid_to_str(v) for v in values]
+
+
+def _listeners(listeners: dict[str, Any]) -> list[dict[str, Any]]:
+    out = []
+    for name in java_sorted(listeners):
+        ep = listeners[name]
+        out.append({"name": ep.name, "host": ep.host, "port": ep.port,
+                    "securityProtocol": enum_name(SECURITY_PROTOCOL_NAMES, ep.security_protocol,
+                                                  str(ep.security_protocol))})
+    return out
+
+
+def _features(features: dict[str, tuple[int, int]]) -> dict[str, dict[str, int]]:
+    return {n: {"min": features[n][0], "max": features[n][1]} for n in java_sorted(features)}
+
+
+# -- record forms -------------------------------------------------------------------------------
+
+def broker_json(b: Any) -> dict[str, Any]:
+    return {
+        "id": b.id, "epoch": b.epoch, "incarnationId": uuid_to_str(b.incarnation_id),
+        "rack": b.rack, "fenced": b.fenced, "inControlledShutdown": b.in_controlled_shutdown,
+        "isMigratingZkBroker": b.is_migrating_zk_broker, "listeners": _listeners(b.listeners),
+        "supportedFeatures": _features(b.supported_features), "logDirs": _uuids(b.directories),
+        "cordonedLogDirs": _uuids(b.cordoned_directories),
+    }
+
+
+def controller_json(c: Any) -> dict[str, Any]:
+    return {
+        "id": c.id, "incarnationId": uuid_to_str(c.incarnation_id), "zkMigrationReady": c.zk_migration_ready,
+        "listeners": _listeners(c.listeners), "supportedFeatures": _features(c.supported_features),
+    }
+
+
+def partition_json(topic: Any, index: int, p: Any) -> dict[str, Any]:
+    return {
+        "topic": topic.name, "topicId": uuid_to_str(topic.id), "partition": index,
+        "leader": p.leader, "leaderEpoch": p.leader_epoch, "partitionEpoch": p.partition_epoch,
+        "replicas": list(p.replicas), "isr": list(p.isr), "elr": list(p.elr),
+        "lastKnownElr": list(p.last_known_elr), "addingReplicas": list(p.adding_replicas),
+        "removingReplicas": list(p.removing_replicas),
+        "leaderRecoveryState": enum_name(LEADER_RECOVERY_STATE_NAMES, p.leader_recovery_state,
+                                         str(p.leader_recovery_state)),
+        "directories": _uuids(p.directories),
+    }
+
+
+def acl_json(a: Any) -> dict[str, Any]:
+    return {
+        "id": uuid_to_str(a.id), "resourceType": enum_name(ACL_RESOURCE_TYPE_NAMES, a.resource_type),
+        "resourceName": a.resource_name, "patternType": enum_name(ACL_PATTERN_TYPE_NAMES, a.pattern_type),
+        "principal": a.principal, "host": a.host, "operation": enum_name(ACL_OPERATION_NAMES, a.operation),
+        "permissionType": enum_name(ACL_PERMISSION_TYPE_NAMES, a.permission_type),
+    }
+
+
+def scram_json(s: Any, redact: bool) -> dict[str, Any]:
+    def secret(b: bytes) -> str:
+        return REDACTED if redact else b.hex()
+    return {
+        "user": s.name, "mechanism": enum_name(SCRAM_MECHANISM_NAMES, s.mechanism),
+        "iterations": s.iterations, "salt": secret(s.salt), "storedKey": secret(s.stored_key),
+        "serverKey": secret(s.server_key),
+    }
+
+
+def token_json(t: Any) -> dict[str, Any]:
+    return {
+        "tokenId": t.token_id, "owner": t.owner, "requester": t.requester, "renewers": list(t.renewers),
+        "issueTimestamp": t.issue_timestamp, "issueTime": iso_utc(t.issue_timestamp),
+        "maxTimestamp": t.max_timestamp, "maxTime": iso_utc(t.max_timestamp),
+        "expirationTimestamp": t.expiration_timestamp, "expirationTime": iso_utc(t.expiration_timestamp),
+    }
+
+
+def _extra(ctx: TreeContext, key: str) -> dict[str, Any]:
+    """``source_info[key]``: a dict, or a callable returning one (live mode: high watermark, lag)."""
+    value = ctx.source_info.get(key)
+    if callable(value):
+        value = value()
+    return dict(value) if isinstance(value, dict) else {}
+
+
+def quorum_json(ctx: TreeContext) -> dict[str, Any]:
+    q = ctx.image.quorum
+    voters = []
+    for v in q.voters:
+        voters.append({
+            "id": v.id, "directoryId": uuid_to_str(v.directory_id),
+            "endpoints": [{"name": e.name, "host": e.host, "port": e.port} for e in v.endpoints],
+            "kraftVersionRange": (None if v.kraft_version_range is None
+                                  else {"min": v.kraft_version_range[0], "max": v.kraft_version_range[1]}),
+        })
+    out: dict[str, Any] = {
+        "clusterId": q.cluster_id, "nodeId": q.node_id,
+        "directoryId": None if q.directory_id is None else uuid_to_str(q.directory_id),
+        "leaderId": q.leader_id, "leaderEpoch": q.leader_epoch, "voters": voters,
+        "kraftVersion": q.kraft_version, "source": q.source,
+    }
+    out.update(_extra(ctx, "quorum"))
+    return out
+
+
+def provenance_json(ctx: TreeContext) -> dict[str, Any]:
+    p = ctx.image.provenance
+    snap = p.snapshot
+    out: dict[str, Any] = {
+        "offset": p.offset, "epoch": p.epoch, "timestamp": p.timestamp, "time": iso_utc(p.timestamp),
+        "snapshot": None if snap is None else {
+            "path": snap.path, "endOffset": snap.end_offset, "epoch": snap.epoch,
+            "lastContainedLogTimestamp": snap.last_contained_log_timestamp,
+        },
+        "files": list(p.sources), "records": p.records, "batches": p.batches,
+    }
+    out.update({k: v for k, v in ctx.source_info.items() if k not in ("quorum", "provenance")})
+    out.update(_extra(ctx, "provenance"))
+    return out
+
+
+# -- names ------------------------------------------------------------------------------------------
+
+def _escape_entity_part(name: str) -> str:
+    text = name.replace("%", "%25").replace(",", "%2C").replace("/", "%2F")
+    return "%3Cdefault>" if text == DEFAULT_NAME else text
+
+
+def _unescape_entity_part(text: str) -> str:
+    return text.replace("%3C", "<").replace("%2F", "/").replace("%2C", ",").replace("%25", "%")
+
+
+def quota_entity_dir_name(entity: tuple[tuple[str, str | None], ...]) -> str:
+    """``user=alice,client-id=app``; ``<default>`` for a default entity; ``%``, ``,`` and ``/`` inside
+    names are %-escaped (SSL principals such as ``CN=a,O=b`` are common)."""
+    parts = dict(entity)
+    order = [t for t in QUOTA_ENTITY_ORDER if t in parts] + sorted(t for t in parts if t not in QUOTA_ENTITY_ORDER)
+    return ",".join(f"{t}={DEFAULT_NAME if parts[t] is None else _escape_entity_part(parts[t])}" for t in order)
+
+
+def parse_quota_entity_dir_name(text: str) -> tuple[tuple[str, str | None], ...] | None:
+    entity = []
+    for part in text.split(","):
+        etype, sep, value = part.partition("=")
+        if not sep:
+            return None
+        entity.append((etype, None if value == DEFAULT_NAME else _unescape_entity_part(value)))
+    return tuple(sorted(entity, key=lambda kv: kv[0]))
+
+
+# -- subtrees ---------------------------------------------------------------------------------
+
+def _brokers(ctx: TreeContext, name: str) -> Node:
+    brokers = ctx.image.cluster.brokers
+
+    def make(child: str) -> Node | None:
+        bid = java_parse_int(child)
+        if bid is None or bid not in brokers or str(bid) != child:
+            return None
+        return RecordLeaf(child, ctx, lambda r: broker_json(brokers[bid]), kind="broker")
+
+    return DirNode(name, ctx, lambda: [str(b) for b in list(brokers)], make, count=lambda: len(brokers))
+
+
+def _controllers(ctx: TreeContext, name: str) -> Node:
+    controllers = ctx.image.cluster.controllers
+
+    def make(child: str) -> Node | None:
+        cid = java_parse_int(child)
+        if cid is None or cid not in controllers or str(cid) != child:
+            return None
+        return RecordLeaf(child, ctx, lambda r: controller_json(controllers[cid]), kind="controller")
+
+    return DirNode(name, ctx, lambda: [str(c) for c in list(controllers)], make,
+                   count=lambda: len(controllers))
+
+
+def _config_dir(ctx: TreeContext, name: str, key: tuple[int, str], kind: str = "dir") -> Node:
+    """The config keys of one resource (empty when it has none)."""
+    configs = ctx.image.configs
+
+    def data() -> dict[str, str]:
+        return configs.get(key) or {}
+
+    def make(k: str) -> Node | None:
+        if k not in data():
+            return None
+        return ScalarLeaf(k, ctx, lambda r: redact_config(k, data().get(k), r), kind="config")
+
+    return DirNode(name, ctx, lambda: list(data()), make, kind=kind, count=lambda: len(data()))
+
+
+def topic_node(ctx: TreeContext, name: str, topic: Any) -> Node:
+    """``/topics/<name>`` (and ``/topicIds/<id>``): ``id``, ``configs/`` and one record per partition."""
+    partitions = topic.partitions
+
+    def names() -> list[str]:
+        return ["id", "configs"] + [str(p) for p in list(partitions)]
+
+    def make(child: str) -> Node | None:
+        if child == "id":
+            return ScalarLeaf(child, ctx, lambda r: uuid_to_str(topic.id))
+        if child == "configs":
+            return _config_dir(ctx, child, (2, topic.name))
+        pid = java_parse_int(child)
+        if pid is None or pid not in partitions or str(pid) != child:
+            return None
+        return RecordLeaf(child, ctx, lambda r: partition_json(topic, pid, partitions[pid]), kind="partition")
+
+    return DirNode(name, ctx, names, make, kind="topic", count=lambda: 2 + len(partitions))
+
+
+def _topics(ctx: TreeContext, name: str) -> Node:
+    by_name = ctx.image.topics.by_name
+
+    def make(child: str) -> Node | None:
+        topic = by_name.get(child)
+        return None if topic is None else topic_node(ctx, child, topic)
+
+    return DirNode(name, ctx, lambda: list(by_name), make, count=lambda: len(by_name))
+
+
+def _topic_ids(ctx: TreeContext, name: str) -> Node:
+    by_id = ctx.image.topics.by_id
+
+    def make(child: str) -> Node | None:
+        try:
+            topic = by_id.get(uuid_from_str(child))
+        except (ValueError, TypeError):
+            return None
+        return None if topic is None else topic_node(ctx, child, topic)
+
+    return DirNode(name, ctx, lambda: [uuid_to_str(t) for t in list(by_id)], make, count=lambda: len(by_id))
+
+
+def _configs(ctx: TreeContext, name: str) -> Node:
+    configs = ctx.image.configs
+
+    def types() -> list[str]:
+        present = {t for t, _ in list(configs)}
+        return list(CONFIG_TYPE_DIRS) + (["unknown"] if present - set(_CONFIG_DIR_BY_ID) else [])
+
+    def type_dir(tname: str) -> Node | None:
+        if tname == "unknown":
+            known = set(_CONFIG_DIR_BY_ID)
+            # All unknown resource type ids end up in one directory (their names may then collide).
+            def resources() -> dict[str, tuple[int, str]]:
+                return {(n or DEFAULT_NAME): (t, n) for t, n in list(configs) if t not in known}
+        elif tname in CONFIG_TYPE_DIRS:
+            code = CONFIG_TYPE_DIRS[tname]
+
+            def resources() -> dict[str, tuple[int, str]]:
+                return {(n or DEFAULT_NAME): (t, n) for t, n in list(configs) if t == code}
+        else:
+            return None
+
+        def make(rname: str) -> Node | None:
+            key = resources().get(rname)
+            return None if key is None else _config_dir(ctx, rname, key)
+
+        return DirNode(tname, ctx, lambda: list(resources()), make)
+
+    return DirNode(name, ctx, types, type_dir)
+
+
+def _acls(ctx: TreeContext, name: str) -> Node:
+    acls = ctx.image.acls
+
+    def make(child: str) -> Node | None:
+        try:
+            acl = acls.get(uuid_from_str(child))
+        except (ValueError, TypeError):
+            return None
+        return None if acl is None else RecordLeaf(child, ctx, lambda r: acl_json(acl), kind="acl")
+
+    return DirNode(name, ctx, lambda: [uuid_to_str(a) for a in list(acls)], make, count=lambda: len(acls))
+
+
+def _quotas(ctx: TreeContext, name: str) -> Node:
+    quotas = ctx.image.client_quotas
+
+    def make(child: str) -> Node | None:
+        entity = parse_quota_entity_dir_name(child)
+        data = None if entity is None else quotas.get(entity)
+        if data is None:
+            return None
+
+        def value(key: str) -> Node | None:
+            if key not in data:
+                return None
+            return TextLeaf(key, ctx, lambda r: java_double_to_string(data[key]),
+                            json=lambda r: data.get(key), kind="quota")
+
+        return DirNode(child, ctx, lambda: list(data), value)
+
+    return DirNode(name, ctx, lambda: [quota_entity_dir_name(e) for e in list(quotas)], make,
+                   count=lambda: len(quotas))
+
+
+def _features_dir(ctx: TreeContext, name: str) -> Node:
+    features = ctx.image.features
+
+    def names() -> list[str]:
+        out = list(features.finalized)
+        if features.metadata_version is not None:
+            out.append(METADATA_VERSION_FEATURE)
+        if features.zk_migration_state:
+            out.append("zkMigrationState")
+        return out
+
+    def make(child: str) -> Node | None:
+        if child == METADATA_VERSION_FEATURE and features.metadata_version is not None:
+            def text(r: bool) -> str:
+                level = features.metadata_version
+                return f"{metadata_version_name(level)} ({level})"
+
+            return TextLeaf(child, ctx, text, json=lambda r: {
+                "level": features.metadata_version, "version": metadata_version_name(features.metadata_version)},
+                kind="feature")
+        if child == "zkMigrationState" and features.zk_migration_state:
+            return ScalarLeaf(child, ctx, lambda r: enum_name(ZK_MIGRATION_STATE_NAMES, features.zk_migration_state))
+        if child in features.finalized:
+            return ScalarLeaf(child, ctx, lambda r: features.finalized.get(child), kind="feature")
+        return None
+
+    return DirNode(name, ctx, names, make)
+
+
+def _scram(ctx: TreeContext, name: str) -> Node:
+    scram = ctx.image.scram
+
+    def mechanism(mname: str) -> Node:
+        mid = _SCRAM_IDS[mname]
+
+        def make(user: str) -> Node | None:
+            cred = scram.get((mid, user))
+            return None if cred is None else RecordLeaf(user, ctx, lambda r: scram_json(cred, r), kind="scram")
+
+        return DirNode(mname, ctx, lambda: [u for (m, u) in list(scram) if m == mid], make)
+
+    return StaticDir(name, ctx, {m: mechanism for m in _SCRAM_IDS})
+
+
+def _tokens(ctx: TreeContext, name: str) -> Node:
+    tokens = ctx.image.delegation_tokens
+
+    def make(child: str) -> Node | None:
+        tok = tokens.get(child)
+        return None if tok is None else RecordLeaf(child, ctx, lambda r: token_json(tok), kind="token")
+
+    return DirNode(name, ctx, lambda: list(tokens), make, count=lambda: len(tokens))
+
+
+def _producer_ids(ctx: TreeContext) -> dict[str, Any]:
+    p = ctx.image.producer_ids
+    return {"nextProducerId": p.next_producer_id, "lastBlockBrokerId": p.broker_id,
+            "lastBlockBrokerEpoch": p.broker_epoch}
+
+
+def friendly_children(ctx: TreeContext) -> Iterator[tuple[str, Callable[[str], Node | None]]]:
+    """``(name, factory)`` for every top-level entry except ``image`` and ``local``."""
+    yield "brokers", lambda n: _brokers(ctx, n)
+    yield "controllers", lambda n: _controllers(ctx, n)
+    yield "topics", lambda n: _topics(ctx, n)
+    yield "topicIds", lambda n: _topic_ids(ctx, n)
+    yield "configs", lambda n: _configs(ctx, n)
+    yield "acls", lambda n: _acls(ctx, n)
+    yield "quotas", lambda n: _quotas(ctx, n)
+    yield "features", lambda n: _features_dir(ctx, n)
+    yield "producerIds", lambda n: RecordLeaf(n, ctx, lambda r: _producer_ids(ctx))
+    yield "scram", lambda n: _scram(ctx, n)
+    yield "delegationTokens", lambda n: _tokens(ctx, n)
+    yield "quorum", lambda n: RecordLeaf(n, ctx, lambda r: quorum_json(ctx))
+    yield "provenance", lambda n: RecordLeaf(n, ctx, lambda r: provenance_json(ctx))
