@@ -120,8 +120,8 @@ class Shell:
                 getattr(self, "cmd_" + parsed.spec.name)(parsed)
         except (CommandError, MetashellError) as e:
             self.error(str(e))
-        except BrokenPipeError:
-            raise  # the reader went away: the caller stops quietly
+        except (BrokenPipeError, ExitShell):
+            raise  # the reader went away / exit: the caller stops
         except Exception as e:  # noqa: BLE001 - a bug in one command must not end the session
             self.error(f"internal error in {words[0].text}: {type(e).__name__}: {' '.join(str(e).split())}")
         self.out.flush()
