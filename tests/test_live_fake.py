@@ -230,6 +230,8 @@ class FakeController:
         with self.cond:
             while offset >= self.next_offset and time.monotonic() < deadline and not self.closed:
                 self.cond.wait(max(0.0, deadline - time.monotonic()))
+            if part["CurrentLeaderEpoch"] != self.epoch:   # a new epoch began while parked
+                return self.fetch_response(self._partition(ErrorCode=74))
             return self.fetch_response(self._partition(Records=self.records_from(offset)))
 
     def _FetchSnapshot(self, version: int, body: dict) -> dict:
@@ -553,11 +555,6 @@ def test_diverging_epoch_truncates_pending_records(ctrl: FakeController) -> None
     try:
         col.wait_for(lambda: col.offsets() == [0])
         col.wait_for(lambda: src._observer.fetch_offset == 3)
-        # new leader epoch 2 whose log diverged after offset 0
-        with ctrl.cond:
-            ctrl.epoch = 2
-            ctrl.batches = ctrl.batches[:1]
-            ctrl.next_offset = 1
         sent = []
 
         def diverge(version: int, body: dict) -> dict | None:
@@ -567,8 +564,13 @@ def test_diverging_epoch_truncates_pending_records(ctrl: FakeController) -> None
                 return ctrl.fetch_response(ctrl._partition(DivergingEpoch={"Epoch": 1, "EndOffset": 1}))
             return None
 
-        ctrl.hooks["Fetch"] = diverge
-        ctrl.append([topic_record("new1"), topic_record("new2")], epoch=2)
+        # new leader epoch 2 whose log diverged after offset 0 (one atomic change)
+        with ctrl.cond:
+            ctrl.hooks["Fetch"] = diverge
+            ctrl.epoch = 2
+            ctrl.batches = ctrl.batches[:1]
+            ctrl.next_offset = 1
+            ctrl.append([topic_record("new1"), topic_record("new2")], epoch=2)
         col.wait_for(lambda: len(col.offsets()) >= 3)
         time.sleep(0.2)
         assert sent
