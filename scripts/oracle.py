@@ -110,7 +110,7 @@ def run_tool(path: Path | str, tool: str, args: list[str], *, version: str = DEF
             f"{'exited ' + str(proc.returncode) if proc.returncode else 'reported a fault'}: "
             + (" | ".join(detail) or proc.stderr.strip()[-500:] or proc.stdout.strip()[-500:])
         )
-    if use_cache and proc.returncode == 0 and not fault:
+    if use_cache and proc.returncode == 0 and not fault and not _looks_unpublished(tool, stdout):
         cache.parent.mkdir(parents=True, exist_ok=True)
         tmpfile = cache.with_suffix(f".{os.getpid()}.tmp")
         tmpfile.write_text(json.dumps({
@@ -119,6 +119,15 @@ def run_tool(path: Path | str, tool: str, args: list[str], *, version: str = DEF
         }))
         os.replace(tmpfile, cache)
     return stdout.replace(_PLACEHOLDER, str(path))
+
+
+_UNPUBLISHED = "offset -1, epoch -1"
+
+
+def _looks_unpublished(tool: str, stdout: str) -> bool:
+    """Kafka's one-shot shell can print before its loader has published the image (an empty image,
+    provenance ``offset -1``).  Such output is retried by :func:`java_shell` and never cached."""
+    return tool == "kafka-metadata-shell" and _UNPUBLISHED in stdout
 
 
 def java_shell(path: Path | str, *command_words: str, version: str = DEFAULT_VERSION,
@@ -130,8 +139,15 @@ def java_shell(path: Path | str, *command_words: str, version: str = DEFAULT_VER
     """
     if not command_words:
         raise OracleError("java_shell needs a command (interactive mode is not supported)")
-    return run_tool(path, "kafka-metadata-shell", ["--snapshot", "{FILE}", *command_words],
-                    version=version, timeout=timeout, use_cache=use_cache, strict=strict)
+    args = ["--snapshot", "{FILE}", *command_words]
+    out = run_tool(path, "kafka-metadata-shell", args, version=version, timeout=timeout,
+                   use_cache=use_cache, strict=strict)
+    for _ in range(2):  # an image that was not published yet: ask again (a truly empty one stays so)
+        if not _looks_unpublished("kafka-metadata-shell", out):
+            break
+        out = run_tool(path, "kafka-metadata-shell", args, version=version, timeout=timeout,
+                       use_cache=False, strict=strict)
+    return out
 
 
 def dump_log(path: Path | str, version: str = DEFAULT_VERSION, *, timeout: float = 300,
