@@ -700,3 +700,47 @@ def test_stop_interrupts_a_long_poll(ctrl: FakeController) -> None:
     src.stop()
     assert time.monotonic() - t0 < 2
     assert src.status.state == "stopped"
+
+
+# ---------------------------------------------------------------------------------------------------
+# SASL answers a real controller only gives when misconfigured
+
+
+def _sasl_config(mechanism: str) -> ClientConfig:
+    module = "plain.PlainLoginModule" if mechanism == "PLAIN" else "scram.ScramLoginModule"
+    return ClientConfig.from_properties({
+        "security.protocol": "SASL_PLAINTEXT", "sasl.mechanism": mechanism,
+        "sasl.jaas.config": f'org.apache.kafka.common.security.{module} required username="u" password="pw-123";'})
+
+
+def test_unsupported_sasl_mechanism_is_one_line(ctrl: FakeController) -> None:
+    ctrl.hooks["SaslHandshake"] = lambda v, b: {"ErrorCode": 33, "Mechanisms": ["PLAIN"]}
+    with pytest.raises(LiveError) as ei:
+        LiveSource(ctrl.endpoint, _sasl_config("SCRAM-SHA-512")).connect()
+    assert str(ei.value) == (f"{ctrl.endpoint} does not enable SASL mechanism SCRAM-SHA-512 (enabled: PLAIN); "
+                             "check sasl.mechanism")
+
+
+def test_sasl_against_a_plaintext_listener_is_one_line(ctrl: FakeController) -> None:
+    ctrl.hooks["SaslHandshake"] = lambda v, b: {"ErrorCode": 34, "Mechanisms": []}
+    with pytest.raises(LiveError, match=r"does not expect SASL authentication \(is the listener PLAINTEXT or SSL"):
+        LiveSource(ctrl.endpoint, _sasl_config("PLAIN")).connect()
+
+
+def test_sasl_authentication_failed_is_one_line_without_the_password(ctrl: FakeController) -> None:
+    ctrl.hooks["SaslHandshake"] = lambda v, b: {"ErrorCode": 0, "Mechanisms": ["PLAIN"]}
+    seen = []
+
+    def auth(version: int, body: dict) -> dict:
+        seen.append((version, body["AuthBytes"]))
+        return {"ErrorCode": 58, "ErrorMessage": "Authentication failed: Invalid username or password"}
+
+    ctrl.hooks["SaslAuthenticate"] = auth
+    with pytest.raises(LiveError) as ei:
+        LiveSource(ctrl.endpoint, _sasl_config("PLAIN")).connect()
+    assert str(ei.value) == (f"SASL authentication failed on {ctrl.endpoint} (PLAIN, user 'u'): "
+                             "Authentication failed: Invalid username or password")
+    assert "pw-123" not in str(ei.value)
+    assert seen == [(2, b"\0u\0pw-123")]
+    # ApiVersions first (allowed before authentication), then the handshake
+    assert [api for api, _, _ in ctrl.requests][:3] == ["ApiVersions", "SaslHandshake", "SaslAuthenticate"]
