@@ -744,3 +744,28 @@ def test_sasl_authentication_failed_is_one_line_without_the_password(ctrl: FakeC
     assert seen == [(2, b"\0u\0pw-123")]
     # ApiVersions first (allowed before authentication), then the handshake
     assert [api for api, _, _ in ctrl.requests][:3] == ["ApiVersions", "SaslHandshake", "SaslAuthenticate"]
+
+
+# ---------------------------------------------------------------------------------------------------
+# error answers to Fetch
+
+
+def test_top_level_fetch_error_is_one_line(ctrl: FakeController) -> None:
+    ctrl.hooks["Fetch"] = lambda v, b: {"ErrorCode": 42, "Responses": []}
+    with pytest.raises(LiveError) as ei:
+        LiveSource(ctrl.endpoint).run_until_caught_up(timeout=10)
+    assert str(ei.value) == f"{ctrl.endpoint} rejected Fetch: INVALID_REQUEST"
+
+
+def test_partition_error_is_one_line(ctrl: FakeController) -> None:
+    ctrl.hooks["Fetch"] = lambda v, b: ctrl.fetch_response(ctrl._partition(ErrorCode=3))
+    with pytest.raises(LiveError, match=r"rejected Fetch of __cluster_metadata-0: UNKNOWN_TOPIC_OR_PARTITION "
+                                        r"\(offset 0, epoch 0\)"):
+        LiveSource(ctrl.endpoint).run_until_caught_up(timeout=10)
+
+
+def test_old_broker_without_describe_cluster_v1_is_named(ctrl: FakeController) -> None:
+    ctrl.api_keys[60] = (0, 0)
+    ctrl.api_keys[3] = (0, 12)   # Metadata: only brokers serve it
+    with pytest.raises(LiveError, match="this is a broker endpoint"):
+        LiveSource(ctrl.endpoint).connect()

@@ -76,7 +76,7 @@ def _kind(data: bytes, declared: str | None) -> str:
 
 
 def _pem_blocks(text: str, label: str) -> list[str]:
-    out = []
+    out: list[str] = []
     begin = f"-----BEGIN {label}-----"
     end = f"-----END {label}-----"
     pos = 0
