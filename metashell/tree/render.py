@@ -153,3 +153,50 @@ def render_ls(files: Sequence[str], directories: Sequence[tuple[str, Sequence[st
             out.append(intro + "\n")
         out.extend(line + "\n" for line in ls_layout(children, width))
     return "".join(out)
+
+
+def kafka_command(root: Node, verb: str, targets: Sequence[str], cwd: str = "/",
+                  redact: bool | None = None, width: int | None = None) -> str:
+    """Everything Kafka's shell writes to stdout for ``verb targets...`` (``ls``, ``cat``, ``find``,
+    ``tree``), error lines included -- its handlers print "no such file" messages to the same
+    writer.  Used by the oracle tests; the shell may use it for a strict Kafka-compatible mode.
+    ``ls``/``find`` without targets use ``.`` like Kafka.
+    """
+    from .paths import glob_components  # local: paths imports node only, but keep render light
+
+    out: list[str] = []
+    if verb in ("ls", "find") and not targets:
+        targets = ["."]
+    if verb == "ls":
+        files: list[str] = []
+        dirs: list[tuple[str, list[str]]] = []
+        for target in targets:
+            matches = glob_components(root, cwd, target)
+            if not matches:
+                out.append(f"ls: {target}: no such file or directory.\n")
+            for comps, node in matches:
+                last = comps[-1] if comps else "/"
+                if node.is_dir:
+                    dirs.append((last, node.child_names()))
+                else:
+                    files.append(last)
+        out.append(render_ls(files, dirs, width))
+    elif verb == "cat":
+        for target in targets:
+            matches = glob_components(root, cwd, target)
+            if not matches:
+                out.append(f"cat: {target}: No such file or directory.\n")
+            for _comps, node in matches:
+                out.append(f"cat: {target}: Is a directory\n" if node.is_dir else render_cat(node, redact))
+    elif verb == "tree":
+        for target in targets:
+            matches = glob_components(root, cwd, target)
+            if not matches:
+                out.append(f"tree: {target}: No such file or directory.\n")
+            out.extend(render_tree(node, redact) for _comps, node in matches)
+    elif verb == "find":
+        for target in targets:
+            out.append(render_find(target, [("", node) for _c, node in glob_components(root, cwd, target)]))
+    else:
+        raise ValueError(f"not a Kafka shell output command: {verb}")
+    return "".join(out)

@@ -1,0 +1,92 @@
+"""``/image`` against Kafka's own metadata shell, byte for byte.
+
+For every ``.checkpoint`` and ``.log`` file of every corpus directory (../shared/corpus) and of
+fixtures/, the file is loaded alone with metashell's file mode (Kafka's ``--snapshot`` semantics) and
+``find /image`` and ``tree /image`` (plus ``ls``/``cat`` on small files) are rendered with
+:func:`metashell.tree.render.kafka_command` and compared with ``MetadataShell --snapshot FILE ...``
+run by ``scripts/oracle.py`` (Kafka 4.4.0).  Redaction is off: Kafka's shell prints secrets.
+
+Kafka's one-shot mode is racy: ``MetadataShell.waitUntilCaughtUp`` only waits until the loader has
+applied *some* offset, and the loader publishes nothing until it has caught up with the file, so on
+a busy machine the command may run against the still-empty image.  A mismatch is therefore re-run
+without the oracle's cache (up to 5 times) before it counts.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from conftest import CORPUS, FIXTURES
+
+from metashell.image.loader import load_file
+from metashell.tree import build_root
+from metashell.tree.render import kafka_command
+
+pytestmark = pytest.mark.kafka
+
+SMALL = 256 * 1024
+"""Files up to this size also get the ``ls``/``cat`` comparisons (each costs a JVM start)."""
+
+
+def _metadata_files(base: Path) -> list[Path]:
+    if not base.is_dir():
+        return []
+    return sorted(p for p in base.rglob("*") if p.is_file() and p.suffix in (".log", ".checkpoint"))
+
+
+def _params(base: Path, what: str) -> list:
+    files = _metadata_files(base)
+    if not files:
+        return [pytest.param(None, id=f"no-{what}",
+                             marks=pytest.mark.skip(reason=f"{what} not available: no .log/.checkpoint under {base}"))]
+    return [pytest.param(f, id=str(f.relative_to(base))) for f in files]
+
+
+COMMANDS: list[tuple[str, list[str]]] = [("find", ["/image"]), ("tree", ["/image"])]
+SMALL_COMMANDS: list[tuple[str, list[str]]] = [
+    ("ls", ["/image"]),
+    ("ls", ["/image/topics/byName", "/image/features/metadataVersion", "/image/nope"]),
+    ("ls", ["/image/*"]),
+    ("cat", ["/image/provenance", "/image/features/metadataVersion", "/image/cluster/brokers/*"]),
+    ("find", ["/image/c*", "/image/none*"]),
+]
+
+
+def _java(oracle, path: Path, verb: str, args: list[str], expected: str) -> str:
+    out = oracle.java_shell(path, verb, *args, strict=False)
+    for _ in range(5):
+        if out == expected:
+            break
+        out = oracle.java_shell(path, verb, *args, strict=False, use_cache=False)
+    return out
+
+
+def _check(oracle, path: Path) -> None:
+    result = load_file(path)
+    root = build_root(result.image, redact=False)
+    commands = COMMANDS + (SMALL_COMMANDS if path.stat().st_size <= SMALL else [])
+    failures = []
+    for verb, args in commands:
+        mine = kafka_command(root, verb, args, redact=False)
+        java = _java(oracle, path, verb, args, mine)
+        if mine != java:
+            failures.append(_diff(f"{verb} {' '.join(args)}", java, mine))
+    assert not failures, f"{path}: /image differs from Kafka's shell\n" + "\n".join(failures)
+
+
+def _diff(what: str, java: str, mine: str) -> str:
+    import difflib
+    lines = list(difflib.unified_diff(java.splitlines(True), mine.splitlines(True), "kafka", "metashell"))
+    return f"== {what}\n" + "".join(lines[:60])
+
+
+@pytest.mark.corpus
+@pytest.mark.parametrize("path", _params(CORPUS, "corpus"))
+def test_corpus_file_image_matches_kafka(path: Path, kafka_oracle) -> None:
+    _check(kafka_oracle, path)
+
+
+@pytest.mark.parametrize("path", _params(FIXTURES, "fixtures"))
+def test_fixture_file_image_matches_kafka(path: Path, kafka_oracle) -> None:
+    _check(kafka_oracle, path)
