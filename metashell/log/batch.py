@@ -297,6 +297,10 @@ def _decode_entries(data: bytes, pos: int, end: int, count: int, base_offset: in
                 if b2 < 0x80:
                     offset = base_offset + zz2[(b & 0x7F) | (b2 << 7)]
                     p += 2
+                elif data[p + 2] < 0x80:    # deltas 8192..1048575: the big batches of a snapshot
+                    b = (b & 0x7F) | ((b2 & 0x7F) << 7) | (data[p + 2] << 14)
+                    offset = base_offset + ((b >> 1) ^ -(b & 1))
+                    p += 3
                 else:
                     b, p = read_varint(data, p)
                     offset = base_offset + b
