@@ -63,7 +63,9 @@ from metashell.protocol.metadata import (
     UnknownRecordType,
     UnsupportedRecordVersion,
     decode_metadata_record,
+    replay_table,
 )
+from metashell.protocol.registry import DECODE_ERRORS
 from metashell.protocol.uuid import uuid_java_order, uuid_to_str
 
 from .image import MetadataImage, SnapshotInfo
@@ -118,6 +120,11 @@ class ReplayWarning:
         if self.position is not None:
             where.append(f"byte offset {self.position}")
         return f"{': '.join(where)}: {self.message}" if where else self.message
+
+
+_FAST_PATH_MISS = (LookupError, TypeError, *DECODE_ERRORS)
+"""A record the fast path cannot take: not in the replay table yet, a null value, or bytes the
+generated decoder rejects (decode_metadata_record then reports it properly)."""
 
 
 class Fault(Exception):
@@ -240,9 +247,29 @@ class Replayer:
         decode = decode_metadata_record
         handlers = self._handlers
         replay = self.replay
+        table = replay_table()
         n = 0
         for off, _ts, _key, value in entries:
             n += 1
+            if self._txn is None:
+                # Fast path: the generated decoder found by the value's 3-byte prefix (arrays as
+                # tuples, no MetadataRecord); anything unusual takes the checked path below.
+                try:
+                    api_key, _version, name, fn, newer = table[value[:3]]
+                    data, end = fn(value, 3, len(value))
+                except _FAST_PATH_MISS:
+                    pass
+                else:
+                    if end == len(value) and not newer:
+                        handler = handlers.get(api_key)
+                        if handler is not None:
+                            try:
+                                handler(data, off)
+                            except Fault as e:
+                                self.warn(f"{name}: {e}", off)
+                            except (KeyError, TypeError, ValueError, AttributeError, IndexError) as e:
+                                self.warn(f"{name}: malformed record ({type(e).__name__}: {e})", off)
+                            continue
             try:
                 rec = decode(value)
             except (DecodeError, TypeError):
