@@ -115,6 +115,10 @@ def _gc_paused() -> Iterator[None]:
     try:
         yield
     finally:
+        # The image just built is long-lived and acyclic: move it (and everything else alive) out
+        # of the collector's generations, or the first collections after re-enabling would
+        # traverse millions of objects -- at the end of the load and again, at random, in the REPL.
+        gc.freeze()
         if was_enabled:
             gc.enable()
 
