@@ -327,3 +327,17 @@ def test_every_corpus_directory_opens_in_one_shot_mode() -> None:
         assert status == 0, (d.name, err)
         assert out.startswith("acls\n"), d.name
         assert all(line.startswith("warning: ") for line in err.splitlines()), (d.name, err)
+
+
+DEMO = REPO / "fixtures" / "demo"
+needs_demo = pytest.mark.skipif(not (DEMO / "__cluster_metadata-0").is_dir(), reason="fixtures/demo not generated")
+
+
+@needs_demo
+def test_redaction_by_default_and_no_redact() -> None:
+    status, out, err = run_cli("-d", str(DEMO), "--json", "-c", "cat /scram/*/*")
+    rows = [json.loads(line)["value"] for line in out.splitlines()]
+    assert status == 0 and rows and all(r["salt"] == "[redacted]" for r in rows), err
+    status, out, _ = run_cli("-d", str(DEMO), "--no-redact", "--json", "-c", "cat /scram/*/*")
+    rows = [json.loads(line)["value"] for line in out.splitlines()]
+    assert status == 0 and rows and all(r["salt"] != "[redacted]" for r in rows)

@@ -71,6 +71,26 @@ def typed(child, *parts: str) -> None:  # type: ignore[no-untyped-def]
         time.sleep(0.4)
 
 
+@pytest.mark.skipif(not (REPO / "fixtures" / "demo" / "__cluster_metadata-0").is_dir(),
+                    reason="fixtures/demo not generated")
+def test_readme_command_opens_the_demo_cluster(tmp_path: Path) -> None:
+    env = {k: v for k, v in os.environ.items() if k != "METASHELL_HISTFILE"}
+    env.update(TERM="xterm", PROMPT_TOOLKIT_NO_CPR="1", NO_COLOR="1", METASHELL_HISTFILE=str(tmp_path / "h"),
+               HOME=str(tmp_path))
+    child = pexpect.spawn(sys.executable, ["-m", "metashell", "-d", "fixtures/demo"], env=env, cwd=str(REPO),
+                          encoding="utf-8", timeout=20, dimensions=(30, 120))
+    child.expect_exact("[ Kafka Metadata Shell")
+    prompt = re.compile(r"demo:/\s*(\x1b\[[0-9;?]*[A-Za-z])*\s*>>")
+    child.expect(prompt)
+    child.send("ls /topics\r")
+    child.expect("orders")
+    child.expect(prompt)  # a Ctrl-D typed before the prompt is back is eaten by the tty (cooked mode)
+    child.sendcontrol("d")
+    child.expect(pexpect.EOF)
+    child.close()
+    assert child.exitstatus == 0
+
+
 def test_tab_completion(tmp_path: Path) -> None:
     child = spawn(tmp_path)
     # command name, then directories (with '/') and a file, all by Tab
