@@ -315,7 +315,7 @@ def _civil_from_days(z: int) -> tuple[int, int, int]:
     """(year, month, day) of the proleptic Gregorian date ``z`` days after 1970-01-01
     (Howard Hinnant's algorithm; works far outside Python's datetime range)."""
     z += 719468
-    era = (z if z >= 0 else z - 146096) // 146097
+    era = z // 146097                      # floor division (the C++ original adjusts by hand)
     doe = z - era * 146097
     yoe = (doe - doe // 1460 + doe // 36524 - doe // 146096) // 365
     y = yoe + era * 400
