@@ -341,3 +341,17 @@ def test_redaction_by_default_and_no_redact() -> None:
     status, out, _ = run_cli("-d", str(DEMO), "--no-redact", "--json", "-c", "cat /scram/*/*")
     rows = [json.loads(line)["value"] for line in out.splitlines()]
     assert status == 0 and rows and all(r["salt"] != "[redacted]" for r in rows)
+
+
+@needs_shared
+def test_every_command_in_one_shot_mode() -> None:
+    script = ("ls /image; cd /image; pwd; cat provenance; find topics/byName; tree features; ls -l features; "
+              "history 1; help; man tree; tree -L 1 /image/cluster; find /image -type d -name 'by*'")
+    status, out, err = run_cli("-d", str(LOGDIR), "-c", script)
+    assert (status, err) == (0, "")
+    for expected in ("acls\nclientQuotas\n", "\n/image\n", "offset 10, epoch 2, time 2023-11-14T22:13:26.5Z[UTC]\n",
+                     "topics/byName\ntopics/byName/foo\ntopics/byName/foo/0\n", "metadataVersion:\n  ",
+                     "    0  " + script[:20], "usage: {cat,cd,exit,find,help,history,ls,man,pwd,tree} ...",
+                     "tree: Show the contents of metadata nodes in a tree structure.\n",
+                     "brokers:\ncontrollers:\n", "/image/acls/byId\n/image/topics/byId\n/image/topics/byName\n"):
+        assert expected in out, expected

@@ -207,3 +207,34 @@ def test_colour_on_a_terminal_and_off_with_no_color(tmp_path: Path) -> None:
     assert not SGR_COLOUR.search(child.before + child.after), repr(child.before)
     child.sendcontrol("d")
     child.expect(pexpect.EOF)
+
+
+def _run_in_pty(args: list[str], **env_changes: str) -> str:
+    env = {k: v for k, v in os.environ.items() if k != "NO_COLOR"}
+    env.update(TERM="xterm", **env_changes)
+    out = pexpect.run(" ".join([sys.executable, "-m", "metashell", *args]), env=env, cwd=str(REPO),
+                      encoding="utf-8", timeout=30)
+    return str(out)
+
+
+def test_one_shot_on_a_terminal_colours_json_unless_told_not_to() -> None:
+    args = ["-d", str(LOGDIR), "--json", "cat", "/image/topics/byName/foo/id"]
+    assert SGR_COLOUR.search(_run_in_pty(args))
+    assert not SGR_COLOUR.search(_run_in_pty(args, NO_COLOR="1"))
+    plain = _run_in_pty(["--no-color", *args])
+    assert not SGR_COLOUR.search(plain) and '"value":"ASNFZ4mrze8P7cuph2VDIQ"' in plain
+
+
+def test_terminal_input_with_piped_output_uses_the_plain_reader(tmp_path: Path) -> None:
+    # stdin is a terminal but stdout is a pipe: no prompt-toolkit; the prompt goes to stderr and
+    # stdout (through cat) carries only results.
+    env = {k: v for k, v in os.environ.items() if k != "NO_COLOR"}
+    env.update(TERM="xterm", METASHELL_HISTFILE=str(tmp_path / "h"))
+    cmd = f"{sys.executable} -m metashell -d {LOGDIR} 2>{tmp_path / 'err'} | cat"
+    child = pexpect.spawn("/bin/sh", ["-c", cmd], env=env, cwd=str(REPO), encoding="utf-8", timeout=20)
+    child.sendline("cd /image/topics; pwd")
+    child.sendline("exit")
+    child.expect(pexpect.EOF)
+    assert re.search(r"(^|\n)/image/topics\r?\n", child.before), child.before  # not just the echo
+    err = (tmp_path / "err").read_text()
+    assert "[ Kafka Metadata Shell" in err and "metadata-log-dir:/ >> " in err
