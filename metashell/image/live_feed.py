@@ -180,6 +180,20 @@ class LiveSession:
             parts.append("stopped")
         return " ".join(parts)
 
+    def quorum_info(self) -> dict:
+        """Live fields for the tree's ``/quorum`` (``build_root(..., source_info={"quorum":
+        session.quorum_info})``): where we fetch from and how far behind the image is."""
+        st = self.source.status
+        hw = st.high_watermark
+        return {"live": {
+            "state": st.state, "endpoint": st.endpoint, "leaderId": st.leader_id, "leaderEpoch": st.leader_epoch,
+            "highWatermark": hw, "appliedOffset": self._applied_offset,
+            "lag": max(0, hw - (self._applied_offset + 1)) if hw >= 0 else None,
+            "logStartOffset": st.log_start_offset,
+            "controllers": {str(k): v for k, v in st.controllers.items()},
+            "lastError": st.last_error, "error": st.error,
+        }}
+
     def describe_quorum(self) -> dict:
         return self.source.describe_quorum()
 

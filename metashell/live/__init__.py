@@ -16,7 +16,8 @@ The shell opens live mode through the image layer, which owns the image being fe
     session.sync()                    # apply what arrived since; call between commands
     session.status_text()             # "leader 1 epoch 5 lag 0" for the prompt (also syncs)
     session.status                    # LiveStatus: leader, epoch, high watermark, applied offset, lag
-    session.describe_quorum()         # DescribeQuorum of the leader (voters, observers) for /quorum
+    session.quorum_info()             # {"live": {...}} for /quorum: pass source_info={"quorum": session.quorum_info}
+    session.describe_quorum()         # DescribeQuorum of the leader (voters, observers), on demand
     session.cluster_id
     session.close()
 
