@@ -106,7 +106,9 @@ def _check_usage(args: argparse.Namespace) -> None:
     if args.commands and args.command:
         raise UsageError(f"give commands either with -c or as words after the options, not both "
                          f"(got -c and {' '.join(args.command)!r})")
-    if args.command and args.command[0].startswith("-"):
+    if args.command and args.command[0] == "--":
+        args.command = args.command[1:]  # "metashell -d DIR -- ls /x"
+    elif args.command and args.command[0].startswith("-"):
         raise UsageError(f"unrecognized arguments: {' '.join(args.command)}")
 
 

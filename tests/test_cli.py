@@ -200,6 +200,8 @@ def test_kafka_positional_form() -> None:
     assert (status, out, err) == (0, PARTITION + "\n", "")
     status, out, err = run_cli("-d", str(LOGDIR), "ls", "/image/topics")
     assert (status, out, err) == (0, "byId\nbyName\n", "")
+    assert run_cli("-d", str(LOGDIR), "--", "ls", "/image/topics") == (0, "byId\nbyName\n", "")
+    assert run_cli("-d", str(LOGDIR), "--json", "ls", "-l", "/image/topics")[0] == 0
 
 
 @needs_shared

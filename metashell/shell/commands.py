@@ -269,6 +269,7 @@ class Shell:
             globbed = any(is_glob(c) for c in normalize(self.cwd, arg.text))
             for comps, node in matches:
                 base = self._find_base(arg.text, comps) if globbed else arg.text
+                batch: list[str] = []  # big trees print millions of lines: write in chunks
                 for path, n in iter_find(base, node):
                     if type_filter == "f" and n.is_dir or type_filter == "d" and not n.is_dir:
                         continue
@@ -277,8 +278,13 @@ class Shell:
                     if as_json:
                         self._emit_json({"path": path, "type": "dir" if n.is_dir else "file",
                                          "kind": n.kind})
-                    else:
-                        self.write(path + "\n")
+                        continue
+                    batch.append(path)
+                    if len(batch) >= 4096:
+                        self.write("\n".join(batch) + "\n")
+                        batch.clear()
+                if batch:
+                    self.write("\n".join(batch) + "\n")
 
     def _find_base(self, typed: str, comps: list[str]) -> str:
         """The path printed for a glob match: absolute if typed absolute, else relative to cwd."""
