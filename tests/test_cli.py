@@ -357,3 +357,38 @@ def test_every_command_in_one_shot_mode() -> None:
                      "tree: Show the contents of metadata nodes in a tree structure.\n",
                      "brokers:\ncontrollers:\n", "/image/acls/byId\n/image/topics/byId\n/image/topics/byName\n"):
         assert expected in out, expected
+
+
+@needs_shared
+def test_live_mode_goes_through_the_hook(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """-q/--config reach ``open_shell_session``; one-shot waits until caught up, then closes."""
+    from metashell.image.loader import load_directory
+    from metashell.shell import sources
+
+    calls: list[object] = []
+
+    class FakeSession:
+        image = load_directory(LOGDIR).image
+        cluster_id = "MkU3OEVBNTcwNTJENDM2Qg"
+
+        def wait_caught_up(self, timeout: float) -> None:
+            calls.append(("wait", timeout))
+
+        def status_text(self) -> str:
+            return "leader 1 epoch 2 lag 0"
+
+        def close(self) -> None:
+            calls.append("close")
+
+    def opener(bootstrap: str, config: str | None, warn: object) -> FakeSession:
+        calls.append((bootstrap, config))
+        return FakeSession()
+
+    monkeypatch.setattr(sources, "_live_opener", lambda: opener)
+    props = tmp_path / "client.properties"
+    props.write_text("security.protocol=PLAINTEXT\n")
+    status, out, err = run_cli("-q", "c1:9093,c2:9093", "--config", str(props), "cat", "/image/topics/byName/foo/id")
+    assert (status, out, err) == (0, "ASNFZ4mrze8P7cuph2VDIQ\n", "")
+    assert calls == [("c1:9093,c2:9093", str(props)), ("wait", sources.LIVE_WAIT_SECONDS), "close"]
+    status, _, err = run_cli("-q", "c1:9093", "--config", str(tmp_path / "missing.properties"), "ls")
+    assert status == 1 and "missing.properties: no such file or directory" in one_line(err)
