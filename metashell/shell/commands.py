@@ -30,12 +30,14 @@ DIFFERENCES = (
     "Errors go to stderr, one line each, and make the exit status 1 (Kafka: stdout, exit 0).",
     "find on a glob prints the matched paths (Kafka prints the glob text, e.g. '/image/to*/byId').",
     "All commands work in one-shot mode (Kafka only allows cat, find, ls and tree there).",
+    "ls lays out columns whenever stdout is a terminal, one-shot mode included (Kafka: REPL only).",
     "tree without a path shows the working directory (Kafka: 'too few arguments').",
     "Extra options: ls -l, find -name/-type, tree -L, --json on ls/cat/find/tree/pwd/history.",
     "Usage errors name the command and show its usage; unknown commands suggest the closest name.",
     "Backslashes typed outside quotes reach the glob layer (JLine strips them in Kafka).",
-    "history numbers entries from 0 across sessions (history is persistent).",
+    "history is persistent across sessions and numbered from 0 over the whole file.",
     "help/man texts describe metashell's options; 'help CMD' is accepted as 'man CMD'.",
+    "Secrets print as [redacted] unless --no-redact (Kafka's shell never redacts).",
 )
 """Every deliberate difference from Kafka's shell, for the docs."""
 
