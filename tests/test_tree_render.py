@@ -43,7 +43,7 @@ def test_tree_layout() -> None:
     assert render_tree(root.child("a").child("x")) == "1\n"
     assert render_tree(root.child("a").child("y")) == ""
     assert render_tree(root, max_depth=1) == "a:\nb:\n  {\"k\": [1, 2], \"s\": \"v\"}\n"
-    assert root.child("b").text() == '{\n  "k": [\n    1,\n    2\n  ],\n  "s": "v"\n}'
+    assert root.child("b").text() == '{\n  "k": [1, 2],\n  "s": "v"\n}'
 
 
 def test_find_paths() -> None:

@@ -127,6 +127,26 @@ class Node:
 # --------------------------------------------------------------------------------------------
 
 
+def pretty_json(value: object, indent: int = 0) -> str:
+    """``json.dumps(indent=2)``, except that lists of scalars stay on one line (``"isr": [1, 2, 3]``),
+    so partition records stay readable."""
+    pad = "  " * indent
+    if isinstance(value, dict):
+        if not value:
+            return "{}"
+        items = [f'{pad}  {json.dumps(str(k), ensure_ascii=False)}: {pretty_json(v, indent + 1)}'
+                 for k, v in value.items()]
+        return "{\n" + ",\n".join(items) + "\n" + pad + "}"
+    if isinstance(value, (list, tuple)):
+        if not value:
+            return "[]"
+        if not any(isinstance(v, (dict, list, tuple)) for v in value):
+            return json.dumps(list(value), ensure_ascii=False)
+        items = [f"{pad}  {pretty_json(v, indent + 1)}" for v in value]
+        return "[\n" + ",\n".join(items) + "\n" + pad + "]"
+    return json.dumps(value, ensure_ascii=False)
+
+
 class ScalarLeaf(Node):
     """A leaf whose text is a bare value.  ``value`` is computed lazily by ``get(redact)``."""
 
@@ -163,7 +183,7 @@ class RecordLeaf(Node):
         return self._get(self.ctx.redacting(redact))
 
     def text(self, redact: bool | None = None) -> str:
-        return json.dumps(self.to_json(redact), indent=2, ensure_ascii=False)
+        return pretty_json(self.to_json(redact))
 
     def tree_text(self, redact: bool | None = None) -> str:
         return json.dumps(self.to_json(redact), ensure_ascii=False)
