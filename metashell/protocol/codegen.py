@@ -282,7 +282,21 @@ def _decode_value(g: _Gen, f: FieldSpec, version: int, flexible: bool, var: str,
     return out
 
 
-def _decoder_fn(g: _Gen, fields: list[FieldSpec], version: int, flexible: bool, label: str) -> str:
+TAG_CACHE_KEY = 64
+"""Longest tagged section (bytes) the tuple-variant decoders memoise."""
+TAG_CACHE_SIZE = 4096
+"""Entries per record type and version; the cache stops growing when full."""
+
+
+def _immutable_in_tuple_mode(f: FieldSpec) -> bool:
+    """Does ``f`` decode to an immutable value in the tuple variant (safe to share between records)?"""
+    if f.is_array:
+        return f.element_type in ARRAY_ITEM or f.element_type == "uuid"
+    return not f.is_struct
+
+
+def _decoder_fn(g: _Gen, fields: list[FieldSpec], version: int, flexible: bool, label: str,
+                top: bool = False) -> str:
     key = (id(fields), "d")
     if key in g.done:
         return g.done[key]
@@ -317,11 +331,28 @@ def _decoder_fn(g: _Gen, fields: list[FieldSpec], version: int, flexible: bool, 
         body += _decode_value(g, f, version, flexible, local[f.name], ind)
     flush()
     if flexible:
+        defaults = []
         for f in tagged:
             dflt = default_value(f, version)
             src = _fresh_default(g, f, version) if isinstance(dflt, (list, dict)) else g.const(dflt, "_df")
-            body.append(f"{ind}{local[f.name]} = {src}")
+            defaults.append(f"{local[f.name]} = {src}")
         body.append(f"{ind}unknown = None")
+        # Memoise the tagged section by its bytes when every tagged value is immutable (the tuple
+        # variant of a top-level record): ISR/leader changes and ELR fields repeat the same few
+        # byte strings millions of times.  Only sections that parse exactly to ``end`` are kept.
+        cache = top and g.tuples and bool(tagged) and all(_immutable_in_tuple_mode(f) for f in tagged)
+        if cache:
+            tc = g.const({}, "_tc")
+            names = ", ".join(local[f.name] for f in tagged) + ("," if len(tagged) == 1 else "")
+            body += [f"{ind}if buf[pos] == 0:",
+                     *(f"{ind}    {line}" for line in defaults),
+                     f"{ind}    pos += 1",
+                     f"{ind}elif (hit := {tc}.get(tkey := buf[pos:end])) is not None:",
+                     f"{ind}    {names} = hit",
+                     f"{ind}    pos = end",
+                     f"{ind}else:"]
+            ind = ind + "    "
+        body += [f"{ind}{line}" for line in defaults]
         body += _read_uvarint_lines("nt", ind)
         body.append(f"{ind}if nt > end - pos: raise Malformed('too many tagged fields', pos)")
         body.append(f"{ind}if nt:")       # most records carry no tagged field: skip the loop set-up
@@ -340,6 +371,12 @@ def _decoder_fn(g: _Gen, fields: list[FieldSpec], version: int, flexible: bool, 
         body.append(f"{i2}    if unknown is None: unknown = {{}}")
         body.append(f"{i2}    unknown[tag] = bytes(buf[pos:te])")
         body.append(f"{i2}pos = te")
+        if cache:
+            vals = ", ".join(local[f.name] for f in tagged)
+            body.append(f"{ind}if unknown is None and pos == end and len(tkey) <= {TAG_CACHE_KEY} "
+                        f"and len({tc}) < {TAG_CACHE_SIZE}:")
+            body.append(f"{ind}    {tc}[tkey] = ({vals}{',' if len(tagged) == 1 else ''})")
+            ind = ind[:-4]
     items = [f"{f.name!r}: {local[f.name]}" for f in present]
     body.append(f"{ind}d = {{{', '.join(items)}}}")
     if flexible:
@@ -366,7 +403,7 @@ def make_decoder(spec: MessageSpec, version: int, *, tuples: bool = False) -> De
     g = _Gen(spec, tuples)
     g.consts["_i16"] = struct.Struct(">h")
     g.consts["_i32"] = struct.Struct(">i")
-    name = _decoder_fn(g, spec.fields, version, spec.flexible(version), spec.name)
+    name = _decoder_fn(g, spec.fields, version, spec.flexible(version), spec.name, top=True)
     return g.compile()[name]  # type: ignore[no-any-return]
 
 
