@@ -274,6 +274,14 @@ def table(rows: list[Measurement], java: dict[str, Measurement]) -> str:
     return "\n".join(lines)
 
 
+def _git_head() -> str:
+    try:
+        return subprocess.run(["git", "-C", str(REPO), "rev-parse", "--short", "HEAD"], capture_output=True,
+                              text=True, check=False).stdout.strip()
+    except OSError:
+        return ""
+
+
 def _count(n: int) -> str:
     return f"{n / 1e6:.1f}M" if n >= 100_000 else f"{n / 1e3:.0f}k" if n >= 10_000 else f"{n:,}"
 
@@ -294,7 +302,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--no-java", action="store_true", help="skip Kafka's Java shell")
     ap.add_argument("--kafka-version", default="4.4.0")
     ap.add_argument("--java-heap", default="4g", help="-Xmx for the Java shell (default 4g)")
-    ap.add_argument("--repeat", type=int, default=1, help="runs per line; the fastest is reported")
+    ap.add_argument("--repeat", type=int, default=1,
+                    help="runs per line, interleaved; the fastest wall (and CPU) and the highest RSS are reported")
     ap.add_argument("--only", choices=("directory", "snapshot"), help="run one scenario")
     ap.add_argument("--verify", action="store_true",
                     help="also check metashell's image against the generator's counts and sample partitions")
@@ -327,6 +336,7 @@ def main(argv: list[str] | None = None) -> int:
         return 0
 
     scenarios = [args.only] if args.only else ["snapshot", "directory"]
+    load_before = os.getloadavg()
     warm_page_cache([info.snapshot, *info.segments])
     if args.verify:
         for sc in scenarios:
@@ -337,35 +347,40 @@ def main(argv: list[str] | None = None) -> int:
     rows: list[Measurement] = []
     java: dict[str, Measurement] = {}
 
-    def best(scenario: str, tool: str, cmd: list[str]) -> Measurement:
-        runs = []
-        for i in range(args.repeat):
-            print(f"  running {tool} ({scenario}){f' #{i + 1}' if args.repeat > 1 else ''} ...", file=sys.stderr,
-                  flush=True)
-            runs.append(measure(scenario, tool, cmd))
-            if runs[-1].returncode != 0:
-                break
-        m = min(runs, key=lambda r: (r.returncode != 0, r.wall))
-        m.rss_mb = max(r.rss_mb for r in runs if r.returncode == m.returncode)
-        if m.returncode != 0:
-            tail = (m.stderr.strip().splitlines() or ["(no output)"])[-1]
-            m.note = f"exit {m.returncode}: {tail}"
-        return m
-
+    # The lines to run: (scenario label, tool, command); repeats are interleaved (round-robin) so
+    # that load from other users of the machine spreads over all lines alike.
     tool_ms = "metashell" + ("" if metashell_has_cli() else " (loader)")
-    profiles: list[Path] = []
+    java_tool = f"kafka {java_version} (java)"
+    lines: list[tuple[str, str, list[str], str]] = []
     for sc in scenarios:
         if sc == "snapshot" and java_prefix:
             cmd = [java_prefix[0], f"-Xmx{args.java_heap}", *java_prefix[1:], "--snapshot", info.snapshot, "ls", "/"]
-            m = best(label_snap, f"kafka {java_version} (java)", cmd)
-            if not m.note:
-                m.note = java_loaded_all(m, info.snapshot_records + 3)
-            java["snapshot"] = m
-            rows.append(m)
+            lines.append((label_snap, java_tool, cmd, sc))
         path = info.snapshot if sc == "snapshot" else info.root
-        m = best(label_snap if sc == "snapshot" else label_dir, tool_ms, metashell_cmd(sc, path))
+        lines.append((label_snap if sc == "snapshot" else label_dir, tool_ms, metashell_cmd(sc, path), sc))
+    runs: dict[int, list[Measurement]] = {i: [] for i in range(len(lines))}
+    for r in range(args.repeat):
+        for i, (label, tool, cmd, _sc) in enumerate(lines):
+            if runs[i] and runs[i][-1].returncode != 0:
+                continue
+            print(f"  running {tool} ({label}){f' #{r + 1}' if args.repeat > 1 else ''} ...", file=sys.stderr,
+                  flush=True)
+            runs[i].append(measure(label, tool, cmd))
+    for i, (_label, tool, _cmd, sc) in enumerate(lines):
+        m = min(runs[i], key=lambda x: (x.returncode != 0, x.wall))     # fastest run: least disturbed
+        m.rss_mb = max(x.rss_mb for x in runs[i] if x.returncode == m.returncode)
+        m.cpu = min(x.cpu for x in runs[i] if x.returncode == m.returncode)
+        if m.returncode != 0:
+            tail = (m.stderr.strip().splitlines() or ["(no output)"])[-1]
+            m.note = f"exit {m.returncode}: {tail}"
+        elif tool == java_tool:
+            m.note = java_loaded_all(m, info.snapshot_records + 3)
+            java[sc] = m
         rows.append(m)
-        if args.profile:
+    profiles: list[Path] = []
+    if args.profile:
+        for sc in scenarios:
+            path = info.snapshot if sc == "snapshot" else info.root
             prof = args.out / f"profile-{sc}.prof"
             print(f"  profiling metashell ({sc}) ...", file=sys.stderr, flush=True)
             pm = measure(sc, "profile", metashell_cmd(sc, path, prof))
@@ -373,6 +388,10 @@ def main(argv: list[str] | None = None) -> int:
                 profiles.append(prof)
 
     print()
+    load_after = os.getloadavg()
+    print(f"{_dt.datetime.now().strftime('%Y-%m-%d %H:%M')}, {os.cpu_count()} CPUs, Python "
+          f"{platform.python_version()}, load average {load_before[0]:.1f} before / {load_after[0]:.1f} after"
+          f" (a busy machine inflates wall times; CPU s = user+sys of the child)")
     print(table(rows, java))
     for m in rows:
         if m.note:
@@ -384,7 +403,9 @@ def main(argv: list[str] | None = None) -> int:
 
     results = {
         "date": _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
-        "machine": {"cpus": os.cpu_count(), "python": platform.python_version(), "platform": platform.platform()},
+        "machine": {"cpus": os.cpu_count(), "python": platform.python_version(), "platform": platform.platform(),
+                    "loadavg_before": load_before[0], "loadavg_after": load_after[0]},
+        "commit": _git_head(),
         "params": asdict(params), "java_heap": args.java_heap, "kafka_shell_version": java_version,
         "data": {"snapshot_records": info.snapshot_records, "snapshot_bytes": info.snapshot_bytes,
                  "tail_records": info.tail_records, "tail_batches": info.tail_batches, "log_bytes": info.log_bytes,
