@@ -1,9 +1,10 @@
 """The loader's fast decoding paths agree with the reference decoder.
 
-``replay_table()`` hands the image replayer the tuple-array variant of each generated decoder and
-``decode_metadata_record`` takes a prefix-table shortcut; both must decode exactly what the plain
-path decodes (arrays as tuples instead of lists being the only allowed difference), for every
-record type and version, and the small/long array branches must agree at their boundaries.
+``ReplayDecoders`` hands the image replayer the replay variant of each generated decoder (arrays as
+tuples, memoised tagged sections, optionally positional tuples) and ``decode_metadata_record`` takes
+a prefix-table shortcut; all must decode exactly what the plain path decodes (arrays as tuples
+instead of lists, and tuples of fields instead of dicts, being the only allowed differences), for
+every record type and version, and the small/long array branches must agree at their boundaries.
 """
 
 from __future__ import annotations
@@ -14,12 +15,12 @@ import pytest
 
 from metashell.errors import DecodeError
 from metashell.protocol import registry
-from metashell.protocol.codegen import SMALL_ARRAY
+from metashell.protocol.codegen import SMALL_ARRAY, default_value
 from metashell.protocol.metadata import (
+    ReplayDecoders,
     decode_metadata_record,
     encode_metadata_record,
     record_types,
-    replay_table,
 )
 
 
@@ -46,6 +47,8 @@ def _sample(name: str, version: int, n: int) -> dict[str, Any]:
     return data
 
 
+DECODERS = ReplayDecoders()
+
 CASES = [(name, v) for key, name in sorted(record_types().items())
          for v in range(registry.spec(name).valid_versions.lo, registry.spec(name).valid_versions.hi + 1)]
 
@@ -58,8 +61,8 @@ def test_fast_paths_match_reference(name: str, version: int, n: int) -> None:
     rec = decode_metadata_record(value)
     assert (rec.name, rec.version) == (name, version)
     assert rec.data == reference
-    _key, ver, tname, fn, newer = replay_table()[value[:3]]
-    assert (tname, ver, newer) == (name, version, False)
+    _key, tname, fn, positional = DECODERS[value[:3]]
+    assert (tname, positional) == (name, False)
     for _ in range(2):       # the second time the tagged section may come from the memo cache
         data, end = fn(value, 3, len(value))
         assert end == len(value)
@@ -80,8 +83,7 @@ def test_tag_cache_never_accepts_bad_bytes() -> None:
     """A memoised tagged section is only reused for identical bytes that parsed exactly to the end."""
     name = "PartitionChangeRecord"
     good = encode_metadata_record(name, 2, {"PartitionId": 1, "Isr": [1, 2, 3], "Leader": 2})
-    fn = replay_table().get(good[:3]) or (decode_metadata_record(good) and replay_table()[good[:3]])
-    fn = fn[3]
+    fn = DECODERS[good[:3]][2]
     for _ in range(3):
         data, end = fn(good, 3, len(good))
         assert end == len(good) and data["Isr"] == (1, 2, 3) and data["Leader"] == 2
@@ -91,3 +93,35 @@ def test_tag_cache_never_accepts_bad_bytes() -> None:
     assert end != len(good) + 1
     with pytest.raises(DecodeError):
         decode_metadata_record(good[:-1])
+
+
+@pytest.mark.parametrize("name", ["PartitionRecord", "PartitionChangeRecord", "RegisterBrokerRecord"])
+@pytest.mark.parametrize("n", [0, 3, 100])
+def test_positional_decoders(name: str, n: int) -> None:
+    spec = registry.spec(name)
+    fields = tuple(reversed([f.name for f in spec.fields]))     # any order the caller asks for
+    table = ReplayDecoders({name: fields})
+    for version in range(spec.valid_versions.lo, spec.valid_versions.hi + 1):
+        value = encode_metadata_record(name, version, _sample(name, version, n))
+        reference = registry.decode(name, version, value[3:])
+        _key, tname, fn, positional = table[value[:3]]
+        assert (tname, positional) == (name, True)
+        for _ in range(2):
+            data, end = fn(value, 3, len(value))
+            assert end == len(value)
+            assert isinstance(data, tuple) and len(data) == len(fields)
+            for fname, got in zip(fields, data):
+                f = next(x for x in spec.fields if x.name == fname)
+                want = reference[fname] if fname in reference else default_value(f, version)
+                assert _lists(got) == want, (version, fname)
+
+
+def test_replay_decoders_refuse_what_they_do_not_serve() -> None:
+    with pytest.raises(ValueError):
+        ReplayDecoders({"NoSuchRecord": ("X",)})
+    with pytest.raises(ValueError):
+        ReplayDecoders({"PartitionRecord": ("NoSuchField",)})["\x01\x03\x00".encode("latin-1")]
+    table = ReplayDecoders()
+    for prefix in (b"\x00\x03\x00", b"\x01\x7f\x00", b"\x01\x03\x7f", b"\x01\x83\x01", b"\x01"):
+        with pytest.raises(KeyError):
+            table[prefix]

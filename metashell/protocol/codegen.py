@@ -129,9 +129,10 @@ def _struct_default(f: FieldSpec, version: int) -> dict[str, Any]:
 class _Gen:
     """Accumulates generated source and the constants it refers to."""
 
-    def __init__(self, spec: MessageSpec, tuples: bool = False) -> None:
+    def __init__(self, spec: MessageSpec, tuples: bool = False, fields: tuple[str, ...] | None = None) -> None:
         self.spec = spec
-        self.tuples = tuples
+        self.tuples = tuples or fields is not None
+        self.fields = fields
         self.lines: list[str] = []
         self.consts: dict[str, Any] = {
             "Malformed": Malformed, "_uv": read_uvarint, "_wuv": write_uvarint,
@@ -377,6 +378,22 @@ def _decoder_fn(g: _Gen, fields: list[FieldSpec], version: int, flexible: bool, 
                         f"and len({tc}) < {TAG_CACHE_SIZE}:")
             body.append(f"{ind}    {tc}[tkey] = ({vals}{',' if len(tagged) == 1 else ''})")
             ind = ind[:-4]
+    if top and g.fields is not None:
+        # Positional variant: exactly the requested top-level fields, in the requested order; a
+        # field absent in this version takes its default (arrays as tuples).  No dict is built.
+        by_name = {f.name: f for f in fields}
+        vals = []
+        for fname in g.fields:
+            if fname in local:
+                vals.append(local[fname])
+            else:
+                dv = default_value(by_name[fname], version)
+                vals.append(g.const(tuple(dv) if isinstance(dv, list) else dv, "_dp"))
+        body.append(f"{ind}return ({', '.join(vals)},), pos")
+        g.lines.append(f"def {name}(buf, pos, end):")
+        g.lines += body
+        g.lines.append("")
+        return name
     items = [f"{f.name!r}: {local[f.name]}" for f in present]
     body.append(f"{ind}d = {{{', '.join(items)}}}")
     if flexible:
@@ -396,11 +413,24 @@ def _fresh_default(g: _Gen, f: FieldSpec, version: int) -> str:
     return f"_struct_default({c}, {version})"
 
 
-def make_decoder(spec: MessageSpec, version: int, *, tuples: bool = False) -> Decoder:
-    """The decoder of ``spec`` at ``version``.  With ``tuples``, int and uuid arrays come out as
-    tuples instead of lists (everything else is identical): the image replayer keeps them as
-    tuples anyway, so this saves a list and a copy per array on the loader's hot path."""
-    g = _Gen(spec, tuples)
+def make_decoder(spec: MessageSpec, version: int, *, tuples: bool = False,
+                 fields: tuple[str, ...] | None = None) -> Decoder:
+    """The decoder of ``spec`` at ``version``.
+
+    ``tuples``: int and uuid arrays come out as tuples instead of lists (everything else is
+    identical) -- the image replayer keeps them as tuples anyway, so this saves a list and a copy
+    per array on the loader's hot path.  ``fields`` (implies ``tuples``): return a tuple of those
+    top-level fields, in that order, instead of a dict (fields absent in ``version`` take their
+    default; unknown tagged fields are dropped) -- no dict to build and no key lookups for the
+    replayer's hottest records.
+    """
+    if fields is not None:
+        known = {f.name for f in spec.fields}
+        unknown = [f for f in fields if f not in known]
+        if unknown:
+            raise ValueError(f"{spec.name} has no field(s) {', '.join(unknown)}")
+        fields = tuple(fields)
+    g = _Gen(spec, tuples, fields)
     g.consts["_i16"] = struct.Struct(">h")
     g.consts["_i32"] = struct.Struct(">i")
     name = _decoder_fn(g, spec.fields, version, spec.flexible(version), spec.name, top=True)

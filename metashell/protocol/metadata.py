@@ -99,6 +99,42 @@ def replay_table() -> dict[bytes, tuple[int, int, str, Any, bool]]:
     return _replay_table
 
 
+class ReplayDecoders(dict):  # type: ignore[type-arg]
+    """Decoders by 3-byte value prefix, for the image replayer's own hot loop.
+
+    ``table[value[:3]]`` is ``(api_key, name, decode, positional)`` where ``decode(value, 3,
+    len(value)) -> (data, end)`` is the record's generated decoder in its replay variant: int and
+    uuid arrays are tuples (``()`` when empty), the tagged section is memoised, and for the record
+    names given in ``positional`` (name -> field names) ``data`` is the tuple of those fields in
+    that order (``positional`` is then True) instead of a dict.  Entries are built on first use.
+
+    Only the plain case is served: frame version 1, api key and version < 128, a version this
+    build knows.  Anything else -- and ``end != len(value)`` or any exception from ``decode`` --
+    must go to :func:`decode_metadata_record`, which reports it properly; a lookup raises
+    ``KeyError`` for prefixes it does not serve.
+    """
+
+    def __init__(self, positional: dict[str, tuple[str, ...]] | None = None) -> None:
+        super().__init__()
+        self.positional = dict(positional or {})
+        unknown = set(self.positional) - set(record_keys())
+        if unknown:
+            raise ValueError(f"no metadata record type named {', '.join(sorted(unknown))}")
+
+    def __missing__(self, prefix: bytes) -> tuple[int, str, Any, bool]:
+        if len(prefix) != 3 or prefix[0] != 1 or prefix[1] >= 0x80 or prefix[2] >= 0x80:
+            raise KeyError(prefix)
+        api_key, version = prefix[1], prefix[2]
+        name = record_types().get(api_key)
+        if name is None or version not in registry.spec(name).valid_versions:
+            raise KeyError(prefix)
+        fields = self.positional.get(name)
+        entry = (api_key, name, make_decoder(registry.spec(name), version, tuples=True, fields=fields),
+                 fields is not None)
+        self[prefix] = entry
+        return entry
+
+
 def _read_header(value: bytes, end: int) -> tuple[int, int, int]:
     """(api key, version, body position) of a value the prefix table does not know (yet)."""
     try:
