@@ -55,7 +55,9 @@ def parse_dump(text: str) -> tuple[list[tuple], dict[int, Any]]:
         if m:
             offset = int(m.group(1))
             if m.group(5) is not None:
-                records[offset] = json.loads(m.group(5))
+                payload = m.group(5)
+                # the oracle's Kafka may be older than the data (4.4.0's dumper runs from 4.3.1)
+                records[offset] = json.loads(payload) if payload.startswith("{") else ("undecodable", payload)
             else:
                 records[offset] = (m.group(6), json.loads(m.group(7)))
     return batches, records
@@ -97,7 +99,12 @@ def test_records_equal_kafka_dump_log(path: Path, kafka_oracle: Any) -> None:
     # Kafka prints CreateTime of a batch as its max timestamp (for CreateTime batches)
     assert o_batches == k_batches
     assert sorted(o_records) == sorted(k_records)
-    mismatches = [(o, o_records[o], k_records[o]) for o in k_records if _norm(o_records[o]) != _norm(k_records[o])]
+    unknown_to_kafka = {o for o, r in k_records.items() if isinstance(r, tuple) and r[0] == "undecodable"}
+    for o in unknown_to_kafka:
+        # only record types newer than the oracle's Kafka may be undecodable to it, never to us
+        assert "Unknown metadata id" in k_records[o][1] and isinstance(o_records[o], dict), k_records[o]
+    mismatches = [(o, o_records[o], k_records[o]) for o in k_records
+                  if o not in unknown_to_kafka and _norm(o_records[o]) != _norm(k_records[o])]
     assert not mismatches, f"{len(mismatches)} record(s) differ; first: {mismatches[0]}"
 
 
