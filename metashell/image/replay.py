@@ -60,10 +60,10 @@ from metashell.errors import DecodeError
 from metashell.protocol.control import ControlRecord, decode_control_record
 from metashell.protocol.metadata import (
     MetadataRecord,
+    ReplayDecoders,
     UnknownRecordType,
     UnsupportedRecordVersion,
     decode_metadata_record,
-    replay_table,
 )
 from metashell.protocol.registry import DECODE_ERRORS
 from metashell.protocol.uuid import uuid_java_order, uuid_to_str
@@ -123,8 +123,19 @@ class ReplayWarning:
 
 
 _FAST_PATH_MISS = (LookupError, TypeError, *DECODE_ERRORS)
-"""A record the fast path cannot take: not in the replay table yet, a null value, or bytes the
-generated decoder rejects (decode_metadata_record then reports it properly)."""
+"""A record the fast path cannot take: a prefix the decoder table does not serve, a null value, or
+bytes the generated decoder rejects (decode_metadata_record then reports it properly)."""
+
+# The two hottest records are decoded straight into tuples of these fields (no dict, no key
+# lookups): a million PartitionRecords in a big snapshot, PartitionChangeRecords in the log.
+_PARTITION_FIELDS = ("PartitionId", "TopicId", "Replicas", "Isr", "RemovingReplicas", "AddingReplicas", "Leader",
+                     "LeaderRecoveryState", "LeaderEpoch", "PartitionEpoch", "Directories",
+                     "EligibleLeaderReplicas", "LastKnownElr")
+_PARTITION_CHANGE_FIELDS = ("PartitionId", "TopicId", "Isr", "Leader", "Replicas", "RemovingReplicas",
+                            "AddingReplicas", "LeaderRecoveryState", "Directories", "EligibleLeaderReplicas",
+                            "LastKnownElr")
+_DECODERS = ReplayDecoders({"PartitionRecord": _PARTITION_FIELDS,
+                            "PartitionChangeRecord": _PARTITION_CHANGE_FIELDS})
 
 
 class Fault(Exception):
@@ -194,6 +205,9 @@ class Replayer:
             28: self._clear_elr,
             29: self._unregister_controller,
         }
+        # Handlers for what _DECODERS produces: tuples for the positional records, dicts otherwise.
+        self._fast_handlers: dict[int, Callable[[Any, int], None]] = {
+            **self._handlers, 3: self._partition_tuple, 5: self._partition_change_tuple}
 
     # ------------------------------------------------------------------ entry points
 
@@ -246,22 +260,24 @@ class Replayer:
         """
         decode = decode_metadata_record
         handlers = self._handlers
+        fast_handlers = self._fast_handlers
         replay = self.replay
-        table = replay_table()
+        table = _DECODERS
         n = 0
         for off, _ts, _key, value in entries:
             n += 1
             if self._txn is None:
                 # Fast path: the generated decoder found by the value's 3-byte prefix (arrays as
-                # tuples, no MetadataRecord); anything unusual takes the checked path below.
+                # tuples, positional tuples for partition records, no MetadataRecord); anything
+                # unusual takes the checked path below.
                 try:
-                    api_key, _version, name, fn, newer = table[value[:3]]
+                    api_key, name, fn, _positional = table[value[:3]]
                     data, end = fn(value, 3, len(value))
                 except _FAST_PATH_MISS:
                     pass
                 else:
-                    if end == len(value) and not newer:
-                        handler = handlers.get(api_key)
+                    if end == len(value):
+                        handler = fast_handlers.get(api_key)
                         if handler is not None:
                             try:
                                 handler(data, off)
@@ -514,6 +530,53 @@ class Replayer:
         topic = Topic(d["Name"], d["TopicId"], {})
         topics.by_id[topic.id] = topic
         topics.by_name[topic.name] = topic
+
+    def _partition_tuple(self, t: tuple, offset: int) -> None:
+        """PartitionRecord as a ``_PARTITION_FIELDS`` tuple (the snapshot hot path).  Anything that
+        could fault is handed to :meth:`_partition`, which reports it."""
+        pid, tid, rep, isr, rem, add, leader, lrs, le, pe, dirs, elr, lke = t
+        topic = self._topics_by_id.get(tid)
+        if topic is None or (dirs and len(dirs) != len(rep)) or (lrs != 0 and lrs != 1):
+            self._partition(dict(zip(_PARTITION_FIELDS, t)), offset)
+            return
+        intern = self._intern
+        replicas = intern(rep, rep) if rep else EMPTY
+        if not dirs or dirs.count(MIGRATING_DIR) == len(dirs):      # defaultToMigrating
+            directories = self._migrating_dirs(len(replicas))
+        else:
+            directories = intern(dirs, dirs)
+        topic.partitions[pid] = Partition(
+            replicas, directories, replicas if isr == rep else intern(isr, isr) if isr else EMPTY,
+            intern(rem, rem) if rem else EMPTY, intern(add, add) if add else EMPTY,
+            intern(elr, elr) if elr else EMPTY, intern(lke, lke) if lke else EMPTY, leader, lrs, le, pe)
+
+    def _partition_change_tuple(self, t: tuple, offset: int) -> None:
+        """PartitionChangeRecord as a ``_PARTITION_CHANGE_FIELDS`` tuple: the common ISR / leader /
+        ELR change.  Replica or directory changes, bad recovery states and unknown partitions are
+        handed to :meth:`_partition_change` (same merge, with its checks and faults)."""
+        pid, tid, isr, leader, rep, rem, add, lrs, dirs, elr, lke = t
+        topic = self._topics_by_id.get(tid)
+        p = None if topic is None else topic.partitions.get(pid)
+        if p is None or rep is not None or dirs is not None or lrs < -1 or lrs > 1:
+            self._partition_change(dict(zip(_PARTITION_CHANGE_FIELDS, t)), offset)
+            return
+        intern = self._intern
+        if isr is not None:
+            p.isr = intern(isr, isr) if isr else EMPTY
+        if rem is not None:
+            p.removing_replicas = intern(rem, rem) if rem else EMPTY
+        if add is not None:
+            p.adding_replicas = intern(add, add) if add else EMPTY
+        if elr is not None:
+            p.elr = intern(elr, elr) if elr else EMPTY
+        if lke is not None:
+            p.last_known_elr = intern(lke, lke) if lke else EMPTY
+        if leader != NO_LEADER_CHANGE:
+            p.leader = leader
+            p.leader_epoch += 1
+        if lrs != -1:
+            p.leader_recovery_state = lrs
+        p.partition_epoch += 1
 
     def _partition(self, d: dict[str, Any], offset: int) -> None:
         # Hot path (a million of these in a big snapshot): interning is inlined.
