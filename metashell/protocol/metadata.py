@@ -59,8 +59,6 @@ _decoders: dict[tuple[int, int], tuple[str, Any, bool]] = {}
 _by_prefix: dict[bytes, tuple[int, int, str, Any, bool]] = {}
 """The hot path: the 3-byte prefix ``01 <key> <version>`` (both < 128, i.e. every record Kafka
 writes today) -> (api key, version, name, decoder, newer) -- one slice and one dict lookup."""
-_replay_table: dict[bytes, tuple[int, int, str, Any, bool]] = {}
-"""Same keys as ``_by_prefix``, with the tuple-array decoder variant (see :func:`replay_table`)."""
 
 
 def _lookup(api_key: int, version: int) -> tuple[str, Any, bool]:
@@ -78,25 +76,8 @@ def _lookup(api_key: int, version: int) -> tuple[str, Any, bool]:
     hit = (name, registry.decoder(name, valid.hi if newer else version), newer)
     _decoders[(api_key, version)] = hit
     if api_key < 0x80 and version < 0x80:
-        prefix = bytes((1, api_key, version))
-        _by_prefix[prefix] = (api_key, version, *hit)
-        fast = make_decoder(registry.spec(name), valid.hi if newer else version, tuples=True)
-        _replay_table[prefix] = (api_key, version, name, fast, newer)
+        _by_prefix[bytes((1, api_key, version))] = (api_key, version, *hit)
     return hit
-
-
-def replay_table() -> dict[bytes, tuple[int, int, str, Any, bool]]:
-    """Decoders by 3-byte value prefix, for the image replayer's own hot loop.
-
-    Maps ``bytes((1, api_key, version))`` to ``(api_key, version, name, decode, newer)`` where
-    ``decode(value, 3, len(value)) -> (data, end)`` is the record's generated decoder in its
-    *tuple* variant: int and uuid arrays are tuples (``()`` when empty), everything else is as
-    :func:`decode_metadata_record` gives it.  The table fills up as ``decode_metadata_record``
-    meets new (key, version) pairs, so a miss only means "call decode_metadata_record".  Callers
-    must hand anything unusual -- a miss, ``newer``, any exception, ``end != len(value)`` -- to
-    :func:`decode_metadata_record`, which reports it properly (as ``DecodeError`` subclasses).
-    """
-    return _replay_table
 
 
 class ReplayDecoders(dict):  # type: ignore[type-arg]
