@@ -681,6 +681,8 @@ def generate(p: GenParams, out: Path, log=print) -> GenResult:
     # The last batch may run past end_offset: the snapshot ends where it ended (batches are never
     # cut, so every record the state reflects is in the log).
     end_offset = offset
+    mix_before = dict(g.mix)
+    g.mix.clear()
     snap_epoch = g.epoch
     snap_ts = g.now
     log(f"  log before the snapshot: {p.overlap_records} records; writing the snapshot "
@@ -750,6 +752,8 @@ def generate(p: GenParams, out: Path, log=print) -> GenResult:
     mix["snapshot:" + "total"] = snap_records
     for k, v in sorted(mix_snapshot.items()):
         mix["snapshot:" + k] = v
+    for k, v in sorted(mix_before.items()):
+        mix["log-before-snapshot:" + k] = v
     result = GenResult(
         params=p, root=str(final), metadata_dir=str(final / "__cluster_metadata-0"),
         snapshot=str(final / "__cluster_metadata-0" / snap_name),
