@@ -13,14 +13,18 @@ What it does (see bench/README.md):
 2. Times, each in its own subprocess and for the same files, with wall time and peak RSS
    (``os.wait4`` rusage of that one child, so nothing else on the machine is counted):
 
-   * ``directory``: ``python -m metashell -d DIR -c "ls /"`` (snapshot + the whole tail);
    * ``snapshot``: ``python -m metashell --snapshot FILE -c "ls /"`` and Kafka's Java shell
-     ``kafka-metadata-shell --snapshot FILE ls /`` (the Java shell reads one file only, so this is
-     the apples-to-apples line; the directory line is compared with it too).
+     ``kafka-metadata-shell --snapshot FILE ls /`` on the .checkpoint;
+   * ``combined``: the same two on one file holding the snapshot followed by every tail batch (the
+     Java shell reads one file only: this is how it gets the directory's full workload);
+   * ``directory``: ``python -m metashell -d DIR -c "ls /"`` (snapshot + the log segments, the same
+     records as ``combined``), compared with Java on the combined file.
 
-   The Java shell runs with Kafka's own launcher flags (``kafka-run-class.sh``: G1) and ``-Xmx4g``.
-3. Prints a table (scenario, tool, wall s, peak RSS MB, ratios metashell/Java) and saves it as JSON
-   in bench/out/.
+   The Java shell runs with Kafka's own launcher flags (``kafka-run-class.sh``: G1), ``-Xmx4g`` and
+   its tools logging (WARN).  With ``--verify`` an extra, untimed Java run per file logs the
+   loader at INFO to prove it applied the whole file.
+3. Prints a table (scenario, tool, wall s, CPU s, peak RSS MB, ratios metashell/Java) and saves it
+   as JSON in bench/out/.
 
 Until ``metashell/__main__.py`` exists the metashell side runs the same loader entry points the CLI
 uses (``metashell.image.loader.load_directory`` / ``load_file``) in a fresh interpreter.
@@ -60,7 +64,7 @@ _LOG4J2 = """<?xml version="1.0" encoding="UTF-8"?>
 <Configuration status="WARN">
   <Appenders><Console name="err" target="SYSTEM_ERR"><PatternLayout pattern="[%d] %p %m (%c)%n"/></Console></Appenders>
   <Loggers>
-    <Logger name="org.apache.kafka.image.loader.MetadataLoader" level="INFO"/>
+    <Logger name="org.apache.kafka.image.loader.MetadataLoader" level="{loader}"/>
     <Logger name="org.apache.kafka.metadata.util.SnapshotFileReader" level="WARN"/>
     <Root level="WARN"><AppenderRef ref="err"/></Root>
   </Loggers>
@@ -71,7 +75,7 @@ log4j.appender.stderr=org.apache.log4j.ConsoleAppender
 log4j.appender.stderr.Target=System.err
 log4j.appender.stderr.layout=org.apache.log4j.PatternLayout
 log4j.appender.stderr.layout.ConversionPattern=[%d] %p %m (%c)%n
-log4j.logger.org.apache.kafka.image.loader.MetadataLoader=INFO
+log4j.logger.org.apache.kafka.image.loader.MetadataLoader={loader}
 """
 
 #: Fallback metashell child when there is no CLI yet: the loader calls the CLI makes.
@@ -181,8 +185,11 @@ def metashell_cmd(mode: str, path: str, profile: Path | None = None) -> list[str
     return prefix + ["-c", _LOADER_CHILD, mode, path]
 
 
-def java_setup(version: str, out: Path) -> tuple[list[str], str]:
+def java_setup(version: str, out: Path, loader_level: str = "WARN") -> tuple[list[str], str]:
     """(java command prefix up to the main class, Kafka version that actually runs the shell).
+
+    ``loader_level`` INFO makes the metadata loader log each batch and, at the end, "finished
+    catching up to the current high water mark of N" (verification runs only: it costs time).
 
     Raises BenchError (one line) when Java or the Kafka jars are not available.
     """
@@ -201,12 +208,12 @@ def java_setup(version: str, out: Path) -> tuple[list[str], str]:
                          "the Java side") from None
     out.mkdir(parents=True, exist_ok=True)
     if int(dist.version.split(".")[0]) >= 4:
-        cfg = out / "log4j2-bench.xml"
-        cfg.write_text(_LOG4J2)
+        cfg = out / f"log4j2-bench-{loader_level.lower()}.xml"
+        cfg.write_text(_LOG4J2.replace("{loader}", loader_level))
         log_flag = f"-Dlog4j2.configurationFile={cfg}"
     else:
-        cfg = out / "log4j-bench.properties"
-        cfg.write_text(_LOG4J1)
+        cfg = out / f"log4j-bench-{loader_level.lower()}.properties"
+        cfg.write_text(_LOG4J1.replace("{loader}", loader_level))
         log_flag = f"-Dlog4j.configuration=file:{cfg}"
     return [java, *KAFKA_JVM_OPTS, log_flag, "-cp", classpath, SHELL_CLASS], dist.version
 
@@ -215,11 +222,10 @@ def java_setup(version: str, out: Path) -> tuple[list[str], str]:
 # verification
 
 
-def verify(info: metagen.GenResult, mode: str) -> str:
+def verify(info: metagen.GenResult, mode: str, path: str) -> str:
     """Load with metashell (untimed) and compare counts and sample partitions with the generator's."""
-    path = info.root if mode == "directory" else info.snapshot
-    samples = info.samples if mode == "directory" else info.samples_snapshot
-    expected = info.expected if mode == "directory" else info.expected_snapshot
+    samples = info.samples_snapshot if mode == "snapshot" else info.samples
+    expected = info.expected_snapshot if mode == "snapshot" else info.expected
     names = [[s["topic"], s["partition"]] for s in samples]
     proc = subprocess.run([sys.executable, "-c", _VERIFY_CHILD, mode, path, json.dumps(names)],
                           capture_output=True, text=True, check=False)
@@ -241,36 +247,76 @@ def verify(info: metagen.GenResult, mode: str) -> str:
     return f"ok ({len(samples)} sample partitions and all counts match; {got['n_warnings']} warning(s))"
 
 
-def java_loaded_all(m: Measurement, expected_hwm: int) -> str:
-    """Check the Java loader's own log line that it caught up with the whole file."""
+def java_loaded_all(stderr: str, last_offset: int) -> str:
+    """Check the Java loader's own log line that it caught up with the whole file ("" = ok).
+
+    Kafka's one-shot mode runs its command as soon as the loader has caught up, before the image
+    reaches the shell's publisher, so on big files its output shows an empty image: the load itself
+    is complete, which this line proves.
+    """
     marker = "finished catching up to the current high water mark of "
-    for line in m.stderr.splitlines():
+    for line in stderr.splitlines():
         if marker in line:
             hwm = int(line.split(marker, 1)[1].split()[0])
-            return "" if hwm >= expected_hwm else f"Java loaded only up to offset {hwm} of {expected_hwm}"
+            return "" if hwm >= last_offset else f"Java loaded only up to offset {hwm} of {last_offset}"
     return "could not confirm that the Java shell loaded the whole file"
+
+
+def combined_file(info: metagen.GenResult, out: Path) -> Path:
+    """One file with the snapshot's batches followed by every log batch after its end offset.
+
+    Kafka's shell reads a single file, applying every batch in order (control batches only report
+    leader changes), so this gives it the directory's workload; metashell loads it to the same image
+    as the directory (plus a harmless warning about the offset gap after the snapshot).
+    """
+    from metashell.log.files import iter_file_batches
+
+    path = out / f"{Path(info.root).name}.combined.log"
+    if path.exists():
+        return path
+    tmp = path.with_suffix(f".tmp-{os.getpid()}")
+    with open(tmp, "wb") as fh:
+        with open(info.snapshot, "rb") as snap:
+            while chunk := snap.read(16 << 20):
+                fh.write(chunk)
+        for seg in info.segments:
+            for batch in iter_file_batches(seg, decode=False):
+                if batch.base_offset >= info.snapshot_end_offset:
+                    fh.write(batch.raw())
+    os.replace(tmp, path)
+    return path
 
 
 # --------------------------------------------------------------------------------------------------
 # report
 
 
-def table(rows: list[Measurement], java: dict[str, Measurement]) -> str:
-    ref = java.get("snapshot")
-    head = (f"{'scenario':<34} {'tool':<22} {'wall s':>7} {'CPU s':>7} {'peak RSS MB':>11} {'wall ratio':>10} "
+SCENARIOS = ("snapshot", "combined", "directory")
+REFERENCE = {"snapshot": ("snapshot",), "combined": ("combined",), "directory": ("combined", "snapshot")}
+"""The Java line(s) each scenario is compared with, first available wins.  Java cannot read a
+directory: its equivalent is the combined file (the same batches in one file), which is slow for
+Kafka's shell (a new image per batch), so by default the directory is compared with Java's
+snapshot load -- half the records."""
+
+
+def table(rows: list[tuple[str, Measurement]], java: dict[str, Measurement]) -> str:
+    head = (f"{'scenario':<40} {'tool':<20} {'wall s':>7} {'CPU s':>7} {'peak RSS MB':>11} {'wall ratio':>10} "
             f"{'RSS ratio':>9}")
     lines = [head, "-" * len(head)]
-    for m in rows:
-        if ref is not None and m is not ref:
+    for sc, m in rows:
+        ref = next((java[k] for k in REFERENCE[sc] if k in java), None)
+        if ref is not None and ref.returncode == 0 and m.returncode == 0:
             wr = f"{m.wall / ref.wall:.2f}x"
             rr = f"{m.rss_mb / ref.rss_mb:.2f}x"
-        elif m is ref:
-            wr = rr = "1.00x"
         else:
             wr = rr = "-"
-        lines.append(f"{m.scenario:<34} {m.tool:<22} {m.wall:>7.2f} {m.cpu:>7.2f} {m.rss_mb:>11.0f} {wr:>10} {rr:>9}")
-    lines.append("ratios: metashell / Kafka Java shell on the same snapshot file (the Java shell cannot read "
-                 "a directory: the directory line also includes the log tail)")
+        lines.append(f"{m.scenario:<40} {m.tool:<20} {m.wall:>7.2f} {m.cpu:>7.2f} {m.rss_mb:>11.0f} {wr:>10} {rr:>9}")
+    if "combined" in java:
+        lines.append("ratios: metashell / Kafka's Java shell on the same records (snapshot: the .checkpoint; "
+                     "combined file and directory: Java on the combined file)")
+    else:
+        lines.append("ratios: metashell / Kafka's Java shell on the snapshot file (Java cannot read a directory; "
+                     "the directory line has the log tail on top: see --combined)")
     return "\n".join(lines)
 
 
@@ -304,7 +350,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--java-heap", default="4g", help="-Xmx for the Java shell (default 4g)")
     ap.add_argument("--repeat", type=int, default=1,
                     help="runs per line, interleaved; the fastest wall (and CPU) and the highest RSS are reported")
-    ap.add_argument("--only", choices=("directory", "snapshot"), help="run one scenario")
+    ap.add_argument("--only", choices=SCENARIOS, action="append",
+                    help="run only this scenario (repeatable; default: snapshot and directory)")
+    ap.add_argument("--combined", action="store_true",
+                    help="also run the combined-file scenario (Kafka's shell needs ~6 min for it at full size)")
     ap.add_argument("--verify", action="store_true",
                     help="also check metashell's image against the generator's counts and sample partitions")
     ap.add_argument("--profile", action="store_true",
@@ -335,38 +384,51 @@ def main(argv: list[str] | None = None) -> int:
     if args.generate_only:
         return 0
 
-    scenarios = [args.only] if args.only else ["snapshot", "directory"]
+    wanted = set(args.only or ("snapshot", "directory")) | ({"combined"} if args.combined else set())
+    scenarios = [sc for sc in SCENARIOS if sc in wanted]
+    combined = str(combined_file(info, args.out)) if "combined" in scenarios else ""
+    paths = {"snapshot": info.snapshot, "combined": combined, "directory": info.root}
     load_before = os.getloadavg()
-    warm_page_cache([info.snapshot, *info.segments])
+    warm_page_cache([info.snapshot, *info.segments, *([combined] if combined else [])])
     if args.verify:
         for sc in scenarios:
-            print(f"verify {sc}: {verify(info, sc)}", flush=True)
+            print(f"verify {sc}: {verify(info, sc, paths[sc])}", flush=True)
 
-    label_snap = f"snapshot ({_count(parts)} partitions)"
-    label_dir = f"directory (snapshot + {_count(info.tail_records)} tail)"
-    rows: list[Measurement] = []
+    last_offsets = {"snapshot": info.snapshot_records + 3, "combined": info.last_offset}
+    labels = {"snapshot": f"snapshot file ({_count(parts)} partitions)",
+              "combined": f"snapshot + {_count(info.tail_records)} tail, one file",
+              "directory": f"directory (snapshot + {_count(info.tail_records)} tail)"}
+    rows: list[tuple[str, Measurement]] = []
     java: dict[str, Measurement] = {}
 
-    # The lines to run: (scenario label, tool, command); repeats are interleaved (round-robin) so
-    # that load from other users of the machine spreads over all lines alike.
+    if args.verify and java_prefix:
+        for sc in (s for s in scenarios if s in last_offsets):
+            vprefix, _ = java_setup(args.kafka_version, args.out, loader_level="INFO")
+            cmd = [vprefix[0], f"-Xmx{args.java_heap}", *vprefix[1:], "--snapshot", paths[sc], "ls", "/"]
+            vm = measure(sc, "java-verify", cmd)
+            problem = java_loaded_all(vm.stderr, last_offsets[sc]) if vm.returncode == 0 else \
+                f"exit {vm.returncode}"
+            print(f"verify {sc} (Kafka's shell): {problem or 'ok (its loader applied the whole file)'}", flush=True)
+
+    # The lines to run: (scenario, tool, command); repeats are interleaved (round-robin) so that
+    # load from other users of the machine spreads over all lines alike.
     tool_ms = "metashell" + ("" if metashell_has_cli() else " (loader)")
     java_tool = f"kafka {java_version} (java)"
-    lines: list[tuple[str, str, list[str], str]] = []
+    lines: list[tuple[str, str, list[str]]] = []
     for sc in scenarios:
-        if sc == "snapshot" and java_prefix:
-            cmd = [java_prefix[0], f"-Xmx{args.java_heap}", *java_prefix[1:], "--snapshot", info.snapshot, "ls", "/"]
-            lines.append((label_snap, java_tool, cmd, sc))
-        path = info.snapshot if sc == "snapshot" else info.root
-        lines.append((label_snap if sc == "snapshot" else label_dir, tool_ms, metashell_cmd(sc, path), sc))
+        if sc in last_offsets and java_prefix:
+            cmd = [java_prefix[0], f"-Xmx{args.java_heap}", *java_prefix[1:], "--snapshot", paths[sc], "ls", "/"]
+            lines.append((sc, java_tool, cmd))
+        lines.append((sc, tool_ms, metashell_cmd(sc, paths[sc])))
     runs: dict[int, list[Measurement]] = {i: [] for i in range(len(lines))}
     for r in range(args.repeat):
-        for i, (label, tool, cmd, _sc) in enumerate(lines):
+        for i, (sc, tool, cmd) in enumerate(lines):
             if runs[i] and runs[i][-1].returncode != 0:
                 continue
-            print(f"  running {tool} ({label}){f' #{r + 1}' if args.repeat > 1 else ''} ...", file=sys.stderr,
-                  flush=True)
-            runs[i].append(measure(label, tool, cmd))
-    for i, (_label, tool, _cmd, sc) in enumerate(lines):
+            print(f"  running {tool} ({labels[sc]}){f' #{r + 1}' if args.repeat > 1 else ''} ...",
+                  file=sys.stderr, flush=True)
+            runs[i].append(measure(labels[sc], tool, cmd))
+    for i, (sc, tool, _cmd) in enumerate(lines):
         m = min(runs[i], key=lambda x: (x.returncode != 0, x.wall))     # fastest run: least disturbed
         m.rss_mb = max(x.rss_mb for x in runs[i] if x.returncode == m.returncode)
         m.cpu = min(x.cpu for x in runs[i] if x.returncode == m.returncode)
@@ -374,16 +436,14 @@ def main(argv: list[str] | None = None) -> int:
             tail = (m.stderr.strip().splitlines() or ["(no output)"])[-1]
             m.note = f"exit {m.returncode}: {tail}"
         elif tool == java_tool:
-            m.note = java_loaded_all(m, info.snapshot_records + 3)
             java[sc] = m
-        rows.append(m)
+        rows.append((sc, m))
     profiles: list[Path] = []
     if args.profile:
         for sc in scenarios:
-            path = info.snapshot if sc == "snapshot" else info.root
             prof = args.out / f"profile-{sc}.prof"
             print(f"  profiling metashell ({sc}) ...", file=sys.stderr, flush=True)
-            pm = measure(sc, "profile", metashell_cmd(sc, path, prof))
+            pm = measure(sc, "profile", metashell_cmd(sc, paths[sc], prof))
             if pm.returncode == 0:
                 profiles.append(prof)
 
@@ -393,7 +453,7 @@ def main(argv: list[str] | None = None) -> int:
           f"{platform.python_version()}, load average {load_before[0]:.1f} before / {load_after[0]:.1f} after"
           f" (a busy machine inflates wall times; CPU s = user+sys of the child)")
     print(table(rows, java))
-    for m in rows:
+    for _sc, m in rows:
         if m.note:
             print(f"note: {m.tool} / {m.scenario}: {m.note}")
     for prof in profiles:
@@ -410,13 +470,14 @@ def main(argv: list[str] | None = None) -> int:
         "data": {"snapshot_records": info.snapshot_records, "snapshot_bytes": info.snapshot_bytes,
                  "tail_records": info.tail_records, "tail_batches": info.tail_batches, "log_bytes": info.log_bytes,
                  "segments": len(info.segments)},
-        "rows": [{k: v for k, v in asdict(m).items() if k not in ("stdout", "stderr")} for m in rows],
+        "rows": [{"key": sc, **{k: v for k, v in asdict(m).items() if k not in ("stdout", "stderr")}}
+                 for sc, m in rows],
     }
     dest = args.json or args.out / f"results-{time.strftime('%Y%m%d-%H%M%S')}.json"
     dest.parent.mkdir(parents=True, exist_ok=True)
     dest.write_text(json.dumps(results, indent=1) + "\n")
     print(f"\nresults: {dest}")
-    return 0 if all(m.returncode == 0 for m in rows) else 1
+    return 0 if all(m.returncode == 0 for _sc, m in rows) else 1
 
 
 if __name__ == "__main__":
