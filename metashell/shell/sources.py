@@ -151,7 +151,11 @@ def open_live(bootstrap: str, config: str | None, warn: Warn, redact: bool,
         raise
     image = session.image
     cid = getattr(session, "cluster_id", None) or _cluster_id(image)
-    root = build_root(image, source_info={"bootstrap": bootstrap}, redact=redact)
+    info: dict[str, Any] = {"bootstrap": bootstrap}
+    quorum = getattr(session, "quorum_info", None)
+    if quorum is not None:
+        info["quorum"] = quorum  # a callable: /quorum shows the high watermark and lag as they move
+    root = build_root(image, source_info=info, redact=redact)
     status = getattr(session, "status_text", None)
     return Source(root, cid or bootstrap, f"controllers {bootstrap}", image, cid, status, session.close)
 
