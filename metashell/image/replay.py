@@ -713,37 +713,15 @@ class Replayer:
         if rtype not in CONFIG_RESOURCE_TYPE_NAMES:
             rtype = 0                       # ConfigResource.Type.forId -> UNKNOWN
         key = (rtype, d["ResourceName"])
-        configs = self._image.configs
         value = d["Value"]
-        if value is None:
-            resource = configs.get(key)
-            if resource is not None:
-                resource.pop(d["Name"], None)
-                if not resource:
-                    del configs[key]
-        else:
-            resource = configs.get(key)
-            if resource is None:
-                resource = configs[key] = {}
-            resource[d["Name"]] = value
+        _put_or_remove(self._image.configs, key, d["Name"], value, value is None)
 
     def _client_quota(self, d: dict[str, Any], offset: int) -> None:
         entity_map: dict[str, str | None] = {}
         for e in d["Entity"] or ():
             entity_map[e["EntityType"]] = e["EntityName"]
         entity = tuple(sorted(entity_map.items()))
-        quotas = self._image.client_quotas
-        if d["Remove"]:
-            values = quotas.get(entity)
-            if values is not None:
-                values.pop(d["Key"], None)
-                if not values:
-                    del quotas[entity]
-        else:
-            values = quotas.get(entity)
-            if values is None:
-                values = quotas[entity] = {}
-            values[d["Key"]] = d["Value"]
+        _put_or_remove(self._image.client_quotas, entity, d["Key"], d["Value"], d["Remove"])
 
     def _acl(self, d: dict[str, Any], offset: int) -> None:
         acl = Acl(d["Id"], d["ResourceType"], d["ResourceName"], d["PatternType"], d["Principal"], d["Host"],
@@ -811,3 +789,19 @@ class Replayer:
 
     def _noop(self, d: dict[str, Any], offset: int) -> None:
         pass
+
+
+def _put_or_remove(areas: dict[Any, dict[str, Any]], key: Any, name: str, value: Any, remove: bool) -> None:
+    """Set or delete one key of a config resource / quota entity; an emptied one disappears, as in
+    Kafka's ConfigurationsDelta and ClientQuotasDelta."""
+    if remove:
+        values = areas.get(key)
+        if values is not None:
+            values.pop(name, None)
+            if not values:
+                del areas[key]
+    else:
+        values = areas.get(key)
+        if values is None:
+            values = areas[key] = {}
+        values[name] = value
