@@ -5,6 +5,8 @@ fixtures/, the file is loaded alone with metashell's file mode (Kafka's ``--snap
 ``find /image`` and ``tree /image`` (plus ``ls``/``cat`` on small files) are rendered with
 :func:`metashell.tree.render.kafka_command` and compared with ``MetadataShell --snapshot FILE ...``
 run by ``scripts/oracle.py`` (Kafka 4.4.0).  Redaction is off: Kafka's shell prints secrets.
+Files with default client-quota entities, which metashell names differently on purpose, are compared
+without ``/image/clientQuotas``, whose listing is then checked against Kafka's naming rule.
 
 Kafka's one-shot mode is racy: ``MetadataShell.waitUntilCaughtUp`` only waits until the loader has
 applied *some* offset, and the loader publishes nothing until it has caught up with the file, so on
@@ -21,6 +23,9 @@ from conftest import CORPUS, FIXTURES
 
 from metashell.image.loader import load_file
 from metashell.tree import build_root
+from metashell.tree import kafka_text as kt
+from metashell.tree.image_tree import kafka_visible_context
+from metashell.tree.node import java_sorted
 from metashell.tree.render import kafka_command
 
 pytestmark = pytest.mark.kafka
@@ -54,12 +59,24 @@ SMALL_COMMANDS: list[tuple[str, list[str]]] = [
 
 
 def _java(oracle, path: Path, verb: str, args: list[str], expected: str) -> str:
-    out = oracle.java_shell(path, verb, *args, strict=False)
-    for _ in range(5):
-        if out == expected:
-            break
-        out = oracle.java_shell(path, verb, *args, strict=False, use_cache=False)
+    try:
+        out = oracle.java_shell(path, verb, *args, strict=False)
+        for _ in range(5):
+            if out == expected:
+                break
+            out = oracle.java_shell(path, verb, *args, strict=False, use_cache=False)
+    except oracle.HarnessError as exc:   # e.g. Kafka's one-shot mode never gets going and times out
+        pytest.skip(f"Kafka's shell produced no output for {path.name}: {str(exc)[-200:]}")
     return out
+
+
+IMAGE_CHILDREN = ["acls", "clientQuotas", "cluster", "configs", "delegationToken", "features", "producerIds",
+                  "provenance", "scram", "topics"]
+
+
+def _kafka_quota_name(entity) -> str:
+    """Kafka's own (buggy) entity name: default components (name None) are dropped."""
+    return kt.quota_entity_name([(t, n) for t, n in entity if n is not None])
 
 
 def _check(oracle, path: Path) -> None:
@@ -67,6 +84,17 @@ def _check(oracle, path: Path) -> None:
     root = build_root(result.image, redact=False)
     commands = COMMANDS + (SMALL_COMMANDS if path.stat().st_size <= SMALL else [])
     failures = []
+    shown = kafka_visible_context(root.ctx).image
+    if any(name is None for entity in shown.client_quotas for _, name in entity):
+        # Deliberate difference (docs/tree.md): Kafka names default quota entities "" or like another
+        # entity, and its find/tree then fail.  Compare everything else, and Kafka's listing of
+        # clientQuotas with Kafka's naming rule.
+        others = [f"/image/{c}" for c in IMAGE_CHILDREN if c != "clientQuotas"]
+        commands = [("find", others), ("tree", others)]
+        expected = "".join(n + "\n" for n in java_sorted(_kafka_quota_name(e) for e in shown.client_quotas))
+        java = _java(oracle, path, "ls", ["/image/clientQuotas"], expected)
+        if java != expected:
+            failures.append(_diff("ls /image/clientQuotas (Kafka's names)", java, expected))
     for verb, args in commands:
         mine = kafka_command(root, verb, args, redact=False)
         java = _java(oracle, path, verb, args, mine)

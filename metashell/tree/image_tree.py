@@ -53,15 +53,14 @@ def kafka_visible_context(ctx: TreeContext) -> TreeContext:
 
     Kafka's ``MetadataLoader`` cannot publish an image without ``metadata.version`` (building it
     throws "Unknown metadata version for FeaturesImage" and the loader logs a fault), so its shell
-    keeps showing the empty image: e.g. a log segment that does not start at offset 0, or a pre-3.3
-    log without FeatureLevelRecords.  ``/image`` shows what Kafka shows; the rest of the tree shows
+    keeps showing the empty image (provenance ``offset -1``): e.g. a log segment that does not start
+    at offset 0, a pre-3.3 log without FeatureLevelRecords, or a 3.x ``bootstrap.checkpoint`` whose
+    metadata.version level Kafka 4.4 no longer knows (below 7, 3.3-IV3).  ``/image`` shows what Kafka shows; the rest of the tree shows
     everything that was read.
     """
-    image = ctx.image
-    if image.features.metadata_version is not None or image.is_empty():
+    if ctx.image.features.metadata_version is not None:
         return ctx
-    empty = TreeContext(MetadataImage(), redact=ctx.redact, source_info=ctx.source_info)
-    return empty
+    return TreeContext(MetadataImage(), redact=ctx.redact, source_info=ctx.source_info)
 
 
 def build_image_node(ctx: TreeContext, name: str = "image") -> Node:

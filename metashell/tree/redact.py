@@ -1,4 +1,4 @@
-"""Which config values are secrets, and the config keys Kafka 4.4 keeps in its image.
+"""Which config values are secrets (and which config keys Kafka 4.4 keeps in its image).
 
 Kafka marks secrets with ``ConfigDef.Type.PASSWORD``.  The table below is every PASSWORD-type key of
 Kafka 4.4.0's ConfigDefs, read from the jars (``KafkaConfig.configDef()``, ``LogConfig``,
@@ -17,6 +17,8 @@ keystore password costs an incident.
 """
 
 from __future__ import annotations
+
+from metashell.image.model import kafka_shell_shows_config
 
 REDACTED = "[redacted]"
 
@@ -59,53 +61,12 @@ def redact_config(key: str, value: str | None, redact: bool) -> str | None:
 
 
 # --------------------------------------------------------------------------------------------
-# Kafka 4.4's image only keeps supported config keys (DefaultSupportedConfigChecker)
-
-TOPIC_CONFIG_NAMES: frozenset[str] = frozenset({
-    "cleanup.policy", "compression.gzip.level", "compression.lz4.level", "compression.type",
-    "compression.zstd.level", "delete.retention.ms", "errors.deadletterqueue.group.enable",
-    "file.delete.delay.ms", "flush.messages", "flush.ms", "follower.replication.throttled.replicas",
-    "index.interval.bytes", "internal.segment.bytes", "leader.replication.throttled.replicas",
-    "local.retention.bytes", "local.retention.ms", "max.compaction.lag.ms",
-    "max.decompressed.message.bytes", "max.message.bytes", "message.timestamp.after.max.ms",
-    "message.timestamp.before.max.ms", "message.timestamp.type", "min.cleanable.dirty.ratio",
-    "min.compaction.lag.ms", "min.insync.replicas", "preallocate", "remote.copy.lag.bytes",
-    "remote.copy.lag.ms", "remote.log.copy.disable", "remote.log.delete.on.disable",
-    "remote.storage.enable", "retention.bytes", "retention.ms", "segment.bytes", "segment.index.bytes",
-    "segment.jitter.ms", "segment.ms", "unclean.leader.election.enable",
-})
-"""``LogConfig.configNames()`` of Kafka 4.4.0 (read from the jar)."""
-
-CLIENT_METRICS_CONFIG_NAMES: frozenset[str] = frozenset({"interval.ms", "match", "metrics"})
-"""``ClientMetricsConfigs.configNames()`` of Kafka 4.4.0."""
-
-GROUP_CONFIG_NAMES: frozenset[str] = frozenset({
-    "consumer.assignment.interval.ms", "consumer.assignor.offload.enable", "consumer.heartbeat.interval.ms",
-    "consumer.session.timeout.ms", "errors.deadletterqueue.copy.record.enable",
-    "errors.deadletterqueue.topic.name", "share.assignment.interval.ms", "share.assignor.offload.enable",
-    "share.auto.offset.reset", "share.delivery.count.limit", "share.heartbeat.interval.ms",
-    "share.isolation.level", "share.partition.max.record.locks", "share.record.lock.duration.ms",
-    "share.renew.acknowledge.enable", "share.session.timeout.ms", "streams.acceptable.recovery.lag",
-    "streams.assignment.interval.ms", "streams.assignor.name", "streams.assignor.offload.enable",
-    "streams.heartbeat.interval.ms", "streams.initial.rebalance.delay.ms", "streams.num.standby.replicas",
-    "streams.num.warmup.replicas", "streams.rack.aware.assignment.tags", "streams.session.timeout.ms",
-    "streams.task.offset.interval.ms",
-})
-"""``GroupConfig.configNames()`` of Kafka 4.4.0."""
-
-_BROKER, _TOPIC, _CLIENT_METRICS, _GROUP = 4, 2, 16, 32
+# Kafka 4.4's image only keeps supported config keys (DefaultSupportedConfigChecker); the table
+# lives with the image model, which documents it.
 
 
 def kafka_keeps_config(resource_type: int, key: str) -> bool:
     """Kafka 4.4's ``DefaultSupportedConfigChecker``: its metadata loader ignores ConfigRecords for
     keys it does not support, so they never appear in ``/image``: every BROKER key is kept, TOPIC /
     CLIENT_METRICS / GROUP keys only when known, BROKER_LOGGER and unknown resource types never."""
-    if resource_type == _BROKER:
-        return True
-    if resource_type == _TOPIC:
-        return key in TOPIC_CONFIG_NAMES
-    if resource_type == _CLIENT_METRICS:
-        return key in CLIENT_METRICS_CONFIG_NAMES
-    if resource_type == _GROUP:
-        return key in GROUP_CONFIG_NAMES
-    return False
+    return kafka_shell_shows_config(resource_type, key)
