@@ -240,6 +240,34 @@ def test_snapshot_then_log_and_partial_log(tmp_path: Path) -> None:
     assert {w.offset for w in partial.faults} == {10, 11}
 
 
+def test_file_mode_drops_deltas_kafka_cannot_apply(tmp_path: Path) -> None:
+    """A lone later segment naming partitions of a topic it never created: Kafka's loader fails to
+    apply that whole delta (one batch, or a whole transaction) and keeps the image from before it."""
+    change = rec("PartitionChangeRecord", 0, {"PartitionId": 0, "TopicId": T1, "Leader": 2})
+    seg = write_log(tmp_path / "00000000000000000010.log", [
+        (10, 3, [config("a", "1"), change], 1000, False),                       # dropped whole
+        (12, 3, [config("b", "2")], 2000, False),                               # applied
+        (13, 3, [rec("BeginTransactionRecord", 0, {}), topic("bar", T2)], 3000, False),
+        (15, 3, [partition(T1, 1), rec("EndTransactionRecord", 0, {})], 4000, False),   # txn dropped
+        (17, 3, [topic("foo", T1), change, config("c", "3")], 5000, False),     # topic known again
+    ])
+    result = load_file(seg)
+    img = result.image
+    assert img.configs == {(2, "foo"): {"b": "2", "c": "3"}}
+    assert sorted(img.topics.by_name) == ["foo"] and img.topics.by_name["foo"].partitions == {}
+    assert prov(img) == (19, 3, 5000)
+    dropped = [w for w in result.warnings if "dropped" in w.message]
+    assert [w.offset for w in dropped] == [10, 13]
+    assert "offsets 10..11 dropped" in dropped[0].message and uuid_to_str(T1) in dropped[0].message
+    # a directory load keeps what it can (no single answer to copy there), as before
+    part = tmp_path / "d" / "__cluster_metadata-0"
+    part.mkdir(parents=True)
+    (part / seg.name).write_bytes(seg.read_bytes())
+    whole = load_directory(part).image
+    assert whole.configs == {(2, "foo"): {"a": "1", "b": "2", "c": "3"}}
+    assert sorted(whole.topics.by_name) == ["bar", "foo"]
+
+
 def test_torn_tail_and_bad_records_are_warnings(tmp_path: Path) -> None:
     seg = write_log(tmp_path / "00000000000000000000.log", [
         (0, 1, [topic("foo", T1), b"\x01\x63\x00", b"\x01\x02\x00"], 1000, False),

@@ -17,7 +17,7 @@ Entry points
     (``SnapshotFileReader``): every data batch is a commit that publishes its own (last offset,
     epoch, max timestamp) -- also inside a ``.checkpoint``, whose offsets are file-relative -- while
     control batches only report leader changes.  This keeps ``/image/provenance`` identical to the
-    Java shell's.
+    Java shell's.  Deltas Kafka cannot apply are dropped as Kafka drops them (below).
 ``ImageLoader.apply_batch(batch, records)``
     The live client's entry point: one fetched batch (a ``metashell.log.batch.RecordBatch`` or
     anything with ``base_offset``, ``last_offset_delta``, ``partition_leader_epoch``,
@@ -26,6 +26,19 @@ Entry points
     (or ``begin_snapshot()``/``finish_snapshot(...)``) loads a FetchSnapshot, which replaces the
     image's content *in place* (FORMATS 5.4; the tree keeps its reference to the image);
     ``reset()`` empties it (live ``ImageReset``).  Each batch is applied under ``image.lock``.
+
+Deltas Kafka cannot apply
+-------------------------
+A segment read alone (a ``.log`` whose topics were created in an earlier segment) may change
+partitions of topics the image does not know.  Kafka's ``TopicsDelta`` then holds a ``TopicDelta``
+without an image, ``MetadataDelta.apply`` throws, and ``MetadataLoader`` keeps the previous image:
+every record of that delta -- the whole batch in ``--snapshot`` mode, or the batches of a metadata
+transaction -- is lost, not just the bad one, and provenance does not move.  The replayer applies
+records in place and cannot take a batch back, so ``load_file`` replays the file again with such
+deltas skipped (``ImageLoader(skip_deltas=...)``), until no new one turns up -- usually one extra
+pass, and only for files that have the problem.  Each dropped delta is one warning.  Directory and
+live loads keep the records (Kafka's raft client groups batches into deltas by timing, so there is
+no one answer to copy, and a complete log never has the problem).
 
 Warnings from both layers end up in one ordered list of :class:`ReplayWarning` (log-layer ones keep
 their ``kind`` tag -- "torn-tail", "gap", "partial-image", ... -- and byte ``position``); nothing
@@ -63,7 +76,7 @@ from typing import Any
 from metashell.log.batch import Entry, LogWarning
 from metashell.log.directory import ReadPlan, open_metadata_dir, plan_file
 from metashell.log.reader import BatchIndexEntry, PlanReader
-from metashell.protocol.uuid import uuid_from_str
+from metashell.protocol.uuid import uuid_from_str, uuid_to_str
 
 from .image import MetadataImage, SnapshotInfo
 from .model import Voter
@@ -130,10 +143,17 @@ class ImageLoader:
     batches do not publish provenance and snapshot batches are treated as log batches.
     """
 
-    def __init__(self, image: MetadataImage | None = None, *, kafka_file_mode: bool = False) -> None:
+    def __init__(self, image: MetadataImage | None = None, *, kafka_file_mode: bool = False,
+                 skip_deltas: Iterable[tuple[int, int]] = ()) -> None:
         self.replayer = Replayer(image)
         self.kafka_file_mode = kafka_file_mode
         self._snapshot_header_ts: int | None = None
+        self.skip_deltas: dict[int, int] = dict(skip_deltas)
+        """File mode: deltas (first batch's base offset -> last offset) to drop, as Kafka does."""
+        self.bad_deltas: list[tuple[int, int, tuple[bytes, ...]]] = []
+        """File mode: deltas found that Kafka cannot apply: (first offset, last offset, topic ids)."""
+        self._delta_start: int | None = None
+        self._skipping_until: int | None = None
 
     @property
     def image(self) -> MetadataImage:
@@ -180,6 +200,8 @@ class ImageLoader:
                 if ctl is not None and ctl.type == _CONTROL_SNAPSHOT_HEADER and ctl.data:
                     self._snapshot_header_ts = ctl.data.get("LastContainedLogTimestamp")
             publish = publish and not self.kafka_file_mode
+        elif self.kafka_file_mode and publish:
+            return self._apply_file_delta(batch, records, last_offset)
         else:
             n = r.replay_entries(records)
         p = r.image.provenance
@@ -190,6 +212,33 @@ class ImageLoader:
             r.end_batch(last_offset, epoch, batch.max_timestamp)
         else:
             p.batches += 1
+        return n
+
+    def _apply_file_delta(self, batch: Any, records: Iterable[Entry], last_offset: int | None) -> int:
+        """A data batch in ``--snapshot`` mode: part of the delta Kafka publishes when no metadata
+        transaction is open; see "Deltas Kafka cannot apply" in the module docstring."""
+        r = self.replayer
+        p = r.image.provenance
+        if last_offset is None:
+            last_offset = batch.base_offset + batch.last_offset_delta
+        if self._skipping_until is None and batch.base_offset in self.skip_deltas:
+            self._skipping_until = self.skip_deltas[batch.base_offset]
+        if self._skipping_until is not None:
+            n = sum(1 for _ in records)
+            p.records += n
+            p.batches += 1
+            if last_offset >= self._skipping_until:
+                self._skipping_until = None
+            return n
+        if self._delta_start is None:
+            self._delta_start = batch.base_offset
+            r.orphan_topics.clear()
+        n = r.replay_entries(records)
+        p.records += n
+        if r.end_batch(last_offset, batch.partition_leader_epoch, batch.max_timestamp):
+            if r.orphan_topics:
+                self.bad_deltas.append((self._delta_start, last_offset, tuple(r.orphan_topics)))
+            self._delta_start = None
         return n
 
     def apply_committed(self, committed: Any) -> int:
@@ -316,16 +365,14 @@ def _apply_small_files(image: MetadataImage, plan: ReadPlan, time_travel: bool) 
 
 # ---------------------------------------------------------------------- public functions
 
-def load_plan(plan: ReadPlan, *, mode: str = "directory", image: MetadataImage | None = None,
-              until_offset: int | None = None) -> LoadResult:
-    """Replay ``plan`` (from ``MetadataLogDir.plan`` or ``plan_file``) into a new (or given) image.
+def load_plan(plan: ReadPlan, *, mode: str = "directory", until_offset: int | None = None) -> LoadResult:
+    """Replay ``plan`` (from ``MetadataLogDir.plan`` or ``plan_file``) into a new image.
 
     ``mode``: "directory" (raft-loader semantics) or "file" (Kafka's ``--snapshot`` semantics).
     """
     t0 = time.perf_counter()
-    loader = ImageLoader(image, kafka_file_mode=(mode == "file"))
     until = plan.until_offset if until_offset is None else until_offset
-    reader = loader.run_plan(plan, until_offset=until)
+    loader, reader = _run(plan, mode, until)
     img = loader.image
     _apply_small_files(img, reader.plan, until is not None)
     snap = reader.plan.snapshot
@@ -335,6 +382,11 @@ def load_plan(plan: ReadPlan, *, mode: str = "directory", image: MetadataImage |
         img.provenance.snapshot = SnapshotInfo(str(snap.path), snap.end_offset, snap.epoch,
                                                -1 if ts is None else ts)
     r = loader.replayer
+    for first, last, topic_ids in loader.bad_deltas:
+        names = ", ".join(uuid_to_str(t) for t in sorted(topic_ids))
+        r.warn(f"offsets {first}..{last} dropped: they change partitions of topic(s) {names}, which do not "
+               "exist, so Kafka cannot apply this delta and its shell keeps the image from before it",
+               first, "fault")
     if r.in_transaction:
         r.warn(f"the log ends inside a metadata transaction started at offset {r._txn_offset}: its "
                f"{len(r._txn or ())} record(s) are not applied (Kafka would wait for its end)", None, "log")
@@ -344,6 +396,25 @@ def load_plan(plan: ReadPlan, *, mode: str = "directory", image: MetadataImage |
     return LoadResult(img, r.warnings, r.fault_count, reader.index, reader.plan, mode,
                       list(reader.files_read), reader.records, reader.batches,
                       reader.plan.partial, until, time.perf_counter() - t0)
+
+
+_MAX_FILE_PASSES = 20
+
+
+def _run(plan: ReadPlan, mode: str, until: int | None) -> tuple[ImageLoader, PlanReader]:
+    """Replay the plan; in file mode again, without the deltas Kafka cannot apply, while new ones
+    turn up (dropping a delta can orphan later records too)."""
+    skip: dict[int, int] = {}
+    bad: list[tuple[int, int, tuple[bytes, ...]]] = []
+    for _ in range(_MAX_FILE_PASSES):
+        loader = ImageLoader(kafka_file_mode=(mode == "file"), skip_deltas=skip.items())
+        reader = loader.run_plan(plan, until_offset=until)
+        if not loader.bad_deltas:
+            break
+        bad += loader.bad_deltas
+        skip.update((first, last) for first, last, _ids in loader.bad_deltas)
+    loader.bad_deltas = sorted(bad)
+    return loader, reader
 
 
 def load_directory(path: str | Path, *, until_offset: int | None = None) -> LoadResult:

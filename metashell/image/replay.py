@@ -35,8 +35,10 @@ Deliberate differences from Kafka 4.4 (each only reachable through logs the cont
 write, or through a Kafka bug):
 
 1. A PartitionRecord/PartitionChangeRecord for an unknown *topic* is one fault here; Kafka's
-   ``TopicDelta.apply`` then throws a NullPointerException and the whole delta (the batch, in
-   ``--snapshot`` mode) is lost.
+   ``TopicsDelta`` then holds a ``TopicDelta`` without an image, ``TopicDelta.apply`` throws a
+   NullPointerException and the whole delta (the batch, in ``--snapshot`` mode) is lost.  The
+   replayer notes such topics in :attr:`Replayer.orphan_topics`; the file-mode loader uses that to
+   drop those deltas exactly as Kafka's shell does (``loader.py``, "Deltas Kafka cannot apply").
 2. ``ScramDelta.apply`` bug: when, within one delta, the credentials of a mechanism all get removed
    and then (in HashMap order) another user of that mechanism is added, Kafka loses the added user.
    metashell keeps it.
@@ -175,6 +177,11 @@ class Replayer:
         self.dropped_warnings = 0
         self._txn: list[tuple[MetadataRecord, int]] | None = None
         self._txn_offset: int | None = None
+        self.orphan_topics: set[bytes] = set()
+        """Topic ids whose partitions were named by a record although the topic does not exist, since
+        the loader last cleared the set.  In Kafka each leaves a ``TopicDelta`` without an image in
+        the pending delta (a TopicRecord or RemoveTopicRecord for the id replaces or removes it), so
+        the whole delta fails to apply."""
         self._ints: dict[tuple, tuple] = {}
         self._intern = self._ints.setdefault
         self._topics_by_id = self._image.topics.by_id
@@ -527,6 +534,7 @@ class Replayer:
         # TopicsDelta: a TopicRecord (re)creates the topic with no partitions, replacing any topic
         # with the same id; byName is updated for the new name (an old name is not removed).
         topics = self._image.topics
+        self.orphan_topics.discard(d["TopicId"])
         topic = Topic(d["Name"], d["TopicId"], {})
         topics.by_id[topic.id] = topic
         topics.by_name[topic.name] = topic
@@ -582,6 +590,7 @@ class Replayer:
         # Hot path (a million of these in a big snapshot): interning is inlined.
         topic = self._topics_by_id.get(d["TopicId"])
         if topic is None:
+            self.orphan_topics.add(d["TopicId"])
             raise Fault(f"partition {d['PartitionId']}: no topic with id {uuid_to_str(d['TopicId'])}")
         intern = self._intern
         v = d["Replicas"]
@@ -619,6 +628,8 @@ class Replayer:
         pid = d["PartitionId"]
         p = None if topic is None else topic.partitions.get(pid)
         if p is None:
+            if topic is None:
+                self.orphan_topics.add(d["TopicId"])
             raise Fault(f"unable to find partition {uuid_to_str(d['TopicId'])}:{pid}")
         rep = d["Replicas"]
         dirs = d.get("Directories")
@@ -679,6 +690,7 @@ class Replayer:
 
     def _remove_topic(self, d: dict[str, Any], offset: int) -> None:
         topics = self._image.topics
+        self.orphan_topics.discard(d["TopicId"])
         topic = topics.by_id.pop(d["TopicId"], None)
         if topic is None:
             raise Fault(f"unable to delete topic with id {uuid_to_str(d['TopicId'])}: no such topic found")
