@@ -20,7 +20,7 @@ class DecodeError(MetashellError):
         self.offset = offset
         super().__init__(self.__str__())
 
-    def located(self, source: str | None = None, base: int = 0) -> "DecodeError":
+    def located(self, source: str | None = None, base: int = 0) -> DecodeError:
         """Return a copy placed in ``source`` with offsets shifted by ``base``."""
         return type(self)(self.message, source or self.source,
                           None if self.offset is None else self.offset + base)

@@ -78,7 +78,7 @@ from metashell.log.directory import ReadPlan, open_metadata_dir, plan_file
 from metashell.log.reader import BatchIndexEntry, PlanReader
 from metashell.protocol.uuid import uuid_from_str, uuid_to_str
 
-from .image import MetadataImage, SnapshotInfo
+from .image import MetadataImage, ProducerIdsImage, SnapshotInfo
 from .model import Voter
 from .replay import Replayer, ReplayWarning
 
@@ -273,7 +273,7 @@ class ImageLoader:
             image.clear_for_snapshot()
             image.features.metadata_version = None
             image.features.zk_migration_state = 0
-            image.producer_ids.__init__()
+            image.producer_ids = ProducerIdsImage()
             p = image.provenance
             p.offset = p.epoch = p.timestamp = -1
             p.snapshot = None

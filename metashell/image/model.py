@@ -122,7 +122,7 @@ def metadata_version_name(level: int | None) -> str:
 class _Slotted:
     """Shared helpers: equality and repr over the slots (handy in tests and the REPL)."""
 
-    __slots__ = ()
+    __slots__: tuple[str, ...] = ()
 
     def as_dict(self) -> dict[str, Any]:
         return {name: getattr(self, name) for name in self.__slots__}

@@ -56,7 +56,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 from metashell.errors import DecodeError
 from metashell.protocol.control import ControlRecord, decode_control_record
@@ -271,7 +271,9 @@ class Replayer:
         replay = self.replay
         table = _DECODERS
         n = 0
-        for off, _ts, _key, value in entries:
+        # A null value (None) fails both decoders with TypeError and goes to replay_value, which
+        # reports it; typing it as bytes here keeps the checks out of the per-record loop.
+        for off, _ts, _key, value in cast("Iterable[tuple[int, int, bytes | None, bytes]]", entries):
             n += 1
             if self._txn is None:
                 # Fast path: the generated decoder found by the value's 3-byte prefix (arrays as

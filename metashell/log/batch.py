@@ -328,6 +328,7 @@ def _decode_entries(data: bytes, pos: int, end: int, count: int, base_offset: in
                     p += 2
                 else:
                     vl, p = read_varint(data, p)
+            value: bytes | None
             if vl > 0:
                 value = data[p:p + vl]
                 p += vl
@@ -860,7 +861,8 @@ class _Scan:
                         except _RecordError as e:
                             err = batch._locate(e, False)
                             self.stop_pos = pos
-                            self.corrupt(err.message, err.offset, tail, base + pos + size)
+                            self.corrupt(err.message, base + pos if err.offset is None else err.offset, tail,
+                                         base + pos + size)
                             return
                     else:
                         batch._entries = batch._stats = None

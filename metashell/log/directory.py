@@ -329,7 +329,9 @@ class MetadataLogDir:
 
     def reopen(self) -> MetadataLogDir:
         """List the directory again (after Kafka deleted or added files while we were reading)."""
-        return open_metadata_dir(self.log_dir if self.path is None else self.path)
+        where = self.log_dir if self.path is None else self.path
+        assert where is not None   # open_metadata_dir always sets one of them
+        return open_metadata_dir(where)
 
     def latest_snapshot(self, until_offset: int | None = None) -> SnapshotFile | None:
         """The newest snapshot usable as a state source (never the (0, 0) bootstrap snapshot)."""

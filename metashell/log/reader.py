@@ -235,7 +235,7 @@ class PlanReader:
                     if base < next_offset:
                         records = [r for r in records if r[0] >= next_offset]
                     stop = until is not None and last > until
-                    if stop:
+                    if until is not None and stop:
                         records = [r for r in records if r[0] <= until]
                 attributes = batch.attributes
                 if batch._stats is not clean or attributes & 0x20 or last - base != batch.records_count - 1:

@@ -382,14 +382,14 @@ def _decoder_fn(g: _Gen, fields: list[FieldSpec], version: int, flexible: bool, 
         # Positional variant: exactly the requested top-level fields, in the requested order; a
         # field absent in this version takes its default (arrays as tuples).  No dict is built.
         by_name = {f.name: f for f in fields}
-        vals = []
+        items: list[str] = []
         for fname in g.fields:
             if fname in local:
-                vals.append(local[fname])
+                items.append(local[fname])
             else:
                 dv = default_value(by_name[fname], version)
-                vals.append(g.const(tuple(dv) if isinstance(dv, list) else dv, "_dp"))
-        body.append(f"{ind}return ({', '.join(vals)},), pos")
+                items.append(g.const(tuple(dv) if isinstance(dv, list) else dv, "_dp"))
+        body.append(f"{ind}return ({', '.join(items)},), pos")
         g.lines.append(f"def {name}(buf, pos, end):")
         g.lines += body
         g.lines.append("")

@@ -186,7 +186,11 @@ def quota_entity_dir_name(entity: tuple[tuple[str, str | None], ...]) -> str:
     names are %-escaped (SSL principals such as ``CN=a,O=b`` are common)."""
     parts = dict(entity)
     order = [t for t in QUOTA_ENTITY_ORDER if t in parts] + sorted(t for t in parts if t not in QUOTA_ENTITY_ORDER)
-    return ",".join(f"{t}={DEFAULT_NAME if parts[t] is None else _escape_entity_part(parts[t])}" for t in order)
+    return ",".join(f"{t}={_entity_part(parts[t])}" for t in order)
+
+
+def _entity_part(name: str | None) -> str:
+    return DEFAULT_NAME if name is None else _escape_entity_part(name)
 
 
 def parse_quota_entity_dir_name(text: str) -> tuple[tuple[str, str | None], ...] | None:
