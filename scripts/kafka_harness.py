@@ -41,6 +41,7 @@ import contextlib
 import ctypes
 import datetime as _dt
 import fcntl
+import hashlib
 import json
 import os
 import re
@@ -422,6 +423,18 @@ def _major(version: str) -> int:
     return int(version.split(".")[0])
 
 
+def _run_java(cmd: list[str], label: str, timeout: float, input: str | None, check: bool,
+              cwd: Path | None) -> subprocess.CompletedProcess[str]:
+    try:
+        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, input=input,
+                              stdin=None if input is not None else subprocess.DEVNULL, cwd=cwd, check=False)
+    except subprocess.TimeoutExpired as exc:
+        raise HarnessError(f"{label} timed out after {timeout}s") from exc
+    if check and proc.returncode != 0:
+        raise HarnessError(f"{label} exited {proc.returncode}:\n{(proc.stdout + proc.stderr)[-3000:]}")
+    return proc
+
+
 class KafkaDist:
     """One Apache Kafka version's jars (server, shell, tools, logging backend) in the local cache."""
 
@@ -684,11 +697,12 @@ class KafkaDist:
         return f"-Dlog4j.configuration=file:{self.dir / f'log4j-{kind}.properties'}"
 
     def java_cmd(self, main_class: str, *args: str, heap: str = TOOL_HEAP, kind: str = "tools",
-                 jvm_args: Iterable[str] = ()) -> list[str]:
+                 jvm_args: Iterable[str] = (), extra_classpath: Iterable[Path] = ()) -> list[str]:
         """The full java command line for ``main_class`` with our classpath and flags."""
+        classpath = os.pathsep.join([self.classpath, *map(str, extra_classpath)])
         return [
             java_executable(), f"-Xmx{heap}", *JVM_FLAGS, self.log_config_flag(kind), *jvm_args,
-            "-cp", self.classpath, main_class, *[str(a) for a in args],
+            "-cp", classpath, main_class, *[str(a) for a in args],
         ]
 
     def run(self, main_class: str, *args: Any, timeout: float = 120, input: str | None = None,
@@ -702,18 +716,41 @@ class KafkaDist:
         main_class = self.tool_class(main_class)
         dist = self.dist_for(main_class)
         cmd = dist.java_cmd(main_class, *[str(a) for a in args])
+        return _run_java(cmd, f"{main_class} {' '.join(map(str, args))}", timeout, input, check, cwd)
+
+    def run_program(self, source: Path, *args: Any, beside: str, timeout: float = 120,
+                    check: bool = False, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+        """Compile (once; cached by the source's hash) and run a one-file Java program whose class
+        has the file's name, against the jars that run the class ``beside`` (so that a program built
+        from, say, the metadata shell's classes runs where ``MetadataShell`` itself runs)."""
+        dist = self.dist_for(self.tool_class(beside))
+        classes = dist.compile_program(source)
+        cmd = dist.java_cmd(source.stem, *[str(a) for a in args], extra_classpath=[classes])
+        return _run_java(cmd, f"{source.stem} {' '.join(map(str, args))}", timeout, None, check, cwd)
+
+    def compile_program(self, source: Path) -> Path:
+        """``javac`` one Java file against this dist's classpath; returns the classes directory."""
+        digest = hashlib.sha256(source.read_bytes()).hexdigest()[:16]
+        out = self.root / "programs" / self.version / f"{source.stem}-{digest}"
+        if (out / f"{source.stem}.class").exists():
+            return out
+        javac = shutil.which("javac")
+        if javac is None:
+            raise HarnessError(f"javac (a JDK) is needed to build {source.name}")
+        part = out.with_name(f"{out.name}.{os.getpid()}.part")
+        shutil.rmtree(part, ignore_errors=True)
+        part.mkdir(parents=True)
+        proc = subprocess.run([javac, "-nowarn", "-encoding", "UTF-8", "--release", "17", "-d", str(part),
+                               "-cp", self.classpath, str(source)],
+                              capture_output=True, text=True, timeout=300, check=False)
+        if proc.returncode != 0:
+            shutil.rmtree(part, ignore_errors=True)
+            raise HarnessError(f"javac failed for {source.name}: {(proc.stdout + proc.stderr)[-800:]}")
         try:
-            proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, input=input,
-                                  stdin=None if input is not None else subprocess.DEVNULL, cwd=cwd,
-                                  check=False)
-        except subprocess.TimeoutExpired as exc:
-            raise HarnessError(f"{main_class} {' '.join(map(str, args))} timed out after {timeout}s") from exc
-        if check and proc.returncode != 0:
-            raise HarnessError(
-                f"{main_class} {' '.join(map(str, args))} exited {proc.returncode}:\n"
-                f"{(proc.stdout + proc.stderr)[-3000:]}"
-            )
-        return proc
+            os.replace(part, out)
+        except OSError:          # another process built it first
+            shutil.rmtree(part, ignore_errors=True)
+        return out
 
     # -- class lookup ------------------------------------------------------------------------
 

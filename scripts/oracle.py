@@ -5,6 +5,10 @@ metashell's ``/image`` tree and its record dump must match what Apache Kafka pri
 
 * :func:`java_shell` - ``org.apache.kafka.shell.MetadataShell --snapshot FILE <command words>``
   (the tool reads exactly ONE file: a ``.checkpoint`` snapshot or a ``.log`` segment);
+* :func:`java_shell_caught_up` - the same shell classes, waiting until the whole file is applied
+  (Kafka's one-shot shell hangs on files whose image its loader never publishes);
+* :func:`java_shell_settled` - the real shell's answer past its timing bugs, falling back to the
+  caught-up stand-in where the real shell hangs or prints before its loader caught up;
 * :func:`dump_log` - ``kafka-dump-log --cluster-metadata-decoder --files FILE`` (that flag implies
   ``--print-data-log`` and deep iteration, so every record's decoded payload is printed).
 
@@ -40,6 +44,7 @@ import os
 import shutil
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -88,7 +93,8 @@ def run_tool(path: Path | str, tool: str, args: list[str], *, version: str = DEF
     src = _check_file(Path(path))
     digest = _sha256(src)
     dist = KafkaDist(version)
-    cache = _cache_file(version, digest, tool, args)
+    program = tool == CAUGHT_UP
+    cache = _cache_file(version, digest, f"{tool}:{_sha256(CAUGHT_UP_SOURCE)[:16]}" if program else tool, args)
     if use_cache and cache.exists():
         out = json.loads(cache.read_text())["stdout"]
         return out.replace(_PLACEHOLDER, str(path))
@@ -100,21 +106,28 @@ def run_tool(path: Path | str, tool: str, args: list[str], *, version: str = DEF
         copy = part / src.name
         shutil.copyfile(src, copy)
         real_args = [a.replace("{FILE}", str(copy)) for a in args]
-        proc = dist.run(tool, *real_args, timeout=timeout, cwd=Path(tmp))
+        if program:
+            proc = dist.run_program(CAUGHT_UP_SOURCE, *real_args, beside=SHELL, timeout=timeout, cwd=Path(tmp))
+        else:
+            proc = dist.run(tool, *real_args, timeout=timeout, cwd=Path(tmp))
     stdout = proc.stdout.replace(str(copy), _PLACEHOLDER)
     fault = next((ln for ln in proc.stderr.splitlines() if any(m in ln for m in _FAULT_MARKERS)), None)
-    if strict and (proc.returncode != 0 or fault):
+    tool_version = dist.tool_version(SHELL if program else tool)
+    # The program exits 1 where Kafka's shell does (a command that throws); anything else is a crash.
+    if strict and (proc.returncode != 0 or fault) or program and proc.returncode not in (0, 1):
         detail = [ln for ln in proc.stderr.splitlines() if "ERROR" in ln or "Exception" in ln][:3]
         raise OracleError(
-            f"{tool} (Kafka {dist.tool_version(tool)}) on {path} "
+            f"{tool} (Kafka {tool_version}) on {path} "
             f"{'exited ' + str(proc.returncode) if proc.returncode else 'reported a fault'}: "
             + (" | ".join(detail) or proc.stderr.strip()[-500:] or proc.stdout.strip()[-500:])
         )
-    if use_cache and proc.returncode == 0 and not fault and not _looks_unpublished(tool, stdout):
+    # The program's output is deterministic (faults included); the shell's is not (see java_shell).
+    cacheable = program or (not fault and not _looks_unpublished(tool, stdout))
+    if use_cache and (proc.returncode == 0 or program) and cacheable:
         cache.parent.mkdir(parents=True, exist_ok=True)
         tmpfile = cache.with_suffix(f".{os.getpid()}.tmp")
         tmpfile.write_text(json.dumps({
-            "version": version, "tool_version": dist.tool_version(tool), "tool": tool, "args": args,
+            "version": version, "tool_version": tool_version, "tool": tool, "args": args,
             "sha256": digest, "stdout": stdout,
         }))
         os.replace(tmpfile, cache)
@@ -122,6 +135,9 @@ def run_tool(path: Path | str, tool: str, args: list[str], *, version: str = DEF
 
 
 _UNPUBLISHED = "offset -1, epoch -1"
+SHELL = "kafka-metadata-shell"
+CAUGHT_UP = "caught-up-metadata-shell"
+CAUGHT_UP_SOURCE = Path(__file__).resolve().parent / "java" / "CaughtUpMetadataShell.java"
 
 
 def _looks_unpublished(tool: str, stdout: str) -> bool:
@@ -150,6 +166,59 @@ def java_shell(path: Path | str, *command_words: str, version: str = DEFAULT_VER
     return out
 
 
+def java_shell_caught_up(path: Path | str, *command_words: str, version: str = DEFAULT_VERSION,
+                         timeout: float = 120, use_cache: bool = True) -> tuple[str, int]:
+    """Kafka's metadata shell once its loader has applied the WHOLE file: ``(stdout, lastAppliedOffset)``.
+
+    ``scripts/java/CaughtUpMetadataShell.java`` runs the shell's own classes (loader, file reader,
+    publisher, command handlers) exactly as ``MetadataShell`` does in one-shot mode, except for the
+    wait: Kafka's ``waitUntilCaughtUp`` spins until ``lastAppliedOffset > 0``, so on a file whose
+    image the loader never publishes (no metadata.version, every delta failing) Kafka's shell hangs
+    forever.  When the returned offset is ``<= 0`` that is what :func:`java_shell` would do, and this
+    output is what its state holds; otherwise :func:`java_shell` prints the same (barring its race).
+    Faults Kafka logs are part of its behaviour here and do not raise; a crash does.
+    """
+    if not command_words:
+        raise OracleError("java_shell_caught_up needs a command")
+    out = run_tool(path, CAUGHT_UP, ["{FILE}", *command_words], version=version, timeout=timeout,
+                   use_cache=use_cache, strict=False)
+    first, _, rest = out.partition("\n")
+    if not first.startswith("lastAppliedOffset="):
+        raise OracleError(f"{CAUGHT_UP} on {path}: unexpected first line {first[:200]!r}")
+    return rest, int(first.split("=", 1)[1])
+
+
+def java_shell_settled(path: Path | str, *command_words: str, version: str = DEFAULT_VERSION,
+                       empty: str | None = None, timeout: float = 60) -> str:
+    """What Kafka's shell prints for the command once its loader has the whole file.
+
+    Kafka's one-shot shell has two timing bugs (:func:`java_shell_caught_up`): it hangs for good when
+    its loader never applies an offset > 0, at random when its loader learns the high watermark too
+    late, and it may run the command before its loader caught up (the empty image).  So: the caught-up
+    stand-in first; if it says Kafka's shell hangs for good, its answer; otherwise the real shell,
+    asked again without the cache while it differs from the stand-in, and the stand-in's answer when
+    the real shell hung or kept printing the empty image (``empty``: the command's output on an
+    empty image, when it shows no provenance).  A real shell that settles on anything else is
+    returned as it is, so that a difference between the two shows.
+    """
+    caught_up, applied = java_shell_caught_up(path, *command_words, version=version)
+    if applied <= 0:
+        return caught_up
+    try:
+        out = java_shell(path, *command_words, version=version, timeout=timeout, strict=False)
+        for _ in range(3):
+            if out == caught_up:
+                break
+            time.sleep(1)
+            out = java_shell(path, *command_words, version=version, timeout=timeout, strict=False,
+                             use_cache=False)
+    except HarnessError:
+        return caught_up
+    if out != caught_up and (out == empty or _looks_unpublished(SHELL, out)):
+        return caught_up
+    return out
+
+
 def dump_log(path: Path | str, version: str = DEFAULT_VERSION, *, timeout: float = 300,
              use_cache: bool = True, strict: bool = True, extra_args: tuple[str, ...] = ()) -> str:
     """stdout of ``kafka-dump-log --cluster-metadata-decoder --files FILE`` (every record decoded)."""
@@ -168,6 +237,10 @@ def main(argv: list[str] | None = None) -> int:
     s = sub.add_parser("shell", help="MetadataShell --snapshot FILE <command...>")
     s.add_argument("file")
     s.add_argument("words", nargs=argparse.REMAINDER, help="shell command, e.g. ls /image")
+    c = sub.add_parser("caught-up", help="the shell's classes after the whole file is applied "
+                       "(prints lastAppliedOffset=N first; N <= 0: Kafka's own shell hangs)")
+    c.add_argument("file")
+    c.add_argument("words", nargs=argparse.REMAINDER, help="shell command, e.g. ls /image")
     d = sub.add_parser("dump", help="DumpLogSegments --cluster-metadata-decoder --files FILE")
     d.add_argument("file")
     args = parser.parse_args(argv)
@@ -175,6 +248,10 @@ def main(argv: list[str] | None = None) -> int:
         if args.cmd == "shell":
             out = java_shell(args.file, *(args.words or ["ls", "/"]), version=args.version,
                              use_cache=not args.no_cache, strict=not args.lenient)
+        elif args.cmd == "caught-up":
+            text, applied = java_shell_caught_up(args.file, *(args.words or ["ls", "/"]),
+                                                 version=args.version, use_cache=not args.no_cache)
+            out = f"lastAppliedOffset={applied}\n{text}"
         else:
             out = dump_log(args.file, version=args.version, use_cache=not args.no_cache,
                            strict=not args.lenient)
