@@ -141,10 +141,12 @@ class Provenance:
 
     ``offset`` is the last log offset covered (``endOffset - 1`` after a snapshot); ``timestamp`` is
     in milliseconds since the epoch.  ``sources`` lists the files (or ``live:host:port``) read, in
-    order.  ``records``/``batches`` count what was replayed.
+    order.  ``records``/``batches`` count what was replayed.  ``caught_up`` is False only after a
+    ``--snapshot`` load of a file on which Kafka's loader never catches up, so that its shell shows
+    (and waits on) the empty image; see ``loader.py``, "Kafka's catch-up gate".
     """
 
-    __slots__ = ("batches", "epoch", "offset", "records", "snapshot", "sources", "timestamp")
+    __slots__ = ("batches", "caught_up", "epoch", "offset", "records", "snapshot", "sources", "timestamp")
 
     def __init__(self) -> None:
         self.offset = -1
@@ -154,6 +156,7 @@ class Provenance:
         self.sources: list[str] = []
         self.records = 0
         self.batches = 0
+        self.caught_up = True
 
 
 class MetadataImage:

@@ -40,6 +40,17 @@ pass, and only for files that have the problem.  Each dropped delta is one warni
 live loads keep the records (Kafka's raft client groups batches into deltas by timing, so there is
 no one answer to copy, and a complete log never has the problem).
 
+Kafka's catch-up gate
+---------------------
+In ``--snapshot`` mode Kafka's ``MetadataLoader`` publishes nothing while it is "catching up": until
+it flushes a delta (applied, dropped, or an aborted transaction's empty one) whose last offset is at
+least the high watermark minus one, the high watermark being the last offset of the file's last
+batch, control batches included.  A file that ends inside a metadata transaction (a ZooKeeper
+migration's), or with two control batches after its last data batch, never gets there: the shell
+keeps the empty image and its one-shot mode waits forever.  ``load_file`` records that as
+``provenance.caught_up = False`` with one warning; ``/image`` then shows the empty image, like Kafka,
+and the friendly tree what was read.
+
 Warnings from both layers end up in one ordered list of :class:`ReplayWarning` (log-layer ones keep
 their ``kind`` tag -- "torn-tail", "gap", "partial-image", ... -- and byte ``position``); nothing
 here raises for bad records.  Corruption in the middle of a file still raises the log layer's
@@ -154,6 +165,10 @@ class ImageLoader:
         """File mode: deltas found that Kafka cannot apply: (first offset, last offset, topic ids)."""
         self._delta_start: int | None = None
         self._skipping_until: int | None = None
+        self.last_flush: int | None = None
+        """File mode: last offset of the last delta Kafka's loader would flush."""
+        self.last_batch_offset: int | None = None
+        """File mode: last offset of the last batch read (the file reader's high watermark)."""
 
     @property
     def image(self) -> MetadataImage:
@@ -193,6 +208,8 @@ class ImageLoader:
             r.snapshot_mode = False     # a log batch after begin_snapshot(): no snapshot in progress
         epoch = batch.partition_leader_epoch
         n = 0
+        if self.kafka_file_mode:
+            self.last_batch_offset = batch.base_offset + batch.last_offset_delta
         if batch.is_control:
             for off, _ts, key, value in records:
                 n += 1
@@ -229,6 +246,7 @@ class ImageLoader:
             p.batches += 1
             if last_offset >= self._skipping_until:
                 self._skipping_until = None
+                self.last_flush = last_offset
             return n
         if self._delta_start is None:
             self._delta_start = batch.base_offset
@@ -239,7 +257,15 @@ class ImageLoader:
             if r.orphan_topics:
                 self.bad_deltas.append((self._delta_start, last_offset, tuple(r.orphan_topics)))
             self._delta_start = None
+            self.last_flush = last_offset
         return n
+
+    @property
+    def kafka_caught_up(self) -> bool:
+        """File mode: whether Kafka's loader would leave its catching-up state on this file
+        (module docstring, "Kafka's catch-up gate")."""
+        hwm = self.last_batch_offset
+        return hwm is not None and self.last_flush is not None and self.last_flush >= hwm - 1
 
     def apply_committed(self, committed: Any) -> int:
         """Apply a live ``CommittedBatch`` (batch + the committed part of its records)."""
@@ -387,6 +413,13 @@ def load_plan(plan: ReadPlan, *, mode: str = "directory", until_offset: int | No
         r.warn(f"offsets {first}..{last} dropped: they change partitions of topic(s) {names}, which do not "
                "exist, so Kafka cannot apply this delta and its shell keeps the image from before it",
                first, "fault")
+    if mode == "file" and not loader.kafka_caught_up and img.features.metadata_version is not None:
+        img.provenance.caught_up = False
+        flushed = "none" if loader.last_flush is None else f"the last one ends at offset {loader.last_flush}"
+        r.warn(f"Kafka's shell shows the empty image for this file, and waits forever in one-shot mode: its "
+               f"loader publishes once a delta it applies ends at the file's last offset "
+               f"({loader.last_batch_offset}) or the one before, and {flushed}; /image shows the same",
+               None, "log")
     if r.in_transaction:
         r.warn(f"the log ends inside a metadata transaction started at offset {r._txn_offset}: its "
                f"{len(r._txn or ())} record(s) are not applied (Kafka would wait for its end)", None, "log")

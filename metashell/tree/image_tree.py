@@ -55,10 +55,12 @@ def kafka_visible_context(ctx: TreeContext) -> TreeContext:
     throws "Unknown metadata version for FeaturesImage" and the loader logs a fault), so its shell
     keeps showing the empty image (provenance ``offset -1``): e.g. a log segment that does not start
     at offset 0, a pre-3.3 log without FeatureLevelRecords, or a 3.x ``bootstrap.checkpoint`` whose
-    metadata.version level Kafka 4.4 no longer knows (below 7, 3.3-IV3).  ``/image`` shows what Kafka shows; the rest of the tree shows
-    everything that was read.
+    metadata.version level Kafka 4.4 no longer knows (below 7, 3.3-IV3).  Nor does it publish anything
+    from a file on which it never leaves its catching-up state (``provenance.caught_up``, set by the
+    ``--snapshot`` loader: e.g. a segment that ends inside a metadata transaction).  ``/image`` shows
+    what Kafka shows; the rest of the tree shows everything that was read.
     """
-    if ctx.image.features.metadata_version is not None:
+    if ctx.image.features.metadata_version is not None and ctx.image.provenance.caught_up:
         return ctx
     return TreeContext(MetadataImage(), redact=ctx.redact, source_info=ctx.source_info)
 
