@@ -423,6 +423,23 @@ def _major(version: str) -> int:
     return int(version.split(".")[0])
 
 
+def find_javac() -> str | None:
+    """The JDK's ``javac`` (on PATH, else under ``$JAVA_HOME``), or None."""
+    javac = shutil.which("javac")
+    if javac is None and os.environ.get("JAVA_HOME"):
+        cand = Path(os.environ["JAVA_HOME"]) / "bin" / "javac"
+        javac = str(cand) if cand.exists() else None
+    return javac
+
+
+def _javac(javac: str, out: Path, classpath: str, *sources: str, what: str, timeout: float) -> None:
+    """Compile ``sources`` (files or ``@argfile``) for Java 17 into ``out``."""
+    proc = subprocess.run([javac, "-nowarn", "-encoding", "UTF-8", "--release", "17", "-d", str(out),
+                           "-cp", classpath, *sources], capture_output=True, text=True, timeout=timeout, check=False)
+    if proc.returncode != 0:
+        raise HarnessError(f"javac failed for {what}: {(proc.stdout + proc.stderr)[-800:]}")
+
+
 def _run_java(cmd: list[str], label: str, timeout: float, input: str | None, check: bool,
               cwd: Path | None) -> subprocess.CompletedProcess[str]:
     try:
@@ -598,10 +615,7 @@ class KafkaDist:
         """
         rebuilt: dict[str, str] = {}
         self._rebuild_errors = {}
-        javac = shutil.which("javac")
-        if javac is None and os.environ.get("JAVA_HOME"):
-            cand = Path(os.environ["JAVA_HOME"]) / "bin" / "javac"
-            javac = str(cand) if cand.exists() else None
+        javac = find_javac()
         for module in REBUILD_FROM_SOURCES:
             src_version = substitutes.get(module)
             if src_version is None:
@@ -648,12 +662,7 @@ class KafkaDist:
         out.mkdir()
         argfile = work / "sources.txt"
         argfile.write_text("\n".join(str(f) for f in java_files) + "\n")
-        proc = subprocess.run(
-            [javac, "-nowarn", "-encoding", "UTF-8", "--release", "17", "-d", str(out),
-             "-cp", os.pathsep.join(map(str, cp_jars)), f"@{argfile}"],
-            capture_output=True, text=True, timeout=900, check=False)
-        if proc.returncode != 0:
-            raise HarnessError(f"javac failed for {module}: {(proc.stdout + proc.stderr)[-800:]}")
+        _javac(javac, out, os.pathsep.join(map(str, cp_jars)), f"@{argfile}", what=module, timeout=900)
         for res in src.rglob("*"):  # non-Java resources (service files, properties) come along
             if res.is_file() and res.suffix != ".java" and "META-INF/MANIFEST" not in str(res):
                 dest = out / res.relative_to(src)
@@ -734,18 +743,17 @@ class KafkaDist:
         out = self.root / "programs" / self.version / f"{source.stem}-{digest}"
         if (out / f"{source.stem}.class").exists():
             return out
-        javac = shutil.which("javac")
+        javac = find_javac()
         if javac is None:
             raise HarnessError(f"javac (a JDK) is needed to build {source.name}")
         part = out.with_name(f"{out.name}.{os.getpid()}.part")
         shutil.rmtree(part, ignore_errors=True)
         part.mkdir(parents=True)
-        proc = subprocess.run([javac, "-nowarn", "-encoding", "UTF-8", "--release", "17", "-d", str(part),
-                               "-cp", self.classpath, str(source)],
-                              capture_output=True, text=True, timeout=300, check=False)
-        if proc.returncode != 0:
+        try:
+            _javac(javac, part, self.classpath, str(source), what=source.name, timeout=300)
+        except HarnessError:
             shutil.rmtree(part, ignore_errors=True)
-            raise HarnessError(f"javac failed for {source.name}: {(proc.stdout + proc.stderr)[-800:]}")
+            raise
         try:
             os.replace(part, out)
         except OSError:          # another process built it first
