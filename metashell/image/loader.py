@@ -208,8 +208,11 @@ class ImageLoader:
             r.snapshot_mode = False     # a log batch after begin_snapshot(): no snapshot in progress
         epoch = batch.partition_leader_epoch
         n = 0
+        batch_last = batch.base_offset + batch.last_offset_delta
+        if last_offset is None:
+            last_offset = batch_last
         if self.kafka_file_mode:
-            self.last_batch_offset = batch.base_offset + batch.last_offset_delta
+            self.last_batch_offset = batch_last
         if batch.is_control:
             for off, _ts, key, value in records:
                 n += 1
@@ -224,20 +227,16 @@ class ImageLoader:
         p = r.image.provenance
         p.records += n
         if publish:
-            if last_offset is None:
-                last_offset = batch.base_offset + batch.last_offset_delta
             r.end_batch(last_offset, epoch, batch.max_timestamp)
         else:
             p.batches += 1
         return n
 
-    def _apply_file_delta(self, batch: Any, records: Iterable[Entry], last_offset: int | None) -> int:
+    def _apply_file_delta(self, batch: Any, records: Iterable[Entry], last_offset: int) -> int:
         """A data batch in ``--snapshot`` mode: part of the delta Kafka publishes when no metadata
         transaction is open; see "Deltas Kafka cannot apply" in the module docstring."""
         r = self.replayer
         p = r.image.provenance
-        if last_offset is None:
-            last_offset = batch.base_offset + batch.last_offset_delta
         if self._skipping_until is None and batch.base_offset in self.skip_deltas:
             self._skipping_until = self.skip_deltas[batch.base_offset]
         if self._skipping_until is not None:
