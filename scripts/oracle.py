@@ -21,8 +21,9 @@ output are stored as a placeholder and replaced by the caller's path on the way 
 
 Versions: pick the Kafka version that wrote the file (a 4.x shell rejects metadata.version < 3.3;
 an older shell drops the features image of a newer one and reports a fault, which raises here).
-For "4.4.0" the shell is kafka-shell 4.3.1 recompiled against the 4.4.0 jars and DumpLogSegments
-runs from 4.3.1 (4.4.0's tools are not on Maven Central; see kafka_harness).  Syntax checked on
+For "4.4.0" the shell is kafka-shell 4.3.1 recompiled against the 4.4.0 jars (4.4.0's kafka-shell
+is not on Maven Central; see kafka_harness); which jars ran is in each cached answer (``jars``) and
+in every error, from ``KafkaDist.describe_jars()``.  Syntax checked on
 3.9.2 and 4.4.0: ``MetadataShell --snapshot/-s FILE [command ...]`` (``--snapshot`` is optional in
 3.9, required in 4.x); ``DumpLogSegments --cluster-metadata-decoder --files FILE`` (the decoder
 flag implies ``--print-data-log`` and ``--deep-iteration``).  3.9.2 prints control records as
@@ -49,7 +50,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from kafka_harness import (  # after the sys.path tweak so `import oracle` works from anywhere
+from harness.resolve import lock_digest  # after the sys.path tweak so `import oracle` works from anywhere
+from kafka_harness import (
     DEFAULT_VERSION,
     HarnessError,
     KafkaDist,
@@ -82,7 +84,8 @@ def _check_file(path: Path) -> Path:
 
 
 def _cache_file(version: str, digest: str, tool: str, args: list[str]) -> Path:
-    key = hashlib.sha256(json.dumps([version, digest, tool, args]).encode()).hexdigest()
+    """Answers are kept per (version, its lock, file, tool, args): new jars mean new answers."""
+    key = hashlib.sha256(json.dumps([version, lock_digest(version), digest, tool, args]).encode()).hexdigest()
     return cache_root() / "oracle" / version / digest[:2] / f"{digest[:16]}-{key[:24]}.json"
 
 
@@ -112,12 +115,13 @@ def run_tool(path: Path | str, tool: str, args: list[str], *, version: str = DEF
             proc = dist.run(tool, *real_args, timeout=timeout, cwd=Path(tmp))
     stdout = proc.stdout.replace(str(copy), _PLACEHOLDER)
     fault = next((ln for ln in proc.stderr.splitlines() if any(m in ln for m in _FAULT_MARKERS)), None)
-    tool_version = dist.tool_version(SHELL if program else tool)
+    tool_dist = dist.dist_for(dist.tool_class(SHELL if program else tool))
+    tool_version, jars = tool_dist.version, tool_dist.describe_jars()
     # The program exits 1 where Kafka's shell does (a command that throws); anything else is a crash.
     if strict and (proc.returncode != 0 or fault) or program and proc.returncode not in (0, 1):
         detail = [ln for ln in proc.stderr.splitlines() if "ERROR" in ln or "Exception" in ln][:3]
         raise OracleError(
-            f"{tool} (Kafka {tool_version}) on {path} "
+            f"{tool} ({jars}) on {path} "
             f"{'exited ' + str(proc.returncode) if proc.returncode else 'reported a fault'}: "
             + (" | ".join(detail) or proc.stderr.strip()[-500:] or proc.stdout.strip()[-500:])
         )
@@ -127,7 +131,7 @@ def run_tool(path: Path | str, tool: str, args: list[str], *, version: str = DEF
         cache.parent.mkdir(parents=True, exist_ok=True)
         tmpfile = cache.with_suffix(f".{os.getpid()}.tmp")
         tmpfile.write_text(json.dumps({
-            "version": version, "tool_version": tool_version, "tool": tool, "args": args,
+            "version": version, "tool_version": tool_version, "jars": jars, "tool": tool, "args": args,
             "sha256": digest, "stdout": stdout,
         }))
         os.replace(tmpfile, cache)

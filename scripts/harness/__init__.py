@@ -1,0 +1,1 @@
+"""The real-Kafka test harness, one module per concern; ``scripts/kafka_harness.py`` is its front door."""
