@@ -85,12 +85,30 @@ def build_parser(prog: str | None = None) -> argparse.ArgumentParser:
     p.add_argument("--no-color", action="store_true",
                    help="Never colour output (colour is also off when NO_COLOR is set or stdout is "
                         "not a terminal).")
+    p.add_argument("--max-batch-bytes", metavar="BYTES", type=_size,
+                   help="Largest record batch to read, and to inflate when compressed (default 64 MiB; "
+                        "Kafka writes at most 8 MiB). A larger one is reported as corrupt. Accepts "
+                        "K, M and G suffixes.")
     p.add_argument("--version", action="version", version=f"metashell {__version__}",
                    help="Print the version and exit.")
     p.add_argument("command", nargs=argparse.REMAINDER,
                    help="The command to run, as separate words (Kafka's form); without it, commands "
                         "come from -c, from stdin when it is not a terminal, or interactively.")
     return p
+
+
+def _size(text: str) -> int:
+    """``--max-batch-bytes`` values: a byte count with an optional K/M/G (binary) suffix."""
+    units = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}
+    t = text.strip().upper().removesuffix("IB").removesuffix("B")
+    scale = units.get(t[-1:], 1)
+    try:
+        value = int(t[:-1] if t[-1:] in units else t) * scale
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a size: {text!r} (e.g. 64M)") from None
+    if value < 4096:
+        raise argparse.ArgumentTypeError(f"{text!r} is too small: a batch needs at least 4096 bytes here")
+    return value
 
 
 def _check_usage(args: argparse.Namespace) -> None:
@@ -138,6 +156,10 @@ def run(argv: Sequence[str] | None = None, *, stdin: TextIO | None = None, stdou
     parser = build_parser()
     args = parser.parse_args(list(sys.argv[1:] if argv is None else argv))
     _check_usage(args)
+    if args.max_batch_bytes:
+        from metashell.log.compression import LIMITS
+
+        LIMITS.max_batch_bytes = LIMITS.max_inflated_bytes = args.max_batch_bytes
 
     one_shot = bool(args.commands or args.command)
     interactive = not one_shot and _is_tty(stdin)

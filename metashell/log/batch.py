@@ -16,7 +16,6 @@ Performance notes (the loader replays millions of records through :meth:`RecordB
 
 from __future__ import annotations
 
-import gzip
 import logging
 import struct
 import zlib
@@ -27,6 +26,14 @@ import cramjam
 from crc32c import crc32c as _crc32c
 
 from metashell.errors import DecodeError
+from metashell.log.compression import (
+    COMPRESSION_NAMES,
+    COMPRESSION_ZSTD,
+    LIMITS,
+    InflateLimitError,
+    compress_records,
+    decompress_records,
+)
 
 __all__ = [
     "COMPRESSION_NAMES",
@@ -58,8 +65,6 @@ HEADER_SIZE_UP_TO_MAGIC = 17
 #: LegacyRecord.RECORD_OVERHEAD_V0: the smallest batchLength Kafka accepts before reading magic.
 MIN_BATCH_LENGTH = 14
 
-COMPRESSION_NONE, COMPRESSION_GZIP, COMPRESSION_SNAPPY, COMPRESSION_LZ4, COMPRESSION_ZSTD = range(5)
-COMPRESSION_NAMES = ("none", "gzip", "snappy", "lz4", "zstd")
 TIMESTAMP_TYPE_NAMES = ("CreateTime", "LogAppendTime")
 
 ATTR_COMPRESSION_MASK = 0x07
@@ -402,136 +407,6 @@ def _decode_full(data: bytes, pos: int, end: int, count: int, base_offset: int,
 
 
 # --------------------------------------------------------------------------------------------------
-# compression
-
-_XERIAL_MAGIC = b"\x82SNAPPY\x00"
-_XERIAL_HEADER = _XERIAL_MAGIC + b"\x00\x00\x00\x01\x00\x00\x00\x01"  # magic, version 1, compatible 1
-_XERIAL_BLOCK = 32 * 1024  # SnappyOutputStream's default block size, as Kafka uses it
-_LZ4_BLOCK = 64 * 1024
-
-
-def _snappy_xerial_decompress(data: bytes) -> bytes:
-    """Decode snappy-java's ``SnappyOutputStream`` stream (what Kafka writes for snappy).
-
-    Layout (snappy-java SnappyCodec/SnappyInputStream): 8-byte magic ``\\x82SNAPPY\\x00``,
-    int32 version, int32 minimum compatible version (both big-endian), then blocks of
-    ``int32 BE compressed length`` + one raw snappy block.  Like SnappyInputStream, input that does not
-    start with that header is taken as a single raw snappy block, and a trailing fragment shorter
-    than a block length is ignored.
-    """
-    n = len(data)
-    if n < 16 or data[:8] != _XERIAL_MAGIC:
-        return bytes(cramjam.snappy.decompress_raw(data))
-    version = _unpack_int32(data, 8)[0]
-    if version < 1:
-        raise ValueError(f"snappy stream version {version} is not supported")
-    parts = []
-    pos = 16
-    while pos + 4 <= n:
-        size = _unpack_int32(data, pos)[0]
-        pos += 4
-        if size < 0 or pos + size > n:
-            raise ValueError(f"snappy block of {size} bytes is truncated")
-        parts.append(bytes(cramjam.snappy.decompress_raw(data[pos:pos + size])))
-        pos += size
-    return b"".join(parts)
-
-
-def decompress_records(codec: int, data: bytes) -> bytes:
-    """Decompress a records area written by Kafka with ``codec`` (1 gzip, 2 snappy, 3 lz4, 4 zstd).
-
-    Raises ValueError (or the codec library's error) on bad input; callers locate the error.
-    """
-    if codec == COMPRESSION_GZIP:
-        return gzip.decompress(data)
-    if codec == COMPRESSION_SNAPPY:
-        return _snappy_xerial_decompress(data)
-    if codec == COMPRESSION_LZ4:
-        return bytes(cramjam.lz4.decompress(data))
-    if codec == COMPRESSION_ZSTD:
-        return bytes(cramjam.zstd.decompress(data))
-    if codec == COMPRESSION_NONE:
-        return bytes(data)
-    raise ValueError(f"unknown compression type {codec}")
-
-
-def _xxh32(data: bytes, seed: int = 0) -> int:
-    """XXH32, only used for the 2-byte LZ4 frame descriptor checksum (speed is irrelevant)."""
-    p1, p2, p3, p4, p5 = 2654435761, 2246822519, 3266489917, 668265263, 374761393
-    mask = 0xFFFFFFFF
-
-    def rotl(x: int, r: int) -> int:
-        return ((x << r) | (x >> (32 - r))) & mask
-
-    n = len(data)
-    i = 0
-    if n >= 16:
-        v = [(seed + p1 + p2) & mask, (seed + p2) & mask, seed & mask, (seed - p1) & mask]
-        while i + 16 <= n:
-            for j in range(4):
-                lane = int.from_bytes(data[i:i + 4], "little")
-                v[j] = (rotl((v[j] + lane * p2) & mask, 13) * p1) & mask
-                i += 4
-        h = (rotl(v[0], 1) + rotl(v[1], 7) + rotl(v[2], 12) + rotl(v[3], 18)) & mask
-    else:
-        h = (seed + p5) & mask
-    h = (h + n) & mask
-    while i + 4 <= n:
-        h = (rotl((h + int.from_bytes(data[i:i + 4], "little") * p3) & mask, 17) * p4) & mask
-        i += 4
-    while i < n:
-        h = (rotl((h + data[i] * p5) & mask, 11) * p1) & mask
-        i += 1
-    h ^= h >> 15
-    h = (h * p2) & mask
-    h ^= h >> 13
-    h = (h * p3) & mask
-    h ^= h >> 16
-    return h
-
-
-def compress_records(codec: int, data: bytes) -> bytes:
-    """Compress a records area in the framing Kafka's producers/brokers write for ``codec``.
-
-    gzip: ``GZIPOutputStream`` (10-byte header with mtime 0, XFL 0, OS 255; deflate level 6);
-    snappy: snappy-java ``SnappyOutputStream`` (xerial header, 32 KiB blocks);
-    lz4: ``Lz4BlockOutputStream`` (frame, FLG 0x60, BD 0x40 = 64 KiB blocks, correct descriptor
-    checksum, incompressible blocks stored raw, no content checksum); zstd: a standard frame.
-    """
-    if codec == COMPRESSION_NONE:
-        return bytes(data)
-    if codec == COMPRESSION_GZIP:
-        comp = zlib.compressobj(6, zlib.DEFLATED, -15)
-        body = comp.compress(data) + comp.flush()
-        return (b"\x1f\x8b\x08\x00\x00\x00\x00\x00\x00\xff" + body
-                + struct.pack("<II", zlib.crc32(data) & 0xFFFFFFFF, len(data) & 0xFFFFFFFF))
-    if codec == COMPRESSION_SNAPPY:
-        out = [_XERIAL_HEADER]
-        for i in range(0, len(data), _XERIAL_BLOCK):
-            block = bytes(cramjam.snappy.compress_raw(data[i:i + _XERIAL_BLOCK]))
-            out.append(struct.pack(">i", len(block)))
-            out.append(block)
-        return b"".join(out)
-    if codec == COMPRESSION_LZ4:
-        descriptor = b"\x60\x40"
-        out = [struct.pack("<I", 0x184D2204), descriptor, bytes([(_xxh32(descriptor) >> 8) & 0xFF])]
-        for i in range(0, len(data), _LZ4_BLOCK):
-            chunk = data[i:i + _LZ4_BLOCK]
-            block = bytes(cramjam.lz4.compress_block(chunk, store_size=False))
-            if len(block) >= len(chunk):
-                out.append(struct.pack("<I", len(chunk) | 0x80000000))
-                out.append(bytes(chunk))
-            else:
-                out.append(struct.pack("<I", len(block)))
-                out.append(block)
-        out.append(b"\x00\x00\x00\x00")
-        return b"".join(out)
-    if codec == COMPRESSION_ZSTD:
-        return bytes(cramjam.zstd.compress(data))
-    raise ValueError(f"unknown compression type {codec}")
-
-
-# --------------------------------------------------------------------------------------------------
 # batches
 
 
@@ -646,6 +521,9 @@ class RecordBatch:
         raw = self._buf[s + HEADER_SIZE:s + LOG_OVERHEAD + self.batch_length]
         try:
             return decompress_records(self.attributes & ATTR_COMPRESSION_MASK, raw)
+        except InflateLimitError as e:
+            raise CorruptBatchError(f"batch at base offset {self.base_offset}: {e}", self.source,
+                                    self.position) from None
         except (ValueError, OSError, EOFError, zlib.error, cramjam.DecompressionError) as e:
             # gzip raises OSError/EOFError/zlib.error, cramjam DecompressionError: all mean "corrupt"
             raise CorruptBatchError(
@@ -878,6 +756,12 @@ class _Scan:
                 return
             length = _unpack_int32(buf, pos + 8)[0]
             size = length + LOG_OVERHEAD
+            if size > LIMITS.max_batch_bytes:
+                self.stop_pos = pos
+                self.corrupt(f"batch length {length} is beyond the largest batch metashell reads "
+                             f"({LIMITS.max_batch_bytes} bytes; Kafka writes at most 8 MiB; "
+                             f"--max-batch-bytes raises the cap)", base + pos, tail, None)
+                return
             if length < MIN_BATCH_LENGTH:
                 if length == 0 and tail.rest_is_zero(base + pos):
                     self.stop, self.stop_pos = "end", pos  # zero-filled (pre-allocated) tail

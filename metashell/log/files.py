@@ -8,15 +8,26 @@ locked; nothing is written.
 
 from __future__ import annotations
 
+import errno
 import os
+import stat
 from collections.abc import Iterator
 from pathlib import Path
 
+from metashell.errors import DecodeError
 from metashell.log.batch import HEADER_SIZE_UP_TO_MAGIC, RecordBatch, WarnFn, _log_warning, _Scan, _Tail
 
 __all__ = ["DEFAULT_CHUNK", "iter_file_batches", "read_batch_at"]
 
 DEFAULT_CHUNK = 16 * 1024 * 1024
+#: How much zero-filled data past a batchLength of 0 is read to confirm a pre-allocated tail (holes
+#: in a sparse file are skipped with SEEK_DATA and cost nothing).  Past it the rest is taken as zeros:
+#: a 20 GB zero-filled segment must not take a minute to open.
+ZERO_TAIL_LOOK = 64 * 1024 * 1024
+
+
+class NotARegularFileError(DecodeError):
+    """A path that is a device, FIFO or socket: its "size" means nothing and it may never end."""
 
 
 class _FileTail(_Tail):
@@ -36,17 +47,27 @@ class _FileTail(_Tail):
         return os.pread(self.fd, n, pos)
 
     def rest_is_zero(self, pos: int) -> bool:
+        """Whether only zeros follow ``pos``: holes are skipped, at most :data:`ZERO_TAIL_LOOK` of
+        data is read (a longer zero-filled run is taken as the pre-allocated tail it looks like)."""
         rel = pos - self.base
         if rel < len(self.buf) and self.buf.count(0, max(rel, 0)) != len(self.buf) - max(rel, 0):
             return False
         at = max(pos, self.base + len(self.buf))
-        while True:
+        looked = 0
+        while looked < ZERO_TAIL_LOOK:
+            try:
+                at = os.lseek(self.fd, at, os.SEEK_DATA)
+            except OSError as exc:
+                if exc.errno == errno.ENXIO:   # nothing but holes up to the end of the file
+                    return True
             chunk = os.pread(self.fd, 1 << 20, at)
             if not chunk:
                 return True
             if chunk.count(0) != len(chunk):
                 return False
             at += len(chunk)
+            looked += len(chunk)
+        return True
 
 
 def iter_file_batches(path: str | os.PathLike[str], source: str | None = None, *, position: int = 0,
@@ -64,6 +85,10 @@ def iter_file_batches(path: str | os.PathLike[str], source: str | None = None, *
     chunk_size = max(chunk_size, 4096)
     with open(path, "rb") as f:
         fd = f.fileno()
+        mode = os.fstat(fd).st_mode
+        if not stat.S_ISREG(mode):
+            raise NotARegularFileError("not a regular file (a device, FIFO or socket cannot be a "
+                                       "metadata log)", src)
         if position:
             f.seek(position)
         buf = f.read(chunk_size)
@@ -76,7 +101,10 @@ def iter_file_batches(path: str | os.PathLike[str], source: str | None = None, *
                 return
             keep = buf[scan.stop_pos:]
             want = max(chunk_size, scan.need - len(keep), HEADER_SIZE_UP_TO_MAGIC + 1)
-            more = f.read(want)
+            # Never ask for more than the file holds: a batch header may claim 2 GiB, and read(n)
+            # allocates n bytes before it knows how many it gets.
+            left = max(os.fstat(fd).st_size - f.tell(), 0)
+            more = f.read(min(want, left + 1))
             eof = len(more) < want
             base += scan.stop_pos
             buf = keep + more

@@ -1,0 +1,189 @@
+"""Hostile files: lying lengths, decompression bombs, zero-filled and non-regular files (issue 12).
+
+Every input is built here (valid v2 batches with a recomputed CRC32C, so that only the property under
+test is hostile).  Memory is measured as the peak RSS of a separate ``metashell`` process (a small
+wrapper reports ``ru_maxrss`` of its one child), never by timing anything.
+"""
+
+from __future__ import annotations
+
+import json
+import struct
+import subprocess
+import sys
+import zlib
+from pathlib import Path
+
+import cramjam
+import pytest
+from crc32c import crc32c
+
+from metashell.log.batch import CorruptBatchError, iter_batches
+from metashell.log.compression import LIMITS, InflateLimitError, _xxh32, decompress_records
+from metashell.log.files import NotARegularFileError, iter_file_batches
+
+#: The bound the issue states for any single hostile batch.
+RSS_BOUND_MB = 300
+MIB = 1 << 20
+
+_WRAPPER = ("import resource, subprocess, sys; p = subprocess.run(sys.argv[1:], capture_output=True, "
+            "text=True); sys.stdout.write(p.stdout); sys.stderr.write(p.stderr); "
+            "print('MAXRSS', resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss, file=sys.stderr); "
+            "sys.exit(p.returncode)")
+
+
+def run_measured(*args: str) -> tuple[int, str, float]:
+    """Run ``metashell ARGS`` in its own process: (exit status, stderr, peak RSS in MB)."""
+    proc = subprocess.run([sys.executable, "-c", _WRAPPER, sys.executable, "-m", "metashell", *args],
+                          capture_output=True, text=True, timeout=120, check=False)
+    err, _, rss = proc.stderr.rpartition("MAXRSS ")
+    return proc.returncode, err, int(rss) / 1024
+
+
+def frame(area: bytes, attributes: int = 0, count: int = 1, base_offset: int = 0) -> bytes:
+    """A v2 batch around ``area`` (the records area as stored), CRC32C computed."""
+    body = struct.pack(">hiqqqhii", attributes, count - 1, 0, 0, -1, -1, -1, count) + area
+    return struct.pack(">qiibI", base_offset, len(body) + 9, 0, 2, crc32c(body)) + body
+
+
+def _uvarint(n: int) -> bytes:
+    out = bytearray()
+    while True:
+        b, n = n & 0x7F, n >> 7
+        out.append(b | 0x80 if n else b)
+        if not n:
+            return bytes(out)
+
+
+def bomb(codec: str, inflated: int = 1 << 30) -> bytes:
+    """A compressed records area of under 5 MB that inflates to ``inflated`` bytes of zeros."""
+    if codec == "gzip":
+        co = zlib.compressobj(9, zlib.DEFLATED, 31)
+        chunk = bytes(16 * MIB)
+        return b"".join(co.compress(chunk) for _ in range(inflated // len(chunk))) + co.flush()
+    if codec == "snappy":   # xerial stream, one raw block whose preamble claims the whole size
+        block = _uvarint(inflated) + b"\x00\x00"
+        return b"\x82SNAPPY\x00" + struct.pack(">iii", 1, 1, len(block)) + block
+    if codec == "lz4":      # one frame of repeated 4 MiB blocks
+        desc = b"\x60\x70"
+        block = bytes(cramjam.lz4.compress_block(bytes(4 * MIB), store_size=False))
+        blocks = (struct.pack("<I", len(block)) + block) * (inflated // (4 * MIB))
+        return struct.pack("<I", 0x184D2204) + desc + bytes([(_xxh32(desc) >> 8) & 0xFF]) + blocks + bytes(4)
+    if codec == "zstd":     # concatenated frames
+        return bytes(cramjam.zstd.compress(bytes(16 * MIB))) * (inflated // (16 * MIB))
+    raise ValueError(codec)
+
+
+CODECS = {"gzip": 1, "snappy": 2, "lz4": 3, "zstd": 4}
+VALID = frame(b"", count=0, base_offset=1)  # a valid (empty) batch: "something follows"
+
+
+@pytest.mark.parametrize("codec", list(CODECS))
+def test_decompression_bomb_is_capped_in_memory(codec: str) -> None:
+    area = bomb(codec)
+    assert len(area) < 5 * MIB
+    with pytest.raises(InflateLimitError, match=f"{codec} records inflate beyond"):
+        decompress_records(CODECS[codec], area, limit=8 * MIB)
+
+
+@pytest.mark.parametrize("codec", list(CODECS))
+def test_bomb_in_a_file_is_one_located_error_in_bounded_memory(codec: str, tmp_path: Path) -> None:
+    path = tmp_path / "00000000000000000000.log"
+    path.write_bytes(frame(bomb(codec), attributes=CODECS[codec]) + VALID)
+    status, err, rss = run_measured("-s", str(path), "-c", "ls /")
+    assert status == 1, err
+    assert err.count("\n") == 1 and err.startswith(f"error: {path}: byte offset 0: batch at base offset 0: "
+                                                   f"{codec} records inflate beyond 67108864 bytes"), err
+    assert rss < RSS_BOUND_MB, f"{codec} bomb: peak RSS {rss:.0f} MB"
+
+
+def test_bomb_as_the_torn_tail_is_a_warning(tmp_path: Path) -> None:
+    path = tmp_path / "x.log"
+    path.write_bytes(frame(bomb("zstd"), attributes=4))
+    status, err, rss = run_measured("-s", str(path), "-c", "ls /")
+    assert status == 0 and "warning:" in err and "zstd records inflate beyond" in err
+    assert rss < RSS_BOUND_MB
+
+
+def test_the_cap_is_an_option(tmp_path: Path) -> None:
+    path = tmp_path / "x.log"
+    path.write_bytes(frame(bomb("gzip", 32 * MIB), attributes=1) + VALID)
+    status, err, _ = run_measured("-s", str(path), "--max-batch-bytes", "16M", "-c", "ls /")
+    assert status == 1 and "inflate beyond 16777216 bytes" in err
+    status, err, _ = run_measured("-s", str(path), "--max-batch-bytes", "64M", "-c", "ls /")
+    assert "inflate beyond" not in err      # now it inflates, and fails as the garbage it is
+    status, err, _ = run_measured("-s", str(path), "--max-batch-bytes", "12", "-c", "ls /")
+    assert status == 2 and err.count("\n") == 1
+
+
+def test_lying_batch_length_allocates_nothing(tmp_path: Path) -> None:
+    path = tmp_path / "liar.log"
+    with open(path, "wb") as f:   # 4 KiB on disk, header claims 2 GiB
+        f.write(struct.pack(">qiib", 0, 0x7FFFFFFF, 0, 2) + bytes(100))
+        f.truncate(4096)
+    status, err, rss = run_measured("-s", str(path), "-c", "ls /")
+    assert status == 0 and "batch length 2147483647 is beyond the largest batch" in err
+    assert rss < 100, f"peak RSS {rss:.0f} MB"
+    # (a length beyond the file is a torn write to Kafka too, so a lone file only warns; where the
+    # scan is strict, the cap is an error: test_cap_applies_to_in_memory_buffers_too)
+
+
+def test_length_beyond_the_file_is_not_read(tmp_path: Path) -> None:
+    """Under the cap but beyond the end of the file: the torn tail, without reading 60 MB."""
+    path = tmp_path / "torn.log"
+    path.write_bytes(struct.pack(">qiib", 0, 60 * MIB, 0, 2) + bytes(100))
+    warnings: list[str] = []
+    assert list(iter_file_batches(path, warn=lambda w: warnings.append(str(w)))) == []
+    assert "partial" in warnings[0]
+
+
+def test_cap_applies_to_in_memory_buffers_too() -> None:
+    buf = struct.pack(">qiib", 0, LIMITS.max_batch_bytes, 0, 2) + bytes(100) + VALID
+    with pytest.raises(CorruptBatchError, match="beyond the largest batch"):
+        list(iter_batches(buf, "buf"))
+
+
+@pytest.mark.parametrize("device", ["/dev/zero", "/dev/urandom"])
+def test_non_regular_files_are_refused(device: str) -> None:
+    if not Path(device).exists():
+        pytest.skip(f"{device} does not exist on this system")
+    with pytest.raises(NotARegularFileError):
+        list(iter_file_batches(device))
+    status, err, rss = run_measured("-s", device, "-c", "ls /")
+    expected = f"error: {device}: not a regular file (a device, FIFO or socket cannot be a metadata log)\n"
+    assert (status, err) == (1, expected)
+    assert rss < 100
+
+
+def test_sparse_zero_filled_segment_ends_at_once(tmp_path: Path) -> None:
+    """A 20 GB sparse segment after one real batch: holes are skipped (SEEK_DATA), not read."""
+    path = tmp_path / "00000000000000000000.log"
+    with open(path, "wb") as f:
+        f.write(VALID)
+        f.truncate(20 * (1 << 30))
+    batches = list(iter_file_batches(path, lenient_tail=True))
+    assert len(batches) == 1
+    status, err, rss = run_measured("-s", str(path), "-c", "ls /")
+    assert status == 0 and rss < 100, err
+
+
+def test_zero_filled_tail_that_is_not_sparse_is_looked_at_boundedly(tmp_path: Path,
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    from metashell.log import files
+
+    monkeypatch.setattr(files, "ZERO_TAIL_LOOK", 2 * MIB)
+    path = tmp_path / "z.log"
+    path.write_bytes(VALID + bytes(8 * MIB) + b"\x01")  # the byte past the look is not seen
+    assert len(list(iter_file_batches(path, lenient_tail=True, chunk_size=1 * MIB))) == 1
+
+
+def test_corpus_and_fixtures_still_read_without_warnings() -> None:
+    """The caps are far above what Kafka writes: the real files load exactly as before."""
+    from conftest import FIXTURES
+
+    manifest = json.loads((FIXTURES / "manifest.json").read_text())
+    assert manifest
+    for path in sorted(FIXTURES.rglob("*.log")) + sorted(FIXTURES.rglob("*.checkpoint")):
+        seen: list[str] = []
+        list(iter_file_batches(path, lenient_tail=True, warn=lambda w, seen=seen: seen.append(str(w))))
+        assert not [w for w in seen if "beyond" in w or "inflate" in w], (path, seen)
