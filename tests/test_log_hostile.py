@@ -187,3 +187,29 @@ def test_corpus_and_fixtures_still_read_without_warnings() -> None:
         seen: list[str] = []
         list(iter_file_batches(path, lenient_tail=True, warn=lambda w, seen=seen: seen.append(str(w))))
         assert not [w for w in seen if "beyond" in w or "inflate" in w], (path, seen)
+
+
+def test_flipped_base_offset_is_one_located_error(tmp_path: Path) -> None:
+    """baseOffset is outside the CRC: a flipped high byte must not silently empty the image."""
+    import shutil
+
+    from conftest import FIXTURES
+
+    from metashell.log.reader import MAX_OFFSET_GAP
+
+    segment = tmp_path / "__cluster_metadata-0" / "00000000000000000026.log"
+    shutil.copytree(FIXTURES / "demo", tmp_path, dirs_exist_ok=True)
+    batches = list(iter_file_batches(segment))
+    pos = batches[2].position
+    data = bytearray(segment.read_bytes())
+    data[pos + 1] ^= 0xFF
+    segment.write_bytes(data)
+    status, err, _ = run_measured("-s", str(segment), "-c", "ls /topics")
+    assert status == 1 and err.count("\n") == 1, err
+    assert err.startswith(f"error: {segment}: byte offset {pos}: batch at base offset ") and "corrupt" in err
+    # a small gap stays a warning (the metadata log may legitimately miss a few offsets)
+    data[pos + 1] ^= 0xFF
+    data[pos + 7] ^= 0x01
+    segment.write_bytes(data)
+    status, err, _ = run_measured("-s", str(segment), "-c", "ls /topics")
+    assert status == 0 and "are missing from the log" in err and MAX_OFFSET_GAP > 1

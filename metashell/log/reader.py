@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import NamedTuple
 
-from metashell.log.batch import _CLEAN, Entry, LogWarning, RecordBatch, WarnFn
+from metashell.log.batch import _CLEAN, CorruptBatchError, Entry, LogWarning, RecordBatch, WarnFn
 from metashell.log.directory import PlanStep, ReadPlan
 from metashell.log.files import DEFAULT_CHUNK, iter_file_batches
 
@@ -22,6 +22,9 @@ __all__ = ["BatchIndexEntry", "BatchRead", "PlanReader", "read_plan"]
 _CONTROL_SNAPSHOT_HEADER = 3
 _CONTROL_SNAPSHOT_FOOTER = 4
 _MAX_INVARIANT_WARNINGS = 20
+#: A batch whose baseOffset lies further than this past the previous batch's end is corrupt, not a gap:
+#: the metadata log is never compacted, so real gaps are small (a flipped high byte is not).
+MAX_OFFSET_GAP = 1 << 24
 _new_tuple = tuple.__new__
 
 
@@ -229,6 +232,11 @@ class PlanReader:
                                                  f"already read (before {next_offset}): skipped",
                                                  batch.source, batch.position))
                         continue
+                    if base - next_offset > MAX_OFFSET_GAP and not first:
+                        raise CorruptBatchError(
+                            f"batch at base offset {base} jumps {base - next_offset} offsets past the batch "
+                            f"before it (which ended at {next_offset - 1}): its baseOffset, which no CRC "
+                            f"covers, is corrupt", batch.source, batch.position)
                     if base > next_offset and not (first and self._partial):
                         self.warn(LogWarning("gap", f"offsets {next_offset}..{base - 1} are missing from the "
                                              f"log", batch.source, batch.position))
