@@ -119,6 +119,14 @@ def _check_usage(args: argparse.Namespace) -> None:
                          "--bootstrap-controller/-q HOST:PORT")
     if len(given) > 1:
         raise UsageError(f"give only one metadata source, not both {given[0]} and {given[1]}")
+    if args.bootstrap_controller:
+        from metashell.live.connection import parse_endpoints
+        from metashell.live.errors import ConfigError
+
+        try:
+            parse_endpoints(args.bootstrap_controller)
+        except ConfigError as e:
+            raise UsageError(f"--bootstrap-controller: {e}") from None
     if args.config and not args.bootstrap_controller:
         raise UsageError("--config only applies to live mode (--bootstrap-controller)")
     if args.commands and args.command:

@@ -213,3 +213,20 @@ def test_flipped_base_offset_is_one_located_error(tmp_path: Path) -> None:
     segment.write_bytes(data)
     status, err, _ = run_measured("-s", str(segment), "-c", "ls /topics")
     assert status == 0 and "are missing from the log" in err and MAX_OFFSET_GAP > 1
+
+
+def test_deeply_nested_quorum_state_is_a_warning(tmp_path: Path) -> None:
+    import shutil
+
+    from conftest import FIXTURES
+
+    shutil.copytree(FIXTURES / "demo", tmp_path, dirs_exist_ok=True)
+    (tmp_path / "__cluster_metadata-0" / "quorum-state").write_text("[" * 100_000 + "]" * 100_000)
+    status, err, _ = run_measured("-d", str(tmp_path), "-c", "ls /topics")
+    assert status == 0 and "quorum-state: JSON nested too deeply" in err and "internal error" not in err
+
+
+@pytest.mark.parametrize("endpoint", ["127.0.0.1", ":abc", "host:99999", "host:", ","])
+def test_malformed_controller_endpoint_is_bad_usage(endpoint: str) -> None:
+    status, err, _ = run_measured("-q", endpoint, "-c", "ls /")
+    assert status == 2 and err.count("\n") == 1 and "--bootstrap-controller" in err, err

@@ -173,6 +173,9 @@ def read_quorum_state(path: Path, warnings: list[LogWarning]) -> QuorumState | N
     except (ValueError, UnicodeDecodeError) as e:
         warnings.append(LogWarning("quorum-state", f"not valid JSON ({e})", src))
         return None
+    except RecursionError:  # "[[[[...": valid JSON nested deeper than Python's parser goes
+        warnings.append(LogWarning("quorum-state", "JSON nested too deeply to be a quorum-state", src))
+        return None
     if not isinstance(data, dict):
         warnings.append(LogWarning("quorum-state", "not a JSON object", src))
         return None
