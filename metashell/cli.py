@@ -26,6 +26,7 @@ from typing import NoReturn, TextIO
 
 from metashell import __version__
 from metashell.errors import MetashellError, UsageError
+from metashell.safe_text import visible, visible_output
 
 EXIT_OK, EXIT_ERROR, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
 
@@ -175,7 +176,7 @@ def run(argv: Sequence[str] | None = None, *, stdin: TextIO | None = None, stdou
 
     def warn(message: str) -> None:
         stdout.flush()
-        stderr.write(f"warning: {_one_line(message)}\n")
+        stderr.write(f"warning: {visible(_one_line(message))}\n")
         stderr.flush()
 
     if interactive and _is_tty(stderr):
@@ -211,7 +212,7 @@ def run(argv: Sequence[str] | None = None, *, stdin: TextIO | None = None, stdou
             return EXIT_ERROR if status else EXIT_OK
         if not interactive:
             return EXIT_ERROR if run_plain(shell, stdin) else EXIT_OK
-        text = banner(source, __version__)
+        text = visible_output(banner(source, __version__))
         if stdout_tty:
             try:
                 from metashell.shell.repl import run_repl
@@ -262,7 +263,7 @@ def _err(line: str) -> None:
     except (BrokenPipeError, OSError, ValueError):
         _silence_stdout()
     try:
-        sys.stderr.write(line + "\n")
+        sys.stderr.write(visible(line) + "\n")
         sys.stderr.flush()
     except (OSError, ValueError):
         pass

@@ -21,6 +21,7 @@ from metashell.tree import Node, glob_components, join
 from metashell.tree.paths import glob_regex, is_glob, normalize
 from metashell.tree.render import iter_find, render_ls, render_tree
 
+from ..safe_text import visible, visible_output
 from . import spec
 from .output import colorize_json, json_line
 from .spec import CommandError, Parsed
@@ -80,15 +81,17 @@ class Shell:
     def root(self) -> Node:
         return self._root() if callable(self._root) and not isinstance(self._root, Node) else self._root
 
-    def write(self, text: str) -> None:
+    def write(self, text: str, *, raw: bool = False) -> None:
+        """Print ``text``; control characters other than newline and tab are made visible unless
+        ``raw`` (text that is already safe and carries our own colour sequences)."""
         if text:
-            self.out.write(text)
+            self.out.write(text if raw else visible_output(text))
 
     def error(self, message: str) -> None:
         """One error line on stderr (stdout flushed first so the order on a terminal is right)."""
         self._status = 1
         self.out.flush()
-        self.err.write(message.rstrip("\n") + "\n")
+        self.err.write(visible(message.rstrip("\n")) + "\n")
         self.err.flush()
 
     def run_line(self, line: str, remember: bool = True) -> int:
@@ -134,8 +137,8 @@ class Shell:
         return self.settings.json or bool(parsed.opts.get("json"))
 
     def _emit_json(self, obj: object) -> None:
-        line = json_line(obj)
-        self.write((colorize_json(line) if self.settings.color else line) + "\n")
+        line = json_line(obj)  # no control characters left: JSON escapes C0, json_line the rest
+        self.write((colorize_json(line) if self.settings.color else line) + "\n", raw=True)
 
     def _glob(self, pattern: str) -> list[tuple[list[str], Node]]:
         return glob_components(self.root, self.cwd, pattern)
@@ -147,7 +150,8 @@ class Shell:
         return kept or [Word(".", ".")]
 
     def _leaf_text(self, node: Node) -> str:
-        text = node.text(self.settings.redact)
+        """A leaf's text, made safe, then coloured: write it with ``raw=True``."""
+        text = visible_output(node.text(self.settings.redact))
         if self.settings.color and text[:1] in "{[" and node.kind not in _BARE_KINDS:
             return colorize_json(text)
         return text
@@ -176,7 +180,8 @@ class Shell:
                         self._emit_json(self._entry_json(child_name, comps + [child_name], child))
             return
         if not long:
-            self.write(render_ls([f[0] for f in files], [(d[0], d[2].child_names()) for d in dirs],
+            self.write(render_ls([visible(f[0]) for f in files],
+                                 [(visible(d[0]), [visible(c) for c in d[2].child_names()]) for d in dirs],
                                  self.settings.width()))
             return
         # ls -l: Kafka's grouping and intro lines, one long row per entry.
@@ -186,7 +191,7 @@ class Shell:
         for name, _comps, node in dirs:
             intro = None
             if need_intro:
-                intro = (name + ":") if first_intro else ("\n" + name + ":")
+                intro = (visible(name) + ":") if first_intro else ("\n" + visible(name) + ":")
                 first_intro = False
             children = [(n, c) for n in node.child_names() if (c := node.child(n)) is not None]
             if not children:
@@ -219,7 +224,7 @@ class Shell:
         if self._json(p):
             self._emit_json({"path": self.cwd})
         else:
-            self.write(self.cwd + "\n")
+            self.write(visible(self.cwd) + "\n")
 
     def cmd_cat(self, p: Parsed) -> None:
         as_json = self._json(p)
@@ -235,7 +240,7 @@ class Shell:
                     self._emit_json({"path": join(comps), "kind": node.kind,
                                      "value": node.to_json(self.settings.redact)})
                 else:
-                    self.write(self._leaf_text(node) + "\n")
+                    self.write(self._leaf_text(node) + "\n", raw=True)
 
     def cmd_tree(self, p: Parsed) -> None:
         depth = p.opts.get("depth")
@@ -281,7 +286,7 @@ class Shell:
                         self._emit_json({"path": path, "type": "dir" if n.is_dir else "file",
                                          "kind": n.kind})
                         continue
-                    batch.append(path)
+                    batch.append(visible(path))
                     if len(batch) >= 4096:
                         self.write("\n".join(batch) + "\n")
                         batch.clear()
@@ -356,7 +361,7 @@ def _long_rows(entries: list[tuple[str, Node]], redact: bool) -> list[str]:
     rows: list[tuple[str, str, str, str, str]] = []
     for name, node in entries:
         if node.is_dir:
-            rows.append(("d", str(node.child_count()), node.kind, name, ""))
+            rows.append(("d", str(node.child_count()), node.kind, visible(name), ""))
             continue
         text = node.text(redact)
         value = node.to_json(redact)
@@ -365,7 +370,7 @@ def _long_rows(entries: list[tuple[str, Node]], redact: bool) -> list[str]:
             summary = text.split("\n", 1)[0]
             if len(summary) > _SCALAR_SUMMARY_MAX:
                 summary = summary[:_SCALAR_SUMMARY_MAX - 3] + "..."
-        rows.append(("-", str(len(text.encode("utf-8"))), node.kind, name, summary))
+        rows.append(("-", str(len(text.encode("utf-8"))), node.kind, visible(name), visible(summary)))
     if not rows:
         return []
     size_w = max(len(r[1]) for r in rows)

@@ -11,10 +11,13 @@ import os
 from functools import lru_cache
 from typing import IO, Any
 
+from metashell.safe_text import json_safe
+
 
 def json_line(obj: Any) -> str:
-    """One compact JSON document on one line (JSON Lines), non-ASCII kept readable."""
-    return json.dumps(obj, ensure_ascii=False, separators=(",", ":"), default=_fallback)
+    """One compact JSON document on one line (JSON Lines), non-ASCII kept readable, but no control
+    character raw (C1 and DEL escaped too: see :mod:`metashell.safe_text`)."""
+    return json_safe(json.dumps(obj, ensure_ascii=False, separators=(",", ":"), default=_fallback))
 
 
 def _fallback(obj: Any) -> Any:

@@ -15,6 +15,7 @@ import sys
 from collections.abc import Callable
 from typing import TextIO
 
+from ..safe_text import visible
 from .commands import ExitShell, Shell
 
 StatusFn = Callable[[], str]
@@ -29,7 +30,7 @@ def _prompt_text(label: str, shell: Shell, status: StatusFn | None) -> str:
             text = ""
         if text:
             extra = f" [{text}]"
-    return f"{label}{extra}:{shell.cwd} >> "
+    return visible(f"{label}{extra}:{shell.cwd} >> ")
 
 
 def run_repl(shell: Shell, *, label: str, banner: str, status: StatusFn | None = None) -> int:
@@ -106,7 +107,7 @@ def run_plain(shell: Shell, stdin: TextIO, *, prompt: str | None = None,
     while True:
         if prompt is not None:
             stream = prompt_stream or sys.stderr
-            stream.write(prompt.replace("{cwd}", shell.cwd))
+            stream.write(visible(prompt.replace("{cwd}", shell.cwd)))
             stream.flush()
         try:
             line = stdin.readline()

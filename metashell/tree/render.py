@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
+from ..safe_text import visible
 from .node import Node
 
 
@@ -40,7 +41,7 @@ def _tree(node: Node, level: int, out: list[str], redact: bool | None, max_depth
     if max_depth is not None and level >= max_depth:
         return
     for name in node.child_names():
-        out.append(f"{indent}{name}:\n")
+        out.append(f"{indent}{visible(name)}:\n")
         child = node.child(name)
         if child is not None:
             _tree(child, level + 1, out, redact, max_depth)

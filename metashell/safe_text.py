@@ -1,0 +1,53 @@
+"""Control characters in metadata strings, made visible before they reach a terminal or a parser.
+
+Metadata strings are attacker-controlled: anyone who may create a topic, alter a config, register a
+broker or add an ACL chooses bytes that an operator's terminal will later be shown.  ESC starts
+escape sequences (OSC 52 writes the clipboard, OSC 0 the window title), CR and BS overwrite what
+is already on the line, and the C1 controls U+0080-U+009F are escape sequences of their own on many
+terminals (U+009B is CSI).  So every human-readable output renders them visibly, the way Python's
+``repr`` does: ``\\x1b`` for C0, ``\\u007f`` and ``\\u009b`` for DEL and C1 (the same
+text inside a JSON string is a valid escape of the same character).
+
+* :func:`visible` is for text that is one value or one name: every control character is escaped,
+  newline and tab included (a name with a newline must not look like two lines).
+* :func:`visible_output` is for whole outputs, where newlines (and tabs) are layout: everything else
+  is escaped.  The shell passes everything it prints through it, as the last line of defence.
+* :func:`json_safe` finishes a JSON document: :func:`json.dumps` escapes C0 but passes DEL and C1
+  through (JSON allows them); they become ``\\u007f``...``\\u009f``, which round-trips exactly.
+
+This module imports nothing of metashell, so every layer may use it.
+"""
+
+from __future__ import annotations
+
+import re
+
+__all__ = ["json_safe", "visible", "visible_output"]
+
+_ALL = re.compile("[\x00-\x1f\x7f-\x9f]")
+_NOT_LAYOUT = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+_JSON_UNESCAPED = re.compile("[\x7f-\x9f]")
+
+
+def _escape(m: re.Match[str]) -> str:
+    c = ord(m.group())
+    return f"\\x{c:02x}" if c < 0x7F else f"\\u{c:04x}"
+
+
+def _json_escape(m: re.Match[str]) -> str:
+    return f"\\u{ord(m.group()):04x}"
+
+
+def visible(text: str) -> str:
+    """``text`` with every control character (C0, DEL, C1) written as an escape."""
+    return _ALL.sub(_escape, text) if _ALL.search(text) else text
+
+
+def visible_output(text: str) -> str:
+    """``text`` with every control character but newline and tab written as an escape."""
+    return _NOT_LAYOUT.sub(_escape, text) if _NOT_LAYOUT.search(text) else text
+
+
+def json_safe(document: str) -> str:
+    """A JSON document (from :func:`json.dumps`) with DEL and C1 escaped as ``\\u00XX`` too."""
+    return _JSON_UNESCAPED.sub(_json_escape, document) if _JSON_UNESCAPED.search(document) else document
