@@ -77,10 +77,11 @@ def test_configs_and_redaction(root) -> None:
     ("listener.name.x.ssl.keystore.certificate.chain", True), ("some.custom.secret", True),
     ("sasl.oauthbearer.client.credentials.client.secret", True),
     ("num.io.threads", False), ("ssl.keystore.location", False), ("ssl.keystore.type", False),
-    ("cleanup.policy", False), ("sasl.enabled.mechanisms", False),
+    ("sasl.enabled.mechanisms", False), ("custom.api.token", True), ("confluent.license", True),
+    ("passw\u0130rd", True), ("SSL.KEYSTORE.LOCATION", True),
 ])
 def test_sensitive_keys(key: str, secret: bool) -> None:
-    assert is_sensitive_config(key) is secret
+    assert is_sensitive_config(4, key) is secret  # broker configs
 
 
 def test_scram_and_tokens(root) -> None:

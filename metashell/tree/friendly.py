@@ -240,7 +240,7 @@ def _config_dir(ctx: TreeContext, name: str, key: tuple[int, str], kind: str = "
     def make(k: str) -> Node | None:
         if k not in data():
             return None
-        return ScalarLeaf(k, ctx, lambda r: redact_config(k, data().get(k), r), kind="config")
+        return ScalarLeaf(k, ctx, lambda r: redact_config(key[0], k, data().get(k), r), kind="config")
 
     return DirNode(name, ctx, lambda: list(data()), make, kind=kind, count=lambda: len(data()))
 

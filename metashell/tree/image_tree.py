@@ -217,7 +217,7 @@ def _configs(ctx: TreeContext, name: str) -> Node:
         def leaf(k: str) -> Node | None:
             if k not in data or not kafka_keeps_config(rtype, k):
                 return None
-            return TextLeaf(k, ctx, lambda r: str(redact_config(k, data.get(k, ""), r)), kind="config")
+            return TextLeaf(k, ctx, lambda r: str(redact_config(rtype, k, data.get(k, ""), r)), kind="config")
 
         return DirNode(child, ctx, lambda: _kept(rtype, data), leaf)
 

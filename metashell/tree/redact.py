@@ -1,61 +1,62 @@
 """Which config values are secrets (and which config keys Kafka 4.4 keeps in its image).
 
-Kafka marks secrets with ``ConfigDef.Type.PASSWORD``.  The table below is every PASSWORD-type key of
-Kafka 4.4.0's ConfigDefs, read from the jars (``KafkaConfig.configDef()``, ``LogConfig``,
-``GroupConfig``, ``ClientMetricsConfigs``; only the broker has any), plus keys older releases had.
-A config value is redacted when its key
+Kafka's rule (``KafkaConfig.maybeSensitive``, used wherever Kafka describes configs to clients, and
+``KafkaConfigSchema.isSensitive``, used by the controller's record redactor): a value is sensitive
+when its key's ``ConfigDef.Type`` is PASSWORD *or cannot be determined*.  metashell applies it with
+the ConfigDefs of the Kafka releases it knows (:mod:`.config_keys`, generated from Kafka's jars by
+``scripts/gen_config_keys.py``), per resource type:
 
-* is such a key, or ends with ``.<such key>`` -- this covers the per-listener and per-mechanism
-  variants (``listener.name.external.ssl.keystore.password``,
-  ``listener.name.sasl_ssl.plain.sasl.jaas.config``) and client-side prefixes; or
-* contains ``password``, ``secret`` or ``jaas`` (whatever the resource type), or names key material
-  (``ssl.keystore.key``, ``ssl.keystore.certificate.chain``, ``ssl.truststore.certificates``,
-  ``*.private.key*``).
+* BROKER, TOPIC, GROUP, CLIENT_METRICS: a key every release defines is shown unless some release
+  types it PASSWORD; any other key (``custom.api.token``, ``confluent.license``, a typo) is
+  redacted.  Broker keys with a listener prefix (``listener.name.<l>.<key>``, and
+  ``listener.name.<l>.<mechanism>.<key>`` for SASL) take the type of ``<key>``, as
+  ``KafkaConfig.configType`` resolves them;
+* BROKER_LOGGER: log levels, never secrets (Kafka describes them unredacted);
+* any other resource type: every value is redacted (Kafka has no ConfigDef for it).
 
-A rule of thumb wins over precision here: hiding a harmless value costs a ``--no-redact``, leaking a
-keystore password costs an incident.
+Keys are compared exactly, as Kafka compares them: no case folding, so no Unicode case trick
+(``passwİrd``, a dotted capital I) can make an unknown key look known.  ``tests/test_redaction.py``
+checks the rule against Kafka's own classes on the same keys.
 """
 
 from __future__ import annotations
 
 from metashell.image.model import kafka_shell_shows_config
 
+from .config_keys import KNOWN, PASSWORD
+
 REDACTED = "[redacted]"
-
-PASSWORD_KEYS: frozenset[str] = frozenset({
-    # Kafka 4.4.0 KafkaConfig.configDef(): every key of type PASSWORD
-    "delegation.token.secret.key",
-    "sasl.jaas.config",
-    "sasl.oauthbearer.assertion.private.key.passphrase",
-    "sasl.oauthbearer.client.credentials.client.secret",
-    "ssl.key.password",
-    "ssl.keystore.certificate.chain",
-    "ssl.keystore.key",
-    "ssl.keystore.password",
-    "ssl.truststore.certificates",
-    "ssl.truststore.password",
-    # PASSWORD keys of 3.x releases that may still sit in a metadata log
-    "delegation.token.master.key",
-    "password.encoder.secret",
-    "password.encoder.old.secret",
-})
-"""PASSWORD-type config keys (Kafka 4.4.0 ConfigDefs; TOPIC, GROUP, CLIENT_METRICS have none)."""
-
-_SUBSTRINGS = ("password", "secret", "jaas", "private.key", "credentials")
-_SUFFIXES = tuple("." + k for k in PASSWORD_KEYS)
+BROKER, BROKER_LOGGER = 4, 8
+_LISTENER_PREFIX = "listener.name."
 
 
-def is_sensitive_config(key: str) -> bool:
-    """True when the value of config ``key`` must be hidden unless redaction is off."""
-    k = key.lower()
-    if k in PASSWORD_KEYS or k.endswith(_SUFFIXES):
-        return True
-    return any(s in k for s in _SUBSTRINGS)
+def _broker_key_type(key: str) -> bool | None:
+    """PASSWORD (True), another type (False) or unknown (None) for a broker key, prefixes resolved."""
+    candidates = [key]
+    if key.startswith(_LISTENER_PREFIX):
+        rest = key[len(_LISTENER_PREFIX):].partition(".")[2]
+        candidates += [rest, rest.partition(".")[2]]   # <key>, and <key> after a SASL mechanism
+    for cand in candidates:
+        if cand in KNOWN[BROKER]:
+            return cand in PASSWORD[BROKER]
+    return None
 
 
-def redact_config(key: str, value: str | None, redact: bool) -> str | None:
+def is_sensitive_config(resource_type: int, key: str) -> bool:
+    """True when the value of config ``key`` of a ``resource_type`` resource must be hidden."""
+    if resource_type == BROKER_LOGGER:
+        return False
+    if resource_type == BROKER:
+        password = _broker_key_type(key)
+        return password is None or password
+    if resource_type in KNOWN:
+        return key not in KNOWN[resource_type] or key in PASSWORD[resource_type]
+    return True
+
+
+def redact_config(resource_type: int, key: str, value: str | None, redact: bool) -> str | None:
     """``value``, or ``[redacted]`` when redacting a sensitive key (None stays None)."""
-    if redact and value is not None and is_sensitive_config(key):
+    if redact and value is not None and is_sensitive_config(resource_type, key):
         return REDACTED
     return value
 

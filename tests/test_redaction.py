@@ -1,0 +1,100 @@
+"""Redaction follows Kafka's rule, checked against Kafka's own classes (issue 12, point 4).
+
+``scripts/java/ConfigKeys.java check KEY...`` asks Kafka (KafkaConfig.configType +
+maybeSensitive for brokers, LogConfig / GroupConfig / ClientMetricsConfigs for the others) whether
+each key's value is sensitive.  metashell must redact every value Kafka would, and show every value
+Kafka shows for keys it knows.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from conftest import KAFKA_VERSIONS, REPO, SCRIPTS
+
+from metashell.tree.config_keys import KNOWN, PASSWORD
+from metashell.tree.redact import is_sensitive_config
+
+TYPES = (4, 2, 32, 16)   # columns of ConfigKeys' output: BROKER, TOPIC, GROUP, CLIENT_METRICS
+TRICKY = [
+    "custom.api.token", "confluent.license", "passw\u0130rd", "SSL.KEYSTORE.PASSWORD", "Ssl.keystore.location",
+    "listener.name.external.ssl.keystore.password", "listener.name.external.ssl.keystore.location",
+    "listener.name.sasl_ssl.plain.sasl.jaas.config", "listener.name.sasl_ssl.scram-sha-256.sasl.jaas.config",
+    "listener.name.x.ssl.keystore.certificate.chain", "listener.name.x.num.io.threads",
+    "listener.name.x", "listener.name.", "sasl.jaas.config ", "retention.ms\u200b", "", "log.retention.hours",
+    "consumer.session.timeout.ms", "interval.ms", "metrics", "match", "cleanup.policy", "password",
+]
+
+
+def kafka_sensitivity(version: str, keys: list[str]) -> dict[str, list[bool | None]]:
+    from conftest import get_dist
+
+    dist = get_dist(version)
+    out = dist.run_program(SCRIPTS / "java" / "ConfigKeys.java", "check", *keys, beside="kafka.Kafka",
+                           check=True, timeout=300).stdout
+    result: dict[str, list[bool | None]] = {}
+    for key, line in zip(keys, out.split("\n"), strict=False):
+        cols = line.split("\t")[-4:]
+        result[key] = [None if c == "-" else c == "1" for c in cols]
+    return result
+
+
+@pytest.mark.kafka
+@pytest.mark.parametrize("version", KAFKA_VERSIONS)
+def test_redaction_is_at_least_as_strict_as_kafka(version: str) -> None:
+    keys = sorted({k for ks in KNOWN.values() for k in ks} | set(TRICKY))
+    keys = [k for k in keys if "\t" not in k and "\n" not in k]
+    kafka = kafka_sensitivity(version, keys)
+    leaks, over = [], []
+    for key in keys:
+        for rtype, sensitive in zip(TYPES, kafka[key], strict=True):
+            if sensitive is None:     # this release has no such resource type
+                continue
+            ours = is_sensitive_config(rtype, key)
+            if sensitive and not ours:
+                leaks.append((rtype, key))
+            elif ours and not sensitive and key in KNOWN[rtype] and key not in PASSWORD[rtype]:
+                over.append((rtype, key))
+    assert not leaks, f"values Kafka {version} redacts but metashell shows: {leaks[:20]}"
+    assert not over, f"known non-secret keys metashell hides: {over[:20]}"
+
+
+def test_generated_table_is_current_when_kafka_is_cached() -> None:
+    """The table is generated, not hand-edited (regenerated against the cached jars when present)."""
+    from kafka_harness import KafkaDist
+
+    if not all(KafkaDist(v).is_ready() for v in ("3.9.2", "4.4.0")):
+        pytest.skip("Kafka 3.9.2 and 4.4.0 are not in the cache yet (the kafka tests fetch them)")
+    proc = subprocess.run([sys.executable, str(SCRIPTS / "gen_config_keys.py"), "--check"], cwd=REPO,
+                          capture_output=True, text=True, timeout=600, check=False)
+    assert proc.returncode == 0, proc.stderr
+
+
+def test_rule_per_resource_type() -> None:
+    assert is_sensitive_config(8, "kafka.server.ReplicaManager") is False      # logger levels
+    assert is_sensitive_config(99, "anything") is True                           # unknown type
+    assert is_sensitive_config(2, "retention.ms") is False
+    assert is_sensitive_config(2, "custom.api.token") is True
+    assert is_sensitive_config(32, "consumer.session.timeout.ms") is False
+
+
+def test_unknown_broker_config_is_redacted_in_the_shell(tmp_path: Path) -> None:
+    import io
+
+    from test_terminal_safety import write_log
+
+    from metashell.cli import run
+
+    write_log(tmp_path, "x")
+    out: Any = io.StringIO()
+    run(["-d", str(tmp_path), "-c", "cat /configs/broker/*/*"], stdout=out, stderr=io.StringIO(),
+        stdin=io.StringIO(""))
+    assert out.getvalue().split() == ["[redacted]"]   # broker config key "x" is unknown
+    out = io.StringIO()
+    run(["-d", str(tmp_path), "--no-redact", "-c", "cat /configs/broker/*/*"], stdout=out,
+        stderr=io.StringIO(), stdin=io.StringIO(""))
+    assert out.getvalue().split() == ["x"]
