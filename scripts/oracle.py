@@ -50,7 +50,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from harness.resolve import lock_digest  # after the sys.path tweak so `import oracle` works from anywhere
+from harness.resolve import (  # after the sys.path tweak so `import oracle` works from anywhere
+    lock_digest,
+    sha256_of,
+)
 from kafka_harness import (
     DEFAULT_VERSION,
     HarnessError,
@@ -66,14 +69,6 @@ _FAULT_MARKERS = ("Encountered shell fault", "Exception in thread", "UnwritableM
 
 class OracleError(HarnessError):
     """The Kafka tool failed or reported a fault: its output must not be used as the truth."""
-
-
-def _sha256(path: Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for chunk in iter(lambda: fh.read(1 << 20), b""):
-            h.update(chunk)
-    return h.hexdigest()
 
 
 def _check_file(path: Path) -> Path:
@@ -94,10 +89,10 @@ def run_tool(path: Path | str, tool: str, args: list[str], *, version: str = DEF
     """Run Kafka ``tool`` with ``args`` where the string ``{FILE}`` stands for a private copy of
     ``path``; return stdout with the copy's path replaced by ``path`` as given."""
     src = _check_file(Path(path))
-    digest = _sha256(src)
+    digest = sha256_of(src)
     dist = KafkaDist(version)
     program = tool == CAUGHT_UP
-    cache = _cache_file(version, digest, f"{tool}:{_sha256(CAUGHT_UP_SOURCE)[:16]}" if program else tool, args)
+    cache = _cache_file(version, digest, f"{tool}:{sha256_of(CAUGHT_UP_SOURCE)[:16]}" if program else tool, args)
     if use_cache and cache.exists():
         out = json.loads(cache.read_text())["stdout"]
         return out.replace(_PLACEHOLDER, str(path))
