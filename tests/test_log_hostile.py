@@ -230,3 +230,13 @@ def test_deeply_nested_quorum_state_is_a_warning(tmp_path: Path) -> None:
 def test_malformed_controller_endpoint_is_bad_usage(endpoint: str) -> None:
     status, err, _ = run_measured("-q", endpoint, "-c", "ls /")
     assert status == 2 and err.count("\n") == 1 and "--bootstrap-controller" in err, err
+
+
+def test_garbage_client_config_lines_are_reported() -> None:
+    from metashell.live.config import ClientConfig
+    from metashell.log.properties import parse_properties
+
+    text = "garbage line here\nsecurity.protocol=PLAINTEXT\n\x1bjunk\nssl.truststore.type=PEM\nretries=3\n"
+    config = ClientConfig.from_properties(parse_properties(text))
+    assert config.ignored == ("garbage", "\x1bjunk", "retries")
+    assert ClientConfig.from_properties(parse_properties("security.protocol=SSL\n")).ignored == ()

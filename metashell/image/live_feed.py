@@ -61,6 +61,11 @@ class LiveSession:
         #: Warnings that arrived while the shell was interactive (printed ones are not kept here).
         self.warnings: list[str] = []
         self.source = LiveSource(bootstrap, config, cluster_id=cluster_id, max_wait_ms=max_wait_ms)
+        if self.source.config.ignored and warn is not None:
+            shown = ", ".join(repr(k) for k in self.source.config.ignored[:5])
+            more = len(self.source.config.ignored) - 5
+            warn(f"{self.source.config.source}: ignored what metashell's client does not use: {shown}"
+                 + (f" and {more} more" if more > 0 else ""))
         self.source.connect(self._on_event)
         self.image.quorum.cluster_id = self.source.status.cluster_id
         self.image.provenance.sources = [f"live:{bootstrap}"]

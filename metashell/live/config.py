@@ -91,6 +91,9 @@ class ClientConfig:
     #: Directory relative paths in the file are resolved against (the properties file's folder).
     base_dir: str | None = None
     source: str = "client properties"
+    #: Lines of the file that configure nothing metashell uses (Kafka's clients log the same as "was
+    #: supplied but isn't a known config"): a typo or a garbage line must not pass in silence.
+    ignored: tuple[str, ...] = ()
 
     @property
     def uses_tls(self) -> bool:
@@ -133,7 +136,18 @@ class ClientConfig:
             request_timeout=_ms(props, "request.timeout.ms", 30_000, source),
             base_dir=base_dir,
             source=source,
+            ignored=tuple(k for k in props if not _used(k)),
         )
+
+
+#: Keys (and prefixes) the live client reads; anything else in a --config file is reported as ignored.
+_USED_KEYS = frozenset(("security.protocol", "client.id", "request.timeout.ms",
+                        "socket.connection.setup.timeout.ms", "bootstrap.controllers", "bootstrap.servers"))
+_USED_PREFIXES = ("ssl.", "sasl.")
+
+
+def _used(key: str) -> bool:
+    return key in _USED_KEYS or key.startswith(_USED_PREFIXES)
 
 
 def _ms(props: Mapping[str, str], key: str, default: int, source: str) -> float:
