@@ -240,3 +240,20 @@ def test_garbage_client_config_lines_are_reported() -> None:
     config = ClientConfig.from_properties(parse_properties(text))
     assert config.ignored == ("garbage", "\x1bjunk", "retries")
     assert ClientConfig.from_properties(parse_properties("security.protocol=SSL\n")).ignored == ()
+
+
+def test_garbage_meta_properties_and_wrong_typed_quorum_state_warn(tmp_path: Path) -> None:
+    import shutil
+
+    from conftest import FIXTURES
+
+    shutil.copytree(FIXTURES / "demo", tmp_path, dirs_exist_ok=True)
+    (tmp_path / "meta.properties").write_bytes(bytes(range(256)) * 2)
+    (tmp_path / "__cluster_metadata-0" / "quorum-state").write_text(
+        '{"leaderId":"abc","leaderEpoch":[1],"votedId":true,"data_version":0,"currentVoters":"x"}')
+    status, err, _ = run_measured("-d", str(tmp_path), "-c", "ls /topics")
+    assert status == 0
+    for expected in ("leaderId 'abc' is not a number", "leaderEpoch [1] is not a number",
+                     "votedId True is not a number", "currentVoters is not a list",
+                     "meta.properties: holds none of meta.properties' keys"):
+        assert expected in err, err

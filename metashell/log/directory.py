@@ -158,6 +158,9 @@ def read_meta_properties(path: Path, warnings: list[LogWarning]) -> MetaProperti
         warnings.append(LogWarning("meta-properties", f"{id_key} {props[id_key]!r} is not a number", src))
     elif version == 1 and "node.id" not in props:
         warnings.append(LogWarning("meta-properties", "version 1 without node.id", src))
+    if not any(k in props for k in ("cluster.id", "node.id", "broker.id", "version", "directory.id")):
+        warnings.append(LogWarning("meta-properties", "holds none of meta.properties' keys: not a file "
+                                   "Kafka wrote (ignored)", src))
     return MetaProperties(path, version, props.get("cluster.id"), node_id, props.get("directory.id"), props)
 
 
@@ -183,6 +186,11 @@ def read_quorum_state(path: Path, warnings: list[LogWarning]) -> QuorumState | N
     if dv not in (0, 1):
         warnings.append(LogWarning("quorum-state", f"unknown data_version {data.get('data_version')!r} "
                                    "(read leniently)", src))
+    for name in ("leaderId", "leaderEpoch", "votedId", "appliedOffset"):
+        if name in data and data[name] is not None and _int_or_none(data[name]) is None:
+            warnings.append(LogWarning("quorum-state", f"{name} {data[name]!r} is not a number (ignored)", src))
+    if "currentVoters" in data and data["currentVoters"] is not None and not isinstance(data["currentVoters"], list):
+        warnings.append(LogWarning("quorum-state", "currentVoters is not a list (ignored)", src))
     voters = data.get("currentVoters")
     voter_ids: list[int] | None = None
     if isinstance(voters, list):
