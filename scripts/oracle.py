@@ -150,13 +150,22 @@ def java_shell(path: Path | str, *command_words: str, version: str = DEFAULT_VER
     """stdout of Kafka's metadata shell: ``MetadataShell --snapshot FILE <command words>``.
 
     Example: ``java_shell(f, "ls", "/image")``.  Several words form one command (the shell joins
-    them), e.g. ``java_shell(f, "cat", "/image/features/metadata.version")``.
+    them), e.g. ``java_shell(f, "cat", "/image/features/metadata.version")``.  A run that hangs (Kafka's
+    loader may learn the high watermark too late, see :func:`java_shell_caught_up`) is retried twice.
     """
     if not command_words:
         raise OracleError("java_shell needs a command (interactive mode is not supported)")
     args = ["--snapshot", "{FILE}", *command_words]
-    out = run_tool(path, "kafka-metadata-shell", args, version=version, timeout=timeout,
-                   use_cache=use_cache, strict=strict)
+    for attempt in range(3):  # its one-shot mode hangs at random on small files: ask again
+        try:
+            out = run_tool(path, "kafka-metadata-shell", args, version=version, timeout=timeout,
+                           use_cache=use_cache and attempt == 0, strict=strict)
+            break
+        except OracleError:
+            raise
+        except HarnessError as exc:
+            if "timed out" not in str(exc) or attempt == 2:
+                raise
     for _ in range(2):  # an image that was not published yet: ask again (a truly empty one stays so)
         if not _looks_unpublished("kafka-metadata-shell", out):
             break

@@ -346,21 +346,12 @@ def kafka_tree(oracle: Any, path: Path, strict: bool = True) -> dict[str, Any]:
 
     Kafka's one-shot mode sometimes prints the tree before the MetadataLoader published anything
     (an empty image: "offset -1"); such output can even sit in the oracle's cache, so retry
-    without the cache.  It also hangs at random (its loader learns the high watermark too late):
-    a run that times out is retried too.
+    without the cache.  (Runs that hang at random are retried by ``oracle.java_shell``.)
     """
     use_cache = True
-    for attempt in range(4):
-        try:
-            out = oracle.java_shell(path, "tree", "/image", strict=strict, use_cache=use_cache, timeout=60)
-        except oracle.OracleError:
-            raise
-        except oracle.HarnessError as exc:  # its one-shot mode also hangs at random on small files
-            if "timed out" not in str(exc) or attempt == 3:
-                raise
-            use_cache = False
-            continue
-        tree = parse_tree(out)
+    for _ in range(4):
+        tree = parse_tree(oracle.java_shell(path, "tree", "/image", strict=strict, use_cache=use_cache,
+                                            timeout=60))
         if not tree["provenance"].startswith("offset -1,"):
             return tree
         use_cache = False
