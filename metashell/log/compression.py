@@ -25,6 +25,8 @@ from dataclasses import dataclass
 
 import cramjam
 
+from metashell.protocol.codegen import Malformed, read_uvarint
+
 __all__ = [
     "COMPRESSION_NAMES",
     "LIMITS",
@@ -67,23 +69,15 @@ class InflateLimitError(ValueError):
                          f"8 MiB; raise the cap with --max-batch-bytes if this file is genuine)")
 
 
-def _uvarint(data: bytes, pos: int) -> tuple[int, int]:
-    """An unsigned LEB128 varint (snappy's length preamble) at ``pos``: (value, next position)."""
-    value = shift = 0
-    while pos < len(data) and shift < 35:
-        b = data[pos]
-        pos += 1
-        value |= (b & 0x7F) << shift
-        if not b & 0x80:
-            return value, pos
-        shift += 7
-    raise ValueError("snappy block has no valid length preamble")
-
-
-def _snappy_block(block: bytes, budget: int) -> bytes:
-    size = _uvarint(block, 0)[0]
+def _snappy_block(block: bytes, budget: int, limit: int) -> bytes:
+    """One raw snappy block, refused when the inflated length its preamble declares exceeds what is
+    left of the cap (``budget`` of ``limit``)."""
+    try:
+        size = read_uvarint(block, 0)[0]
+    except (Malformed, IndexError):
+        raise ValueError("snappy block has no valid length preamble") from None
     if size > budget:
-        raise InflateLimitError("snappy", LIMITS.max_inflated_bytes)
+        raise InflateLimitError("snappy", limit)
     return bytes(cramjam.snappy.decompress_raw(block))
 
 
@@ -98,7 +92,7 @@ def _snappy_xerial_decompress(data: bytes, limit: int) -> bytes:
     """
     n = len(data)
     if n < 16 or data[:8] != _XERIAL_MAGIC:
-        return _snappy_block(data, limit)
+        return _snappy_block(data, limit, limit)
     version = _INT32.unpack_from(data, 8)[0]
     if version < 1:
         raise ValueError(f"snappy stream version {version} is not supported")
@@ -110,7 +104,7 @@ def _snappy_xerial_decompress(data: bytes, limit: int) -> bytes:
         pos += 4
         if size < 0 or pos + size > n:
             raise ValueError(f"snappy block of {size} bytes is truncated")
-        part = _snappy_block(data[pos:pos + size], budget)
+        part = _snappy_block(data[pos:pos + size], budget, limit)
         budget -= len(part)
         parts.append(part)
         pos += size

@@ -60,6 +60,7 @@ class _FileTail(_Tail):
             except OSError as exc:
                 if exc.errno == errno.ENXIO:   # nothing but holes up to the end of the file
                     return True
+                # no SEEK_DATA on this filesystem (EINVAL): read on from ``at`` as it is
             chunk = os.pread(self.fd, 1 << 20, at)
             if not chunk:
                 return True

@@ -28,7 +28,6 @@ _REGEX_SPECIAL = frozenset("\\^$.|?*+()[]{}")
 #: terminators), so no glob of Kafka's shell can match a name holding CR or LF; such names are
 #: attacker-made, and an operator must be able to reach them (deliberate difference).
 _ANY = "(?s:.)"
-"""Java's ``.``: any character but a line terminator."""
 
 
 def split_path(path: str) -> list[str]:
