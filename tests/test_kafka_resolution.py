@@ -20,6 +20,7 @@ from typing import Any
 import pytest
 from conftest import FIXTURES, KAFKA_VERSIONS, REPO, SCRIPTS, kafka_unavailable
 from harness import resolve
+from harness.common import version_key
 from harness.resolve import Coordinate
 
 # --------------------------------------------------------------------------------------------------
@@ -90,7 +91,7 @@ def _versions_the_suite_uses() -> list[str]:
     for v in KAFKA_VERSIONS:   # a partly published release runs some classes from a complete one
         lock = resolve.read_lock(v)
         if lock and lock.substitutes:
-            versions.add(max(lock.substitutes.values(), key=lambda x: tuple(map(int, x.split(".")))))
+            versions.add(max(lock.substitutes.values(), key=version_key))
     return sorted(versions)
 
 

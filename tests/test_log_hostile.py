@@ -8,6 +8,7 @@ wrapper reports ``ru_maxrss`` of its one child), never by timing anything.
 from __future__ import annotations
 
 import json
+import shutil
 import struct
 import subprocess
 import sys
@@ -16,6 +17,7 @@ from pathlib import Path
 
 import cramjam
 import pytest
+from conftest import FIXTURES
 from crc32c import crc32c
 
 from metashell.log.batch import CorruptBatchError, iter_batches
@@ -38,6 +40,12 @@ def run_measured(*args: str) -> tuple[int, str, float]:
                           capture_output=True, text=True, timeout=120, check=False)
     err, _, rss = proc.stderr.rpartition("MAXRSS ")
     return proc.returncode, err, int(rss) / 1024
+
+
+def demo_copy(tmp_path: Path) -> Path:
+    """A private copy of the demo fixture (log dir layout) to damage."""
+    shutil.copytree(FIXTURES / "demo", tmp_path, dirs_exist_ok=True)
+    return tmp_path
 
 
 def frame(area: bytes, attributes: int = 0, count: int = 1, base_offset: int = 0) -> bytes:
@@ -179,8 +187,6 @@ def test_zero_filled_tail_that_is_not_sparse_is_looked_at_boundedly(tmp_path: Pa
 
 def test_corpus_and_fixtures_still_read_without_warnings() -> None:
     """The caps are far above what Kafka writes: the real files load exactly as before."""
-    from conftest import FIXTURES
-
     manifest = json.loads((FIXTURES / "manifest.json").read_text())
     assert manifest
     for path in sorted(FIXTURES.rglob("*.log")) + sorted(FIXTURES.rglob("*.checkpoint")):
@@ -191,14 +197,9 @@ def test_corpus_and_fixtures_still_read_without_warnings() -> None:
 
 def test_flipped_base_offset_is_one_located_error(tmp_path: Path) -> None:
     """baseOffset is outside the CRC: a flipped high byte must not silently empty the image."""
-    import shutil
-
-    from conftest import FIXTURES
-
     from metashell.log.reader import MAX_OFFSET_GAP
 
-    segment = tmp_path / "__cluster_metadata-0" / "00000000000000000026.log"
-    shutil.copytree(FIXTURES / "demo", tmp_path, dirs_exist_ok=True)
+    segment = demo_copy(tmp_path) / "__cluster_metadata-0" / "00000000000000000026.log"
     batches = list(iter_file_batches(segment))
     pos = batches[2].position
     data = bytearray(segment.read_bytes())
@@ -216,12 +217,7 @@ def test_flipped_base_offset_is_one_located_error(tmp_path: Path) -> None:
 
 
 def test_deeply_nested_quorum_state_is_a_warning(tmp_path: Path) -> None:
-    import shutil
-
-    from conftest import FIXTURES
-
-    shutil.copytree(FIXTURES / "demo", tmp_path, dirs_exist_ok=True)
-    (tmp_path / "__cluster_metadata-0" / "quorum-state").write_text("[" * 100_000 + "]" * 100_000)
+    (demo_copy(tmp_path) / "__cluster_metadata-0" / "quorum-state").write_text("[" * 100_000 + "]" * 100_000)
     status, err, _ = run_measured("-d", str(tmp_path), "-c", "ls /topics")
     assert status == 0 and "quorum-state: JSON nested too deeply" in err and "internal error" not in err
 
@@ -243,12 +239,7 @@ def test_garbage_client_config_lines_are_reported() -> None:
 
 
 def test_garbage_meta_properties_and_wrong_typed_quorum_state_warn(tmp_path: Path) -> None:
-    import shutil
-
-    from conftest import FIXTURES
-
-    shutil.copytree(FIXTURES / "demo", tmp_path, dirs_exist_ok=True)
-    (tmp_path / "meta.properties").write_bytes(bytes(range(256)) * 2)
+    (demo_copy(tmp_path) / "meta.properties").write_bytes(bytes(range(256)) * 2)
     (tmp_path / "__cluster_metadata-0" / "quorum-state").write_text(
         '{"leaderId":"abc","leaderEpoch":[1],"votedId":true,"data_version":0,"currentVoters":"x"}')
     status, err, _ = run_measured("-d", str(tmp_path), "-c", "ls /topics")

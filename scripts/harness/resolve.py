@@ -155,9 +155,8 @@ class Resolution:
     sha256: dict[str, str] = field(default_factory=dict)        # coordinate -> digest of the jar
 
     def summary(self) -> dict[str, Any]:
-        """What the dist's stamp records of the resolution."""
-        out: dict[str, Any] = {"source": self.source, "substitutes": self.substitutes,
-                               "pinned": self.pinned, "excluded": self.excluded,
+        """What the dist's stamp records of the resolution (beside its top-level ``substitutes``)."""
+        out: dict[str, Any] = {"source": self.source, "pinned": self.pinned, "excluded": self.excluded,
                                "repository": repository_url()}
         if self.lock_problem:
             out["lock_problem"] = self.lock_problem
@@ -404,7 +403,7 @@ def lock_path(version: str) -> Path:
 def lock_digest(version: str) -> str:
     """sha256 of the lock file's bytes ("" without one): a dist remembers the lock it was made from."""
     try:
-        return hashlib.sha256(lock_path(version).read_bytes()).hexdigest()
+        return sha256_of(lock_path(version))
     except FileNotFoundError:
         return ""
 
