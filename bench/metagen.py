@@ -45,7 +45,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from metashell.log.batch import build_batch
+from metashell.log.encoding import build_batch
 from metashell.protocol.control import encode_control_record
 from metashell.protocol.metadata import encode_metadata_record
 from metashell.protocol.uuid import uuid_to_str

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from metashell.log.batch import iter_batches
+from metashell.log.scan import iter_batches
 from metashell.protocol.control import decode_control_record
 from metashell.protocol.metadata import decode_metadata_record, record_types
 

@@ -12,9 +12,11 @@ import pytest
 from metashell.image.image import MetadataImage
 from metashell.image.loader import ImageLoader, load_directory, load_file, load_plan, rebuild_at
 from metashell.image.model import LEADER_RECOVERY_STATE_NAMES, metadata_version_name
-from metashell.log.batch import RecordBatch, build_batch, iter_batches
+from metashell.log.batch import RecordBatch
 from metashell.log.directory import PlanStep, ReadPlan, open_metadata_dir
+from metashell.log.encoding import build_batch
 from metashell.log.files import iter_file_batches
+from metashell.log.scan import iter_batches
 from metashell.protocol.control import encode_control_record
 from metashell.protocol.metadata import decode_metadata_record, encode_metadata_record
 from metashell.protocol.uuid import uuid_from_str, uuid_to_str

@@ -26,7 +26,7 @@ from metashell.image.model import (
     kafka_shell_shows_config,
     metadata_version_name,
 )
-from metashell.log.batch import build_batch
+from metashell.log.encoding import build_batch
 from metashell.protocol.control import encode_control_record
 from metashell.protocol.metadata import encode_metadata_record as enc
 from metashell.protocol.uuid import uuid_to_str

@@ -29,7 +29,8 @@ from metashell.live import (
 )
 from metashell.live.connection import Connection, Endpoint
 from metashell.live.events import ImageReset, LiveWarning
-from metashell.log.batch import build_batch, iter_batches
+from metashell.log.encoding import build_batch
+from metashell.log.scan import iter_batches
 from metashell.protocol import messages
 from metashell.protocol.control import encode_control_record
 from metashell.protocol.metadata import encode_metadata_record

@@ -13,22 +13,14 @@ import pytest
 from crc32c import crc32c
 
 from metashell.errors import DecodeError
-from metashell.log.batch import (
-    HEADER_SIZE,
-    CorruptBatchError,
-    LogWarning,
-    Record,
-    RecordBatch,
-    build_batch,
-    compress_records,
-    decompress_records,
-    encode_record,
-    encode_varint,
-    iter_batches,
-    read_varint,
-    read_varlong,
-)
+from metashell.log.batch import HEADER_SIZE, RecordBatch
+from metashell.log.compression import compress_records, decompress_records
+from metashell.log.encoding import build_batch, encode_record
 from metashell.log.files import iter_file_batches, read_batch_at
+from metashell.log.problems import CorruptBatchError, LogWarning
+from metashell.log.records import Record
+from metashell.log.scan import iter_batches
+from metashell.protocol.wire import encode_varint, read_varint, read_varlong
 
 SHARED = Path(__file__).resolve().parents[2] / "shared"
 VECTORS = SHARED / "reference" / "test-vectors"
@@ -75,7 +67,7 @@ def test_varint_too_long_is_a_decode_error() -> None:
     bad = bytearray(buf[:HEADER_SIZE]) + b"\xff" * 6 + b"\x00" * 8
     struct.pack_into(">i", bad, 8, len(bad) - 12)
     struct.pack_into(">I", bad, 17, crc32c(bytes(bad[21:])))
-    with pytest.raises(CorruptBatchError, match="varint is too long"):
+    with pytest.raises(CorruptBatchError, match="varint is longer than 5 bytes"):
         collect(bytes(bad))
 
 

@@ -16,16 +16,12 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from metashell.errors import DecodeError
-from metashell.log.batch import (
-    HEADER_SIZE,
-    LogWarning,
-    RecordBatch,
-    build_batch,
-    compress_records,
-    encode_record,
-    iter_batches,
-)
+from metashell.log.batch import HEADER_SIZE, RecordBatch
+from metashell.log.compression import compress_records
+from metashell.log.encoding import build_batch, encode_record
+from metashell.log.problems import LogWarning
 from metashell.log.properties import parse_properties
+from metashell.log.scan import iter_batches
 
 SHARED = Path(__file__).resolve().parents[2] / "shared"
 VECTORS = SHARED / "reference" / "test-vectors"

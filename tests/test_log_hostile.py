@@ -20,9 +20,10 @@ import pytest
 from conftest import FIXTURES
 from crc32c import crc32c
 
-from metashell.log.batch import CorruptBatchError, iter_batches
 from metashell.log.compression import LIMITS, InflateLimitError, _xxh32, decompress_records
 from metashell.log.files import NotARegularFileError, iter_file_batches
+from metashell.log.problems import CorruptBatchError
+from metashell.log.scan import iter_batches
 
 #: The bound the issue states for any single hostile batch.
 RSS_BOUND_MB = 300

@@ -19,7 +19,7 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from metashell.cli import run
-from metashell.log.batch import build_batch
+from metashell.log.encoding import build_batch
 from metashell.protocol.control import encode_control_record
 from metashell.protocol.metadata import encode_metadata_record as enc
 from metashell.safe_text import json_safe, visible, visible_output

@@ -84,9 +84,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from metashell.log.batch import Entry, LogWarning
 from metashell.log.directory import ReadPlan, open_metadata_dir, plan_file
+from metashell.log.problems import LogWarning
 from metashell.log.reader import BatchIndexEntry, PlanReader
+from metashell.log.records import Entry
 from metashell.protocol.uuid import uuid_from_str, uuid_to_str
 
 from .image import MetadataImage, ProducerIdsImage, SnapshotInfo

@@ -18,7 +18,8 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field, replace
 
-from metashell.log.batch import Entry, RecordBatch
+from metashell.log.batch import RecordBatch
+from metashell.log.records import Entry
 
 
 @dataclass(frozen=True, slots=True)

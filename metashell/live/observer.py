@@ -44,7 +44,9 @@ from metashell.live.events import (
     StatusChanged,
 )
 from metashell.live.tls import TlsSettings, build_tls
-from metashell.log.batch import LogWarning, RecordBatch, iter_batches
+from metashell.log.batch import RecordBatch
+from metashell.log.problems import LogWarning
+from metashell.log.scan import iter_batches
 from metashell.protocol.uuid import METADATA_TOPIC_ID
 
 log = logging.getLogger("metashell.live")

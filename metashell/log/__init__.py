@@ -45,16 +45,8 @@ gaps, a partial image, KRaft invariant breaches, files deleted by a running Kafk
 :class:`LogWarning` (``kind``, ``message``, ``source``, ``position``).
 """
 
-from metashell.log.batch import (
-    COMPRESSION_NAMES,
-    CorruptBatchError,
-    Entry,
-    LogWarning,
-    Record,
-    RecordBatch,
-    build_batch,
-    iter_batches,
-)
+from metashell.log.batch import RecordBatch
+from metashell.log.compression import COMPRESSION_NAMES
 from metashell.log.directory import (
     MetadataDirError,
     MetadataLogDir,
@@ -67,9 +59,13 @@ from metashell.log.directory import (
     open_metadata_dir,
     plan_file,
 )
+from metashell.log.encoding import build_batch
 from metashell.log.files import iter_file_batches, read_batch_at
+from metashell.log.problems import CorruptBatchError, LogWarning
 from metashell.log.properties import load_properties, parse_properties
 from metashell.log.reader import BatchIndexEntry, BatchRead, PlanReader, read_plan
+from metashell.log.records import Entry, Record
+from metashell.log.scan import iter_batches
 
 __all__ = [
     "COMPRESSION_NAMES",

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 
 import cramjam
 
-from metashell.protocol.codegen import Malformed, read_uvarint
+from metashell.protocol.wire import Malformed, read_uvarint
 
 __all__ = [
     "COMPRESSION_NAMES",

@@ -17,8 +17,8 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from metashell.errors import MetashellError
-from metashell.log.batch import LogWarning
 from metashell.log.files import iter_file_batches, read_batch_at
+from metashell.log.problems import LogWarning
 from metashell.log.properties import parse_properties
 
 __all__ = [

@@ -15,7 +15,9 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from metashell.errors import DecodeError
-from metashell.log.batch import HEADER_SIZE_UP_TO_MAGIC, RecordBatch, WarnFn, _log_warning, _Scan, _Tail
+from metashell.log.batch import HEADER_SIZE_UP_TO_MAGIC, RecordBatch
+from metashell.log.problems import WarnFn, log_warning
+from metashell.log.scan import BatchScan, Tail
 
 __all__ = ["DEFAULT_CHUNK", "iter_file_batches", "read_batch_at"]
 
@@ -30,7 +32,7 @@ class NotARegularFileError(DecodeError):
     """A path that is a device, FIFO or socket: its "size" means nothing and it may never end."""
 
 
-class _FileTail(_Tail):
+class _FileTail(Tail):
     """Looks past the current chunk into the file itself (with pread, not moving the read position)."""
 
     def __init__(self, fd: int, buf: bytes, base: int) -> None:
@@ -82,7 +84,7 @@ def iter_file_batches(path: str | os.PathLike[str], source: str | None = None, *
     Raises FileNotFoundError if the file is gone (callers turn that into a warning).
     """
     src = source if source is not None else str(path)
-    scan = _Scan(src, lenient_tail, warn or _log_warning, verify_crc, decode)
+    scan = BatchScan(src, lenient_tail, warn or log_warning, verify_crc, decode)
     chunk_size = max(chunk_size, 4096)
     with open(path, "rb") as f:
         fd = f.fileno()

@@ -13,9 +13,11 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import NamedTuple
 
-from metashell.log.batch import _CLEAN, CorruptBatchError, Entry, LogWarning, RecordBatch, WarnFn
+from metashell.log.batch import RecordBatch
 from metashell.log.directory import PlanStep, ReadPlan
 from metashell.log.files import DEFAULT_CHUNK, iter_file_batches
+from metashell.log.problems import CorruptBatchError, LogWarning, WarnFn
+from metashell.log.records import CLEAN_STATS, Entry
 
 __all__ = ["BatchIndexEntry", "BatchRead", "PlanReader", "read_plan"]
 
@@ -172,7 +174,7 @@ class PlanReader:
         index = self._index if self.keep_index else None
         for batch in self._batches(step):
             records = batch.entries()
-            if batch._stats is not _CLEAN or batch.is_control or batch.last_offset_delta != len(records) - 1:
+            if batch.stats is not CLEAN_STATS or batch.is_control or batch.last_offset_delta != len(records) - 1:
                 self._check(batch)
             if first:
                 first = False
@@ -203,7 +205,7 @@ class PlanReader:
         start = step.skip_below
         until = self.until_offset
         index_append = self._index.append if self.keep_index else None
-        clean = _CLEAN
+        clean = CLEAN_STATS
         new = _new_tuple
         next_offset = self._next_offset
         last_seen = -1 if self.log_last_offset is None else self.log_last_offset
@@ -215,7 +217,7 @@ class PlanReader:
                 last = base + batch.last_offset_delta
                 if last > last_seen:  # noqa: PLR1730 -- cheaper than a max() call per batch
                     last_seen = last
-                records = batch._entries
+                records = batch.decoded
                 if records is None:
                     records = batch.entries()
                 stop = False
@@ -246,7 +248,7 @@ class PlanReader:
                     if until is not None and stop:
                         records = [r for r in records if r[0] <= until]
                 attributes = batch.attributes
-                if batch._stats is not clean or attributes & 0x20 or last - base != batch.records_count - 1:
+                if batch.stats is not clean or attributes & 0x20 or last - base != batch.records_count - 1:
                     self._check(batch)
                 if index_append is not None:
                     index_append(("log", batch.source, batch.position, base, last, batch.partition_leader_epoch,

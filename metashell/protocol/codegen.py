@@ -21,49 +21,26 @@ from typing import Any
 
 from metashell.protocol.schema import FieldSpec, MessageSpec
 from metashell.protocol.uuid import ZERO_UUID, uuid_from_str
+from metashell.protocol.wire import Malformed, read_uvarint, write_uvarint
+
+__all__ = [
+    "Decoder",
+    "Encoder",
+    "Malformed",
+    "make_decoder",
+    "make_encoder",
+    "read_uvarint",
+    "write_uvarint",
+]
 
 Decoder = Callable[[bytes, int, int], tuple[dict[str, Any], int]]
 Encoder = Callable[[dict[str, Any], bytearray], None]
-
-
-class Malformed(Exception):
-    """Raised by generated decoders; ``pos`` is where the problem was seen."""
-
-    def __init__(self, message: str, pos: int) -> None:
-        super().__init__(message)
-        self.pos = pos
-
 
 FIXED = {"bool": "?", "int8": "b", "int16": "h", "uint16": "H", "int32": "i", "uint32": "I",
          "int64": "q", "float64": "d", "uuid": "16s"}
 ARRAY_ITEM = {"int8": "b", "int16": "h", "uint16": "H", "int32": "i", "uint32": "I", "int64": "q",
               "float64": "d"}
 SIZES = {"b": 1, "?": 1, "h": 2, "H": 2, "i": 4, "I": 4, "q": 8, "d": 8, "16s": 16}
-
-
-def read_uvarint(buf: bytes, pos: int) -> tuple[int, int]:
-    """Unsigned LEB128 varint of at most 5 bytes (Kafka's ``readUnsignedVarint``)."""
-    value = 0
-    shift = 0
-    while True:
-        b = buf[pos]
-        pos += 1
-        value |= (b & 0x7F) << shift
-        if b < 0x80:
-            return value, pos
-        shift += 7
-        if shift > 28:
-            raise Malformed("varint is longer than 5 bytes", pos)
-
-
-def write_uvarint(out: bytearray, value: int) -> None:
-    if value < 0:
-        value &= 0xFFFFFFFF
-    while value >= 0x80:
-        out.append((value & 0x7F) | 0x80)
-        value >>= 7
-    out.append(value)
-
 
 _array_structs: dict[tuple[str, int], struct.Struct] = {}
 

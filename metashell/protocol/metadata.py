@@ -16,8 +16,9 @@ from typing import Any
 
 from metashell.errors import DecodeError
 from metashell.protocol import registry
-from metashell.protocol.codegen import Malformed, make_decoder, read_uvarint, write_uvarint
+from metashell.protocol.codegen import make_decoder
 from metashell.protocol.schema import bundled_schemas
+from metashell.protocol.wire import Malformed, read_uvarint, write_uvarint
 
 
 class UnknownRecordType(DecodeError):
