@@ -90,6 +90,10 @@ def build_parser(prog: str | None = None) -> argparse.ArgumentParser:
                    help="Largest record batch to read, and to inflate when compressed (default 64 MiB; "
                         "Kafka writes at most 8 MiB). A larger one is reported as corrupt. Accepts "
                         "K, M and G suffixes.")
+    p.add_argument("--salvage", action="store_true",
+                   help="Load around corruption instead of failing: the log up to the first corrupt "
+                        "batch, the newest intact snapshot when a newer one is damaged. Warnings and "
+                        "/provenance say what was skipped.")
     p.add_argument("--version", action="version", version=f"metashell {__version__}",
                    help="Print the version and exit.")
     p.add_argument("command", nargs=argparse.REMAINDER,
@@ -130,6 +134,9 @@ def _check_usage(args: argparse.Namespace) -> None:
             raise UsageError(f"--bootstrap-controller: {e}") from None
     if args.config and not args.bootstrap_controller:
         raise UsageError("--config only applies to live mode (--bootstrap-controller)")
+    if args.salvage and args.bootstrap_controller:
+        raise UsageError("--salvage applies to files (--directory, --snapshot); live mode reads what the "
+                         "controllers send")
     if args.commands and args.command:
         raise UsageError(f"give commands either with -c or as words after the options, not both "
                          f"(got -c and {' '.join(args.command)!r})")
@@ -183,9 +190,9 @@ def run(argv: Sequence[str] | None = None, *, stdin: TextIO | None = None, stdou
         stderr.write("Loading...\n")
         stderr.flush()
     if args.directory:
-        source = open_directory(args.directory, warn, redact)
+        source = open_directory(args.directory, warn, redact, salvage=args.salvage)
     elif args.snapshot:
-        source = open_file(args.snapshot, warn, redact)
+        source = open_file(args.snapshot, warn, redact, salvage=args.salvage)
     else:
         source = open_live(args.bootstrap_controller, args.config, warn, redact)
 

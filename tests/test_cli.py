@@ -377,6 +377,9 @@ def test_live_mode_goes_through_the_hook(monkeypatch: pytest.MonkeyPatch, tmp_pa
         def status_text(self) -> str:
             return "leader 1 epoch 2 lag 0"
 
+        def quorum_info(self) -> dict:
+            return {}
+
         def close(self) -> None:
             calls.append("close")
 

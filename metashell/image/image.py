@@ -26,6 +26,8 @@ from __future__ import annotations
 
 import threading
 
+from metashell.log.problems import Salvaged
+
 from .model import (
     Acl,
     BrokerRegistration,
@@ -143,10 +145,12 @@ class Provenance:
     in milliseconds since the epoch.  ``sources`` lists the files (or ``live:host:port``) read, in
     order.  ``records``/``batches`` count what was replayed.  ``caught_up`` is False only after a
     ``--snapshot`` load of a file on which Kafka's loader never catches up, so that its shell shows
-    (and waits on) the empty image; see ``loader.py``, "Kafka's catch-up gate".
+    (and waits on) the empty image; see ``loader.py``, "Kafka's catch-up gate".  ``salvaged`` lists
+    what a ``--salvage`` load skipped.
     """
 
-    __slots__ = ("batches", "caught_up", "epoch", "offset", "records", "snapshot", "sources", "timestamp")
+    __slots__ = ("batches", "caught_up", "epoch", "offset", "records", "salvaged", "snapshot", "sources",
+                 "timestamp")
 
     def __init__(self) -> None:
         self.offset = -1
@@ -157,6 +161,8 @@ class Provenance:
         self.records = 0
         self.batches = 0
         self.caught_up = True
+        #: What a ``--salvage`` load left out ; empty otherwise.
+        self.salvaged: list[Salvaged] = []
 
 
 class MetadataImage:

@@ -84,8 +84,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from metashell.log.directory import ReadPlan, open_metadata_dir, plan_file
-from metashell.log.problems import LogWarning
+from metashell.errors import DecodeError
+from metashell.log.directory import ReadPlan, SnapshotFile, open_metadata_dir, plan_file
+from metashell.log.problems import IncompleteSnapshotError, LogWarning, Salvaged
 from metashell.log.reader import BatchIndexEntry, PlanReader
 from metashell.log.records import Entry
 from metashell.protocol.uuid import uuid_from_str, uuid_to_str
@@ -122,10 +123,27 @@ class LoadResult:
     partial: bool = False
     until_offset: int | None = None
     elapsed: float = 0.0
+    salvage: bool = False
 
     @property
     def faults(self) -> list[ReplayWarning]:
         return [w for w in self.warnings if w.kind == "fault"]
+
+
+class LoadMemoryError(DecodeError):
+    """The machine ran out of memory while loading: says where, and how big the image had grown."""
+
+    @classmethod
+    def at(cls, reader: PlanReader, image: MetadataImage) -> LoadMemoryError:
+        source, position = reader.where()
+        try:
+            counts = image.summary()
+            grown = f" ({counts['topics']:,} topics, {counts['partitions']:,} partitions so far)"
+        except MemoryError:
+            grown = ""
+        return cls(f"out of memory after reading {reader.records:,} records{grown}; "
+                   f"this image needs more memory than the machine has (load an older snapshot with -s, "
+                   f"or use a larger machine)", source, position)
 
 
 @contextmanager
@@ -321,9 +339,22 @@ class ImageLoader:
 
     # ------------------------------------------------------------------ plans
 
-    def run_plan(self, plan: ReadPlan, *, until_offset: int | None = None) -> PlanReader:
-        """Read every batch of ``plan`` into the image; returns the (exhausted) reader."""
-        reader = PlanReader(plan, warn=self.log_warning, until_offset=until_offset)
+    def run_plan(self, plan: ReadPlan, *, until_offset: int | None = None, salvage: bool = False) -> PlanReader:
+        """Read every batch of ``plan`` into the image; returns the (exhausted) reader.
+
+        Running out of memory is reported as a :class:`LoadMemoryError` naming the file and batch
+        being read, not as a bare ``MemoryError``.
+        """
+        reader = PlanReader(plan, warn=self.log_warning, until_offset=until_offset, salvage=salvage)
+        try:
+            self._read(reader)
+        except MemoryError:
+            raise LoadMemoryError.at(reader, self.image) from None
+        self.image.provenance.sources = list(reader.files_read)
+        self.image.provenance.salvaged = list(reader.salvaged)
+        return reader
+
+    def _read(self, reader: PlanReader) -> None:
         r = self.replayer
         current = None          # the PlanStep being read
         snapshot_step = None    # the snapshot step to finish when it ends
@@ -353,8 +384,6 @@ class ImageLoader:
                     self.apply_batch(batch, item.records, last_offset=last)
             if snapshot_step is not None:
                 self._finish_snapshot_step(snapshot_step)
-        self.image.provenance.sources = list(reader.files_read)
-        return reader
 
     def _finish_snapshot_step(self, step: Any) -> None:
         snap = step.snapshot
@@ -391,15 +420,23 @@ def _apply_small_files(image: MetadataImage, plan: ReadPlan, time_travel: bool) 
 
 # ---------------------------------------------------------------------- public functions
 
-def load_plan(plan: ReadPlan, *, mode: str = "directory", until_offset: int | None = None) -> LoadResult:
+def load_plan(plan: ReadPlan, *, mode: str = "directory", until_offset: int | None = None,
+              salvage: bool = False) -> LoadResult:
     """Replay ``plan`` (from ``MetadataLogDir.plan`` or ``plan_file``) into a new image.
 
     ``mode``: "directory" (raft-loader semantics) or "file" (Kafka's ``--snapshot`` semantics).
+    ``salvage``: load around corruption instead of failing (see :func:`_salvage_run`).
     """
     t0 = time.perf_counter()
     until = plan.until_offset if until_offset is None else until_offset
-    loader, reader = _run(plan, mode, until)
+    loader, reader, rejected = _salvage_run(plan, mode, until, salvage)
     img = loader.image
+    if rejected:
+        img.provenance.salvaged[:0] = rejected
+        loader.replayer.warnings[:0] = [
+            ReplayWarning(f"{s.reason}; --salvage: skipped this snapshot, loaded from "
+                          f"{_described(reader.plan)} instead", None, s.source, "salvaged", s.position)
+            for s in rejected]
     _apply_small_files(img, reader.plan, until is not None)
     snap = reader.plan.snapshot
     if mode == "file" and snap is not None:
@@ -428,20 +465,54 @@ def load_plan(plan: ReadPlan, *, mode: str = "directory", until_offset: int | No
                                         "log"))
     return LoadResult(img, r.warnings, r.fault_count, reader.index, reader.plan, mode,
                       list(reader.files_read), reader.records, reader.batches,
-                      reader.plan.partial, until, time.perf_counter() - t0)
+                      reader.plan.partial, until, time.perf_counter() - t0, salvage)
+
+
+def _described(plan: ReadPlan) -> str:
+    if plan.snapshot is not None:
+        return f"the older snapshot {plan.snapshot.name}"
+    return "the log alone" if plan.steps else "nothing (no other snapshot or log)"
+
+
+def _salvage_run(plan: ReadPlan, mode: str, until: int | None,
+                 salvage: bool) -> tuple[ImageLoader, PlanReader, list[Salvaged]]:
+    """:func:`_run`, falling back past damaged snapshots when ``salvage`` is set.
+
+    A directory's snapshot that turns out corrupt or cut short (``IncompleteSnapshotError``) fails
+    a normal load.  A salvage load starts again on a fresh image with the plan Kafka would have
+    made without that snapshot (the next older one, or the log alone), so the image shown is one
+    that existed; the rejected snapshots are returned for ``/provenance``.
+    """
+    rejected: list[Salvaged] = []
+    excluded: set[Path] = set()
+    while True:
+        try:
+            loader, reader = _run(plan, mode, until, salvage)
+            return loader, reader, rejected
+        except IncompleteSnapshotError as e:
+            d = plan.directory
+            snap = e.snapshot
+            if not isinstance(snap, SnapshotFile) or d is None:
+                raise
+            if not salvage:
+                raise IncompleteSnapshotError(f"{e.message} (--salvage loads from the newest intact "
+                                              f"snapshot instead)", e.source, e.offset, snap) from None
+            excluded.add(snap.path)
+            rejected.append(Salvaged(e.source or str(snap.path), e.offset, e.message, (snap.name,)))
+            plan = d.plan(until, exclude=excluded)
 
 
 _MAX_FILE_PASSES = 20
 
 
-def _run(plan: ReadPlan, mode: str, until: int | None) -> tuple[ImageLoader, PlanReader]:
+def _run(plan: ReadPlan, mode: str, until: int | None, salvage: bool = False) -> tuple[ImageLoader, PlanReader]:
     """Replay the plan; in file mode again, without the deltas Kafka cannot apply, while new ones
     turn up (dropping a delta can orphan later records too)."""
     skip: dict[int, int] = {}
     bad: list[tuple[int, int, tuple[bytes, ...]]] = []
     for _ in range(_MAX_FILE_PASSES):
         loader = ImageLoader(kafka_file_mode=(mode == "file"), skip_deltas=skip.items())
-        reader = loader.run_plan(plan, until_offset=until)
+        reader = loader.run_plan(plan, until_offset=until, salvage=salvage)
         if not loader.bad_deltas:
             break
         bad += loader.bad_deltas
@@ -450,18 +521,22 @@ def _run(plan: ReadPlan, mode: str, until: int | None) -> tuple[ImageLoader, Pla
     return loader, reader
 
 
-def load_directory(path: str | Path, *, until_offset: int | None = None) -> LoadResult:
+def load_directory(path: str | Path, *, until_offset: int | None = None, salvage: bool = False) -> LoadResult:
     """``--directory``: a ``__cluster_metadata-0`` folder or its parent log dir.
 
     Raises ``MetadataDirError`` when the path is not a metadata directory and ``CorruptBatchError``
-    for corruption in the middle of a file; everything else is a warning in the result.
+    for corruption in the middle of a file (``IncompleteSnapshotError`` for a damaged snapshot);
+    everything else is a warning in the result.  With ``salvage``, corruption is loaded around
+    instead: the log up to the first corrupt batch, the newest intact snapshot.
     """
-    return load_plan(open_metadata_dir(path).plan(until_offset), mode="directory", until_offset=until_offset)
+    return load_plan(open_metadata_dir(path).plan(until_offset), mode="directory", until_offset=until_offset,
+                     salvage=salvage)
 
 
-def load_file(path: str | Path) -> LoadResult:
-    """``--snapshot FILE``: one ``.checkpoint`` or ``.log``, with the Java shell's semantics."""
-    return load_plan(plan_file(path), mode="file")
+def load_file(path: str | Path, *, salvage: bool = False) -> LoadResult:
+    """``--snapshot FILE``: one ``.checkpoint`` or ``.log``, with the Java shell's semantics
+    (``salvage``: the batches before the first corrupt one)."""
+    return load_plan(plan_file(path), mode="file", salvage=salvage)
 
 
 def rebuild_at(result: LoadResult, offset: int) -> LoadResult:
@@ -478,4 +553,4 @@ def rebuild_at(result: LoadResult, offset: int) -> LoadResult:
             plan = plan.seek(result.index)
     else:
         plan = result.plan
-    return load_plan(plan, mode=result.mode, until_offset=offset)
+    return load_plan(plan, mode=result.mode, until_offset=offset, salvage=result.salvage)

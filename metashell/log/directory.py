@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import os
 import re
+from collections.abc import Collection
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -344,20 +345,22 @@ class MetadataLogDir:
         assert where is not None   # open_metadata_dir always sets one of them
         return open_metadata_dir(where)
 
-    def latest_snapshot(self, until_offset: int | None = None) -> SnapshotFile | None:
-        """The newest snapshot usable as a state source (never the (0, 0) bootstrap snapshot)."""
-        usable = [s for s in self.snapshots if not s.is_bootstrap
+    def latest_snapshot(self, until_offset: int | None = None,
+                        exclude: Collection[Path] = ()) -> SnapshotFile | None:
+        """The newest snapshot usable as a state source (never the (0, 0) bootstrap snapshot, nor
+        one in ``exclude``: snapshots a salvage load found damaged)."""
+        usable = [s for s in self.snapshots if not s.is_bootstrap and s.path not in exclude
                   and (until_offset is None or s.end_offset - 1 <= until_offset)]
         return max(usable, key=lambda s: (s.end_offset, s.epoch), default=None)
 
-    def plan(self, until_offset: int | None = None) -> ReadPlan:
+    def plan(self, until_offset: int | None = None, *, exclude: Collection[Path] = ()) -> ReadPlan:
         """Kafka's startup choice of snapshot + log (FORMATS.md 1.2).
 
         ``until_offset`` (time travel) picks the newest snapshot that does not go past that offset
-        and stops the log there.
+        and stops the log there.  Snapshots in ``exclude`` are passed over (``--salvage``).
         """
         warnings: list[LogWarning] = []
-        snap = self.latest_snapshot(until_offset)
+        snap = self.latest_snapshot(until_offset, exclude)
         start = snap.end_offset if snap is not None else 0
         steps: list[PlanStep] = []
         if snap is not None:

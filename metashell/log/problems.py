@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 from metashell.errors import DecodeError
 
-__all__ = ["CorruptBatchError", "LogWarning", "WarnFn", "log_warning"]
+__all__ = ["CorruptBatchError", "IncompleteSnapshotError", "LogWarning", "Salvaged", "WarnFn", "log_warning"]
 
 log = logging.getLogger("metashell.log")
 
@@ -55,3 +55,42 @@ WarnFn = Callable[[LogWarning], None]
 def log_warning(w: LogWarning) -> None:
     """The default ``warn`` callback: the warning goes to the "metashell.log" logger."""
     log.warning("%s", w)
+
+
+@dataclass(frozen=True, slots=True)
+class Salvaged:
+    """What a ``--salvage`` load left out, and why (shown in ``/provenance``).
+
+    ``source`` and ``position`` locate the corruption; ``reason`` is what was wrong; ``skipped``
+    says what was not loaded because of it (the rest of a file, later files, a whole snapshot).
+    """
+
+    source: str
+    position: int | None
+    reason: str
+    skipped: tuple[str, ...]
+
+    def as_json(self) -> dict[str, object]:
+        return {"file": self.source, "byteOffset": self.position, "problem": self.reason,
+                "skipped": list(self.skipped)}
+
+
+class IncompleteSnapshotError(CorruptBatchError):
+    """A snapshot of a metadata directory that is corrupt or cut short (a torn last batch, or a
+    SnapshotHeader without its SnapshotFooter).
+
+    Kafka writes a snapshot to ``.checkpoint.part`` and renames it only when complete, so an
+    incomplete ``.checkpoint`` is damage, not a write in progress: loading its prefix would show
+    an image that never existed.  A normal load stops with this error; a ``--salvage`` load falls
+    back to the newest intact snapshot (``snapshot`` is the rejected file).
+    """
+
+    def __init__(self, message: str, source: str | None = None, offset: int | None = None,
+                 snapshot: object = None) -> None:
+        super().__init__(message, source, offset)
+        self.snapshot = snapshot
+
+    def located(self, source: str | None = None, base: int = 0) -> IncompleteSnapshotError:
+        err = IncompleteSnapshotError(self.message, source or self.source,
+                                      None if self.offset is None else self.offset + base, self.snapshot)
+        return err

@@ -16,7 +16,7 @@ from typing import NamedTuple
 from metashell.log.batch import RecordBatch
 from metashell.log.directory import PlanStep, ReadPlan
 from metashell.log.files import DEFAULT_CHUNK, iter_file_batches
-from metashell.log.problems import CorruptBatchError, LogWarning, WarnFn
+from metashell.log.problems import CorruptBatchError, IncompleteSnapshotError, LogWarning, Salvaged, WarnFn
 from metashell.log.records import CLEAN_STATS, Entry
 
 __all__ = ["BatchIndexEntry", "BatchRead", "PlanReader", "read_plan"]
@@ -70,13 +70,21 @@ class PlanReader:
     Warnings (the plan's first, then the reader's, in order of discovery) are appended to
     ``warnings`` and passed to ``warn`` when given.  After (or during) iteration: ``index`` holds a
     :class:`BatchIndexEntry` per batch read (when ``keep_index``), ``files_read`` the files actually
-    opened, ``log_last_offset`` the last log offset seen.  Raises ``CorruptBatchError`` for
-    corruption in the middle of a file.
+    opened, ``log_last_offset`` the last log offset seen.
+
+    Raises ``CorruptBatchError`` for corruption in the middle of a file, and
+    ``IncompleteSnapshotError`` for a directory's snapshot that is corrupt or cut short.  With
+    ``salvage``, corruption in a log segment (or in the one file of a single-file plan) instead
+    ends the read there: a "salvaged" warning names the place, and ``salvaged`` records what was
+    left out.  (Falling back to an older snapshot is the loader's job: it needs a fresh image.)
     """
 
     def __init__(self, plan: ReadPlan, *, warn: WarnFn | None = None, until_offset: int | None = None,
-                 verify_crc: bool = True, keep_index: bool = True, chunk_size: int = DEFAULT_CHUNK) -> None:
+                 verify_crc: bool = True, keep_index: bool = True, chunk_size: int = DEFAULT_CHUNK,
+                 salvage: bool = False) -> None:
         self.plan = plan
+        self.salvage = salvage
+        self.salvaged: list[Salvaged] = []
         self.until_offset = plan.until_offset if until_offset is None else until_offset
         self.verify_crc = verify_crc
         self.keep_index = keep_index
@@ -99,6 +107,12 @@ class PlanReader:
         """One :class:`BatchIndexEntry` per batch read so far (stored as plain tuples while reading)."""
         return [BatchIndexEntry._make(t) for t in self._index]
 
+    def where(self) -> tuple[str | None, int | None]:
+        """(file, byte offset) of the last batch read, or of the file being opened, for messages."""
+        if self._index:
+            return self._index[-1][1], self._index[-1][2]
+        return (self.files_read[-1] if self.files_read else None), None
+
     def warn(self, w: LogWarning) -> None:
         self.warnings.append(w)
         if self._user_warn is not None:
@@ -117,7 +131,7 @@ class PlanReader:
         self._partial = plan.partial
         self._stop = False
         produced = self.batches  # any batch yielded decides whether bootstrap.checkpoint is needed
-        for step in plan.steps:
+        for i, step in enumerate(plan.steps):
             if self._stop:
                 break
             if step.only_if_empty and self.batches > produced:
@@ -128,6 +142,17 @@ class PlanReader:
                     yield from self._log_step(step)
                 else:
                     yield from self._snapshot_step(step)
+            except IncompleteSnapshotError:
+                raise
+            except CorruptBatchError as e:
+                if step.kind == "snapshot" and plan.directory is not None:
+                    raise IncompleteSnapshotError(f"snapshot is corrupt: {e.message}", e.source, e.offset,
+                                                  step.snapshot) from None
+                if not self.salvage:
+                    raise CorruptBatchError(f"{e.message} (--salvage loads what comes before it)", e.source,
+                                            e.offset) from None
+                self._salvage_stop(e, plan.steps[i + 1:])
+                break
             except FileNotFoundError:
                 self.files_read.pop()
                 if (step.kind == "snapshot" and self.batches == produced and not replanned
@@ -152,6 +177,15 @@ class PlanReader:
                 f"is ahead of the log, which ends at offset {self.log_last_offset}; Kafka would "
                 f"truncate the log", str(plan.snapshot.path)))
 
+    def _salvage_stop(self, e: CorruptBatchError, later: list[PlanStep]) -> None:
+        """--salvage: keep what was read before the corruption ``e``, skip the rest, and say so."""
+        skipped = [f"the rest of {e.source}"] + [s.source for s in later if not s.only_if_empty]
+        self.salvaged.append(Salvaged(e.source or "", e.offset, e.message, tuple(skipped)))
+        more = f" and {len(skipped) - 1} later file(s)" if len(skipped) > 1 else ""
+        self.warn(LogWarning("salvaged", f"{e.message}; --salvage: loaded everything before it, skipped the "
+                             f"rest of this file{more}", e.source, e.offset))
+        self._stop = True
+
     def _batches(self, step: PlanStep) -> Iterator[RecordBatch]:
         return iter_file_batches(step.path, step.source, position=step.position, lenient_tail=step.lenient_tail,
                                  warn=self.warn, verify_crc=self.verify_crc, chunk_size=self.chunk_size)
@@ -170,7 +204,9 @@ class PlanReader:
     def _snapshot_step(self, step: PlanStep) -> Iterator[BatchRead]:
         kind = step.kind
         first = True
+        has_header = False
         last_type = -1
+        warned_before = len(self.warnings)
         index = self._index if self.keep_index else None
         for batch in self._batches(step):
             records = batch.entries()
@@ -178,8 +214,9 @@ class PlanReader:
                 self._check(batch)
             if first:
                 first = False
-                if not batch.is_control or _control_type(records[0][2] if records else None) \
-                        != _CONTROL_SNAPSHOT_HEADER:
+                has_header = batch.is_control and _control_type(records[0][2] if records else None) \
+                    == _CONTROL_SNAPSHOT_HEADER
+                if not has_header:
                     self.warn(LogWarning("snapshot-header", "does not start with a SnapshotHeader control "
                                          "record (Kafka rejects such a snapshot)", step.source, batch.position))
             last_type = _control_type(records[-1][2]) if batch.is_control and records else -1
@@ -192,7 +229,17 @@ class PlanReader:
             yield _new_tuple(BatchRead, (kind, batch, records, step))
         if first:
             self.warn(LogWarning("snapshot-empty", "holds no batch", step.source))
-        elif last_type != _CONTROL_SNAPSHOT_FOOTER:
+            return
+        if self.plan.directory is not None and step.snapshot is not None:
+            torn = [w for w in self.warnings[warned_before:] if w.kind == "torn-tail"]
+            if torn:
+                raise IncompleteSnapshotError(f"snapshot is truncated: {torn[0].message}", step.source,
+                                              torn[0].position, step.snapshot)
+            if has_header and last_type != _CONTROL_SNAPSHOT_FOOTER:
+                raise IncompleteSnapshotError("snapshot is incomplete: it has a SnapshotHeader but no "
+                                              "SnapshotFooter (cut short at a batch boundary)", step.source,
+                                              None, step.snapshot)
+        if last_type != _CONTROL_SNAPSHOT_FOOTER:
             self.warn(LogWarning("snapshot-footer", "does not end with a SnapshotFooter control record "
                                  "(incomplete snapshot?)", step.source))
 

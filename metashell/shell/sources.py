@@ -1,21 +1,9 @@
-"""Open the metadata source the CLI was given and hand the shell a tree.
+"""Open the metadata source the CLI was given and hand the shell (or the TUI) a tree.
 
 ``--directory`` and ``--snapshot`` go through :mod:`metashell.image.loader`; ``--bootstrap-controller``
-goes through :func:`open_live`, the one hook live mode plugs into.  Everything that can go wrong
-here is turned into a one-line :class:`~metashell.errors.MetashellError` (the CLI prints it and
-exits 1); loader warnings are passed to ``warn`` one line each.
-
-Live-mode hook contract (implemented by ``metashell.image.live_feed``, looked up lazily so that the
-shell works without live mode)::
-
-    open_shell_session(bootstrap: str, config: str | None,
-                                      warn: Callable[[str], None]) -> session
-    session.image                      # the MetadataImage being fed (the tree reads it lazily)
-    session.wait_caught_up(timeout)    # block until caught up with the high watermark at start;
-                                       # raise a MetashellError on failure (wrong password ...)
-    session.status_text() -> str       # short prompt text, e.g. "leader 1 epoch 5 lag 0"
-    session.close()                    # stop streaming
-    session.cluster_id                 # optional, for the prompt/banner
+through :class:`metashell.image.live_feed.LiveSession`.  Everything that can go wrong here is
+turned into a one-line :class:`~metashell.errors.MetashellError` (the CLI prints it and exits 1);
+loader warnings are passed to ``warn`` one line each, before the shell starts.
 """
 
 from __future__ import annotations
@@ -24,10 +12,15 @@ import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from metashell.errors import MetashellError
+from metashell.image.image import MetadataImage
+from metashell.image.loader import LoadResult, load_directory, load_file
 from metashell.tree import Node, build_root
+
+if TYPE_CHECKING:
+    from metashell.image.live_feed import LiveSession
 
 Warn = Callable[[str], None]
 
@@ -36,7 +29,7 @@ _LABEL_MAX = 32
 
 
 class SourceError(MetashellError):
-    """The source cannot be opened (missing path, wrong kind of path, live mode unavailable)."""
+    """The source cannot be opened (missing path, wrong kind of path, no permission)."""
 
 
 @dataclass
@@ -46,7 +39,7 @@ class Source:
     root: Node
     label: str
     description: str
-    image: Any = None
+    image: MetadataImage
     cluster_id: str | None = None
     status: Callable[[], str] | None = None
     close: Callable[[], None] = field(default=lambda: None)
@@ -85,64 +78,38 @@ def _label_for(path: Path) -> str:
     return name
 
 
-def _unpack(result: Any) -> tuple[Any, list[Any]]:
-    """The loader returns ``LoadResult(image, warnings, ...)``; accept a plain tuple too."""
-    if isinstance(result, tuple):
-        return result[0], list(result[1]) if len(result) > 1 else []
-    return result.image, list(getattr(result, "warnings", []) or [])
+def _summary(image: MetadataImage) -> str:
+    s = image.summary()
+    return ", ".join(f"{s[k]} {k}" for k in ("brokers", "controllers", "topics", "partitions"))
 
 
-def _loader() -> Any:
-    try:
-        from metashell.image import loader
-    except ImportError as e:  # pragma: no cover - only while the loader is being written
-        raise SourceError(f"loading metadata files is not available in this build ({e})") from None
-    return loader
+def _loaded(result: LoadResult, warn: Warn) -> MetadataImage:
+    for w in result.warnings:
+        warn(_one_line(w))
+    return result.image
 
 
-def _summary(image: Any) -> str:
-    try:
-        s = image.summary()
-        return ", ".join(f"{v} {k}" for k, v in s.items() if k in ("brokers", "controllers", "topics",
-                                                                     "partitions"))
-    except Exception:  # noqa: BLE001 - the banner is decoration
-        return ""
-
-
-def _cluster_id(image: Any) -> str | None:
-    return getattr(getattr(image, "quorum", None), "cluster_id", None) or None
-
-
-def open_directory(path: str, warn: Warn, redact: bool) -> Source:
+def open_directory(path: str, warn: Warn, redact: bool, *, salvage: bool = False) -> Source:
     p = _check_path(path, True, "--directory")
-    image, warnings = _unpack(_loader().load_directory(p))
-    for w in warnings:
-        warn(_one_line(w))
-    cid = _cluster_id(image)
+    image = _loaded(load_directory(p, salvage=salvage), warn)
     root = build_root(image, source_info={"directory": str(p)}, redact=redact)
-    desc = f"directory {path}"
-    return Source(root, _label_for(p), desc, image, cid)
+    return Source(root, _label_for(p), f"directory {path}", image, image.quorum.cluster_id or None)
 
 
-def open_file(path: str, warn: Warn, redact: bool) -> Source:
+def open_file(path: str, warn: Warn, redact: bool, *, salvage: bool = False) -> Source:
     p = _check_path(path, False, "--snapshot")
-    image, warnings = _unpack(_loader().load_file(p))
-    for w in warnings:
-        warn(_one_line(w))
+    image = _loaded(load_file(p, salvage=salvage), warn)
     root = build_root(image, source_info={"snapshot": str(p)}, redact=redact)
-    return Source(root, _label_for(p), f"file {path}", image, _cluster_id(image))
+    return Source(root, _label_for(p), f"file {path}", image, image.quorum.cluster_id or None)
 
 
 def open_live(bootstrap: str, config: str | None, warn: Warn, redact: bool,
               wait: bool = True) -> Source:
-    """Live mode through the hook described in the module docstring."""
+    """Live mode: a :class:`LiveSession` streaming from the controllers, caught up before returning
+    (unless ``wait`` is false)."""
     if config is not None:
         _check_path(config, False, "--config")
-    opener = _live_opener()
-    if opener is None:
-        raise SourceError("live mode (--bootstrap-controller) is not available in this build yet; "
-                          "use --directory or --snapshot")
-    session = opener(bootstrap, config, warn)
+    session = _live_opener()(bootstrap, config, warn)
     try:
         if wait:
             session.wait_caught_up(LIVE_WAIT_SECONDS)
@@ -150,27 +117,18 @@ def open_live(bootstrap: str, config: str | None, warn: Warn, redact: bool,
         session.close()
         raise
     image = session.image
-    cid = getattr(session, "cluster_id", None) or _cluster_id(image)
-    info: dict[str, Any] = {"bootstrap": bootstrap}
-    quorum = getattr(session, "quorum_info", None)
-    if quorum is not None:
-        info["quorum"] = quorum  # a callable: /quorum shows the high watermark and lag as they move
+    cid = session.cluster_id or image.quorum.cluster_id or None
+    info = {"bootstrap": bootstrap, "quorum": session.quorum_info}  # /quorum shows hw and lag as they move
     root = build_root(image, source_info=info, redact=redact)
-    status = getattr(session, "status_text", None)
-    return Source(root, cid or bootstrap, f"controllers {bootstrap}", image, cid, status, session.close)
+    return Source(root, cid or bootstrap, f"controllers {bootstrap}", image, cid, session.status_text,
+                  session.close)
 
 
-def _live_opener() -> Callable[..., Any] | None:
-    """``open_shell_session`` from the image layer's live glue (or ``metashell.live``)."""
-    for module in ("metashell.image.live_feed", "metashell.live"):
-        try:
-            mod = __import__(module, fromlist=["open_shell_session"])
-        except ImportError:
-            continue
-        opener = getattr(mod, "open_shell_session", None)
-        if opener is not None:
-            return opener
-    return None
+def _live_opener() -> Callable[[str, str | None, Warn], LiveSession]:
+    """``open_shell_session``, imported on first use: offline sessions never load the network stack."""
+    from metashell.image.live_feed import open_shell_session
+
+    return open_shell_session
 
 
 def banner(source: Source, version: str) -> str:

@@ -165,6 +165,8 @@ def provenance_json(ctx: TreeContext) -> dict[str, Any]:
         },
         "files": list(p.sources), "records": p.records, "batches": p.batches,
     }
+    if p.salvaged:
+        out["salvaged"] = [item.as_json() for item in p.salvaged]
     out.update({k: v for k, v in ctx.source_info.items() if k not in ("quorum", "provenance")})
     out.update(_extra(ctx, "provenance"))
     return out
