@@ -255,6 +255,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         where = f"{e.filename}: " if getattr(e, "filename", None) else ""
         _err(f"error: {where}{e.strerror or e}")
         return EXIT_ERROR
+    except MemoryError:
+        # the loader names the file and batch (LoadMemoryError); this is anywhere else
+        _err("error: out of memory")
+        return EXIT_ERROR
     except SystemExit:
         raise
     except Exception as e:  # noqa: BLE001 - the last line of defence: never a traceback

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import cramjam
 import pytest
-from conftest import FIXTURES
+from conftest import FIXTURES, REPO
 from crc32c import crc32c
 
 from metashell.log.compression import LIMITS, InflateLimitError, _xxh32, decompress_records
@@ -249,3 +249,32 @@ def test_garbage_meta_properties_and_wrong_typed_quorum_state_warn(tmp_path: Pat
                      "votedId True is not a number", "currentVoters is not a list",
                      "meta.properties: holds none of meta.properties' keys"):
         assert expected in err, err
+
+
+_OOM_CHILD = """
+import resource, sys
+from metashell.cli import main
+import metashell.image.loader, metashell.shell.commands, metashell.shell.sources, metashell.tree
+vm = next(int(line.split()[1]) for line in open('/proc/self/status') if line.startswith('VmSize')) * 1024
+resource.setrlimit(resource.RLIMIT_AS, (vm + int(sys.argv[2]) * (1 << 20),) * 2)
+sys.exit(main(['-d', sys.argv[1], 'ls', '/']))
+"""
+
+
+@pytest.mark.parametrize("headroom_mb", [12, 30])
+def test_out_of_memory_is_one_line_naming_the_file(tmp_path: Path, headroom_mb: int) -> None:
+    """A genuine image too big for the memory there is (a 100k-partition directory under an address
+    space limit a few MB above what the interpreter needs) fails with one line naming the file,
+    not a traceback or a chain of MemoryErrors."""
+    sys.path.insert(0, str(REPO / "bench"))
+    try:
+        import metagen
+    finally:
+        sys.path.remove(str(REPO / "bench"))
+    params = metagen.GenParams(topics=10_000, partitions=10, tail_records=1000, overlap_records=100)
+    root = metagen.generate(params, tmp_path, log=lambda *a: None).root
+    proc = subprocess.run([sys.executable, "-c", _OOM_CHILD, root, str(headroom_mb)], capture_output=True,
+                          text=True, timeout=120, check=False)
+    assert proc.returncode == 1 and proc.stdout == "", proc.stderr[-2000:]
+    (line,) = proc.stderr.splitlines()
+    assert line.startswith("error: ") and ".checkpoint" in line and "out of memory while loading" in line

@@ -87,7 +87,7 @@ from typing import Any
 from metashell.errors import DecodeError
 from metashell.log.directory import ReadPlan, SnapshotFile, open_metadata_dir, plan_file
 from metashell.log.problems import IncompleteSnapshotError, LogWarning, Salvaged
-from metashell.log.reader import BatchIndexEntry, PlanReader
+from metashell.log.reader import BatchIndexEntry, BatchRead, PlanReader
 from metashell.log.records import Entry
 from metashell.protocol.uuid import uuid_from_str, uuid_to_str
 
@@ -130,6 +130,11 @@ class LoadResult:
         return [w for w in self.warnings if w.kind == "fault"]
 
 
+#: Set aside while loading and released when memory runs out, so that the error message can still be
+#: built and the reader closed (a MemoryError while handling a MemoryError prints a traceback chain).
+_MEMORY_RESERVE = 4 << 20
+
+
 class LoadMemoryError(DecodeError):
     """The machine ran out of memory while loading: says where, and how big the image had grown."""
 
@@ -138,12 +143,11 @@ class LoadMemoryError(DecodeError):
         source, position = reader.where()
         try:
             counts = image.summary()
-            grown = f" ({counts['topics']:,} topics, {counts['partitions']:,} partitions so far)"
+            grown = f" ({counts['topics']:,} topic(s), {counts['partitions']:,} partition(s) so far)"
         except MemoryError:
             grown = ""
-        return cls(f"out of memory after reading {reader.records:,} records{grown}; "
-                   f"this image needs more memory than the machine has (load an older snapshot with -s, "
-                   f"or use a larger machine)", source, position)
+        return cls(f"out of memory while loading{grown}: this image needs more memory than the machine "
+                   f"has", source, position)
 
 
 @contextmanager
@@ -346,21 +350,32 @@ class ImageLoader:
         being read, not as a bare ``MemoryError``.
         """
         reader = PlanReader(plan, warn=self.log_warning, until_offset=until_offset, salvage=salvage)
+        items = iter(reader)
+        reserve = bytearray(_MEMORY_RESERVE)
         try:
-            self._read(reader)
+            self._read(reader, items)
         except MemoryError:
-            raise LoadMemoryError.at(reader, self.image) from None
+            del reserve  # headroom to build the message and unwind cleanly
+            try:
+                error = LoadMemoryError.at(reader, self.image)
+            except MemoryError:
+                error = LoadMemoryError("out of memory", *reader.where())
+            try:  # close the reader now: a generator closed later, by the GC, would print its MemoryError
+                items.close()
+            except MemoryError:
+                pass
+            raise error from None
         self.image.provenance.sources = list(reader.files_read)
         self.image.provenance.salvaged = list(reader.salvaged)
         return reader
 
-    def _read(self, reader: PlanReader) -> None:
+    def _read(self, reader: PlanReader, items: Iterator[BatchRead]) -> None:
         r = self.replayer
         current = None          # the PlanStep being read
         snapshot_step = None    # the snapshot step to finish when it ends
         until = reader.until_offset
         with _gc_paused():
-            for item in reader:
+            for item in items:
                 step = item.step
                 if step is not current:
                     if snapshot_step is not None:
