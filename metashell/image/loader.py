@@ -78,7 +78,7 @@ from __future__ import annotations
 
 import gc
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Generator, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -350,7 +350,7 @@ class ImageLoader:
         being read, not as a bare ``MemoryError``.
         """
         reader = PlanReader(plan, warn=self.log_warning, until_offset=until_offset, salvage=salvage)
-        items = iter(reader)
+        items = reader.__iter__()  # the generator itself (iter() would type it as a plain Iterator)
         reserve = bytearray(_MEMORY_RESERVE)
         try:
             self._read(reader, items)
@@ -369,7 +369,7 @@ class ImageLoader:
         self.image.provenance.salvaged = list(reader.salvaged)
         return reader
 
-    def _read(self, reader: PlanReader, items: Iterator[BatchRead]) -> None:
+    def _read(self, reader: PlanReader, items: Generator[BatchRead, None, None]) -> None:
         r = self.replayer
         current = None          # the PlanStep being read
         snapshot_step = None    # the snapshot step to finish when it ends

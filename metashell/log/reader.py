@@ -10,7 +10,7 @@ vanished while Kafka was running) and keeps a small per-batch index for cheap re
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Generator, Iterator
 from typing import NamedTuple
 
 from metashell.log.batch import RecordBatch
@@ -118,7 +118,7 @@ class PlanReader:
         if self._user_warn is not None:
             self._user_warn(w)
 
-    def __iter__(self) -> Iterator[BatchRead]:
+    def __iter__(self) -> Generator[BatchRead, None, None]:
         for w in self.plan.warnings:
             self.warn(w)
         yield from self._run(self.plan, replanned=False)
