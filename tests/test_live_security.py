@@ -306,10 +306,10 @@ def server(pki: dict):
 
 @pytest.mark.parametrize("props", [
     {"ssl.truststore.type": "PEM", "ssl.truststore.location": "ca.pem"},
-    {"ssl.truststore.location": "ca.pem"},           # type left at Kafka's default JKS: content wins
     {"ssl.truststore.type": "PKCS12", "ssl.truststore.location": "trust.p12", "ssl.truststore.password": "changeit"},
     {"ssl.truststore.type": "JKS", "ssl.truststore.location": "trust.jks", "ssl.truststore.password": "changeit"},
-], ids=["pem", "pem-as-jks", "pkcs12", "jks"])
+    {"ssl.truststore.location": "trust.p12", "ssl.truststore.password": "changeit"},  # JKS type reads PKCS12
+], ids=["pem", "pkcs12", "jks", "pkcs12-as-jks"])
 def test_truststores(pki: dict, server: TlsServer, props: dict[str, str]) -> None:
     _handshake(props, server.port, base=pki["dir"])
 
@@ -320,13 +320,13 @@ def test_inline_pem_truststore(pki: dict, server: TlsServer) -> None:
 
 def test_untrusted_server_fails(pki: dict, server: TlsServer) -> None:
     with pytest.raises(ssl.SSLCertVerificationError):
-        _handshake({"ssl.truststore.location": str(pki["dir"] / "other.pem")}, server.port)
+        _handshake({"ssl.truststore.type": "PEM", "ssl.truststore.location": str(pki["dir"] / "other.pem")}, server.port)
 
 
 def test_hostname_verification_default_and_disabled(pki: dict) -> None:
     s = TlsServer(*pki["wrong_host"], pki["dir"] / "ca.pem")
     try:
-        trust = {"ssl.truststore.location": str(pki["dir"] / "ca.pem")}
+        trust = {"ssl.truststore.type": "PEM", "ssl.truststore.location": str(pki["dir"] / "ca.pem")}
         with pytest.raises(ssl.SSLCertVerificationError, match="mismatch"):
             _handshake(trust, s.port)
         _handshake({**trust, "ssl.endpoint.identification.algorithm": ""}, s.port)
@@ -346,7 +346,7 @@ def test_wrong_truststore_password(pki: dict) -> None:
 def test_client_certificates(pki: dict, kind: str) -> None:
     s = TlsServer(*pki["server"], pki["dir"] / "ca.pem", require_client=True)
     d = pki["dir"]
-    props = {"ssl.truststore.location": str(d / "ca.pem")}
+    props = {"ssl.truststore.type": "PEM", "ssl.truststore.location": str(d / "ca.pem")}
     if kind == "pem-file":
         props |= {"ssl.keystore.type": "PEM", "ssl.keystore.location": str(d / "client.pem"),
                   "ssl.key.password": "keypw"}
@@ -370,6 +370,41 @@ def test_client_certificates(pki: dict, kind: str) -> None:
         assert s.results and s.results[0] == "ok", s.results
     finally:
         s.close()
+
+
+@pytest.mark.parametrize(("props", "reason"), [
+    ({"ssl.truststore.type": "PKCS12", "ssl.truststore.location": "ca.pem", "ssl.truststore.password": "wrong"},
+     "ssl.truststore.location {d}/ca.pem is PEM text, but ssl.truststore.type is PKCS12"),
+    ({"ssl.truststore.location": "ca.pem"},
+     "ssl.truststore.location {d}/ca.pem is PEM text, but ssl.truststore.type is JKS"),
+    ({"ssl.truststore.type": "PEM", "ssl.truststore.location": "trust.p12"},
+     "ssl.truststore.location {d}/trust.p12 is a binary PKCS12 store, but ssl.truststore.type is PEM"),
+    ({"ssl.truststore.type": "PEM", "ssl.truststore.location": "ca.pem", "ssl.truststore.password": "x"},
+     "ssl.truststore.password cannot be specified for PEM format"),
+    ({"ssl.truststore.certificates": "-----BEGIN CERTIFICATE-----"},
+     "ssl.truststore.certificates can be specified only for PEM, but ssl.truststore.type is JKS"),
+    ({"ssl.truststore.password": "x"}, "ssl.truststore.password is specified, but no ssl.truststore.location"),
+    ({"ssl.truststore.type": "BCFKS"}, "ssl.truststore.type BCFKS is not supported"),
+    ({"ssl.keystore.type": "PKCS12", "ssl.keystore.location": "client.p12"},
+     "ssl.keystore.location is specified, but ssl.keystore.password is not"),
+    ({"ssl.keystore.type": "PEM", "ssl.keystore.location": "client.pem", "ssl.keystore.password": "keypw"},
+     "ssl.keystore.password cannot be specified with PEM format, only ssl.key.password"),
+    ({"ssl.keystore.type": "PEM", "ssl.keystore.key": "k"},
+     "ssl.keystore.key is specified, but ssl.keystore.certificate.chain is not"),
+    ({"ssl.keystore.certificate.chain": "c"},
+     "ssl.keystore.certificate.chain is specified, but ssl.keystore.key is not"),
+], ids=["pkcs12-declared-pem-file", "jks-default-pem-file", "pem-declared-binary-file", "pem-with-password",
+        "inline-certs-not-pem", "password-without-store", "unknown-type", "keystore-without-password",
+        "pem-keystore-with-store-password", "key-without-chain", "chain-without-key"])
+def test_kafka_refuses_these_and_so_does_metashell(pki: dict, props: dict[str, str], reason: str) -> None:
+    """DefaultSslEngineFactory's rules: the declared store type and passwords are honoured; the
+    message names the setting at fault and never a password."""
+    d = pki["dir"]
+    full = {"security.protocol": "SSL"} | {k: str(d / v) if k.endswith(".location") else v for k, v in props.items()}
+    with pytest.raises(ConfigError) as ei:
+        build_tls(ClientConfig.from_properties(full))
+    assert reason.format(d=d) in str(ei.value)
+    assert "wrong" not in str(ei.value).replace("wrong ssl", "") and "keypw" not in str(ei.value)
 
 
 def test_encrypted_key_without_password(pki: dict) -> None:

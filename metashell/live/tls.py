@@ -7,8 +7,11 @@ are converted in memory.  A client key has to pass through a file for ``load_cer
 written re-encrypted under a one-time random password into a private temporary directory that is
 removed at once, so the plain key never touches the disk.
 
-Store types are recognised from the content when it is unambiguous (PEM text, the JKS magic), so
-a file whose ``*.type`` was left at Kafka's default ``JKS`` still loads.
+The declared ``*.type`` (default ``JKS``) and passwords are honoured as Kafka's
+``DefaultSslEngineFactory`` honours them: a PEM store takes no store password, a JKS or PKCS12
+keystore needs one, and a file whose content is not of the declared type is refused (Java 17's JKS
+and PKCS12 keystores each read both binary formats, so only PEM text versus binary matters).  A
+configuration Kafka's client would refuse is refused here too, with Kafka's reason.
 """
 
 from __future__ import annotations
@@ -63,16 +66,77 @@ def _read(cfg: ClientConfig, key: str, path: str) -> bytes:
         raise ConfigError(f"{cfg.source}: cannot read {key} {path}: {e.strerror or e}") from None
 
 
-def _kind(data: bytes, declared: str | None) -> str:
+_STORE_TYPES = ("JKS", "PKCS12", "PEM")
+
+
+def _declared_type(cfg: ClientConfig, what: str) -> str:
+    """``ssl.truststore.type`` / ``ssl.keystore.type``, Kafka's default ``JKS`` when unset."""
+    declared = (_get(cfg, f"{what}.type") or "JKS").strip().upper()
+    if declared not in _STORE_TYPES:
+        raise ConfigError(f"{cfg.source}: {what}.type {declared} is not supported (JKS, PKCS12 or PEM)")
+    return declared
+
+
+def _content_kind(cfg: ClientConfig, data: bytes, what: str, path: str) -> str:
+    """What the store file holds -- "PEM", "JKS" or "PKCS12" -- checked against its declared type."""
+    declared = _declared_type(cfg, what)
     if data.lstrip()[:10].startswith(b"-----BEGIN"):
-        return "PEM"
-    if data[:4] == _JKS_MAGIC:
-        return "JKS"
-    if data[:4] == _JCEKS_MAGIC:
-        return "JCEKS"
-    if declared and declared.upper() == "PEM":
-        return "PEM"
-    return "PKCS12"  # DER; also what a ".p12" declared as JKS really is
+        kind = "PEM"
+    elif data[:4] == _JCEKS_MAGIC:
+        raise ConfigError(f"{cfg.source}: {what} {path} is a JCEKS store, which is not supported "
+                          "(convert it to PKCS12 or PEM)")
+    else:
+        kind = "JKS" if data[:4] == _JKS_MAGIC else "PKCS12"   # binary: both load as either type
+    if (kind == "PEM") != (declared == "PEM"):
+        found = "PEM text" if kind == "PEM" else f"a binary {kind} store"
+        raise ConfigError(f"{cfg.source}: {what}.location {path} is {found}, but {what}.type is {declared} "
+                          f"(Kafka's client fails to load it; set {what}.type="
+                          f"{'PEM' if kind == 'PEM' else kind})")
+    return kind
+
+
+def _check_kafka_rules(cfg: ClientConfig) -> None:
+    """The combinations of ssl.* settings Kafka's ``DefaultSslEngineFactory`` refuses, refused alike
+    (with Kafka's wording), so that a --config that works here works with Kafka's tools too."""
+    def fail(reason: str) -> None:
+        raise ConfigError(f"{cfg.source}: {reason}")
+
+    t_certs, t_path, t_pass = (_get(cfg, "ssl.truststore.certificates"), _get(cfg, "ssl.truststore.location"),
+                               _get(cfg, "ssl.truststore.password"))
+    t_type = _declared_type(cfg, "ssl.truststore")
+    if t_certs is not None:
+        if t_type != "PEM":
+            fail(f"ssl.truststore.certificates can be specified only for PEM, but ssl.truststore.type is {t_type}")
+        if t_path is not None:
+            fail("both ssl.truststore.location and ssl.truststore.certificates are specified")
+        if t_pass is not None:
+            fail("ssl.truststore.password cannot be specified for PEM format")
+    elif t_type == "PEM" and t_path is not None and t_pass is not None:
+        fail("ssl.truststore.password cannot be specified for PEM format")
+    elif t_path is None and t_pass is not None:
+        fail("ssl.truststore.password is specified, but no ssl.truststore.location")
+
+    key, chain, k_path, k_pass = (_get(cfg, "ssl.keystore.key"), _get(cfg, "ssl.keystore.certificate.chain"),
+                                  _get(cfg, "ssl.keystore.location"), _get(cfg, "ssl.keystore.password"))
+    k_type = _declared_type(cfg, "ssl.keystore")
+    if key is not None:
+        if k_type != "PEM":
+            fail(f"ssl.keystore.key can be specified only for PEM, but ssl.keystore.type is {k_type}")
+        if chain is None:
+            fail("ssl.keystore.key is specified, but ssl.keystore.certificate.chain is not")
+        if k_path is not None:
+            fail("both ssl.keystore.location and ssl.keystore.key are specified")
+        if k_pass is not None:
+            fail("ssl.keystore.password cannot be specified with PEM format, only ssl.key.password")
+    elif chain is not None:
+        fail("ssl.keystore.certificate.chain is specified, but ssl.keystore.key is not")
+    elif k_type == "PEM" and k_path is not None:
+        if k_pass is not None:
+            fail("ssl.keystore.password cannot be specified with PEM format, only ssl.key.password")
+    elif k_path is None and k_pass is not None:
+        fail("ssl.keystore.password is specified, but no ssl.keystore.location")
+    elif k_path is not None and k_pass is None:
+        fail("ssl.keystore.location is specified, but ssl.keystore.password is not")
 
 
 def _pem_blocks(text: str, label: str) -> list[str]:
@@ -114,16 +178,13 @@ def _trusted_certs_pem(cfg: ClientConfig) -> str | None:
         return None
     data = _read(cfg, "ssl.truststore.location", path)
     password = _get(cfg, "ssl.truststore.password")
-    kind = _kind(data, _get(cfg, "ssl.truststore.type"))
+    kind = _content_kind(cfg, data, "ssl.truststore", path)
     if kind == "PEM":
         certs = _pem_blocks(data.decode("ascii", "replace"), "CERTIFICATE")
     elif kind == "JKS":
         certs = _jks_trusted(cfg, data, password, path)
-    elif kind == "PKCS12":
-        certs = _p12_trusted(cfg, data, password, path)
     else:
-        raise ConfigError(f"{cfg.source}: truststore {path} is a JCEKS store, which is not supported "
-                          "(convert it to PKCS12 or PEM)")
+        certs = _p12_trusted(cfg, data, password, path)
     if not certs:
         raise ConfigError(f"{cfg.source}: truststore {path} contains no certificates")
     return "".join(certs)
@@ -197,7 +258,7 @@ def _client_key_and_chain(cfg: ClientConfig):
         return None
     data = _read(cfg, "ssl.keystore.location", path)
     store_password = _get(cfg, "ssl.keystore.password")
-    kind = _kind(data, _get(cfg, "ssl.keystore.type"))
+    kind = _content_kind(cfg, data, "ssl.keystore", path)
     if kind == "PEM":
         text = data.decode("ascii", "replace")
         certs = x509.load_pem_x509_certificates("".join(_pem_blocks(text, "CERTIFICATE")).encode()) \
@@ -206,7 +267,7 @@ def _client_key_and_chain(cfg: ClientConfig):
                                       "EC PRIVATE KEY") for b in _pem_blocks(text, label)]
         if not key_blocks or not certs:
             raise ConfigError(f"{cfg.source}: PEM keystore {path} must hold a private key and its certificate")
-        return _pem_key(cfg, key_blocks[0], key_password or store_password, "ssl.keystore.location"), certs
+        return _pem_key(cfg, key_blocks[0], key_password, "ssl.keystore.location"), certs
     if kind == "JKS":
         ks = _jks(cfg, data, store_password, path, "ssl.keystore")
         if not ks.private_keys:
@@ -223,7 +284,7 @@ def _client_key_and_chain(cfg: ClientConfig):
         if p12.key is None or p12.cert is None:
             raise ConfigError(f"{cfg.source}: PKCS12 keystore {path} has no private key and certificate")
         return p12.key, [p12.cert.certificate] + [c.certificate for c in p12.additional_certs]
-    raise ConfigError(f"{cfg.source}: keystore {path} is a JCEKS store, which is not supported")
+    raise AssertionError(kind)
 
 
 def _pem_key(cfg: ClientConfig, text: str, password: str | None, key: str):
@@ -285,6 +346,7 @@ def build_tls(cfg: ClientConfig) -> TlsSettings:
         ctx.minimum_version = ssl.TLSVersion.TLSv1_2
     if _get(cfg, "ssl.cipher.suites"):
         warnings.append("ssl.cipher.suites is ignored (Java suite names); OpenSSL's defaults are used")
+    _check_kafka_rules(cfg)
     try:
         pem = _trusted_certs_pem(cfg)
         if pem is None:
