@@ -1,4 +1,5 @@
-"""Fuzzing the batch iterator and the record decoders: only typed DecodeErrors may escape.
+"""Fuzzing batches, headers, compressed payloads, record decoders and directory layouts: only typed
+errors may escape, and nothing is written.
 
 Random bytes almost never get past the CRC, so the mutations start from real batches (Kafka's test
 vectors when ../shared is present, plus synthetic batches in every codec) and, half of the time,
@@ -15,9 +16,10 @@ from crc32c import crc32c
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from metashell.errors import DecodeError
+from metashell.errors import DecodeError, MetashellError
+from metashell.image.loader import load_directory
 from metashell.log.batch import HEADER_SIZE, RecordBatch
-from metashell.log.compression import compress_records
+from metashell.log.compression import LIMITS, compress_records
 from metashell.log.encoding import build_batch, encode_record
 from metashell.log.problems import LogWarning
 from metashell.log.properties import parse_properties
@@ -170,3 +172,145 @@ def test_fuzz_record_decoders(case: tuple[bytes, int, int]) -> None:
 def test_fuzz_properties_never_raise(text: str) -> None:
     props = parse_properties(text)
     assert all(isinstance(k, str) and isinstance(v, str) for k, v in props.items())
+
+
+# -- batch headers ----------------------------------------------------------------------------------
+
+#: (name, struct format, byte offset) of every header field a fuzzer may rewrite.
+_HEADER_FIELDS = (("baseOffset", ">q", 0), ("batchLength", ">i", 8), ("partitionLeaderEpoch", ">i", 12),
+                  ("magic", ">b", 16), ("attributes", ">h", 21), ("lastOffsetDelta", ">i", 23),
+                  ("baseTimestamp", ">q", 27), ("maxTimestamp", ">q", 35), ("producerId", ">q", 43),
+                  ("producerEpoch", ">h", 51), ("baseSequence", ">i", 53), ("recordsCount", ">i", 57))
+_EXTREMES = {"b": (-128, -1, 0, 1, 2, 3, 127), "h": (-32768, -1, 0, 1, 7, 8, 0x20, 0x27, 0x40, 32767),
+             "i": (-2**31, -1, 0, 1, 13, 14, 60, 61, 2**24, 2**31 - 1),
+             "q": (-2**63, -1, 0, 1, 2**24, 2**48, 2**63 - 1)}
+
+
+@st.composite
+def header_edits(draw: st.DrawFn) -> bytes:
+    """A real batch sequence with 1-3 header fields of one batch set to edge values (or any value),
+    CRC resealed most of the time so the edit is what the reader judges."""
+    seed = bytearray(draw(st.sampled_from(SEEDS)))
+    starts = [b.position for b in iter_batches(bytes(seed), warn=lambda w: None)] or [0]
+    at = draw(st.sampled_from(starts))
+    for _ in range(draw(st.integers(1, 3))):
+        _name, fmt, off = draw(st.sampled_from(_HEADER_FIELDS))
+        code = fmt[-1]
+        bits = struct.calcsize(fmt) * 8
+        value = draw(st.sampled_from(_EXTREMES[code]) | st.integers(-(2 ** (bits - 1)), 2 ** (bits - 1) - 1))
+        if at + off + struct.calcsize(fmt) <= len(seed):
+            struct.pack_into(fmt, seed, at + off, value)
+    return reseal(bytes(seed)) if draw(st.integers(0, 3)) else bytes(seed)
+
+
+@settings(max_examples=4_000, deadline=None, suppress_health_check=list(HealthCheck))
+@given(header_edits(), st.booleans())
+def test_fuzz_batch_headers(buf: bytes, lenient: bool) -> None:
+    """Lying lengths, counts, offsets, codecs and magics: typed errors or warnings, located."""
+    exercise(buf, lenient)
+
+
+# -- compressed payloads ----------------------------------------------------------------------------
+
+@st.composite
+def compressed_batches(draw: st.DrawFn) -> tuple[bytes, int]:
+    """A batch of codec 1-4 whose records area is a real compressed stream with edits, a stream of
+    the wrong codec, a stream that inflates past the cap in force, or random bytes; CRC valid."""
+    rnd = random.Random(draw(st.integers(0, 2**32)))
+    codec = rnd.randint(1, 4)
+    records = b"".join(encode_record(i, None, rnd.randbytes(rnd.randint(0, 40))) for i in range(3))
+    choice = rnd.randrange(4)
+    if choice == 0:
+        area = mutate(compress_records(codec, records), rnd)
+    elif choice == 1:
+        area = compress_records(rnd.choice([c for c in range(1, 5) if c != codec]), records)
+    elif choice == 2:
+        area = compress_records(codec, bytes(_FUZZ_CAP + rnd.randint(1, 4096)))
+    else:
+        area = rnd.randbytes(rnd.randint(0, 200))
+    tail = struct.pack(">hiqqqhii", codec, 2, T0, T0, -1, -1, -1, 3) + area
+    return struct.pack(">qiibI", 0, len(tail) + 9, 1, 2, crc32c(tail)) + tail, codec
+
+
+_FUZZ_CAP = 64 * 1024
+
+
+@settings(max_examples=2_000, deadline=None, suppress_health_check=list(HealthCheck))
+@given(compressed_batches())
+def test_fuzz_compressed_payloads(case: tuple[bytes, int]) -> None:
+    """Every codec's decoder meets broken, foreign and oversized streams: a located DecodeError or
+    the records, never more than the cap inflated."""
+    raw, _codec = case
+    saved = LIMITS.max_inflated_bytes
+    LIMITS.max_inflated_bytes = _FUZZ_CAP
+    try:
+        try:
+            data = RecordBatch.parse(raw, source="c").records_data()
+            assert len(data) <= _FUZZ_CAP
+        except DecodeError as e:
+            assert e.source == "c" and e.offset == 0
+        exercise(raw, False)
+    finally:
+        LIMITS.max_inflated_bytes = saved
+
+
+# -- directory layouts ------------------------------------------------------------------------------
+
+_SMALL_FILES = {
+    "quorum-state": (b'{"leaderId":1,"leaderEpoch":2,"votedId":-1,"currentVoters":[{"voterId":1}],"data_version":0}',
+                     b"{", b"[]", b'{"leaderEpoch":"x"}', b"[" * 5000, b"\xff\xfe"),
+    "../meta.properties": (b"version=1\ncluster.id=abc\nnode.id=1\n", b"\x00\x01garbage", b"node.id=x\n", b""),
+    "leader-epoch-checkpoint": (b"0\n1\n0 0\n", b"x\ny\n", b"0\n5\n1 2\n"),
+    "partition.metadata": (b"version: 0\ntopic_id: AAAAAAAAAAAAAAAAAAAAAQ\n", b"\x00"),
+}
+_NAMES = ("{:020d}.log", "{:020d}-{:010d}.checkpoint", "{:020d}.log.deleted", "{:020d}-{:010d}.checkpoint.part",
+          "{:019d}.log", "{:020d}.index", "{:020d}.snapshot")
+
+
+@st.composite
+def layouts(draw: st.DrawFn) -> dict[str, object]:
+    """A __cluster_metadata-0 folder: segments and snapshots named right or nearly right, holding
+    real batches, mutated batches, truncations or nothing, plus small files intact or garbage, and
+    a directory where a file is expected."""
+    rnd = random.Random(draw(st.integers(0, 2**32)))
+    files: dict[str, object] = {}
+    for _ in range(rnd.randint(0, 6)):
+        name = rnd.choice(_NAMES).format(rnd.choice((0, 3, 11, 12, 2**40)), rnd.randint(0, 3))
+        seed = rnd.choice(SEEDS)
+        content = rnd.choice((seed, mutate(seed, rnd), reseal(mutate(seed, rnd)), seed[:rnd.randrange(len(seed) + 1)],
+                              b"", bytes(rnd.randint(1, 200))))
+        files[name] = None if rnd.random() < 0.05 else content    # None: a directory of that name
+    for name, variants in _SMALL_FILES.items():
+        if rnd.random() < 0.6:
+            files[name] = rnd.choice(variants)
+    return files
+
+
+def _snapshot_of(root: Path) -> dict[str, tuple[int, int, int]]:
+    return {str(p.relative_to(root)): (p.stat().st_mode, p.stat().st_size, p.stat().st_mtime_ns)
+            for p in sorted(root.rglob("*"))}
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=list(HealthCheck))
+@given(layouts(), st.booleans())
+def test_fuzz_directory_layouts(tmp_path_factory, files: dict[str, object], salvage: bool) -> None:
+    """Whatever a directory holds, loading it raises nothing but a one-line MetashellError, and
+    leaves every file and folder exactly as it was."""
+    root = tmp_path_factory.mktemp("layout")
+    part = root / "__cluster_metadata-0"
+    part.mkdir()
+    for name, content in files.items():
+        path = (part / name).resolve()
+        if content is None:
+            path.mkdir(exist_ok=True)
+        elif not path.is_dir():
+            path.write_bytes(content)  # type: ignore[arg-type]
+    before = _snapshot_of(root)
+    try:
+        result = load_directory(root, salvage=salvage)
+    except MetashellError as e:
+        assert "\n" not in str(e)
+    else:
+        for w in result.warnings:
+            assert "\n" not in str(w)
+    assert _snapshot_of(root) == before
