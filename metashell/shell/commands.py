@@ -1,4 +1,5 @@
-"""The shell commands: ``ls cd pwd cat find tree history help man exit``.
+"""The shell commands: ``ls cd pwd cat find tree history help man exit`` and the answers
+``health`` and ``describe``.
 
 :class:`Shell` holds what a session needs (the tree root, the working directory, the history, the
 output streams and settings) and runs command lines.  Without options every command prints exactly
@@ -17,12 +18,16 @@ from dataclasses import dataclass, field
 from typing import TextIO
 
 from metashell.errors import MetashellError
+from metashell.image.health import PartitionRef, check_health, effective_min_isr
+from metashell.image.image import MetadataImage
+from metashell.image.model import Topic
+from metashell.protocol.uuid import uuid_to_str
 from metashell.tree import Node, glob_components, join
 from metashell.tree.paths import glob_regex, is_glob, normalize
 from metashell.tree.render import iter_find, render_ls, render_tree
 
 from ..safe_text import visible, visible_output
-from . import spec
+from . import answers, spec
 from .output import colorize_json, json_line
 from .spec import CommandError, Parsed
 from .words import Word, split_commands
@@ -332,6 +337,74 @@ class Shell:
 
     def cmd_exit(self, p: Parsed) -> None:
         raise ExitShell(0)
+
+    # -- answers -----------------------------------------------------------------------------
+    def _image(self) -> MetadataImage:
+        return self.root.ctx.image
+
+    def cmd_health(self, p: Parsed) -> None:
+        report = check_health(self._image())
+        if self._json(p):
+            self._emit_json(answers.health_json(report))
+        else:
+            for line in answers.health_lines(report, show_all=bool(p.opts["all"])):
+                self.write(line + "\n")
+        if p.opts["exit_code"] and not report.healthy:
+            self._status = 1
+
+    def cmd_describe(self, p: Parsed) -> None:
+        words = [w.literal for w in p.args]
+        if words and words[0] == "broker":
+            self._describe_brokers(p, words[1:])
+            return
+        filters = answers.TopicFilters(**{k: bool(p.opts[k]) for k in (
+            "under_replicated", "unavailable", "under_min_isr", "at_min_isr", "with_overrides")})
+        image = self._image()
+        by_name = image.topics.by_name
+        names = _matching(sorted(by_name), [w.text for w in p.args], "topic", self)
+        topics = [by_name[n] for n in names]
+        if self._json(p):
+            for t in topics:
+                self._emit_json(self._topic_json(image, t, filters))
+            return
+        for line in answers.describe_topics(image, topics, filters, self.settings.redact):
+            self.write(line + "\n")
+
+    def _topic_json(self, image: MetadataImage, topic: Topic, filters: answers.TopicFilters) -> dict[str, object]:
+        lines = list(answers.describe_topics(image, [topic], filters, self.settings.redact))
+        shown = {int(ln.split("\tPartition: ")[1].split("\t")[0]) for ln in lines if ln.startswith("\t")}
+        min_isr, origin = effective_min_isr(image, topic.name)
+        return {"topic": topic.name, "topicId": uuid_to_str(topic.id), "partitionCount": len(topic.partitions),
+                "configs": dict(answers.topic_overrides(image, topic.name, self.settings.redact)),
+                "minInsyncReplicas": min_isr, "minInsyncReplicasFrom": origin,
+                "partitions": [PartitionRef(topic.name, pid, topic.partitions[pid]).as_json()
+                               for pid in sorted(shown)]}
+
+    def _describe_brokers(self, p: Parsed, patterns: list[str]) -> None:
+        brokers = self._image().cluster.brokers
+        ids = _matching([str(b) for b in sorted(brokers)], patterns, "broker", self)
+        for bid in ids:
+            info = answers.describe_broker(self._image(), int(bid))
+            if self._json(p):
+                self._emit_json(info)
+            else:
+                for line in answers.broker_lines(info):
+                    self.write(line + "\n")
+
+
+def _matching(names: list[str], patterns: list[str], what: str, shell: Shell) -> list[str]:
+    """``names`` matched by ``patterns`` (globs or literal names; none = all), in order; a pattern
+    that matches nothing is an error (Kafka: "Topic 'x' does not exist as expected")."""
+    if not patterns:
+        return names
+    chosen: set[str] = set()
+    for pattern in patterns:
+        rx = glob_regex(pattern)
+        hits = [n for n in names if rx.match(n)] if rx is not None else ([pattern] if pattern in names else [])
+        if not hits:
+            shell.error(f"describe: {what} '{pattern}' does not exist")
+        chosen.update(hits)
+    return [n for n in names if n in chosen]
 
 
 _BARE_KINDS = frozenset({"kafka", "scalar", "config", "quota", "feature"})

@@ -105,6 +105,27 @@ SPECS: dict[str, CommandSpec] = {
             Positional("target", "The directory to change to.", "?"),
             shell_only=True,
         ),
+        CommandSpec(
+            "describe", "Describe topics as kafka-topics --describe does, or brokers.",
+            Positional("targets", "Topic names or globs (default: every topic), or 'broker' followed by "
+                       "broker ids or globs (default: every broker).", "*"),
+            (
+                Option(("--under-replicated-partitions",), "under_replicated",
+                       "Only show under-replicated partitions."),
+                Option(("--unavailable-partitions",), "unavailable",
+                       "Only show partitions whose leader is not available."),
+                Option(("--under-min-isr-partitions",), "under_min_isr",
+                       "Only show partitions whose isr count is less than the configured minimum."),
+                Option(("--at-min-isr-partitions",), "at_min_isr",
+                       "Only show partitions whose isr count is equal to the configured minimum."),
+                Option(("--topics-with-overrides",), "with_overrides",
+                       "Only show topics that have overridden configs."),
+                JSON_OPT,
+            ),
+            notes=(("The configured minimum is the topic's min.insync.replicas override, else the cluster "
+                    "default; when neither is in the metadata only leaderless partitions count as under it."),
+                   "Configs lists the topic's overrides (kafka-topics also lists broker-level settings)."),
+        ),
         CommandSpec("exit", "Exit the metadata shell.", shell_only=True),
         CommandSpec(
             "find", "Search for nodes in the directory hierarchy.",
@@ -116,6 +137,16 @@ SPECS: dict[str, CommandSpec] = {
                 JSON_OPT,
             ),
             notes=("A path given as a glob prints the matched paths (Kafka prints the glob text).",),
+        ),
+        CommandSpec(
+            "health", "Say what is wrong with the cluster: offline, under-replicated and under-min-ISR "
+            "partitions, reassignments, fenced brokers, feature and quorum problems.",
+            options=(
+                Option(("--exit-code",), "exit_code", "Exit with status 1 when anything is unhealthy "
+                       "(for cron and monitoring)."),
+                Option(("--all",), "all", "List every affected item, not the first few."),
+                JSON_OPT,
+            ),
         ),
         CommandSpec(
             "help", "Display this help message.",

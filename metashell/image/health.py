@@ -1,0 +1,305 @@
+"""What is wrong with a cluster, read from its metadata image: the first question of an incident.
+
+:func:`check_health` walks the image once (partitions, brokers, controllers, features, quorum) and
+returns :class:`Finding` objects, each with a severity, a count and the affected items; the shell
+renders them (``health``), the tree shows them (``/health``), scripts read them (``--json``).  The
+partition rules are those of ``kafka-topics --describe`` (``TopicCommand.PartitionDescription``):
+
+* **offline** (``--unavailable-partitions``): no leader, or a leader that is not a live broker
+  (registered and unfenced);
+* **under-replicated**: ISR smaller than the replication factor, which is the replica count minus
+  the replicas being added by a reassignment;
+* **under min ISR**: no leader, or ISR smaller than the effective ``min.insync.replicas``; at min
+  ISR: ISR size equal to it.  The effective value is the topic's override, else the cluster-wide
+  dynamic default; when neither is in the metadata the brokers' ``server.properties`` decide and
+  the value is *unknown* here (reported, not guessed).
+
+Only the image is read: this module sits in the image layer so the shell, the TUI and the Spark
+jobs share one definition of "unhealthy".
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from metashell.protocol.uuid import uuid_to_str
+
+from .image import MetadataImage
+from .model import CONFIG_RESOURCE_TOPIC, Partition
+
+__all__ = [
+    "CRITICAL",
+    "INFO",
+    "WARNING",
+    "Finding",
+    "HealthReport",
+    "PartitionRef",
+    "check_health",
+    "effective_min_isr",
+    "is_under_replicated",
+    "live_brokers",
+    "replication_factor",
+]
+
+CRITICAL, WARNING, INFO = "critical", "warning", "info"
+_BROKER = 4
+_NO_LEADER = -1
+METADATA_VERSION = "metadata.version"
+
+
+@dataclass(frozen=True, slots=True)
+class PartitionRef:
+    """One partition of one topic, as the findings list them."""
+
+    topic: str
+    partition: int
+    state: Partition
+
+    def as_json(self) -> dict[str, Any]:
+        p = self.state
+        out: dict[str, Any] = {"topic": self.topic, "partition": self.partition,
+                               "leader": None if p.leader == _NO_LEADER else p.leader,
+                               "replicas": list(p.replicas), "isr": list(p.isr)}
+        if p.elr or p.last_known_elr:
+            out["elr"] = list(p.elr)
+            out["lastKnownElr"] = list(p.last_known_elr)
+        if p.adding_replicas or p.removing_replicas:
+            out["addingReplicas"] = list(p.adding_replicas)
+            out["removingReplicas"] = list(p.removing_replicas)
+        return out
+
+    def line(self) -> str:
+        p = self.state
+        leader = "none" if p.leader == _NO_LEADER else str(p.leader)
+        text = (f"{self.topic}-{self.partition}: leader {leader}, replicas {_ids(p.replicas)}, "
+                f"isr {_ids(p.isr)}")
+        if p.elr or p.last_known_elr:
+            text += f", elr {_ids(p.elr)}, last known elr {_ids(p.last_known_elr)}"
+        if p.adding_replicas or p.removing_replicas:
+            text += f", adding {_ids(p.adding_replicas)}, removing {_ids(p.removing_replicas)}"
+        return text
+
+
+def _ids(ids: tuple[int, ...] | list[int]) -> str:
+    return "[" + ",".join(map(str, ids)) + "]"
+
+
+@dataclass
+class Finding:
+    """One kind of problem: ``key`` is a stable identifier for scripts, ``title`` says it for people,
+    ``items`` are the affected things (``PartitionRef`` or plain dicts), ``count`` how many there are."""
+
+    key: str
+    severity: str
+    title: str
+    count: int
+    items: list[Any] = field(default_factory=list)
+    detail: str = ""
+
+    def as_json(self, limit: int | None = None) -> dict[str, Any]:
+        items = self.items if limit is None else self.items[:limit]
+        return {"key": self.key, "severity": self.severity, "title": self.title, "count": self.count,
+                "detail": self.detail or None,
+                "items": [i.as_json() if isinstance(i, PartitionRef) else i for i in items]}
+
+    def item_lines(self) -> Iterator[str]:
+        for i in self.items:
+            yield i.line() if isinstance(i, PartitionRef) else str(i.get("text", i))
+
+
+@dataclass
+class HealthReport:
+    """Every finding, worst first, plus the counts the verdict line quotes."""
+
+    findings: list[Finding]
+    brokers: int
+    topics: int
+    partitions: int
+    leaders_per_broker: dict[int, int]
+
+    @property
+    def problems(self) -> list[Finding]:
+        """Findings that make the cluster unhealthy (critical or warning)."""
+        return [f for f in self.findings if f.severity in (CRITICAL, WARNING)]
+
+    @property
+    def healthy(self) -> bool:
+        return not self.problems
+
+    def verdict(self) -> str:
+        scope = f"{self.brokers} broker(s), {self.topics} topic(s), {self.partitions} partition(s)"
+        if self.healthy:
+            return f"HEALTHY: {scope}, no problem found"
+        worst = "CRITICAL" if any(f.severity == CRITICAL for f in self.findings) else "DEGRADED"
+        return f"{worst}: " + "; ".join(f"{f.count} {f.title}" for f in self.problems) + f" ({scope})"
+
+
+# -- rules shared with `describe` --------------------------------------------------------------------
+
+def live_brokers(image: MetadataImage) -> set[int]:
+    """Registered, unfenced brokers: what ``describeCluster`` returns and a leader must be."""
+    return {b.id for b in image.cluster.brokers.values() if not b.fenced}
+
+
+def replication_factor(p: Partition) -> int:
+    """TopicCommand's ``getReplicationFactor``: replicas minus those a reassignment is adding."""
+    return len(p.replicas) - len(p.adding_replicas)
+
+
+def is_under_replicated(p: Partition) -> bool:
+    return replication_factor(p) > len(p.isr)
+
+
+def effective_min_isr(image: MetadataImage, topic: str) -> tuple[int | None, str]:
+    """(value, where it comes from) of ``min.insync.replicas`` for ``topic``; (None, "unknown") when
+    the metadata does not hold it (the brokers' static configuration decides)."""
+    for key, origin in (((CONFIG_RESOURCE_TOPIC, topic), "topic"), ((_BROKER, ""), "cluster default")):
+        raw = image.configs.get(key, {}).get("min.insync.replicas")
+        if raw is not None:
+            try:
+                return int(raw), origin
+            except ValueError:
+                return None, f"{origin} (not a number: {raw!r})"
+    return None, "unknown"
+
+
+# -- the check ---------------------------------------------------------------------------------------
+
+def check_health(image: MetadataImage) -> HealthReport:
+    """One pass over the image; findings with a zero count are left out."""
+    brokers = image.cluster.brokers
+    live = live_brokers(image)
+    offline: list[PartitionRef] = []
+    under_replicated: list[PartitionRef] = []
+    under_min: list[PartitionRef] = []
+    elr_in_use: list[PartitionRef] = []
+    reassigning: list[PartitionRef] = []
+    not_preferred: list[PartitionRef] = []
+    unknown_min_isr: list[str] = []
+    leaders: Counter[int] = Counter()
+    hosting: Counter[int] = Counter()
+    partitions = 0
+    for topic in sorted(image.topics.by_name.values(), key=lambda t: t.name):
+        name = topic.name
+        min_isr, _origin = effective_min_isr(image, name)
+        if min_isr is None:
+            unknown_min_isr.append(name)
+        for pid in sorted(topic.partitions):
+            p = topic.partitions[pid]
+            partitions += 1
+            leader = p.leader
+            isr_size = len(p.isr)
+            hosting.update(p.replicas)
+            ref = None
+            if leader == _NO_LEADER or leader not in live:
+                ref = PartitionRef(name, pid, p)
+                offline.append(ref)
+            else:
+                leaders[leader] += 1
+                if p.replicas and p.replicas[0] != leader:
+                    ref = ref or PartitionRef(name, pid, p)
+                    not_preferred.append(ref)
+            if len(p.replicas) - len(p.adding_replicas) > isr_size:
+                ref = ref or PartitionRef(name, pid, p)
+                under_replicated.append(ref)
+            if min_isr is not None and (leader == _NO_LEADER or isr_size < min_isr):
+                ref = ref or PartitionRef(name, pid, p)
+                under_min.append(ref)
+            if p.elr:
+                ref = ref or PartitionRef(name, pid, p)
+                elr_in_use.append(ref)
+            if p.adding_replicas or p.removing_replicas:
+                ref = ref or PartitionRef(name, pid, p)
+                reassigning.append(ref)
+
+    findings: list[Finding] = []
+
+    def add(key: str, severity: str, title: str, items: list[Any], detail: str = "") -> None:
+        if items:
+            findings.append(Finding(key, severity, title, len(items), items, detail))
+
+    add("offline-partitions", CRITICAL, "offline partition(s) (no live leader)", offline,
+        "no leader, or a leader that is not a live (registered, unfenced) broker; clients cannot "
+        "produce to or consume from them")
+    add("under-min-isr-partitions", CRITICAL, "partition(s) under min.insync.replicas", under_min,
+        "acks=all producers fail on them (min.insync.replicas from the topic override or the "
+        "cluster default)")
+    add("under-replicated-partitions", WARNING, "under-replicated partition(s)", under_replicated,
+        "ISR smaller than the replication factor")
+    add("eligible-leader-replicas", WARNING, "partition(s) relying on eligible leader replicas", elr_in_use,
+        "ISR fell below min.insync.replicas; these replicas may still be elected cleanly (KIP-966)")
+    add("reassignments", WARNING, "partition(s) being reassigned", reassigning,
+        "adding or removing replicas")
+    fenced = [_broker_item(b) for b in sorted(brokers.values(), key=lambda b: b.id) if b.fenced]
+    add("fenced-brokers", WARNING, "fenced broker(s)", fenced, "registered but fenced: they lead and "
+        "follow nothing until they unfence")
+    shutting = [_broker_item(b) for b in sorted(brokers.values(), key=lambda b: b.id)
+                if b.in_controlled_shutdown and not b.fenced]
+    add("shutting-down-brokers", WARNING, "broker(s) in controlled shutdown", shutting)
+    add("unsupported-features", CRITICAL, "node(s) that do not support a finalized feature level",
+        _unsupported_features(image), "a node whose supported range does not cover the finalized level "
+        "cannot take part in the cluster")
+    add("voters-unregistered", WARNING, "quorum voter(s) without a controller registration",
+        _unregistered_voters(image))
+    add("min-isr-unknown", INFO, "topic(s) whose min.insync.replicas is not in the metadata",
+        [{"topic": t, "text": t} for t in unknown_min_isr],
+        "neither a topic override nor a cluster default: the brokers' server.properties decide, so "
+        "under-min-ISR is not judged for them")
+    add("not-preferred-leader", INFO, "partition(s) not led by their preferred replica", not_preferred,
+        "a preferred leader election would move leadership back")
+    idle = [_broker_item(b) for b in sorted(brokers.values(), key=lambda b: b.id)
+            if b.id in live and hosting[b.id] == 0]
+    add("brokers-without-replicas", INFO, "live broker(s) hosting no replica", idle)
+    if len(live) > 1 and leaders:
+        counts = {b: leaders.get(b, 0) for b in sorted(live)}
+        top, low = max(counts.values()), min(counts.values())
+        if top - low > max(1, (top + low) // 4):
+            add("leader-skew", INFO, "broker(s) leading far more partitions than others",
+                [{"broker": b, "leaders": n, "text": f"broker {b}: {n} leader(s)"}
+                 for b, n in sorted(counts.items(), key=lambda kv: -kv[1])],
+                f"leaders per live broker range from {low} to {top}")
+    order = {CRITICAL: 0, WARNING: 1, INFO: 2}
+    findings.sort(key=lambda f: order[f.severity])
+    return HealthReport(findings, len(brokers), len(image.topics.by_id), partitions, dict(leaders))
+
+
+def _broker_item(b: Any) -> dict[str, Any]:
+    state = "fenced" if b.fenced else "in controlled shutdown" if b.in_controlled_shutdown else "live"
+    return {"broker": b.id, "epoch": b.epoch, "fenced": b.fenced, "inControlledShutdown": b.in_controlled_shutdown,
+            "text": f"broker {b.id} (epoch {b.epoch}): {state}"}
+
+
+def _finalized(image: MetadataImage) -> dict[str, int]:
+    levels = dict(image.features.finalized)
+    if image.features.metadata_version is not None:
+        levels[METADATA_VERSION] = image.features.metadata_version
+    return levels
+
+
+def _unsupported_features(image: MetadataImage) -> list[dict[str, Any]]:
+    out = []
+    levels = _finalized(image)
+    nodes = [("broker", b.id, b.supported_features) for b in image.cluster.brokers.values()] + \
+            [("controller", c.id, c.supported_features) for c in image.cluster.controllers.values()]
+    for kind, node_id, supported in sorted(nodes, key=lambda n: (n[0], n[1])):
+        for feature, level in sorted(levels.items()):
+            lo, hi = supported.get(feature, (0, 0))
+            if level and not lo <= level <= hi:
+                out.append({"node": node_id, "role": kind, "feature": feature, "level": level,
+                            "supported": [lo, hi] if feature in supported else None,
+                            "text": f"{kind} {node_id}: {feature} level {level} is outside its supported "
+                                    f"range {lo}..{hi}" if feature in supported else
+                                    f"{kind} {node_id}: {feature} level {level} is not supported at all"})
+    return out
+
+
+def _unregistered_voters(image: MetadataImage) -> list[dict[str, Any]]:
+    controllers = image.cluster.controllers
+    if not controllers:   # no registrations at all: a combined-mode or pre-3.7 cluster, not a fault
+        return []
+    return [{"voter": v.id, "directoryId": uuid_to_str(v.directory_id) if v.directory_id else None,
+             "text": f"voter {v.id} has no RegisterControllerRecord"}
+            for v in image.quorum.voters if v.id not in controllers]

@@ -1,0 +1,177 @@
+"""Answers for incidents: the text of ``health`` and ``describe``.
+
+The analysis lives in :mod:`metashell.image.health` (one definition of "offline" or
+"under-replicated" for the shell, the TUI and Spark); this module only turns it into lines.
+``describe`` prints exactly what ``kafka-topics --describe`` prints (``TopicCommand``: tab-separated
+fields, ``Leader: none``, ``Elr:``/``LastKnownElr:``, ``Adding/Removing Replicas`` during a
+reassignment) with its filters, so that its output can be diffed against Kafka's.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+from metashell.image.health import (
+    HealthReport,
+    PartitionRef,
+    effective_min_isr,
+    is_under_replicated,
+    live_brokers,
+    replication_factor,
+)
+from metashell.image.image import MetadataImage
+from metashell.image.model import CONFIG_RESOURCE_TOPIC, SECURITY_PROTOCOL_NAMES, Partition, Topic
+from metashell.protocol.uuid import uuid_to_str
+from metashell.tree.redact import REDACTED, is_sensitive_config
+
+#: How many items of a finding ``health`` prints before "... and N more".
+HEALTH_ITEMS = 10
+
+
+# -- health ------------------------------------------------------------------------------------------
+
+def health_lines(report: HealthReport, show_all: bool = False) -> Iterator[str]:
+    """The verdict, then one section per finding (worst first) with its first items.
+
+    A partition is listed once, under the worst finding it has: an offline partition is usually
+    under-replicated and under min ISR too, and repeating it buries the next problem.
+    """
+    yield report.verdict()
+    seen: set[tuple[str, int]] = set()
+    for f in report.findings:
+        yield ""
+        yield f"{f.title}: {f.count} [{f.severity}]"
+        if f.detail:
+            yield f"  ({f.detail})"
+        fresh = [i for i in f.items if not isinstance(i, PartitionRef) or (i.topic, i.partition) not in seen]
+        if len(fresh) < f.count:
+            yield f"  {f.count - len(fresh)} of them belong to a finding above"
+        for n, item in enumerate(fresh):
+            if not show_all and n == HEALTH_ITEMS:
+                yield f"  ... and {len(fresh) - HEALTH_ITEMS} more (health --all lists every one)"
+                break
+            yield "  " + (item.line() if isinstance(item, PartitionRef) else str(item.get("text", item)))
+        seen.update((i.topic, i.partition) for i in fresh if isinstance(i, PartitionRef))
+    if report.leaders_per_broker and not report.healthy:
+        yield ""
+        yield "leaders per broker: " + ", ".join(f"{b}: {n}" for b, n in sorted(report.leaders_per_broker.items()))
+
+
+def health_json(report: HealthReport) -> dict[str, Any]:
+    return {"healthy": report.healthy, "verdict": report.verdict(), "brokers": report.brokers,
+            "topics": report.topics, "partitions": report.partitions,
+            "leadersPerBroker": {str(b): n for b, n in sorted(report.leaders_per_broker.items())},
+            "findings": [f.as_json() for f in report.findings]}
+
+
+# -- describe: topics ----------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class TopicFilters:
+    """``kafka-topics --describe``'s report options."""
+
+    under_replicated: bool = False
+    unavailable: bool = False
+    under_min_isr: bool = False
+    at_min_isr: bool = False
+    with_overrides: bool = False
+
+    @property
+    def partition_reports(self) -> bool:
+        return self.under_replicated or self.unavailable or self.under_min_isr or self.at_min_isr
+
+
+def _ids(ids: tuple[int, ...]) -> str:
+    return ",".join(map(str, ids))
+
+
+def topic_overrides(image: MetadataImage, topic: str, redact: bool) -> list[tuple[str, str]]:
+    """The topic's configuration overrides, sorted, with secrets redacted as everywhere."""
+    configs = image.configs.get((CONFIG_RESOURCE_TOPIC, topic), {})
+    return [(k, REDACTED if redact and is_sensitive_config(CONFIG_RESOURCE_TOPIC, k) else v)
+            for k, v in sorted(configs.items())]
+
+
+def topic_line(image: MetadataImage, topic: Topic, redact: bool) -> str:
+    """``TopicCommand.TopicDescription.printDescription``."""
+    first = topic.partitions[min(topic.partitions)] if topic.partitions else None
+    configs = ",".join(f"{k}={v}" for k, v in topic_overrides(image, topic.name, redact))
+    return (f"Topic: {topic.name}\tTopicId: {uuid_to_str(topic.id)}\tPartitionCount: {len(topic.partitions)}"
+            f"\tReplicationFactor: {replication_factor(first) if first else 0}\tConfigs: {configs}")
+
+
+def partition_line(topic: str, pid: int, p: Partition) -> str:
+    """``TopicCommand.PartitionDescription.printDescription``."""
+    text = (f"\tTopic: {topic}\tPartition: {pid}\tLeader: {'none' if p.leader < 0 else p.leader}"
+            f"\tReplicas: {_ids(p.replicas)}\tIsr: {_ids(p.isr)}")
+    if p.adding_replicas or p.removing_replicas:
+        text += f"\tAdding Replicas: {_ids(p.adding_replicas)}\tRemoving Replicas: {_ids(p.removing_replicas)}"
+    return text + f"\tElr: {_ids(p.elr)}\tLastKnownElr: {_ids(p.last_known_elr)}"
+
+
+def describe_topics(image: MetadataImage, topics: list[Topic], filters: TopicFilters,
+                    redact: bool) -> Iterator[str]:
+    """The lines of ``kafka-topics --describe`` for ``topics`` (already sorted by name)."""
+    live = live_brokers(image)
+    for topic in topics:
+        if not filters.partition_reports:
+            if not filters.with_overrides or image.configs.get((CONFIG_RESOURCE_TOPIC, topic.name)):
+                yield topic_line(image, topic, redact)
+            if filters.with_overrides:
+                continue
+        min_isr = effective_min_isr(image, topic.name)[0] if (filters.under_min_isr or filters.at_min_isr) else None
+        for pid in sorted(topic.partitions):
+            p = topic.partitions[pid]
+            if filters.partition_reports and not _reported(p, filters, live, min_isr):
+                continue
+            yield partition_line(topic.name, pid, p)
+
+
+def _reported(p: Partition, f: TopicFilters, live: set[int], min_isr: int | None) -> bool:
+    has_leader = p.leader >= 0
+    return ((f.under_replicated and is_under_replicated(p))
+            or (f.unavailable and (not has_leader or p.leader not in live))
+            or (f.under_min_isr and (not has_leader or (min_isr is not None and len(p.isr) < min_isr)))
+            or (f.at_min_isr and min_isr is not None and len(p.isr) == min_isr))
+
+
+# -- describe: brokers --------------------------------------------------------------------------------
+
+def describe_broker(image: MetadataImage, broker_id: int) -> dict[str, Any]:
+    """What an operator asks about one broker: registration, state, and what it leads and hosts."""
+    b = image.cluster.brokers[broker_id]
+    led = hosted = in_isr = 0
+    for topic in image.topics.by_id.values():
+        for p in topic.partitions.values():
+            if broker_id in p.replicas:
+                hosted += 1
+                if p.leader == broker_id:
+                    led += 1
+                if broker_id in p.isr:
+                    in_isr += 1
+    state = "fenced" if b.fenced else "in controlled shutdown" if b.in_controlled_shutdown else "live"
+    return {
+        "id": b.id, "state": state, "epoch": b.epoch, "rack": b.rack,
+        "listeners": [{"name": e.name, "host": e.host, "port": e.port,
+                       "securityProtocol": _protocol_name(e.security_protocol)}
+                      for e in b.listeners.values()],
+        "supportedFeatures": {k: {"min": lo, "max": hi} for k, (lo, hi) in sorted(b.supported_features.items())},
+        "logDirs": [uuid_to_str(d) for d in b.directories],
+        "partitionsLed": led, "partitionsHosted": hosted, "partitionsInIsr": in_isr,
+    }
+
+
+def _protocol_name(code: int | None) -> str:
+    return SECURITY_PROTOCOL_NAMES.get(code, str(code)) if code is not None else "unknown"
+
+
+def broker_lines(info: dict[str, Any]) -> Iterator[str]:
+    yield f"Broker: {info['id']}\tState: {info['state']}\tEpoch: {info['epoch']}\tRack: {info['rack'] or 'none'}"
+    for e in info["listeners"]:
+        yield f"\tListener: {e['name']}\t{e['securityProtocol']}://{e['host']}:{e['port']}"
+    yield (f"\tPartitions: leads {info['partitionsLed']}, hosts {info['partitionsHosted']}, "
+           f"in ISR of {info['partitionsInIsr']}")
+    yield "\tLogDirs: " + (",".join(info["logDirs"]) or "none")
+    yield "\tFeatures: " + ", ".join(f"{k} {v['min']}..{v['max']}" for k, v in info["supportedFeatures"].items())

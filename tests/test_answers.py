@@ -1,0 +1,144 @@
+"""``health`` and ``describe`` on the fixtures (clusters stopped by the fixture generator, so their
+partitions are leaderless) and on small hand-made images whose answer is known by construction.
+The same commands are checked against ``kafka-topics --describe`` on a live cluster in
+``test_answers_kafka.py``.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+
+import pytest
+from conftest import FIXTURES
+from test_cli import run_cli
+
+from metashell.image.health import check_health, effective_min_isr
+from metashell.image.image import MetadataImage
+from metashell.image.loader import load_directory
+from metashell.image.model import BrokerRegistration, Partition, Topic
+from metashell.shell.commands import Settings, Shell
+from metashell.tree import build_root
+
+DEMO = FIXTURES / "demo"
+
+
+def broker(bid: int, fenced: bool = False, shutdown: bool = False) -> BrokerRegistration:
+    return BrokerRegistration(bid, 10 + bid, bytes(16), {}, {"metadata.version": (7, 33)}, None, fenced,
+                              shutdown, False, ())
+
+
+def part(replicas: tuple[int, ...], isr: tuple[int, ...], leader: int, adding: tuple[int, ...] = (),
+         removing: tuple[int, ...] = (), elr: tuple[int, ...] = ()) -> Partition:
+    return Partition(replicas, (bytes(16),) * len(replicas), isr, removing, adding, elr, (), leader, 0, 3, 5)
+
+
+def image_with(partitions: dict[str, dict[int, Partition]], brokers: list[BrokerRegistration],
+               configs: dict[tuple[int, str], dict[str, str]] | None = None) -> MetadataImage:
+    img = MetadataImage()
+    for b in brokers:
+        img.cluster.brokers[b.id] = b
+    for n, (name, parts) in enumerate(sorted(partitions.items())):
+        t = Topic(name, bytes([n + 1]) * 16, parts)
+        img.topics.by_id[t.id] = t
+        img.topics.by_name[name] = t
+    img.configs.update(configs or {})
+    img.features.metadata_version = 21
+    return img
+
+
+def run(img: MetadataImage, line: str) -> tuple[int, str, str]:
+    out, err = io.StringIO(), io.StringIO()
+    shell = Shell(build_root(img), out, err, Settings())
+    status = shell.run_line(line)
+    return status, out.getvalue(), err.getvalue()
+
+
+def test_healthy_cluster() -> None:
+    img = image_with({"t": {0: part((1, 2, 3), (1, 2, 3), 1), 1: part((2, 3, 1), (2, 3, 1), 2),
+                            2: part((3, 1, 2), (3, 1, 2), 3)}},
+                     [broker(1), broker(2), broker(3)], {(4, ""): {"min.insync.replicas": "2"}})
+    report = check_health(img)
+    assert report.healthy and report.verdict().startswith("HEALTHY: 3 broker(s), 1 topic(s), 3 partition(s)")
+    assert run(img, "health --exit-code") == (0, report.verdict() + "\n", "")
+
+
+def test_each_rule_on_a_known_image() -> None:
+    img = image_with(
+        {"a": {0: part((1, 2, 3), (1,), 1),                      # under-replicated, under min ISR (2)
+               1: part((2, 1), (2, 1), 2),                       # at min ISR
+               2: part((3, 1), (3,), 3)},                        # leader fenced -> offline
+         "b": {0: part((1, 2, 4), (1, 2), 1, adding=(4,), removing=(3,))},   # reassigning, RF 2: not URP
+         "c": {0: part((2,), (), -1, elr=(2,))}},                # offline, ELR in use
+        [broker(1), broker(2), broker(3, fenced=True), broker(4, shutdown=True), broker(5)],
+        {(4, ""): {"min.insync.replicas": "2"}, (2, "c"): {"min.insync.replicas": "1"}})
+    found = {f.key: [(i.topic, i.partition) for i in f.items] if f.items and hasattr(f.items[0], "topic")
+             else f.items for f in check_health(img).findings}
+    assert found["offline-partitions"] == [("a", 2), ("c", 0)]
+    assert found["under-replicated-partitions"] == [("a", 0), ("a", 2), ("c", 0)]
+    assert found["under-min-isr-partitions"] == [("a", 0), ("a", 2), ("c", 0)]
+    assert found["reassignments"] == [("b", 0)]
+    assert found["eligible-leader-replicas"] == [("c", 0)]
+    assert [b["broker"] for b in found["fenced-brokers"]] == [3]
+    assert [b["broker"] for b in found["shutting-down-brokers"]] == [4]
+    assert [b["broker"] for b in found["brokers-without-replicas"]] == [5]
+    assert effective_min_isr(img, "c") == (1, "topic") and effective_min_isr(img, "a") == (2, "cluster default")
+
+    status, out, _ = run(img, "describe --at-min-isr-partitions")
+    assert status == 0 and [ln.split("\tLeader")[0] for ln in out.splitlines()] == [
+        "\tTopic: a\tPartition: 1", "\tTopic: b\tPartition: 0"]
+    _, out, _ = run(img, "describe b")
+    assert out.splitlines() == [
+        "Topic: b\tTopicId: AgICAgICAgICAgICAgICAg\tPartitionCount: 1\tReplicationFactor: 2\tConfigs: ",
+        ("\tTopic: b\tPartition: 0\tLeader: 1\tReplicas: 1,2,4\tIsr: 1,2\tAdding Replicas: 4\tRemoving Replicas: 3"
+        "\tElr: \tLastKnownElr: ")]
+    status, out, _ = run(img, "health --exit-code")
+    assert status == 1 and out.startswith("CRITICAL: 2 offline partition(s)")
+
+
+def test_min_isr_unknown_is_said_not_guessed() -> None:
+    img = image_with({"t": {0: part((1, 2), (1,), 1)}}, [broker(1), broker(2)])
+    found = {f.key: f for f in check_health(img).findings}
+    assert "under-min-isr-partitions" not in found and found["min-isr-unknown"].count == 1
+    _, out, _ = run(img, "describe --under-min-isr-partitions")
+    assert out == ""
+
+
+def test_health_on_the_demo() -> None:
+    status, out, err = run_cli("-d", str(DEMO), "health")
+    assert status == 0 and err == ""
+    lines = out.splitlines()
+    assert lines[0].startswith("CRITICAL: 12 offline partition(s) (no live leader)")
+    assert "  broker 1 (epoch 13): fenced" in lines
+    assert "  12 of them belong to a finding above" in lines         # listed once, under "offline"
+    assert sum(1 for ln in lines if ln.startswith("  orders-0:")) == 1
+    assert run_cli("-d", str(DEMO), "health", "--exit-code")[0] == 1
+    status, out, _ = run_cli("-d", str(DEMO), "--json", "health")
+    doc = json.loads(out)
+    assert doc["healthy"] is False and doc["partitions"] == 12
+    assert [f["count"] for f in doc["findings"] if f["key"] == "offline-partitions"] == [12]
+
+
+def test_describe_on_the_demo() -> None:
+    status, out, _ = run_cli("-d", str(DEMO), "describe", "orders")
+    lines = out.splitlines()
+    assert status == 0 and len(lines) == 7
+    assert lines[0].startswith("Topic: orders\tTopicId: ") and "\tPartitionCount: 6\tReplicationFactor: 1\t" in lines[0]
+    assert lines[1] == "\tTopic: orders\tPartition: 0\tLeader: none\tReplicas: 1\tIsr: \tElr: 1\tLastKnownElr: 1"
+    status, out, _ = run_cli("-d", str(DEMO), "describe", "--topics-with-overrides")
+    assert status == 0 and all(ln.startswith("Topic: ") for ln in out.splitlines())
+    status, out, err = run_cli("-d", str(DEMO), "describe", "nope", "pay*")
+    assert status == 1 and err == "describe: topic 'nope' does not exist\n"
+    assert out.startswith("Topic: payments\t")
+    status, out, _ = run_cli("-d", str(DEMO), "--json", "describe", "--unavailable-partitions", "clickstream")
+    doc = json.loads(out)
+    assert doc["topic"] == "clickstream" and [p["partition"] for p in doc["partitions"]] == [0, 1]
+
+
+@pytest.mark.parametrize("fixture", sorted(p.name for p in FIXTURES.iterdir() if p.is_dir()))
+def test_every_fixture_answers(fixture: str) -> None:
+    img = load_directory(FIXTURES / fixture).image
+    report = check_health(img)
+    assert report.partitions == img.topics.partition_count()
+    status, out, _ = run(img, "describe")
+    assert status == 0 and out.count("\tPartition: ") == report.partitions
