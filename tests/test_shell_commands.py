@@ -304,7 +304,7 @@ def test_history() -> None:
 
 def test_help_man_exit() -> None:
     out, _, status = run("help")
-    assert status == 0 and "usage: {cat,cd,exit,find,help,history,ls,man,pwd,tree} ..." in out
+    assert status == 0 and "usage: {cat,cd,describe,exit,find,health,help,history,ls,man,pwd,tree} ..." in out
     for name in spec.COMMAND_NAMES:
         assert f"    {name.ljust(21)}{spec.SPECS[name].description}" in out
     assert run("help ls") == run("man ls")
@@ -322,7 +322,7 @@ def test_help_man_exit() -> None:
 
 
 def test_bad_commands() -> None:
-    choices = "'cat', 'cd', 'exit', 'find', 'help', 'history', 'ls', 'man', 'pwd', 'tree'"
+    choices = "'cat', 'cd', 'describe', 'exit', 'find', 'health', 'help', 'history', 'ls', 'man', 'pwd', 'tree'"
     assert run("blah") == ("", f"invalid choice: 'blah' (choose from {choices})\n", 1)
     _, err, _ = run("tr /")
     assert err.startswith("invalid choice: 'tr': did you mean 'tree'?")

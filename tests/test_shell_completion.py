@@ -25,8 +25,8 @@ def complete(text: str, cwd: str = "/") -> list[tuple[str, int]]:
 
 
 def test_command_names() -> None:
-    assert complete("") == [(n + " ", 0) for n in ("cat", "cd", "exit", "find", "help", "history", "ls", "man",
-                                                   "pwd", "tree")]
+    assert complete("") == [(n + " ", 0) for n in ("cat", "cd", "describe", "exit", "find", "health", "help",
+                                                   "history", "ls", "man", "pwd", "tree")]
     assert complete("c") == [("cat ", -1), ("cd ", -1)]
     assert complete("pwd; tr") == [("tree ", -2)]
 

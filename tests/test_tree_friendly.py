@@ -44,7 +44,7 @@ def test_broker_and_controller_records(root) -> None:
 
 
 def test_topics_and_topic_ids(root) -> None:
-    assert kafka_command(root, "ls", ["/topics/foo"]) == "0\nconfigs\nid\n"
+    assert kafka_command(root, "ls", ["/topics/foo"]) == "0\nconfigs\nid\nname\n"
     assert cat(root, "/topics/foo/id") == "ASNFZ4mrze8P7cuph2VDIQ"
     part = json.loads(cat(root, "/topics/foo/0"))
     assert part == {"topic": "foo", "topicId": "ASNFZ4mrze8P7cuph2VDIQ", "partition": 0, "leader": 1,

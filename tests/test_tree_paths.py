@@ -68,11 +68,14 @@ def test_escapes_and_literals() -> None:
     assert paths("/topics/f\\*o") == []
     # in a glob, \x is a literal x
     assert paths("/topics/f\\**") == ["/topics/f*o"]
-    # regex metacharacters are literal; no character classes
+    # regex metacharacters are literal
     assert paths("/weird/x.*") == ["/weird/x.y"]
     assert paths("/weird/x+?") == ["/weird/x+y"]
+    # character classes (metashell's addition); one that matches nothing falls back to the name
     assert paths("/weird/[ab]") == ["/weird/[ab]"]
-    assert paths("/weird/[ab]*") == ["/weird/[ab]"]
+    assert paths("/weird/[[]ab]*") == ["/weird/[ab]"]
+    assert paths("/weird/[x]*") == ["/weird/x+y", "/weird/x.y"]
+    assert paths("/weird/[!x[]*") == ["/weird/a,b"]
     assert paths("/weird/a,b") == ["/weird/a,b"]
 
 

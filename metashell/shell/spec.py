@@ -308,7 +308,7 @@ def help_text() -> str:
     lines += [
         "",
         "Paths are absolute (/topics/foo) or relative to the working directory (.., ./x); each",
-        "component may be a glob: * ? {a,b} (\\ escapes the next character inside a glob).",
+        "component may be a glob: * ? {a,b} [0-9] [!a-c] (\\ escapes the next character).",
         "Commands can be separated by ';'.  Type 'man <command>' for a command's options.",
     ]
     return "\n".join(lines)

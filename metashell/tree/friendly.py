@@ -248,15 +248,17 @@ def _config_dir(ctx: TreeContext, name: str, key: tuple[int, str], kind: str = "
 
 
 def topic_node(ctx: TreeContext, name: str, topic: Any) -> Node:
-    """``/topics/<name>`` (and ``/topicIds/<id>``): ``id``, ``configs/`` and one record per partition."""
+    """``/topics/<name>`` (and ``/topicIds/<id>``): one record per partition, ``configs/``, ``id``, ``name``."""
     partitions = topic.partitions
 
-    def names() -> list[str]:
-        return ["id", "configs"] + [str(p) for p in list(partitions)]
+    def names() -> list[str]:  # partitions in numeric order (the friendly tree is for people)
+        return [str(p) for p in sorted(partitions)] + ["configs", "id", "name"]
 
     def make(child: str) -> Node | None:
         if child == "id":
             return ScalarLeaf(child, ctx, lambda r: uuid_to_str(topic.id))
+        if child == "name":
+            return ScalarLeaf(child, ctx, lambda r: topic.name)
         if child == "configs":
             return _config_dir(ctx, child, (2, topic.name))
         pid = java_parse_int(child)
@@ -264,7 +266,7 @@ def topic_node(ctx: TreeContext, name: str, topic: Any) -> Node:
             return None
         return RecordLeaf(child, ctx, lambda r: partition_json(topic, pid, partitions[pid]), kind="partition")
 
-    return DirNode(name, ctx, names, make, kind="topic", count=lambda: 2 + len(partitions))
+    return DirNode(name, ctx, names, make, kind="topic", count=lambda: 3 + len(partitions), ordered=True)
 
 
 def _topics(ctx: TreeContext, name: str) -> Node:

@@ -215,22 +215,27 @@ class TextLeaf(Node):
 class DirNode(Node):
     """A directory whose children come from two callables.
 
-    ``names()`` returns the child names in any order (they are sorted here); ``make(name)`` returns
-    the child node or None.  Both read the image at call time, so nothing is cached.
+    ``names()`` returns the child names in any order (they are sorted here, like Kafka's shell,
+    unless ``ordered``: then ``names()`` gives the order people read, e.g. partitions 0, 1, 2, ... 10
+    instead of 0, 1, 10, 2); ``make(name)`` returns the child node or None.  Both read the image at
+    call time, so nothing is cached.
     """
 
-    __slots__ = ("_count", "_make", "_names")
+    __slots__ = ("_count", "_make", "_names", "_ordered")
     is_dir = True
 
     def __init__(self, name: str, ctx: TreeContext, names: Callable[[], Iterable[str]],
                  make: Callable[[str], Node | None], kind: str = "dir",
-                 count: Callable[[], int] | None = None) -> None:
+                 count: Callable[[], int] | None = None, *, ordered: bool = False) -> None:
         super().__init__(name, ctx, kind)
         self._names = names
         self._make = make
         self._count = count
+        self._ordered = ordered
 
     def child_names(self) -> list[str]:
+        if self._ordered:
+            return list(self._names())
         return java_sorted(self._names())
 
     def child(self, name: str) -> Node | None:

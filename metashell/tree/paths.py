@@ -85,6 +85,15 @@ def glob_regex(component: str) -> re.Pattern[str] | None:
                 nxt = component[i]
                 i += 1
                 out.append(re.escape(nxt) if (nxt in _GLOB_SPECIAL or nxt in _REGEX_SPECIAL) else nxt)
+        elif c == "[" and (end := _class_end(component, i)) > 0:
+            # a character class ([0-9], [!a-c]): metashell's addition; Kafka's glob has none
+            literal = False
+            body = component[i:end]
+            negate = body[:1] in ("!", "^")
+            if negate:
+                body = body[1:]
+            out.append("[" + ("^" if negate else "") + body.replace("\\", "\\\\").replace("[", "\\[") + "]")
+            i = end + 1
         elif c == "{":
             if in_group:
                 return None  # "Can't nest glob groups." -> Kafka treats the component as literal
@@ -111,7 +120,23 @@ def glob_regex(component: str) -> re.Pattern[str] | None:
     if literal:
         return None
     out.append("$")
-    return re.compile("".join(out))
+    try:
+        return re.compile("".join(out))
+    except re.error:  # a character class Python cannot take ([z-a]): the component is literal
+        return None
+
+
+def _class_end(component: str, start: int) -> int:
+    """Index of the ``]`` closing a character class whose body starts at ``start`` (after ``[``),
+    or -1 when there is none (the ``[`` is then literal).  A ``]`` right after ``[`` or ``[!`` is
+    part of the class, as in POSIX globs."""
+    i = start
+    if i < len(component) and component[i] in "!^":
+        i += 1
+    if i < len(component) and component[i] == "]":
+        i += 1
+    end = component.find("]", i)
+    return end if end > start else -1
 
 
 def is_glob(component: str) -> bool:
@@ -162,10 +187,16 @@ def _visit(comps: list[str], index: int, node: Node, path: list[str],
             path = path + [comp]
             index += 1
             continue
+        matched = False
         for name in node.child_names():
             if regex.fullmatch(name):
                 child = node.child(name)
                 if child is not None:
+                    matched = True
                     _visit(comps, index + 1, child, path + [name], results)
+        if not matched and "[" in comp and (child := node.child(comp)) is not None:
+            # A name with brackets in it ("[ab]"), which Kafka's globs take literally: a character
+            # class that matches nothing falls back to the name itself, as in sh.
+            _visit(comps, index + 1, child, path + [comp], results)
         return
     results.append((path, node))
