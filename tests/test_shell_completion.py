@@ -25,9 +25,9 @@ def complete(text: str, cwd: str = "/") -> list[tuple[str, int]]:
 
 
 def test_command_names() -> None:
-    assert complete("") == [(n + " ", 0) for n in ("cat", "cd", "describe", "exit", "find", "health", "help",
-                                                   "history", "ls", "man", "pwd", "tree")]
-    assert complete("c") == [("cat ", -1), ("cd ", -1)]
+    assert complete("") == [(n + " ", 0) for n in ("cat", "cd", "clear", "describe", "exit", "find", "health",
+                                                   "help", "history", "ls", "man", "pwd", "quit", "tree")]
+    assert complete("c") == [("cat ", -1), ("cd ", -1), ("clear ", -1)]
     assert complete("pwd; tr") == [("tree ", -2)]
 
 
@@ -49,7 +49,7 @@ def test_relative_dotdot_and_glob_paths() -> None:
 
 
 def test_options_and_arguments() -> None:
-    assert complete("ls -") == [("-h ", -1), ("--help ", -1), ("-l ", -1), ("--json ", -1)]
+    assert complete("ls -") == [("-h ", -1), ("--help ", -1), ("-l ", -1), ("-R ", -1), ("-a ", -1), ("--json ", -1)]
     assert complete("find / -type ") == [("f ", 0), ("d ", 0)]
     assert complete("man l") == [("ls ", -1)]
     assert complete("pwd ") == []

@@ -47,7 +47,6 @@ DIFFERENCES = (
 )
 """Every deliberate difference from Kafka's shell, for the docs."""
 
-_SCALAR_SUMMARY_MAX = 60
 
 
 class ExitShell(Exception):
@@ -78,6 +77,7 @@ class Shell:
         self.err = err
         self.settings = settings or Settings()
         self.cwd = "/"
+        self.previous_cwd = "/"
         self.history: list[str] = history if history is not None else []
         self._status = 0
 
@@ -91,6 +91,12 @@ class Shell:
         ``raw`` (text that is already safe and carries our own colour sequences)."""
         if text:
             self.out.write(text if raw else visible_output(text))
+
+    def note(self, message: str) -> None:
+        """One informational line on stderr that does not fail the command."""
+        self.out.flush()
+        self.err.write(visible(message.rstrip("\n")) + "\n")
+        self.err.flush()
 
     def error(self, message: str) -> None:
         """One error line on stderr (stdout flushed first so the order on a terminal is right)."""
@@ -184,6 +190,9 @@ class Shell:
                     if child is not None:
                         self._emit_json(self._entry_json(child_name, comps + [child_name], child))
             return
+        if p.opts.get("recursive"):
+            self._ls_recursive(files, dirs, long)
+            return
         if not long:
             self.write(render_ls([visible(f[0]) for f in files],
                                  [(visible(d[0]), [visible(c) for c in d[2].child_names()]) for d in dirs],
@@ -206,6 +215,23 @@ class Shell:
             out.extend(_long_rows(children, self.settings.redact))
         self.write("".join(line + "\n" for line in out))
 
+    def _ls_recursive(self, files: list[tuple[str, list[str], Node]], dirs: list[tuple[str, list[str], Node]],
+                      long: bool) -> None:
+        """``ls -R``: each directory as ``path:`` and its entries, depth first, streamed."""
+        if files:
+            rows = _long_rows([(f[0], f[2]) for f in files], self.settings.redact) if long \
+                else [visible(f[0]) for f in files]
+            self.write("".join(r + "\n" for r in rows))
+        first = not files
+        stack = [(comps, node) for _name, comps, node in reversed(dirs)]
+        while stack:
+            comps, node = stack.pop()
+            children = [(n, c) for n in node.child_names() if (c := node.child(n)) is not None]
+            rows = _long_rows(children, self.settings.redact) if long else [visible(n) for n, _c in children]
+            self.write(("" if first else "\n") + visible(join(comps)) + ":\n" + "".join(r + "\n" for r in rows))
+            first = False
+            stack.extend((comps + [n], c) for n, c in reversed(children) if c.is_dir)
+
     def _entry_json(self, name: str, comps: list[str], node: Node) -> dict[str, object]:
         entry: dict[str, object] = {"path": join(comps), "name": name,
                                     "type": "dir" if node.is_dir else "file", "kind": node.kind}
@@ -214,7 +240,16 @@ class Shell:
         return entry
 
     def cmd_cd(self, p: Parsed) -> None:
+        """Kafka's ``cd``, plus the shell habits ``cd -`` (back, printing where) and ``cd ~`` (``/``)."""
         target = p.args[0].text if p.args else "/"
+        before = self.cwd
+        if target == "-":
+            self.cwd = self.previous_cwd
+            self.previous_cwd = before
+            self.write(visible(self.cwd) + "\n")
+            return
+        if target == "~" or target.startswith("~/"):
+            target = "/" + target[2:]
         matches = self._glob(target)
         if not matches:
             self.error(f"cd: {target}: no such directory.")
@@ -224,6 +259,8 @@ class Shell:
                 self.cwd = join(comps)
             else:
                 self.error(f"cd: {target}: not a directory.")
+        if self.cwd != before:
+            self.previous_cwd = before
 
     def cmd_pwd(self, p: Parsed) -> None:
         if self._json(p):
@@ -232,18 +269,31 @@ class Shell:
             self.write(visible(self.cwd) + "\n")
 
     def cmd_cat(self, p: Parsed) -> None:
+        """Kafka's ``cat``; outside ``/image``, a glob matching several files names each value's path
+        (``path: value``, as ``etcdctl get --prefix``) and skips the directories it matched, naming
+        each, without failing (under ``/image`` the output stays Kafka's, byte for byte)."""
         as_json = self._json(p)
         for arg in p.args:
             matches = self._glob(arg.text)
             if not matches:
                 self.error(f"cat: {arg.text}: No such file or directory.")
                 continue
+            globbed = len(matches) > 1 or any(is_glob(c) for c in normalize(self.cwd, arg.text))
+            kafka_form = bool(matches[0][0]) and matches[0][0][0] == "image"
+            files = sum(1 for _c, n in matches if not n.is_dir)
             for comps, node in matches:
                 if node.is_dir:
-                    self.error(f"cat: {arg.text}: Is a directory")
+                    if globbed and files and not kafka_form:
+                        self.note(f"cat: {join(comps)}: is a directory (skipped)")
+                    else:
+                        self.error(f"cat: {arg.text}: Is a directory")
                 elif as_json:
                     self._emit_json({"path": join(comps), "kind": node.kind,
                                      "value": node.to_json(self.settings.redact)})
+                elif files > 1 and not kafka_form:
+                    text = self._leaf_text(node)
+                    sep = "\n" if "\n" in text else " "
+                    self.write(visible_output(join(comps)) + ":" + sep + text + "\n", raw=True)
                 else:
                     self.write(self._leaf_text(node) + "\n", raw=True)
 
@@ -338,6 +388,14 @@ class Shell:
     def cmd_exit(self, p: Parsed) -> None:
         raise ExitShell(0)
 
+    cmd_quit = cmd_exit
+
+    def cmd_clear(self, p: Parsed) -> None:
+        """Clear the screen (only when output is a terminal: never a control sequence into a pipe)."""
+        isatty = getattr(self.out, "isatty", None)
+        if isatty is not None and isatty():
+            self.write("\x1b[H\x1b[2J\x1b[3J", raw=True)
+
     # -- answers -----------------------------------------------------------------------------
     def _image(self) -> MetadataImage:
         return self.root.ctx.image
@@ -426,24 +484,21 @@ def _tree_json(node: Node, redact: bool, max_depth: int | None, level: int = 0) 
 
 
 def _long_rows(entries: list[tuple[str, Node]], redact: bool) -> list[str]:
-    """``ls -l`` rows: ``<d|-> <size> <kind> <name>[  <value>]`` with aligned columns.
+    """``ls -l`` rows: ``<d|-> <children> <kind> <name>  <what it says>`` with aligned columns.
 
-    size is the number of children for a directory and the byte length of ``cat``'s text for a
-    leaf; the value column shows a scalar leaf's text (first line, shortened).
+    The last column is what an operator scans a listing for (:func:`_summary`): a partition's
+    leader, ISR and replicas, a broker's state and first listener, an ACL in one line, a feature's
+    level, a scalar's value; a directory shows how many children it has.
     """
     rows: list[tuple[str, str, str, str, str]] = []
     for name, node in entries:
         if node.is_dir:
-            rows.append(("d", str(node.child_count()), node.kind, visible(name), ""))
+            rows.append(("d", str(node.child_count()), node.kind, visible(name), visible(_dir_summary(node))))
             continue
-        text = node.text(redact)
-        value = node.to_json(redact)
-        summary = ""
-        if not isinstance(value, (dict, list)):
-            summary = text.split("\n", 1)[0]
-            if len(summary) > _SCALAR_SUMMARY_MAX:
-                summary = summary[:_SCALAR_SUMMARY_MAX - 3] + "..."
-        rows.append(("-", str(len(text.encode("utf-8"))), node.kind, visible(name), visible(summary)))
+        summary = _summary(node.kind, node.to_json(redact), node.text(redact))
+        if len(summary) > _SUMMARY_MAX:
+            summary = summary[:_SUMMARY_MAX - 3] + "..."
+        rows.append(("-", "", node.kind, visible(name), visible(summary)))
     if not rows:
         return []
     size_w = max(len(r[1]) for r in rows)
@@ -451,7 +506,59 @@ def _long_rows(entries: list[tuple[str, Node]], redact: bool) -> list[str]:
     name_w = max(len(r[3]) for r in rows)
     lines = []
     for t, size, kind, name, summary in rows:
-        line = f"{t} {size:>{size_w}} {kind:<{kind_w}} "
-        line += f"{name:<{name_w}}  {summary}" if summary else name
-        lines.append(line.rstrip(" ") if summary else line)
+        line = f"{t} {size:>{size_w}} {kind:<{kind_w}} {name:<{name_w}}  {summary}"
+        lines.append(line.rstrip(" "))
     return lines
+
+
+_SUMMARY_MAX = 100
+
+
+def _ids(values: object) -> str:
+    return "[" + ",".join(map(str, values)) + "]" if isinstance(values, list) else str(values)
+
+
+def _summary(kind: str, value: object, text: str) -> str:
+    """One line saying what a leaf holds (``ls -l``'s last column)."""
+    if not isinstance(value, dict):
+        return "" if isinstance(value, list) else text.split("\n", 1)[0]
+    v = value
+    if kind == "partition":
+        leader = v.get("leader")
+        out = f"leader {'none' if leader in (None, -1) else leader}  isr {_ids(v.get('isr'))}  replicas {_ids(v.get('replicas'))}"
+        if v.get("elr") or v.get("lastKnownElr"):
+            out += f"  elr {_ids(v.get('elr'))}"
+        if v.get("addingReplicas") or v.get("removingReplicas"):
+            out += f"  adding {_ids(v.get('addingReplicas'))} removing {_ids(v.get('removingReplicas'))}"
+        return out
+    if kind in ("broker", "controller"):
+        state = ""
+        if kind == "broker":
+            state = "fenced" if v.get("fenced") else "shutting down" if v.get("inControlledShutdown") else "live"
+            state += f"  epoch {v.get('epoch')}  "
+        listeners = v.get("listeners") or []
+        first = listeners[0] if listeners and isinstance(listeners[0], dict) else None
+        where = f"{first.get('name')} {first.get('securityProtocol')}://{first.get('host')}:{first.get('port')}" \
+            if first else "no listener"
+        more = f" (+{len(listeners) - 1})" if len(listeners) > 1 else ""
+        return f"{state}{where}{more}"
+    if kind == "acl":
+        return (f"{v.get('permissionType')} {v.get('principal')} {v.get('operation')} "
+                f"{v.get('resourceType')}:{v.get('resourceName')} ({v.get('patternType')}) from {v.get('host')}")
+    if kind == "feature":
+        level = v.get("level")
+        return f"level {level}" + (f" ({v['version']})" if v.get("version") else "")
+    if kind == "scram":
+        return f"iterations {v.get('iterations')}"
+    if kind == "token":
+        return f"owner {v.get('owner')}  expires {v.get('expirationTime', v.get('expirationTimestamp'))}"
+    return ""
+
+
+def _dir_summary(node: Node) -> str:
+    """``ls -l`` on a topic names the other key: its name under /topicIds, its partition count under
+    /topics."""
+    if node.kind != "topic":
+        return ""
+    name = node.child("name")
+    return name.text(True) if name is not None and name.text(True) != node.name else ""

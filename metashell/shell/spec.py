@@ -102,9 +102,10 @@ SPECS: dict[str, CommandSpec] = {
         ),
         CommandSpec(
             "cd", "Set the current working directory.",
-            Positional("target", "The directory to change to.", "?"),
+            Positional("target", "The directory to change to ('-': the previous one; '~': /).", "?"),
             shell_only=True,
         ),
+        CommandSpec("clear", "Clear the screen.", shell_only=True),
         CommandSpec(
             "describe", "Describe topics as kafka-topics --describe does, or brokers.",
             Positional("targets", "Topic names or globs (default: every topic), or 'broker' followed by "
@@ -165,6 +166,8 @@ SPECS: dict[str, CommandSpec] = {
             (
                 Option(("-l",), "long", "Long listing: type, size (children or bytes), kind, name and "
                        "short value."),
+                Option(("-R",), "recursive", "List subdirectories recursively."),
+                Option(("-a",), "all", "Accepted for habit's sake: there are no hidden entries."),
                 JSON_OPT,
             ),
         ),
@@ -173,6 +176,7 @@ SPECS: dict[str, CommandSpec] = {
             Positional("cmd", "The command to get help text for.", "1"),
             shell_only=True,
         ),
+        CommandSpec("quit", "Exit the metadata shell (like exit).", shell_only=True),
         CommandSpec(
             "pwd", "Print the current working directory.", options=(JSON_OPT,), shell_only=True,
         ),
@@ -239,6 +243,10 @@ def parse(words: list[Word]) -> Parsed:
         if t in ("-h", "--help"):
             want_help = True
             continue
+        if _is_flag_cluster(t, by_flag):   # ls -la: several one-letter flags in one word
+            for letter in t[1:]:
+                opts[by_flag["-" + letter].dest] = True
+            continue
         value: str | None = None
         key = t
         if t.startswith("--") and "=" in t:
@@ -280,6 +288,12 @@ def parse(words: list[Word]) -> Parsed:
         extra = args[0 if nargs == "0" else 1].text
         raise CommandError(f"{name}: unrecognized arguments: '{extra}' ({spec.usage(False)})")
     return Parsed(spec, args, opts)
+
+
+def _is_flag_cluster(t: str, by_flag: dict[str, Option]) -> bool:
+    if len(t) < 3 or t[1] == "-" or t in by_flag:
+        return False
+    return all((o := by_flag.get("-" + c)) is not None and o.metavar is None for c in t[1:])
 
 
 def _looks_negative_number(t: str) -> bool:

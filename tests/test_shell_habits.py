@@ -1,0 +1,83 @@
+"""The shell habits operators bring (issue 13): ``cd -``/``cd ~``, ``quit``, ``clear``, ``ls -R``/
+``-la``, ``ls -l`` rows that show values, ``cat`` of a glob naming each value's path, character
+classes in globs, partitions in numeric order.  On the demo fixture (real Kafka 4.4) and the 3.9
+split fixture (12 partitions)."""
+
+from __future__ import annotations
+
+import io
+
+from conftest import FIXTURES
+from test_cli import run_cli
+
+from metashell.image.loader import load_directory
+from metashell.shell.commands import Settings, Shell
+from metashell.tree import build_root
+
+DEMO = str(FIXTURES / "demo")
+SPLIT = str(FIXTURES / "kafka-3.9-split-c1")
+
+
+def test_cd_back_and_home() -> None:
+    status, out, err = run_cli("-d", DEMO, "-c", "cd /topics/orders; cd /brokers; cd -; pwd; cd ~; pwd; cd ~/features; pwd")
+    assert (status, err) == (0, "")
+    assert out.splitlines() == ["/topics/orders", "/topics/orders", "/", "/features"]
+
+
+def test_quit_and_clear() -> None:
+    status, out, _ = run_cli("-d", DEMO, "-c", "clear; pwd; quit; pwd")
+    assert status == 0 and out == "/\n"                     # clear writes nothing into a pipe
+
+    class Tty(io.StringIO):
+        def isatty(self) -> bool:
+            return True
+
+    out_tty = Tty()
+    Shell(build_root(load_directory(DEMO).image), out_tty, io.StringIO(), Settings()).run_line("clear")
+    assert out_tty.getvalue() == "\x1b[H\x1b[2J\x1b[3J"
+
+
+def test_ls_recursive_and_flag_clusters() -> None:
+    status, out, _ = run_cli("-d", DEMO, "ls", "-R", "/topics/clickstream")
+    assert status == 0 and out == ("/topics/clickstream:\n0\n1\nconfigs\nid\nname\n\n"
+                                   "/topics/clickstream/configs:\nretention.bytes\nsegment.ms\n")
+    assert run_cli("-d", DEMO, "ls", "-la", "/brokers")[1] == run_cli("-d", DEMO, "ls", "-l", "/brokers")[1]
+
+
+def test_ls_long_shows_values() -> None:
+    _, out, _ = run_cli("-d", SPLIT, "ls", "-l", "/topics/orders", "/brokers", "/features", "/topicIds")
+    rows = [" ".join(line.split()) for line in out.splitlines()]
+    assert "- partition 0 leader none isr [4] replicas [4,5]" in rows
+    assert any(r.startswith("- broker 4 fenced epoch ") and "BROKER PLAINTEXT://127.0.0.1:" in r for r in rows)
+    assert any(r.startswith("- feature metadata.version level ") for r in rows)
+    assert any(r.startswith("d 15 topic ") and r.endswith(" orders") for r in rows)     # /topicIds: the name
+    _, out, _ = run_cli("-d", SPLIT, "ls", "-l", "/acls")
+    assert any("DENY User:mallory READ TOPIC:payments (LITERAL) from 10.0.0.66" in line for line in out.splitlines())
+
+
+def test_partitions_in_numeric_order_outside_image() -> None:
+    _, out, _ = run_cli("-d", SPLIT, "ls", "/topics/orders")
+    assert out.split()[:13] == [str(i) for i in range(12)] + ["configs"]
+    _, out, _ = run_cli("-d", SPLIT, "ls", "/image/topics/byName/orders")
+    assert out.split()[:3] == ["0", "1", "10"]               # Kafka's order, byte for byte
+
+
+def test_cat_of_a_glob_names_each_value() -> None:
+    status, out, err = run_cli("-d", DEMO, "cat", "/configs/topic/*/*")
+    assert (status, err) == (0, "")
+    assert "/configs/topic/orders/retention.ms: 604800000\n" in out
+    status, out, err = run_cli("-d", DEMO, "cat", "/topics/clickstream/*")
+    assert status == 0 and err == "cat: /topics/clickstream/configs: is a directory (skipped)\n"
+    assert out.startswith("/topics/clickstream/0:\n{\n") and "/topics/clickstream/name: clickstream\n" in out
+    status, out, _ = run_cli("-d", DEMO, "cat", "/topicIds/*/name")
+    assert status == 0 and sorted(line.split(": ")[1] for line in out.splitlines()) == [
+        "clickstream", "orders", "payments"]
+    status, _, err = run_cli("-d", DEMO, "cat", "/topics/orders/configs")
+    assert status == 1 and "Is a directory" in err             # a literal directory is still an error
+
+
+def test_character_classes() -> None:
+    _, out, _ = run_cli("-d", SPLIT, "ls", "/topics/orders/1[0-9]")
+    assert out.split() == ["10", "11"]
+    _, out, _ = run_cli("-d", SPLIT, "find", "/topics/[!o]*", "-name", "[0-1]")
+    assert "/topics/events/0" in out.split() and not any(p.startswith("/topics/orders") for p in out.split())
