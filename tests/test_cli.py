@@ -353,7 +353,7 @@ def test_every_command_in_one_shot_mode() -> None:
     assert (status, err) == (0, "")
     for expected in ("acls\nclientQuotas\n", "\n/image\n", "offset 10, epoch 2, time 2023-11-14T22:13:26.5Z[UTC]\n",
                      "topics/byName\ntopics/byName/foo\ntopics/byName/foo/0\n", "metadataVersion:\n  ",
-                     "    0  " + script[:20], "usage: {cat,cd,clear,describe,exit,find,health,help,history,ls,man,pwd,quit,tree} ...",
+                     "    0  " + script[:20], "usage: {cat,cd,clear,describe,exit,find,grep,health,help,history,ls,man,pwd,quit,tree} ...",
                      "tree: Show the contents of metadata nodes in a tree structure.\n",
                      "brokers:\ncontrollers:\n", "/image/acls/byId\n/image/topics/byId\n/image/topics/byName\n"):
         assert expected in out, expected

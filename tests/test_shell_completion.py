@@ -25,8 +25,8 @@ def complete(text: str, cwd: str = "/") -> list[tuple[str, int]]:
 
 
 def test_command_names() -> None:
-    assert complete("") == [(n + " ", 0) for n in ("cat", "cd", "clear", "describe", "exit", "find", "health",
-                                                   "help", "history", "ls", "man", "pwd", "quit", "tree")]
+    assert complete("") == [(n + " ", 0) for n in ("cat", "cd", "clear", "describe", "exit", "find", "grep",
+                                                   "health", "help", "history", "ls", "man", "pwd", "quit", "tree")]
     assert complete("c") == [("cat ", -1), ("cd ", -1), ("clear ", -1)]
     assert complete("pwd; tr") == [("tree ", -2)]
 

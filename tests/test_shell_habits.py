@@ -81,3 +81,37 @@ def test_character_classes() -> None:
     assert out.split() == ["10", "11"]
     _, out, _ = run_cli("-d", SPLIT, "find", "/topics/[!o]*", "-name", "[0-1]")
     assert "/topics/events/0" in out.split() and not any(p.startswith("/topics/orders") for p in out.split())
+
+
+def test_grep_searches_values_and_names() -> None:
+    status, out, _ = run_cli("-d", SPLIT, "grep", "-r", "mallory", "/")
+    assert status == 0 and out.startswith("/acls/") and '"principal": "User:mallory",' in out
+    status, out, _ = run_cli("-d", SPLIT, "grep", "-ri", "RETENTION", "/configs")
+    assert status == 0 and "/configs/topic/orders/retention.ms: 86400000\n" in out
+    status, out, _ = run_cli("-d", SPLIT, "grep", "-rl", "alice", "/scram")
+    assert status == 0 and out.split() == ["/scram/SCRAM-SHA-256/alice", "/scram/SCRAM-SHA-512/alice"]
+    status, out, _ = run_cli("-d", SPLIT, "grep", "nothing-like-this", "/brokers")
+    assert (status, out) == (1, "")                             # grep's convention
+    _, out, _ = run_cli("-d", SPLIT, "grep", "-r", "4", "/")
+    assert "/image/" not in out and "/local/" not in out      # from /: Kafka's copy is left out
+    status, _, err = run_cli("-d", SPLIT, "grep", "(", "/")
+    assert status == 1 and "not a valid regular expression" in err
+
+
+def test_grep_never_finds_a_secret() -> None:
+    """Values are searched as cat shows them: redacted secrets cannot be guessed by grepping."""
+    img = load_directory(FIXTURES / "kafka-4.4-split-c1").image
+    salts = [c.salt.hex() for c in img.scram.values()]
+    assert salts
+    for salt in salts:
+        _, out, _ = run_cli("-d", str(FIXTURES / "kafka-4.4-split-c1"), "grep", "-r", salt[:12], "/scram")
+        assert out == ""
+
+
+def test_pipes_in_one_shot_mode() -> None:
+    status, out, err = run_cli("-d", DEMO, "-c", "ls /topics | wc -l; pwd | tr / x")
+    assert (status, err) == (0, "") and out.split() == ["3", "x"]
+    status, _, err = run_cli("-d", DEMO, "-c", "ls /topics |")
+    assert status == 1 and "a shell command must follow the pipe" in err
+    status, out, err = run_cli("-d", DEMO, "-c", "cat '/topics/orders/name' | cat; ls /topics\\|x")
+    assert out == "orders\n" and status == 1 and err == "ls: /topics|x: no such file or directory.\n"

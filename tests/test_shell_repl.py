@@ -238,3 +238,21 @@ def test_terminal_input_with_piped_output_uses_the_plain_reader(tmp_path: Path) 
     assert re.search(r"(^|\n)/image/topics\r?\n", child.before), child.before  # not just the echo
     err = (tmp_path / "err").read_text()
     assert "[ Kafka Metadata Shell" in err and "metadata-log-dir:/ >> " in err
+
+
+def test_pipes_and_cd_back_in_the_repl(tmp_path: Path) -> None:
+    """``CMD | SHELL-COMMAND`` runs the system shell on a command's output, in a real terminal; a
+    closed pipe (``| head -1``) ends quietly; ``;`` after the pipe starts a metashell command again."""
+    child = spawn(tmp_path)
+    assert command(child, "ls /image | wc -l").split() == ["10"]
+    assert command(child, "find /image | head -1").split() == ["/image"]
+    out = command(child, "find / | head -2; pwd")
+    assert out.split() == ["/", "/acls", "/"]
+    assert command(child, "cd /image/topics").strip() == ""
+    assert command(child, "cd /brokers").strip() == ""
+    assert command(child, "cd -").strip() == "/image/topics"
+    assert command(child, "clear; pwd").strip().endswith("/image/topics")
+    child.send("quit\r")
+    child.expect(pexpect.EOF)
+    child.close()
+    assert child.exitstatus == 0

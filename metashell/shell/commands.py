@@ -1,5 +1,5 @@
-"""The shell commands: ``ls cd pwd cat find tree history help man exit`` and the answers
-``health`` and ``describe``.
+"""The shell commands: ``ls cd pwd cat find tree history help man exit``, ``grep``, and the
+answers ``health`` and ``describe``.
 
 :class:`Shell` holds what a session needs (the tree root, the working directory, the history, the
 output streams and settings) and runs command lines.  Without options every command prints exactly
@@ -13,9 +13,11 @@ errors among the results on stdout) and makes the command's status 1.
 from __future__ import annotations
 
 import posixpath
-from collections.abc import Callable
-from dataclasses import dataclass, field
-from typing import TextIO
+import re
+import subprocess
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field, replace
+from typing import TextIO, cast
 
 from metashell.errors import MetashellError
 from metashell.image.health import PartitionRef, check_health, effective_min_isr
@@ -30,7 +32,7 @@ from ..safe_text import visible, visible_output
 from . import answers, spec
 from .output import colorize_json, json_line
 from .spec import CommandError, Parsed
-from .words import Word, split_commands
+from .words import Word, split_commands, split_pipe, split_segments
 
 DIFFERENCES = (
     "Errors go to stderr, one line each, and make the exit status 1 (Kafka: stdout, exit 0).",
@@ -113,15 +115,61 @@ class Shell:
         """
         if remember and line.strip():
             self.history.append(line.rstrip("\n"))
-        try:
-            commands = split_commands(line)
-        except MetashellError as e:
-            self.error(str(e))
-            return 1
+        if "|" not in line:
+            segments: list[tuple[str, str | None]] = [(line, None)]
+        else:
+            segments = [split_pipe(seg) for seg in split_segments(line)]
         status = 0
-        for words in commands:
-            status |= self.run_words(words)
+        for text, pipe_to in segments:
+            try:
+                commands = split_commands(text)
+            except MetashellError as e:
+                self.error(str(e))
+                return 1
+            if pipe_to is not None:
+                status |= self._run_piped(commands, pipe_to)
+                continue
+            for words in commands:
+                status |= self.run_words(words)
         return status
+
+    def _run_piped(self, commands: list[list[Word]], shell_command: str) -> int:
+        """``CMD | SHELL-COMMAND``: the commands' output goes to ``sh -c SHELL-COMMAND``, whose own
+        output goes where ours would (the terminal directly, or copied into ``out`` when that is not
+        a file, e.g. in tests).  Errors stay on our stderr.  Status: ours, else the pipe's."""
+        if not shell_command:
+            self.error("|: a shell command must follow the pipe (e.g. ls /topics | wc -l)")
+            return 1
+        try:
+            target = self.out.fileno()
+        except (AttributeError, OSError, ValueError):
+            target = None
+        self.out.flush()
+        proc = subprocess.Popen(shell_command, shell=True, stdin=subprocess.PIPE,
+                                stdout=target if target is not None else subprocess.PIPE,
+                                text=True, encoding="utf-8", errors="replace")
+        assert proc.stdin is not None
+        saved, self.out = self.out, cast(TextIO, proc.stdin)
+        settings = self.settings  # a pipe is not a terminal: no columns, no colour
+        self.settings = replace(settings, color=False, width=lambda: None)
+        status = 0
+        try:
+            for words in commands:
+                status |= self.run_words(words)
+        except BrokenPipeError:
+            pass  # `| head -1`: the reader has what it wanted
+        finally:
+            self.out = saved
+            self.settings = settings
+            try:
+                proc.stdin.close()
+            except BrokenPipeError:
+                pass
+            captured = proc.stdout.read() if proc.stdout is not None else ""
+            code = proc.wait()
+        if captured:
+            self.out.write(captured)
+        return status or (1 if code else 0)
 
     def run_words(self, words: list[Word]) -> int:
         """Run one command given as words; return its status (0/1)."""
@@ -395,6 +443,53 @@ class Shell:
         isatty = getattr(self.out, "isatty", None)
         if isatty is not None and isatty():
             self.write("\x1b[H\x1b[2J\x1b[3J", raw=True)
+
+    def cmd_grep(self, p: Parsed) -> None:
+        pattern, *paths = [w.text for w in p.args]
+        try:
+            regex = re.compile(pattern, re.IGNORECASE if p.opts["ignore_case"] else 0)
+        except re.error as e:
+            raise CommandError(f"grep: {pattern}: not a valid regular expression ({e})") from None
+        recursive = bool(p.opts["recursive"])
+        found = False
+        for arg in paths or ["."]:
+            matches = self._glob(arg)
+            if not matches:
+                self.error(f"grep: {arg}: no such file or directory.")
+                continue
+            for comps, node in matches:
+                for path, leaf in self._grep_leaves(comps, node, recursive):
+                    found |= self._grep_one(path, leaf, regex, p)
+        if not found and self._status == 0:
+            self._status = 1  # grep's convention: nothing matched
+
+    def _grep_leaves(self, comps: list[str], node: Node, recursive: bool) -> Iterator[tuple[str, Node]]:
+        if not node.is_dir:
+            yield join(comps), node
+            return
+        skip = {"image", "local"} if not comps else set()   # from /: Kafka's copy and the build info
+        for path, n in iter_find(join(comps), node):
+            if n.is_dir:
+                continue
+            rel = path[len(join(comps)):].lstrip("/").split("/")
+            if rel[0] in skip or (not recursive and len(rel) > 1):
+                continue
+            yield path, n
+
+    def _grep_one(self, path: str, leaf: Node, regex: re.Pattern[str], p: Parsed) -> bool:
+        text = leaf.text(self.settings.redact)
+        lines = [ln for ln in text.split("\n") if regex.search(ln)]
+        if not lines and regex.search(leaf.name):
+            lines = text.split("\n")[:1]
+        if not lines:
+            return False
+        if self._json(p):
+            self._emit_json({"path": path, "kind": leaf.kind, "lines": lines})
+        elif p.opts["files_only"]:
+            self.write(visible(path) + "\n")
+        else:
+            self.write("".join(f"{visible(path)}: {visible_output(ln.strip())}\n" for ln in lines))
+        return True
 
     # -- answers -----------------------------------------------------------------------------
     def _image(self) -> MetadataImage:

@@ -38,8 +38,11 @@ class Positional:
     help: str
     nargs: str  # "?", "*", "+", "1"
     metavar: str | None = None
+    usage_text: str | None = None  # for arguments of two kinds (grep's PATTERN [PATH ...])
 
     def usage(self) -> str:
+        if self.usage_text:
+            return self.usage_text
         m = self.metavar or self.name
         return {"?": f"[{m}]", "*": f"[{m} [{m} ...]]", "+": f"{m} [{m} ...]", "1": m}[self.nargs]
 
@@ -138,6 +141,21 @@ SPECS: dict[str, CommandSpec] = {
                 JSON_OPT,
             ),
             notes=("A path given as a glob prints the matched paths (Kafka prints the glob text).",),
+        ),
+        CommandSpec(
+            "grep", "Search the values (and names) of metadata files for a regular expression.",
+            Positional("args", "PATTERN, then the paths to search (default: the working directory).", "+",
+                       metavar="PATTERN", usage_text="PATTERN [PATH ...]"),
+            (
+                Option(("-i",), "ignore_case", "Ignore case."),
+                Option(("-r",), "recursive", "Search directories recursively (from /, /image and /local "
+                       "are left out unless named)."),
+                Option(("-l",), "files_only", "Print only the paths of matching files."),
+                JSON_OPT,
+            ),
+            notes=(("Prints 'path: line' for every matching line of a file's text (as cat shows it, secrets "
+                    "redacted); a file whose name matches prints its first line. Exit status 1 when nothing "
+                    "matched, as grep's."),),
         ),
         CommandSpec(
             "health", "Say what is wrong with the cluster: offline, under-replicated and under-min-ISR "

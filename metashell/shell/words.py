@@ -12,7 +12,9 @@ uses ``\\x`` as an escape only inside a component that is a glob.
 * outside quotes a backslash before whitespace, ``;``, ``#`` or a quote is consumed and the
   character taken literally (``my\\ topic``); before anything else the backslash is *kept* for the
   glob layer (``a\\*b*``);
-* a command whose first character is ``#`` is a comment (handy in scripts fed on stdin).
+* a command whose first character is ``#`` is a comment (handy in scripts fed on stdin);
+* an unquoted ``|`` ends the metashell part of a line: what follows is a system shell command the
+  output is piped to (:func:`split_pipe`); ``\\|`` or quotes keep a ``|`` in a word.
 
 Each word has ``text`` (what commands glob and what error messages echo, like Kafka echoes the
 argument as typed) and ``literal`` (with every remaining backslash escape removed, for non-path
@@ -25,10 +27,11 @@ in Kafka escapes never reach the glob matcher and names containing ``\\`` cannot
 from __future__ import annotations
 
 from dataclasses import dataclass
+from itertools import pairwise
 
 from metashell.errors import MetashellError
 
-_SHELL_ESCAPABLE = frozenset(" \t\r\n;#'\"")
+_SHELL_ESCAPABLE = frozenset(" \t\r\n;#'\"|")
 """Characters a backslash escapes at the shell level (the backslash is consumed)."""
 
 
@@ -149,6 +152,56 @@ def split_commands(line: str) -> list[list[Word]]:
             i += 1
     end_command()
     return commands
+
+
+def _scan(line: str, stops: str) -> list[int]:
+    """Positions of the characters of ``stops`` in ``line`` outside quotes, escapes and comments."""
+    found: list[int] = []
+    i, n = 0, len(line)
+    at_start = True
+    while i < n:
+        c = line[i]
+        if c == "#" and at_start:
+            nl = line.find("\n", i)
+            if nl < 0:
+                break
+            i = nl
+            continue
+        if c in stops:
+            found.append(i)
+            at_start = c in ";\n"
+            i += 1
+            continue
+        if c not in " \t\r":
+            at_start = False
+        if c == "\\":
+            i += 2
+        elif c in "'\"":
+            end = i + 1
+            while end < n and line[end] != c:
+                end += 2 if c == '"' and line[end] == "\\" else 1
+            i = end + 1
+        else:
+            i += 1
+    return found
+
+
+def split_segments(line: str) -> list[str]:
+    """``line`` cut at every ``;`` and newline outside quotes (each piece is one command, possibly
+    with a pipe)."""
+    cuts = _scan(line, ";\n")
+    bounds = [-1, *cuts, len(line)]
+    return [line[a + 1:b] for a, b in pairwise(bounds)]
+
+
+def split_pipe(segment: str) -> tuple[str, str | None]:
+    """``(metashell command, system shell command)`` of one command, split at its first ``|``
+    outside quotes and not escaped; ``None`` when there is no pipe.  ``ls /topics | wc -l``,
+    ``cat /brokers/* | jq .``."""
+    bars = _scan(segment, "|")
+    if not bars:
+        return segment, None
+    return segment[:bars[0]], segment[bars[0] + 1:].strip()
 
 
 def split_words(line: str) -> list[Word]:
