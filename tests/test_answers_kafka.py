@@ -3,9 +3,10 @@
 
 The cluster: one combined node (1) and two brokers (2, 3); cluster-wide ``min.insync.replicas=2``;
 topics ``spread`` (RF 3), ``strict`` (RF 3, ``min.insync.replicas=3``), ``pair`` (RF 2), ``lonely``
-(both partitions only on broker 3) and ``loose`` (RF 1, ``min.insync.replicas=1``).  Then broker 3
-is stopped (controlled shutdown: fenced, out of every ISR, ``lonely`` offline) and ``loose-0`` is
-reassigned onto it, so that reassignment stays in flight.  metashell reads the running
+(both partitions only on broker 3) and ``loose`` (RF 1 on broker 1, ``min.insync.replicas=1``,
+300 KB of records).  ``loose-0`` is reassigned onto broker 3 under a 1 byte/s throttle, so the
+reassignment stays in flight; then broker 3 is stopped (controlled shutdown: fenced, out of every
+ISR, ``lonely`` offline).  metashell reads the running
 controller's metadata directory; every filter of ``describe`` must print exactly the partition
 lines Kafka prints, and ``health`` must name exactly those partitions and broker 3.
 """
@@ -51,19 +52,22 @@ def degraded(kafka_cluster_module: Any, tmp_path_factory: pytest.TempPathFactory
           "--config", "min.insync.replicas=3")
     admin("kafka-topics", "--create", "--topic", "pair", "--replica-assignment", "1:2,2:3,3:1,1:3")
     admin("kafka-topics", "--create", "--topic", "lonely", "--replica-assignment", "3,3")
-    admin("kafka-topics", "--create", "--topic", "loose", "--replica-assignment", "1,2",
+    admin("kafka-topics", "--create", "--topic", "loose", "--replica-assignment", "1",
           "--config", "min.insync.replicas=1")
-    cluster.node(3).stop()
-    deadline = time.monotonic() + 120
-    while len(_partition_lines(topics("--unavailable-partitions"))) < 2:
-        assert time.monotonic() < deadline, "broker 3's partitions never went offline"
-        time.sleep(1)
+    # Data in loose-0 and a 1 byte/s throttle: moving it onto broker 3 never finishes.
+    cluster.admin("kafka-console-producer", "--bootstrap-server", bs, "--topic", "loose",
+                  input="".join(f"{i:06d} " + "x" * 1000 + "\n" for i in range(300)), check=True)
     plan = tmp_path_factory.mktemp("reassign") / "plan.json"
     plan.write_text(json.dumps({"version": 1, "partitions": [{"topic": "loose", "partition": 0,
                                                                "replicas": [1, 3]}]}))
-    admin("kafka-reassign-partitions", "--reassignment-json-file", str(plan), "--execute")
+    admin("kafka-reassign-partitions", "--reassignment-json-file", str(plan), "--execute", "--throttle", "1")
+    deadline = time.monotonic() + 120
     while "Adding Replicas: 3" not in topics("--topic", "loose"):
         assert time.monotonic() < deadline, "the reassignment never showed"
+        time.sleep(1)
+    cluster.node(3).stop()
+    while len(_partition_lines(topics("--unavailable-partitions"))) < 2:
+        assert time.monotonic() < deadline, "broker 3's partitions never went offline"
         time.sleep(1)
     kafka = {f: _partition_lines(topics(f)) for f in FILTERS}
     kafka["all"] = topics()
