@@ -115,3 +115,10 @@ def test_pipes_in_one_shot_mode() -> None:
     assert status == 1 and "a shell command must follow the pipe" in err
     status, out, err = run_cli("-d", DEMO, "-c", "cat '/topics/orders/name' | cat; ls /topics\\|x")
     assert out == "orders\n" and status == 1 and err == "ls: /topics|x: no such file or directory.\n"
+
+
+def test_snapshot_option_on_a_file_that_is_not_a_log() -> None:
+    for name in ("meta.properties", "__cluster_metadata-0/quorum-state", "__cluster_metadata-0/partition.metadata"):
+        status, out, err = run_cli("-s", f"{DEMO}/{name}", "ls", "/")
+        assert (status, out) == (1, "") and len(err.splitlines()) == 1
+        assert err.startswith(f"error: {DEMO}/{name}: byte offset 0: not a KRaft metadata log or snapshot")

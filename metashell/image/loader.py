@@ -130,6 +130,20 @@ class LoadResult:
         return [w for w in self.warnings if w.kind == "fault"]
 
 
+def _starts_like_a_batch(path: Path) -> bool:
+    """Whether the file's first bytes carry record-batch magic 2 (a damaged log, not another file)."""
+    try:
+        with open(path, "rb") as f:
+            head = f.read(17)
+    except OSError:
+        return False
+    return len(head) == 17 and head[16] == 2
+
+
+class NotAMetadataFileError(DecodeError):
+    """``--snapshot`` was given a file that holds no record batch at all (e.g. ``meta.properties``)."""
+
+
 #: Set aside while loading and released when memory runs out, so that the error message can still be
 #: built and the reader closed (a MemoryError while handling a MemoryError prints a traceback chain).
 _MEMORY_RESERVE = 4 << 20
@@ -550,8 +564,19 @@ def load_directory(path: str | Path, *, until_offset: int | None = None, salvage
 
 def load_file(path: str | Path, *, salvage: bool = False) -> LoadResult:
     """``--snapshot FILE``: one ``.checkpoint`` or ``.log``, with the Java shell's semantics
-    (``salvage``: the batches before the first corrupt one)."""
-    return load_plan(plan_file(path), mode="file", salvage=salvage)
+    (``salvage``: the batches before the first corrupt one).
+
+    A non-empty file that does not even start like a record batch (``meta.properties``,
+    ``quorum-state``, a file that is not Kafka's) is an error, not an empty tree with a warning.
+    """
+    result = load_plan(plan_file(path), mode="file", salvage=salvage)
+    if result.batches == 0 and not _starts_like_a_batch(Path(path)):
+        for w in result.warnings:
+            if w.kind in ("corrupt-tail", "torn-tail", "salvaged") and w.position == 0:
+                reason = w.message.split("; ignoring it")[0].split("; --salvage")[0]
+                raise NotAMetadataFileError(f"not a KRaft metadata log or snapshot (no record batch at its "
+                                            f"start: {reason})", str(path), 0)
+    return result
 
 
 def rebuild_at(result: LoadResult, offset: int) -> LoadResult:
