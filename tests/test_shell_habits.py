@@ -6,6 +6,7 @@ split fixture (12 partitions)."""
 from __future__ import annotations
 
 import io
+import json
 
 from conftest import FIXTURES
 from test_cli import run_cli
@@ -122,3 +123,16 @@ def test_snapshot_option_on_a_file_that_is_not_a_log() -> None:
         status, out, err = run_cli("-s", f"{DEMO}/{name}", "ls", "/")
         assert (status, out) == (1, "") and len(err.splitlines()) == 1
         assert err.startswith(f"error: {DEMO}/{name}: byte offset 0: not a KRaft metadata log or snapshot")
+
+
+def test_controllers_include_unregistered_voters() -> None:
+    """Controller 3 of the 4.4 split cluster never registered in this copy of the log: /controllers
+    still lists it, from the quorum's voters, and says so."""
+    fixture = str(FIXTURES / "kafka-4.4-split-c1")
+    status, out, _ = run_cli("-d", fixture, "ls", "/controllers")
+    assert status == 0 and out.split() == ["1", "2", "3"]
+    _, out, _ = run_cli("-d", fixture, "--json", "cat", "/controllers/3", "/controllers/1")
+    three, one = (json.loads(line)["value"] for line in out.splitlines())
+    assert three["voter"] is True and "no RegisterControllerRecord" in three["source"]
+    assert three["listeners"][0]["host"] == "127.0.0.1" and three["listeners"][0]["port"] > 0
+    assert one["source"] == "RegisterControllerRecord" and one["voter"] is True

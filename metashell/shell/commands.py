@@ -633,8 +633,8 @@ def _summary(kind: str, value: object, text: str) -> str:
             state += f"  epoch {v.get('epoch')}  "
         listeners = v.get("listeners") or []
         first = listeners[0] if listeners and isinstance(listeners[0], dict) else None
-        where = f"{first.get('name')} {first.get('securityProtocol')}://{first.get('host')}:{first.get('port')}" \
-            if first else "no listener"
+        proto = f"{first.get('securityProtocol')}://" if first and first.get("securityProtocol") else ""
+        where = f"{first.get('name')} {proto}{first.get('host')}:{first.get('port')}" if first else "no listener"
         more = f" (+{len(listeners) - 1})" if len(listeners) > 1 else ""
         return f"{state}{where}{more}"
     if kind == "acl":

@@ -220,16 +220,36 @@ def _brokers(ctx: TreeContext, name: str) -> Node:
 
 
 def _controllers(ctx: TreeContext, name: str) -> Node:
-    controllers = ctx.image.cluster.controllers
+    """``/controllers``: every registered controller, and every quorum voter without a registration
+    (combined-mode clusters and clusters older than 3.7 never write RegisterControllerRecord); each
+    entry says where it comes from."""
+    image = ctx.image
+    controllers = image.cluster.controllers
+
+    def voters() -> dict[int, Any]:
+        return {v.id: v for v in image.quorum.voters}
+
+    def ids() -> set[int]:
+        return set(controllers) | set(voters())
+
+    def entry(cid: int) -> dict[str, Any]:
+        voter = voters().get(cid)
+        if cid in controllers:
+            return {**controller_json(controllers[cid]), "voter": voter is not None,
+                    "source": "RegisterControllerRecord"}
+        return {"id": cid, "directoryId": uuid_to_str(voter.directory_id),
+                "listeners": [{"name": e.name, "host": e.host, "port": e.port, "securityProtocol": None}
+                              for e in voter.endpoints],
+                "voter": True, "source": f"quorum voters ({image.quorum.source or 'unknown'}); no "
+                                         f"RegisterControllerRecord"}
 
     def make(child: str) -> Node | None:
         cid = java_parse_int(child)
-        if cid is None or cid not in controllers or str(cid) != child:
+        if cid is None or cid not in ids() or str(cid) != child:
             return None
-        return RecordLeaf(child, ctx, lambda r: controller_json(controllers[cid]), kind="controller")
+        return RecordLeaf(child, ctx, lambda r: entry(cid), kind="controller")
 
-    return DirNode(name, ctx, lambda: [str(c) for c in list(controllers)], make,
-                   count=lambda: len(controllers))
+    return DirNode(name, ctx, lambda: [str(c) for c in ids()], make, count=lambda: len(ids()))
 
 
 def _config_dir(ctx: TreeContext, name: str, key: tuple[int, str], kind: str = "dir") -> Node:
