@@ -234,7 +234,7 @@ def _controllers(ctx: TreeContext, name: str) -> Node:
 
     def entry(cid: int) -> dict[str, Any]:
         voter = voters().get(cid)
-        if cid in controllers:
+        if cid in controllers or voter is None:
             return {**controller_json(controllers[cid]), "voter": voter is not None,
                     "source": "RegisterControllerRecord"}
         return {"id": cid, "directoryId": uuid_to_str(voter.directory_id),
