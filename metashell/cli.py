@@ -86,6 +86,9 @@ def build_parser(prog: str | None = None) -> argparse.ArgumentParser:
     p.add_argument("--no-color", action="store_true",
                    help="Never colour output (colour is also off when NO_COLOR is set or stdout is "
                         "not a terminal).")
+    p.add_argument("--no-pager", action="store_true",
+                   help="In the interactive shell, never page long output (default: through $PAGER, "
+                        "less -FRX, when it does not fit on the screen).")
     p.add_argument("--max-batch-bytes", metavar="BYTES", type=_size,
                    help="Largest record batch to read, and to inflate when compressed (default 64 MiB; "
                         "Kafka writes at most 8 MiB). A larger one is reported as corrupt. Accepts "
@@ -224,7 +227,8 @@ def run(argv: Sequence[str] | None = None, *, stdin: TextIO | None = None, stdou
             try:
                 from metashell.shell.repl import run_repl
 
-                return run_repl(shell, label=source.label, banner=text, status=source.status)
+                return run_repl(shell, label=source.label, banner=text, status=source.status,
+                                paging=not args.no_pager)
             except ImportError:  # pragma: no cover - prompt-toolkit is a dependency
                 pass
         stderr.write(text + "\n")

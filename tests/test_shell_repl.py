@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import re
+import shutil
 import sys
 import time
 from pathlib import Path
@@ -27,13 +28,16 @@ SGR_COLOUR = re.compile(r"\x1b\[(?:[0-9;]*;)?(?:3[0-7]|9[0-7]|38;5;\d+)m")
 ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
 
 
-def spawn(tmp_path: Path, *, no_color: bool = True, histfile: Path | None = None):  # type: ignore[no-untyped-def]
-    env = {k: v for k, v in os.environ.items() if k not in ("NO_COLOR", "METASHELL_HISTFILE", "XDG_STATE_HOME")}
+def spawn(tmp_path: Path, *, no_color: bool = True, histfile: Path | None = None,  # type: ignore[no-untyped-def]
+          pager: str = "cat", args: tuple[str, ...] = ()):
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("NO_COLOR", "METASHELL_HISTFILE", "XDG_STATE_HOME", "PAGER", "METASHELL_PAGER")}
+    env["PAGER"] = pager
     env.update(TERM="xterm", PROMPT_TOOLKIT_NO_CPR="1", HOME=str(tmp_path), COLUMNS="100", LINES="30",
                METASHELL_HISTFILE=str(histfile or tmp_path / "history"))
     if no_color:
         env["NO_COLOR"] = "1"
-    child = pexpect.spawn(sys.executable, ["-m", "metashell", "-d", str(LOGDIR)], env=env, cwd=str(REPO),
+    child = pexpect.spawn(sys.executable, ["-m", "metashell", "-d", str(LOGDIR), *args], env=env, cwd=str(REPO),
                           encoding="utf-8", timeout=20, dimensions=(30, 100))
     child.expect_exact("[ Kafka Metadata Shell")
     child.expect(PROMPT)
@@ -253,6 +257,37 @@ def test_pipes_and_cd_back_in_the_repl(tmp_path: Path) -> None:
     assert command(child, "cd -").strip() == "/image/topics"
     assert command(child, "clear; pwd").strip().endswith("/image/topics")
     child.send("quit\r")
+    child.expect(pexpect.EOF)
+    child.close()
+    assert child.exitstatus == 0
+
+
+def test_long_output_goes_through_the_pager(tmp_path: Path) -> None:
+    """More lines than the screen: $PAGER gets them (here ``head -n 3``, which also quits early, so
+    the command must stop quietly); a short output is printed directly; --no-pager turns it off."""
+    child = spawn(tmp_path, pager="head -n 3")
+    out = command(child, "find /")                         # 64 lines on a 30-line screen
+    assert out.split() == ["/", "/acls", "/brokers"]
+    assert command(child, "pwd").split() == ["/"]
+    child.send("exit\r")
+    child.expect(pexpect.EOF)
+    child = spawn(tmp_path, pager="head -n 3", args=("--no-pager",))
+    assert len(command(child, "find /").split()) == 64
+    child.send("exit\r")
+    child.expect(pexpect.EOF)
+
+
+@pytest.mark.skipif(shutil.which("less") is None, reason="less is not installed")
+def test_ctrl_c_and_q_in_less(tmp_path: Path) -> None:
+    child = spawn(tmp_path, pager="less")
+    child.send("find /\r")
+    child.expect_exact("/brokers")
+    child.send("\x03")           # Ctrl-C: less stops reading, the command stops
+    time.sleep(0.3)
+    child.send("q")
+    child.expect(PROMPT)
+    assert command(child, "pwd").split()[-1] == "/"
+    child.send("exit\r")
     child.expect(pexpect.EOF)
     child.close()
     assert child.exitstatus == 0

@@ -5,6 +5,8 @@
 * History persists across sessions (:mod:`.history`); ``history`` shows it.
 * Ctrl-C on the line prints ``^C`` and gives a fresh prompt; Ctrl-C while a command runs stops the
   command and returns to the prompt; Ctrl-D on an empty line (or ``exit``) leaves with status 0.
+* Output longer than the screen is paged through ``$PAGER`` (``less -FRX``), ``--no-pager`` turns
+  that off (:mod:`.pager`).
 * JSON output is coloured by pygments on a terminal unless ``NO_COLOR`` is set or ``--no-color`` is
   given (:mod:`.output`); the prompt is then monochrome too.
 """
@@ -17,6 +19,7 @@ from typing import TextIO
 
 from ..safe_text import visible
 from .commands import ExitShell, Shell
+from .pager import paged
 
 StatusFn = Callable[[], str]
 
@@ -33,8 +36,12 @@ def _prompt_text(label: str, shell: Shell, status: StatusFn | None) -> str:
     return visible(f"{label}{extra}:{shell.cwd} >> ")
 
 
-def run_repl(shell: Shell, *, label: str, banner: str, status: StatusFn | None = None) -> int:
-    """Run the prompt-toolkit REPL until ``exit`` or Ctrl-D.  Returns the exit status (0)."""
+def run_repl(shell: Shell, *, label: str, banner: str, status: StatusFn | None = None,
+             paging: bool = True) -> int:
+    """Run the prompt-toolkit REPL until ``exit`` or Ctrl-D.  Returns the exit status (0).
+
+    Output longer than the screen goes through ``$PAGER`` unless ``paging`` is off (:mod:`.pager`).
+    """
     from prompt_toolkit import PromptSession
     from prompt_toolkit.key_binding import KeyBindings
     from prompt_toolkit.output import ColorDepth
@@ -79,13 +86,21 @@ def run_repl(shell: Shell, *, label: str, banner: str, status: StatusFn | None =
             shell.out.flush()
             return 0
         try:
-            shell.run_line(line)
+            with paged(lambda: shell.out, lambda out: setattr(shell, "out", out), _rows(session), paging):
+                shell.run_line(line)
         except ExitShell as e:
             return e.status
         except KeyboardInterrupt:
             # The terminal already echoed ^C; end the line and get back to the prompt.
             shell.out.write("\n")
             shell.out.flush()
+
+
+def _rows(session: object) -> int | None:
+    try:
+        return int(session.output.get_size().rows)  # type: ignore[attr-defined]
+    except Exception:  # noqa: BLE001 - no size: no paging
+        return None
 
 
 def _columns(session: object) -> int | None:
