@@ -32,8 +32,17 @@ EXIT_OK, EXIT_ERROR, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
 
 DESCRIPTION = "The Apache Kafka metadata shell (metashell): browse KRaft cluster metadata like a filesystem."
 
+def _commands_help() -> str:
+    from metashell.shell.spec import COMMAND_NAMES, SPECS
+
+    return "\n".join(f"  {n:<10}{SPECS[n].description}" for n in COMMAND_NAMES)
+
+
 EPILOG = """\
 exactly one of --directory, --snapshot or --bootstrap-controller is required.
+
+commands (one-shot, or in the shell; 'man CMD' for options):
+{commands}
 
 examples:
   metashell -d /var/lib/kafka/meta                      interactive shell on a metadata log dir
@@ -42,6 +51,7 @@ examples:
   metashell -s DIR/__cluster_metadata-0/00000000000000000042-0000000001.checkpoint ls /image
   echo "find /brokers" | metashell -d DIR               commands from stdin
   metashell -q ctrl1:9093,ctrl2:9093 --config client.properties
+  metashell -d DIR health --exit-code                  cron / monitoring: status 1 when unhealthy
 
 stdout carries only results; errors are one line on stderr.
 exit status: 0 success, 1 any error, 2 bad usage, 130 interrupted.
@@ -63,7 +73,8 @@ def _prog() -> str:
 
 
 def build_parser(prog: str | None = None) -> argparse.ArgumentParser:
-    p = _Parser(prog=prog or _prog(), description=DESCRIPTION, epilog=EPILOG, allow_abbrev=False,
+    p = _Parser(prog=prog or _prog(), description=DESCRIPTION, epilog=EPILOG.format(commands=_commands_help()),
+                allow_abbrev=False,
                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--directory", "-d", metavar="DIRECTORY",
                    help="The __cluster_metadata-0 directory to read (or the log dir that contains it).")

@@ -12,6 +12,7 @@ errors among the results on stdout) and makes the command's status 1.
 
 from __future__ import annotations
 
+import difflib
 import posixpath
 import re
 import subprocess
@@ -202,6 +203,29 @@ class Shell:
     def _glob(self, pattern: str) -> list[tuple[list[str], Node]]:
         return glob_components(self.root, self.cwd, pattern)
 
+    def _did_you_mean(self, typed: str) -> str:
+        """`` Did you mean /topics/orders?`` when one mistyped component has a close sibling (the
+        first missing component of a path without globs, in a directory of at most 10 000 names)."""
+        comps = normalize(self.cwd, typed)
+        node: Node | None = self.root
+        fixed: list[str] = []
+        for i, comp in enumerate(comps):
+            if node is None or not node.is_dir or is_glob(comp):
+                return ""
+            child = node.child(comp)
+            if child is None:
+                if node.child_count() > _SUGGEST_MAX_NAMES:
+                    return ""
+                close = difflib.get_close_matches(comp, node.child_names(), n=1, cutoff=0.7)
+                if not close:
+                    return ""
+                fixed.append(close[0])
+                rest = comps[i + 1:]
+                return f" Did you mean {visible(join(fixed + rest))}?"
+            fixed.append(comp)
+            node = child
+        return ""
+
     @staticmethod
     def _effective(args: list[Word]) -> list[Word]:
         """Kafka's ``CommandUtils.getEffectivePaths``: drop empty words; none means ``.``."""
@@ -224,7 +248,7 @@ class Shell:
         for arg in self._effective(p.args):
             matches = self._glob(arg.text)
             if not matches:
-                self.error(f"ls: {arg.text}: no such file or directory.")
+                self.error(f"ls: {arg.text}: no such file or directory.{self._did_you_mean(arg.text)}")
                 continue
             for comps, node in matches:
                 name = comps[-1] if comps else "/"
@@ -300,7 +324,7 @@ class Shell:
             target = "/" + target[2:]
         matches = self._glob(target)
         if not matches:
-            self.error(f"cd: {target}: no such directory.")
+            self.error(f"cd: {target}: no such directory.{self._did_you_mean(target)}")
             return
         for comps, node in matches:  # Kafka visits every match: the last directory wins
             if node.is_dir:
@@ -324,7 +348,7 @@ class Shell:
         for arg in p.args:
             matches = self._glob(arg.text)
             if not matches:
-                self.error(f"cat: {arg.text}: No such file or directory.")
+                self.error(f"cat: {arg.text}: No such file or directory.{self._did_you_mean(arg.text)}")
                 continue
             globbed = len(matches) > 1 or any(is_glob(c) for c in normalize(self.cwd, arg.text))
             kafka_form = bool(matches[0][0]) and matches[0][0][0] == "image"
@@ -354,7 +378,7 @@ class Shell:
         for arg in self._effective(p.args):
             matches = self._glob(arg.text)
             if not matches:
-                self.error(f"tree: {arg.text}: No such file or directory.")
+                self.error(f"tree: {arg.text}: No such file or directory.{self._did_you_mean(arg.text)}")
                 continue
             for comps, node in matches:
                 if as_json:
@@ -374,7 +398,7 @@ class Shell:
         for arg in self._effective(p.args):
             matches = self._glob(arg.text)
             if not matches:
-                self.error(f"find: {arg.text}: no such file or directory.")
+                self.error(f"find: {arg.text}: no such file or directory.{self._did_you_mean(arg.text)}")
                 continue
             globbed = any(is_glob(c) for c in normalize(self.cwd, arg.text))
             for comps, node in matches:
@@ -455,7 +479,7 @@ class Shell:
         for arg in paths or ["."]:
             matches = self._glob(arg)
             if not matches:
-                self.error(f"grep: {arg}: no such file or directory.")
+                self.error(f"grep: {arg}: no such file or directory.{self._did_you_mean(arg)}")
                 continue
             for comps, node in matches:
                 for path, leaf in self._grep_leaves(comps, node, recursive):
@@ -559,6 +583,8 @@ def _matching(names: list[str], patterns: list[str], what: str, shell: Shell) ->
         chosen.update(hits)
     return [n for n in names if n in chosen]
 
+
+_SUGGEST_MAX_NAMES = 10_000
 
 _BARE_KINDS = frozenset({"kafka", "scalar", "config", "quota", "feature"})
 

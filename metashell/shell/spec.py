@@ -143,7 +143,7 @@ SPECS: dict[str, CommandSpec] = {
             notes=("A path given as a glob prints the matched paths (Kafka prints the glob text).",),
         ),
         CommandSpec(
-            "grep", "Search the values (and names) of metadata files for a regular expression.",
+            "grep", "Search values and names of metadata files for a regular expression.",
             Positional("args", "PATTERN, then the paths to search (default: the working directory).", "+",
                        metavar="PATTERN", usage_text="PATTERN [PATH ...]"),
             (
@@ -158,8 +158,7 @@ SPECS: dict[str, CommandSpec] = {
                     "matched, as grep's."),),
         ),
         CommandSpec(
-            "health", "Say what is wrong with the cluster: offline, under-replicated and under-min-ISR "
-            "partitions, reassignments, fenced brokers, feature and quorum problems.",
+            "health", "Say what is wrong: offline or under-replicated partitions, fenced brokers...",
             options=(
                 Option(("--exit-code",), "exit_code", "Exit with status 1 when anything is unhealthy "
                        "(for cron and monitoring)."),
