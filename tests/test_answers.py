@@ -142,3 +142,15 @@ def test_every_fixture_answers(fixture: str) -> None:
     assert report.partitions == img.topics.partition_count()
     status, out, _ = run(img, "describe")
     assert status == 0 and out.count("\tPartition: ") == report.partitions
+
+
+def test_health_subtree_matches_the_command() -> None:
+    status, out, _ = run_cli("-d", str(DEMO), "--json", "cat", "/health/summary", "/health/fenced-brokers")
+    summary, fenced = (json.loads(line)["value"] for line in out.splitlines())
+    _, whole, _ = run_cli("-d", str(DEMO), "--json", "health")
+    doc = json.loads(whole)
+    assert status == 0 and summary["verdict"] == doc["verdict"]
+    assert [f["key"] for f in summary["findings"]] == [f["key"] for f in doc["findings"]]
+    assert fenced == next(f for f in doc["findings"] if f["key"] == "fenced-brokers")
+    _, out, _ = run_cli("-d", str(DEMO), "ls", "/health")
+    assert out.split()[0] == "summary" and "offline-partitions" in out.split()

@@ -27,7 +27,7 @@ def cat(root, path: str, redact: bool | None = None) -> str:
 def test_top_level(root) -> None:
     assert root.name == "/" and root.is_dir
     assert root.child_names() == [
-        "acls", "brokers", "configs", "controllers", "delegationTokens", "features", "image", "local",
+        "acls", "brokers", "configs", "controllers", "delegationTokens", "features", "health", "image", "local",
         "producerIds", "provenance", "quorum", "quotas", "scram", "topicIds", "topics"]
 
 

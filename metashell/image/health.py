@@ -129,6 +129,14 @@ class HealthReport:
     def healthy(self) -> bool:
         return not self.problems
 
+    def as_json(self, with_items: bool = True) -> dict[str, Any]:
+        return {"healthy": self.healthy, "verdict": self.verdict(), "brokers": self.brokers,
+                "topics": self.topics, "partitions": self.partitions,
+                "leadersPerBroker": {str(b): n for b, n in sorted(self.leaders_per_broker.items())},
+                "findings": [f.as_json() if with_items else
+                             {"key": f.key, "severity": f.severity, "title": f.title, "count": f.count}
+                             for f in self.findings]}
+
     def verdict(self) -> str:
         scope = f"{self.brokers} broker(s), {self.topics} topic(s), {self.partitions} partition(s)"
         if self.healthy:

@@ -59,13 +59,6 @@ def health_lines(report: HealthReport, show_all: bool = False) -> Iterator[str]:
         yield "leaders per broker: " + ", ".join(f"{b}: {n}" for b, n in sorted(report.leaders_per_broker.items()))
 
 
-def health_json(report: HealthReport) -> dict[str, Any]:
-    return {"healthy": report.healthy, "verdict": report.verdict(), "brokers": report.brokers,
-            "topics": report.topics, "partitions": report.partitions,
-            "leadersPerBroker": {str(b): n for b, n in sorted(report.leaders_per_broker.items())},
-            "findings": [f.as_json() for f in report.findings]}
-
-
 # -- describe: topics ----------------------------------------------------------------------------------
 
 @dataclass(frozen=True)

@@ -522,7 +522,7 @@ class Shell:
     def cmd_health(self, p: Parsed) -> None:
         report = check_health(self._image())
         if self._json(p):
-            self._emit_json(answers.health_json(report))
+            self._emit_json(report.as_json())
         else:
             for line in answers.health_lines(report, show_all=bool(p.opts["all"])):
                 self.write(line + "\n")
@@ -669,6 +669,10 @@ def _summary(kind: str, value: object, text: str) -> str:
     if kind == "feature":
         level = v.get("level")
         return f"level {level}" + (f" ({v['version']})" if v.get("version") else "")
+    if kind == "finding":
+        return f"{v.get('count')} [{v.get('severity')}] {v.get('title')}"
+    if kind == "health":
+        return str(v.get("verdict", ""))
     if kind == "scram":
         return f"iterations {v.get('iterations')}"
     if kind == "token":

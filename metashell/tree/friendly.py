@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from typing import Any
 
+from metashell.image.health import HealthReport, check_health
 from metashell.image.model import (
     ACL_OPERATION_NAMES,
     ACL_PATTERN_TYPE_NAMES,
@@ -451,3 +452,29 @@ def friendly_children(ctx: TreeContext) -> Iterator[tuple[str, Callable[[str], N
     yield "delegationTokens", lambda n: _tokens(ctx, n)
     yield "quorum", lambda n: RecordLeaf(n, ctx, lambda r: quorum_json(ctx))
     yield "provenance", lambda n: RecordLeaf(n, ctx, lambda r: provenance_json(ctx))
+    yield "health", lambda n: _health(ctx, n)
+
+
+def _health(ctx: TreeContext, name: str) -> Node:
+    """``/health``: ``summary`` (the verdict and counts) and one record per finding, as the
+    ``health`` command computes them; recomputed when the image has moved on (live mode)."""
+    memo: dict[str, Any] = {}
+
+    def report() -> HealthReport:
+        p = ctx.image.provenance
+        key = (p.offset, p.records, p.batches)
+        if memo.get("key") != key:
+            memo["key"], memo["report"] = key, check_health(ctx.image)
+        return memo["report"]
+
+    def make(child: str) -> Node | None:
+        r = report()
+        if child == "summary":
+            return RecordLeaf(child, ctx, lambda _r: report().as_json(with_items=False), kind="health")
+        found = next((f for f in r.findings if f.key == child), None)
+        if found is None:
+            return None
+        return RecordLeaf(child, ctx, lambda _r: found.as_json(), kind="finding")
+
+    return DirNode(name, ctx, lambda: ["summary"] + [f.key for f in report().findings], make, kind="dir",
+                   ordered=True)
