@@ -154,3 +154,27 @@ def test_health_subtree_matches_the_command() -> None:
     assert fenced == next(f for f in doc["findings"] if f["key"] == "fenced-brokers")
     _, out, _ = run_cli("-d", str(DEMO), "ls", "/health")
     assert out.split()[0] == "summary" and "offline-partitions" in out.split()
+
+
+def test_describe_acl_on_the_fixture() -> None:
+    """kafka-4.4-split-c1 holds literal, prefixed, wildcard and DENY bindings made by real Kafka."""
+    fixture = str(FIXTURES / "kafka-4.4-split-c1")
+
+    def last(*args: str) -> str:
+        status, out, err = run_cli("-d", fixture, "describe", "acl", *args)
+        assert status == 0, err
+        return out.splitlines()[-1]
+
+    assert last("--principal", "User:mallory", "--resource", "topic:payments", "--operation", "read",
+                "--host", "10.0.0.66").startswith("Decision: DENIED (a DENY binding")
+    assert last("--principal", "User:mallory", "--resource", "topic:payments", "--operation", "read",
+                "--host", "10.0.0.1").startswith("Decision: DENIED (no binding allows it")
+    assert last("--principal", "User:bob", "--resource", "topic:payments", "--operation", "describe") \
+        .startswith("Decision: ALLOWED")        # WRITE on the prefix "pay" implies DESCRIBE
+    assert last("--principal", "User:bob", "--resource", "group:nobody", "--operation", "read") \
+        .startswith("Decision: DENIED (no binding exists for this resource")
+    status, out, _ = run_cli("-d", fixture, "--json", "describe", "acl", "--principal", "User:alice")
+    doc = json.loads(out)
+    assert doc["decision"] is None and {b["principal"] for b in doc["bindings"]} == {"User:alice", "User:*"}
+    status, _, err = run_cli("-d", fixture, "describe", "acl", "--resource", "queue:x")
+    assert status == 1 and "the type must be one of" in err

@@ -14,6 +14,7 @@ lines Kafka prints, and ``health`` must name exactly those partitions and broker
 from __future__ import annotations
 
 import json
+import re
 import time
 from typing import Any
 
@@ -34,9 +35,28 @@ def _partition_lines(text: str) -> list[str]:
     return sorted(line.rstrip("\n") for line in text.splitlines() if line.startswith("\tTopic: "))
 
 
+_PATTERN = re.compile(r"ResourcePattern\(resourceType=(\w+), name=(.*?), patternType=(\w+)\)")
+_BINDING = re.compile(r"\(principal=(.*?), host=(.*?), operation=(\w+), permissionType=(\w+)\)")
+
+
+def _acl_set(text: str) -> set[tuple[str, ...]]:
+    """The bindings of ``kafka-acls --list`` output (ours prints the same words)."""
+    out: set[tuple[str, ...]] = set()
+    resource: tuple[str, ...] = ()
+    for line in text.splitlines():
+        if m := _PATTERN.search(line):
+            resource = m.groups()
+        elif m := _BINDING.search(line):
+            out.add(resource + m.groups())
+    return out
+
+
 @pytest.fixture(scope="module")
 def degraded(kafka_cluster_module: Any, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
-    cluster = kafka_cluster_module(VERSION, "combined", brokers=2)
+    secured = {"authorizer.class.name": "org.apache.kafka.metadata.authorizer.StandardAuthorizer",
+               "super.users": "User:ANONYMOUS"}
+    cluster = kafka_cluster_module(VERSION, "combined", brokers=2, broker_overrides=secured,
+                                   controller_overrides=secured)
     bs = cluster.bootstrap_servers
 
     def admin(tool: str, *args: str) -> str:
@@ -47,6 +67,14 @@ def degraded(kafka_cluster_module: Any, tmp_path_factory: pytest.TempPathFactory
 
     admin("kafka-configs", "--entity-type", "brokers", "--entity-default", "--alter", "--add-config",
           "min.insync.replicas=2")
+    for acl in (("--allow-principal", "User:alice", "--operation", "Read", "--topic", "spread"),
+                ("--allow-principal", "User:alice", "--operation", "Read", "--group", "spread-app"),
+                ("--allow-principal", "User:bob", "--operation", "Write", "--topic", "pa",
+                 "--resource-pattern-type", "prefixed"),
+                ("--deny-principal", "User:mallory", "--deny-host", "10.0.0.66", "--operation", "Read",
+                 "--topic", "pair"),
+                ("--allow-principal", "User:*", "--operation", "Describe", "--topic", "*")):
+        admin("kafka-acls", "--add", "--force", *acl)
     admin("kafka-topics", "--create", "--topic", "spread", "--partitions", "6", "--replication-factor", "3")
     admin("kafka-topics", "--create", "--topic", "strict", "--partitions", "3", "--replication-factor", "3",
           "--config", "min.insync.replicas=3")
@@ -69,8 +97,12 @@ def degraded(kafka_cluster_module: Any, tmp_path_factory: pytest.TempPathFactory
     while len(_partition_lines(topics("--unavailable-partitions"))) < 2:
         assert time.monotonic() < deadline, "broker 3's partitions never went offline"
         time.sleep(1)
-    kafka = {f: _partition_lines(topics(f)) for f in FILTERS}
+    kafka: dict[str, Any] = {f: _partition_lines(topics(f)) for f in FILTERS}
     kafka["all"] = topics()
+    for topic in ("spread", "pair", "lonely"):
+        kafka[f"acls-{topic}"] = _acl_set(admin("kafka-acls", "--list", "--topic", topic,
+                                                 "--resource-pattern-type", "match"))
+    kafka["acls-alice"] = _acl_set(admin("kafka-acls", "--list", "--principal", "User:alice"))
     return {"cluster": cluster, "dir": cluster.node(1).metadata_dir, "kafka": kafka}
 
 
@@ -126,3 +158,34 @@ def test_describe_broker(degraded: dict[str, Any]) -> None:
     assert brokers[1]["state"] == "live" and brokers[1]["partitionsLed"] > 0
     status, _, err = run_cli("-d", str(degraded["dir"]), "describe", "broker", "9")
     assert status == 1 and "describe: broker '9' does not exist" in err
+
+
+@pytest.mark.parametrize("topic", ["spread", "pair", "lonely"])
+def test_acls_matching_a_resource_are_kafkas(degraded: dict[str, Any], topic: str) -> None:
+    """``describe acl --resource topic:T`` lists what ``kafka-acls --list --topic T
+    --resource-pattern-type match`` lists: literal, wildcard and prefixed bindings alike."""
+    status, out, err = run_cli("-d", str(degraded["dir"]), "describe", "acl", "--resource", f"topic:{topic}")
+    assert status == 0, err
+    assert _acl_set(out) == degraded["kafka"][f"acls-{topic}"] != set()
+
+
+def test_acls_of_a_principal_and_decisions(degraded: dict[str, Any]) -> None:
+    _, out, _ = run_cli("-d", str(degraded["dir"]), "describe", "acl", "--principal", "User:alice")
+    mine = _acl_set(out)
+    assert {b for b in mine if b[3] == "User:alice"} == degraded["kafka"]["acls-alice"]
+    assert any(b[3] == "User:*" for b in mine)        # the wildcard principal applies to alice too
+
+    def decision(*args: str) -> str:
+        _, out, _ = run_cli("-d", str(degraded["dir"]), "describe", "acl", *args)
+        return out.splitlines()[-1]
+
+    assert decision("--principal", "User:alice", "--resource", "topic:spread", "--operation", "read") \
+        .startswith("Decision: ALLOWED")
+    assert decision("--principal", "User:alice", "--resource", "topic:spread", "--operation", "write") \
+        .startswith("Decision: DENIED")
+    assert decision("--principal", "User:bob", "--resource", "topic:pair", "--operation", "write") \
+        .startswith("Decision: ALLOWED")                 # the prefixed "pa" binding
+    assert decision("--principal", "User:mallory", "--resource", "topic:pair", "--operation", "read",
+                    "--host", "10.0.0.66").startswith("Decision: DENIED (a DENY binding")
+    assert decision("--principal", "User:carol", "--resource", "topic:pair", "--operation", "describe") \
+        .startswith("Decision: ALLOWED")                 # User:* may describe every topic

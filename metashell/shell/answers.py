@@ -13,6 +13,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
+from metashell.image.acls import AclDecision, AclQuery, acl_json
 from metashell.image.health import (
     HealthReport,
     PartitionRef,
@@ -22,9 +23,17 @@ from metashell.image.health import (
     replication_factor,
 )
 from metashell.image.image import MetadataImage
-from metashell.image.model import CONFIG_RESOURCE_TOPIC, SECURITY_PROTOCOL_NAMES, Partition, Topic
+from metashell.image.model import (
+    ACL_OPERATION_NAMES,
+    CONFIG_RESOURCE_TOPIC,
+    SECURITY_PROTOCOL_NAMES,
+    Partition,
+    Topic,
+)
 from metashell.protocol.uuid import uuid_to_str
 from metashell.tree.redact import REDACTED, is_sensitive_config
+
+from .spec import CommandError
 
 #: How many items of a finding ``health`` prints before "... and N more".
 HEALTH_ITEMS = 10
@@ -168,3 +177,50 @@ def broker_lines(info: dict[str, Any]) -> Iterator[str]:
            f"in ISR of {info['partitionsInIsr']}")
     yield "\tLogDirs: " + (",".join(info["logDirs"]) or "none")
     yield "\tFeatures: " + ", ".join(f"{k} {v['min']}..{v['max']}" for k, v in info["supportedFeatures"].items())
+
+
+# -- describe: ACLs -----------------------------------------------------------------------------------
+
+_RESOURCE_TYPES = ("TOPIC", "GROUP", "CLUSTER", "TRANSACTIONAL_ID", "DELEGATION_TOKEN", "USER")
+
+
+def acl_query(opts: dict[str, object]) -> AclQuery:
+    """``--principal/--resource/--operation/--host`` as an :class:`AclQuery` (names upper-cased as
+    Kafka spells them; ``cluster`` alone means Kafka's one cluster resource)."""
+    resource_type = resource_name = None
+    raw = opts.get("resource")
+    if isinstance(raw, str):
+        kind, sep, name = raw.partition(":")
+        resource_type = kind.strip().upper()
+        if resource_type not in _RESOURCE_TYPES:
+            raise CommandError(f"describe acl: --resource {raw}: the type must be one of "
+                               f"{', '.join(t.lower() for t in _RESOURCE_TYPES)}")
+        resource_name = name if sep else ("kafka-cluster" if resource_type == "CLUSTER" else None)
+        if resource_name == "":
+            raise CommandError(f"describe acl: --resource {raw}: give TYPE:NAME")
+    op = opts.get("operation")
+    operation = op.strip().upper() if isinstance(op, str) else None
+    if operation is not None and operation not in ACL_OPERATION_NAMES.values():
+        raise CommandError(f"describe acl: --operation {op}: not an ACL operation")
+    principal = opts.get("principal")
+    host = opts.get("host")
+    return AclQuery(principal if isinstance(principal, str) else None, resource_type, resource_name,
+                    host if isinstance(host, str) else None, operation)
+
+
+def acl_lines(decision: AclDecision) -> Iterator[str]:
+    """The bindings grouped by resource pattern, in ``kafka-acls --list``'s words, then the decision."""
+    groups: dict[tuple[str, str, str], list[dict[str, Any]]] = {}
+    for a in decision.bindings:
+        j = acl_json(a)
+        groups.setdefault((j["resourceType"], j["resourceName"], j["patternType"]), []).append(j)
+    for (rtype, name, pattern), items in groups.items():
+        yield f"Current ACLs for resource `ResourcePattern(resourceType={rtype}, name={name}, patternType={pattern})`:"
+        for j in items:
+            yield (f"\t(principal={j['principal']}, host={j['host']}, operation={j['operation']}, "
+                   f"permissionType={j['permissionType']})")
+        yield ""
+    if not decision.bindings:
+        yield "No ACL binding applies."
+    if decision.result is not None:
+        yield f"Decision: {decision.result} ({decision.reason})"

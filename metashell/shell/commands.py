@@ -21,6 +21,7 @@ from dataclasses import dataclass, field, replace
 from typing import TextIO, cast
 
 from metashell.errors import MetashellError
+from metashell.image.acls import acl_json, decide
 from metashell.image.health import PartitionRef, check_health, effective_min_isr
 from metashell.image.image import MetadataImage
 from metashell.image.model import Topic
@@ -534,6 +535,12 @@ class Shell:
         if words and words[0] == "broker":
             self._describe_brokers(p, words[1:])
             return
+        if words and words[0] in ("acl", "acls"):
+            if len(words) > 1:
+                raise CommandError(f"describe acl: unexpected argument '{words[1]}' (use --principal, "
+                                   f"--resource, --operation, --host)")
+            self._describe_acls(p)
+            return
         filters = answers.TopicFilters(**{k: bool(p.opts[k]) for k in (
             "under_replicated", "unavailable", "under_min_isr", "at_min_isr", "with_overrides")})
         image = self._image()
@@ -556,6 +563,18 @@ class Shell:
                 "minInsyncReplicas": min_isr, "minInsyncReplicasFrom": origin,
                 "partitions": [PartitionRef(topic.name, pid, topic.partitions[pid]).as_json()
                                for pid in sorted(shown)]}
+
+    def _describe_acls(self, p: Parsed) -> None:
+        query = answers.acl_query(p.opts)
+        decision = decide(self._image(), query)
+        if self._json(p):
+            self._emit_json({"query": {k: v for k, v in vars(query).items() if v is not None},
+                             "bindings": [acl_json(a) for a in decision.bindings],
+                             "decision": decision.result, "reason": decision.reason or None,
+                             "decidedBy": [acl_json(a)["id"] for a in decision.deciding]})
+            return
+        for line in answers.acl_lines(decision):
+            self.write(line + "\n")
 
     def _describe_brokers(self, p: Parsed, patterns: list[str]) -> None:
         brokers = self._image().cluster.brokers

@@ -110,9 +110,10 @@ SPECS: dict[str, CommandSpec] = {
         ),
         CommandSpec("clear", "Clear the screen.", shell_only=True),
         CommandSpec(
-            "describe", "Describe topics as kafka-topics --describe does, or brokers.",
-            Positional("targets", "Topic names or globs (default: every topic), or 'broker' followed by "
-                       "broker ids or globs (default: every broker).", "*"),
+            "describe", "Describe topics as kafka-topics --describe does, brokers, or ACLs that apply.",
+            Positional("targets", "Topic names or globs (default: every topic), 'broker' followed by "
+                       "broker ids or globs (default: every broker), or 'acl' (with the options below: "
+                       "the ACL bindings that apply, as Kafka's authorizer matches them).", "*"),
             (
                 Option(("--under-replicated-partitions",), "under_replicated",
                        "Only show under-replicated partitions."),
@@ -124,6 +125,13 @@ SPECS: dict[str, CommandSpec] = {
                        "Only show partitions whose isr count is equal to the configured minimum."),
                 Option(("--topics-with-overrides",), "with_overrides",
                        "Only show topics that have overridden configs."),
+                Option(("--principal",), "principal", "describe acl: the principal asking (User:alice).",
+                       "PRINCIPAL"),
+                Option(("--resource",), "resource", "describe acl: the resource, TYPE:NAME (topic:orders, "
+                       "group:app, cluster:kafka-cluster, transactional_id:tx).", "RESOURCE"),
+                Option(("--operation",), "operation", "describe acl: the operation (READ, WRITE, DESCRIBE...): "
+                       "with --principal and --resource, says whether it is allowed.", "OPERATION"),
+                Option(("--host",), "host", "describe acl: the client host (default: any).", "HOST"),
                 JSON_OPT,
             ),
             notes=(("The configured minimum is the topic's min.insync.replicas override, else the cluster "
