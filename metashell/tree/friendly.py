@@ -335,8 +335,13 @@ def _configs(ctx: TreeContext, name: str) -> Node:
             return None
 
         def make(rname: str) -> Node | None:
-            key = resources().get(rname)
-            return None if key is None else _config_dir(ctx, rname, key)
+            if tname != "unknown":   # a dict lookup, not a scan: find / visits 100k topic config dirs
+                for key in ((code, "" if rname == DEFAULT_NAME else rname), (code, rname)):
+                    if key in configs:
+                        return _config_dir(ctx, rname, key)
+                return None
+            found = resources().get(rname)
+            return None if found is None else _config_dir(ctx, rname, found)
 
         return DirNode(tname, ctx, lambda: list(resources()), make)
 

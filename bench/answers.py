@@ -1,0 +1,109 @@
+#!/usr/bin/env python3
+"""Answers benchmark: how long the incident commands take on a big image, after it is loaded.
+
+    python bench/answers.py                  # full size: 100k topics x 10 partitions (1M partitions)
+    python bench/answers.py --scale 0.1      # quick run
+
+The directory is the one ``bench/load.py`` generates (``bench/metagen.py``, cached under
+bench/out/; ~2% of partitions under-replicated).  It is loaded once, in this process, through the
+same entry point as the CLI; then each command runs through the shell's command engine with its
+output going to a sink that notes when the first line arrived and counts lines.  Reported per
+command: time to the first line, total time, lines; ``--repeat N`` keeps the best of N.
+
+Measured: ``health``, ``describe --under-replicated-partitions``, ``describe --unavailable-partitions``,
+``find /`` (time to first line: it streams), ``ls -l /topics/<one>``, ``grep -r`` in one topic's
+configs, ``cat /health/summary``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as _dt
+import io
+import json
+import os
+import platform
+import sys
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO / "bench"))
+
+import metagen
+
+from metashell.image.loader import load_directory
+from metashell.shell.commands import Settings, Shell
+from metashell.tree import build_root
+
+DEFAULT_OUT = REPO / "bench" / "out"
+
+
+class Sink(io.TextIOBase):
+    """Counts lines and notes when the first one arrived."""
+
+    def __init__(self) -> None:
+        self.first: float | None = None
+        self.lines = 0
+
+    def write(self, text: str) -> int:
+        if self.first is None and text:
+            self.first = time.perf_counter()
+        self.lines += text.count("\n")
+        return len(text)
+
+    def flush(self) -> None:
+        pass
+
+
+def run(shell: Shell, line: str) -> tuple[float, float, int]:
+    sink = Sink()
+    shell.out = sink  # type: ignore[assignment]
+    t0 = time.perf_counter()
+    shell.run_line(line, remember=False)
+    t1 = time.perf_counter()
+    first = (sink.first or t1) - t0
+    return first, t1 - t0, sink.lines
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--topics", type=int, default=100_000)
+    ap.add_argument("--partitions", type=int, default=10)
+    ap.add_argument("--scale", type=float, default=1.0, help="multiply --topics (0.1 for a quick run)")
+    ap.add_argument("--repeat", type=int, default=3, help="runs per command; the best is kept")
+    ap.add_argument("--out", type=Path, default=DEFAULT_OUT)
+    args = ap.parse_args()
+    params = metagen.GenParams(topics=max(1, round(args.topics * args.scale)), partitions=args.partitions,
+                               tail_records=max(0, round(1_000_000 * args.scale)),
+                               overlap_records=max(100, round(5000 * args.scale)))
+    data = metagen.ensure(params, args.out)
+    t0 = time.perf_counter()
+    result = load_directory(data.root)
+    load_s = time.perf_counter() - t0
+    image = result.image
+    topic = sorted(image.topics.by_name)[len(image.topics.by_name) // 2]
+    shell = Shell(build_root(image), io.StringIO(), io.StringIO(), Settings())
+    commands = ["health", "describe --under-replicated-partitions", "describe --unavailable-partitions",
+                "find /", f"ls -l /topics/{topic}", f"grep -r . /topics/{topic}/configs", "cat /health/summary"]
+    rows = []
+    for line in commands:
+        best = min((run(shell, line) for _ in range(args.repeat)), key=lambda r: r[1])
+        rows.append({"command": line, "first_line_s": round(best[0], 4), "total_s": round(best[1], 3),
+                     "lines": best[2]})
+    partitions = image.topics.partition_count()
+    print(f"\n{_dt.datetime.now():%Y-%m-%d %H:%M}, {os.cpu_count()} CPUs, Python {platform.python_version()}; "
+          f"{partitions:,} partitions in {len(image.topics.by_id):,} topics, loaded in {load_s:.1f} s")
+    print(f"{'command':<45} {'first line s':>12} {'total s':>9} {'lines':>10}")
+    print("-" * 79)
+    for r in rows:
+        print(f"{r['command']:<45} {r['first_line_s']:>12.4f} {r['total_s']:>9.3f} {r['lines']:>10,}")
+    args.out.mkdir(parents=True, exist_ok=True)
+    path = args.out / f"answers-{_dt.datetime.now():%Y%m%d-%H%M%S}.json"
+    path.write_text(json.dumps({"partitions": partitions, "load_s": load_s, "rows": rows}, indent=1))
+    print(f"\nresults: {path}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
