@@ -150,3 +150,15 @@ def test_did_you_mean() -> None:
 def test_help_lists_the_commands() -> None:
     status, out, _ = run_cli("--help")
     assert status == 0 and "\n  health    Say what is wrong" in out and "\n  describe  Describe topics" in out
+
+
+def test_provenance_has_one_schema() -> None:
+    docs = []
+    for args in (("-d", DEMO), ("-s", f"{DEMO}/__cluster_metadata-0/00000000000000000070-0000000001.checkpoint"),
+                 ("-d", DEMO, "--salvage")):
+        status, out, _ = run_cli(*args, "--json", "cat", "/provenance")
+        assert status == 0
+        docs.append(json.loads(out)["value"])
+    assert len({frozenset(d) for d in docs}) == 1
+    assert [d["source"]["mode"] for d in docs] == ["directory", "file", "directory"]
+    assert all(d["salvaged"] == [] for d in docs)

@@ -165,12 +165,23 @@ def provenance_json(ctx: TreeContext) -> dict[str, Any]:
             "lastContainedLogTimestamp": snap.last_contained_log_timestamp,
         },
         "files": list(p.sources), "records": p.records, "batches": p.batches,
+        "source": _source_json(ctx), "salvaged": [item.as_json() for item in p.salvaged],
     }
-    if p.salvaged:
-        out["salvaged"] = [item.as_json() for item in p.salvaged]
-    out.update({k: v for k, v in ctx.source_info.items() if k not in ("quorum", "provenance")})
     out.update(_extra(ctx, "provenance"))
     return out
+
+
+_SOURCE_MODES = (("directory", "directory"), ("snapshot", "file"), ("bootstrap", "live"))
+
+
+def _source_json(ctx: TreeContext) -> dict[str, Any]:
+    """Where the image came from, with the same keys whatever the source: ``mode`` (directory, file,
+    live, or memory for an image built in a program) and ``location`` (a path, or the controllers)."""
+    info = ctx.source_info
+    for key, mode in _SOURCE_MODES:
+        if key in info:
+            return {"mode": mode, "location": info[key]}
+    return {"mode": "memory", "location": None}
 
 
 # -- names ------------------------------------------------------------------------------------------
