@@ -187,41 +187,50 @@ def check_health(image: MetadataImage) -> HealthReport:
     reassigning: list[PartitionRef] = []
     not_preferred: list[PartitionRef] = []
     unknown_min_isr: list[str] = []
-    leaders: Counter[int] = Counter()
-    hosting: Counter[int] = Counter()
+    leader_ids: list[int] = []
+    replica_sets: dict[tuple[int, ...], None] = {}   # replica lists are interned tuples: few distinct
     partitions = 0
-    for topic in sorted(image.topics.by_name.values(), key=lambda t: t.name):
-        name = topic.name
+    no_leader = _NO_LEADER
+    # The hot loop of a million-partition cluster: locals only, an object made only for a problem.
+    for name, topic in image.topics.by_name.items():
         min_isr, _origin = effective_min_isr(image, name)
         if min_isr is None:
             unknown_min_isr.append(name)
-        for pid in sorted(topic.partitions):
-            p = topic.partitions[pid]
-            partitions += 1
+            min_isr = 0
+        parts = topic.partitions
+        partitions += len(parts)
+        for pid, p in parts.items():
             leader = p.leader
+            replicas = p.replicas
             isr_size = len(p.isr)
-            hosting.update(p.replicas)
+            replica_sets[replicas] = None
             ref = None
-            if leader == _NO_LEADER or leader not in live:
+            if leader == no_leader or leader not in live:
                 ref = PartitionRef(name, pid, p)
                 offline.append(ref)
             else:
-                leaders[leader] += 1
-                if p.replicas and p.replicas[0] != leader:
-                    ref = ref or PartitionRef(name, pid, p)
+                leader_ids.append(leader)
+                if replicas and replicas[0] != leader:
+                    ref = PartitionRef(name, pid, p)
                     not_preferred.append(ref)
-            if len(p.replicas) - len(p.adding_replicas) > isr_size:
+            adding = p.adding_replicas
+            if len(replicas) - len(adding) > isr_size:
                 ref = ref or PartitionRef(name, pid, p)
                 under_replicated.append(ref)
-            if min_isr is not None and (leader == _NO_LEADER or isr_size < min_isr):
+            if isr_size < min_isr or (min_isr and leader == no_leader):
                 ref = ref or PartitionRef(name, pid, p)
                 under_min.append(ref)
             if p.elr:
                 ref = ref or PartitionRef(name, pid, p)
                 elr_in_use.append(ref)
-            if p.adding_replicas or p.removing_replicas:
+            if adding or p.removing_replicas:
                 ref = ref or PartitionRef(name, pid, p)
                 reassigning.append(ref)
+    for refs in (offline, under_replicated, under_min, elr_in_use, reassigning, not_preferred):
+        refs.sort(key=_ref_order)
+    unknown_min_isr.sort()
+    leaders: Counter[int] = Counter(leader_ids)
+    hosting = {b for replicas in replica_sets for b in replicas}
 
     findings: list[Finding] = []
 
@@ -259,7 +268,7 @@ def check_health(image: MetadataImage) -> HealthReport:
     add("not-preferred-leader", INFO, "partition(s) not led by their preferred replica", not_preferred,
         "a preferred leader election would move leadership back")
     idle = [_broker_item(b) for b in sorted(brokers.values(), key=lambda b: b.id)
-            if b.id in live and hosting[b.id] == 0]
+            if b.id in live and b.id not in hosting]
     add("brokers-without-replicas", INFO, "live broker(s) hosting no replica", idle)
     if len(live) > 1 and leaders:
         counts = {b: leaders.get(b, 0) for b in sorted(live)}
@@ -272,6 +281,10 @@ def check_health(image: MetadataImage) -> HealthReport:
     order = {CRITICAL: 0, WARNING: 1, INFO: 2}
     findings.sort(key=lambda f: order[f.severity])
     return HealthReport(findings, len(brokers), len(image.topics.by_id), partitions, dict(leaders))
+
+
+def _ref_order(ref: PartitionRef) -> tuple[str, int]:
+    return ref.topic, ref.partition
 
 
 def _broker_item(b: Any) -> dict[str, Any]:
