@@ -104,6 +104,10 @@ def build_parser(prog: str | None = None) -> argparse.ArgumentParser:
                    help="Largest record batch to read, and to inflate when compressed (default 64 MiB; "
                         "Kafka writes at most 8 MiB). A larger one is reported as corrupt. Accepts "
                         "K, M and G suffixes.")
+    p.add_argument("--at", metavar="OFFSET|TIME",
+                   help="Load the metadata as it was after this log offset, or after the last batch "
+                        "appended at or before this time (ISO 8601, e.g. 2026-11-22T03:55:00Z; or "
+                        "@epoch-ms). In the shell, 'at' moves the session later.")
     p.add_argument("--salvage", action="store_true",
                    help="Load around corruption instead of failing: the log up to the first corrupt "
                         "batch, the newest intact snapshot when a newer one is damaged. Warnings and "
@@ -148,6 +152,8 @@ def _check_usage(args: argparse.Namespace) -> None:
             raise UsageError(f"--bootstrap-controller: {e}") from None
     if args.config and not args.bootstrap_controller:
         raise UsageError("--config only applies to live mode (--bootstrap-controller)")
+    if args.at is not None and args.bootstrap_controller:
+        raise UsageError("--at applies to files (--directory, --snapshot); live mode follows the log's end")
     if args.salvage and args.bootstrap_controller:
         raise UsageError("--salvage applies to files (--directory, --snapshot); live mode reads what the "
                          "controllers send")
@@ -204,9 +210,9 @@ def run(argv: Sequence[str] | None = None, *, stdin: TextIO | None = None, stdou
         stderr.write("Loading...\n")
         stderr.flush()
     if args.directory:
-        source = open_directory(args.directory, warn, redact, salvage=args.salvage)
+        source = open_directory(args.directory, warn, redact, salvage=args.salvage, at=args.at)
     elif args.snapshot:
-        source = open_file(args.snapshot, warn, redact, salvage=args.salvage)
+        source = open_file(args.snapshot, warn, redact, salvage=args.salvage, at=args.at)
     else:
         source = open_live(args.bootstrap_controller, args.config, warn, redact)
 
@@ -219,6 +225,8 @@ def run(argv: Sequence[str] | None = None, *, stdin: TextIO | None = None, stdou
             width=(lambda: shutil.get_terminal_size().columns) if stdout_tty else (lambda: None),
         )
         shell = Shell(source.root, stdout, stderr, settings)
+        shell.travel = source.travel
+        shell.point = source.point
         if one_shot:
             from metashell.shell.commands import ExitShell
 

@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 
 from metashell import __version__, cli
+from metashell.shell import spec
 
 SHARED = Path(__file__).resolve().parents[2] / "shared"
 LOGDIR = SHARED / "reference" / "test-vectors" / "metadata-log-dir"
@@ -222,7 +223,7 @@ def test_errors_in_one_shot_mode() -> None:
     status, out, err = run_cli("-d", str(LOGDIR), "cat", "/nope")
     assert (status, out) == (1, "") and one_line(err) == "cat: /nope: No such file or directory."
     status, out, err = run_cli("-d", str(LOGDIR), "-c", "blah")
-    assert status == 1 and one_line(err).startswith("invalid choice: 'blah' (choose from 'cat', 'cd'")
+    assert status == 1 and one_line(err).startswith("invalid choice: 'blah' (choose from 'at', 'cat', 'cd'")
     status, out, err = run_cli("-d", str(LOGDIR), "-c", "ls /nope; pwd")
     assert (status, out) == (1, "/\n") and one_line(err) == "ls: /nope: no such file or directory."
     status, out, err = run_cli("-d", str(LOGDIR), "-c", "cat /image/topics")
@@ -353,7 +354,7 @@ def test_every_command_in_one_shot_mode() -> None:
     assert (status, err) == (0, "")
     for expected in ("acls\nclientQuotas\n", "\n/image\n", "offset 10, epoch 2, time 2023-11-14T22:13:26.5Z[UTC]\n",
                      "topics/byName\ntopics/byName/foo\ntopics/byName/foo/0\n", "metadataVersion:\n  ",
-                     "    0  " + script[:20], "usage: {cat,cd,clear,describe,exit,find,grep,health,help,history,ls,man,pwd,quit,tree} ...",
+                     "    0  " + script[:20], "usage: {" + ",".join(spec.COMMAND_NAMES) + "} ...",
                      "tree: Show the contents of metadata nodes in a tree structure.\n",
                      "brokers:\ncontrollers:\n", "/image/acls/byId\n/image/topics/byId\n/image/topics/byName\n"):
         assert expected in out, expected

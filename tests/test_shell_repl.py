@@ -266,13 +266,13 @@ def test_long_output_goes_through_the_pager(tmp_path: Path) -> None:
     """More lines than the screen: $PAGER gets them (here ``head -n 3``, which also quits early, so
     the command must stop quietly); a short output is printed directly; --no-pager turns it off."""
     child = spawn(tmp_path, pager="head -n 3")
-    out = command(child, "find /")                         # 64 lines on a 30-line screen
+    out = command(child, "find /")                         # 60+ lines on a 30-line screen
     assert out.split() == ["/", "/acls", "/brokers"]
     assert command(child, "pwd").split() == ["/"]
     child.send("exit\r")
     child.expect(pexpect.EOF)
     child = spawn(tmp_path, pager="head -n 3", args=("--no-pager",))
-    assert len(command(child, "find /").split()) == 64
+    assert len(command(child, "find /").split()) > 60          # all of it, unpaged
     child.send("exit\r")
     child.expect(pexpect.EOF)
 

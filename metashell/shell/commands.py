@@ -27,6 +27,7 @@ from metashell.image.image import MetadataImage
 from metashell.image.model import Topic
 from metashell.protocol.uuid import uuid_to_str
 from metashell.tree import Node, glob_components, join
+from metashell.tree.friendly import iso_utc as iso_time
 from metashell.tree.paths import glob_regex, is_glob, normalize
 from metashell.tree.render import iter_find, render_ls, render_tree
 
@@ -82,6 +83,10 @@ class Shell:
         self.settings = settings or Settings()
         self.cwd = "/"
         self.previous_cwd = "/"
+        #: ``at``: moves the session to another point of the log (None for live sources).
+        self.travel: Callable[[str | None], tuple[Node, str | None]] | None = None
+        #: where the session is in the log (``@42``), None at its end.
+        self.point: str | None = None
         self.history: list[str] = history if history is not None else []
         self._status = 0
 
@@ -462,6 +467,21 @@ class Shell:
         raise ExitShell(0)
 
     cmd_quit = cmd_exit
+
+    def cmd_at(self, p: Parsed) -> None:
+        """Move the whole session to the image after an offset or time (``at`` alone: the end)."""
+        if self.travel is None:
+            raise CommandError("at: time travel needs a file source (-d or -s); live mode follows the end "
+                               "of the log")
+        root, self.point = self.travel(p.args[0].literal if p.args else None)
+        self._root = root
+        prov = root.ctx.image.provenance
+        when = "" if prov.timestamp < 0 else f", appended {iso_time(prov.timestamp)}"
+        where = "back at the end of the log" if self.point is None else "now at"
+        self.write(f"{where}: offset {prov.offset} (epoch {prov.epoch}{when})\n")
+        if not self._glob(self.cwd):
+            self.note(f"at: {self.cwd} did not exist then: back to /")
+            self.cwd = "/"
 
     def cmd_clear(self, p: Parsed) -> None:
         """Clear the screen (only when output is a terminal: never a control sequence into a pipe)."""

@@ -33,7 +33,8 @@ def _prompt_text(label: str, shell: Shell, status: StatusFn | None) -> str:
             text = ""
         if text:
             extra = f" [{text}]"
-    return visible(f"{label}{extra}:{shell.cwd} >> ")
+    point = shell.point or ""
+    return visible(f"{label}{point}{extra}:{shell.cwd} >> ")
 
 
 def run_repl(shell: Shell, *, label: str, banner: str, status: StatusFn | None = None,

@@ -16,7 +16,9 @@ from typing import TYPE_CHECKING
 
 from metashell.errors import MetashellError
 from metashell.image.image import MetadataImage
-from metashell.image.loader import LoadResult, load_directory, load_file
+from metashell.image.loader import LoadResult, load_directory, load_file, load_plan, rebuild_at
+from metashell.image.timepoint import ResolvedPoint, resolve_in_dir, resolve_in_file
+from metashell.log.directory import open_metadata_dir, plan_file
 from metashell.tree import Node, build_root
 
 if TYPE_CHECKING:
@@ -43,6 +45,8 @@ class Source:
     cluster_id: str | None = None
     status: Callable[[], str] | None = None
     close: Callable[[], None] = field(default=lambda: None)
+    travel: Traveller | None = None
+    point: str | None = None
 
 
 def _one_line(text: object) -> str:
@@ -89,18 +93,94 @@ def _loaded(result: LoadResult, warn: Warn) -> MetadataImage:
     return result.image
 
 
-def open_directory(path: str, warn: Warn, redact: bool, *, salvage: bool = False) -> Source:
+def open_directory(path: str, warn: Warn, redact: bool, *, salvage: bool = False,
+                   at: str | None = None) -> Source:
     p = _check_path(path, True, "--directory")
-    image = _loaded(load_directory(p, salvage=salvage), warn)
-    root = build_root(image, source_info={"directory": str(p)}, redact=redact)
-    return Source(root, _label_for(p), f"directory {path}", image, image.quorum.cluster_id or None)
+
+    def resolve(text: str) -> ResolvedPoint:
+        return resolve_in_dir(open_metadata_dir(p), text)
+
+    point = resolve(at) if at else None
+    result = load_directory(p, salvage=salvage, until_offset=point.offset if point else None)
+    image = _loaded(result, warn)
+    info = {"directory": str(p)}
+    root = build_root(image, source_info=info, redact=redact)
+    travel = Traveller(result, point, resolve, lambda: load_directory(p, salvage=salvage), info, redact)
+    return Source(root, _label_for(p), f"directory {path}", image, image.quorum.cluster_id or None,
+                  travel=travel, point=travel.label)
 
 
-def open_file(path: str, warn: Warn, redact: bool, *, salvage: bool = False) -> Source:
+def open_file(path: str, warn: Warn, redact: bool, *, salvage: bool = False, at: str | None = None) -> Source:
     p = _check_path(path, False, "--snapshot")
-    image = _loaded(load_file(p, salvage=salvage), warn)
-    root = build_root(image, source_info={"snapshot": str(p)}, redact=redact)
-    return Source(root, _label_for(p), f"file {path}", image, image.quorum.cluster_id or None)
+
+    def resolve(text: str) -> ResolvedPoint:
+        return resolve_in_file(p, text)
+
+    point = resolve(at) if at else None
+    if point is None:
+        result = load_file(p, salvage=salvage)
+    else:
+        result = load_plan(plan_file(p), mode="file", until_offset=point.offset, salvage=salvage)
+    image = _loaded(result, warn)
+    info = {"snapshot": str(p)}
+    root = build_root(image, source_info=info, redact=redact)
+    travel = Traveller(result, point, resolve, lambda: load_file(p, salvage=salvage), info, redact)
+    return Source(root, _label_for(p), f"file {path}", image, image.quorum.cluster_id or None,
+                  travel=travel, point=travel.label)
+
+
+class Traveller:
+    """Moves a session to another point of its log (``at OFFSET|TIME``) and back (``at``).
+
+    The image at an offset is rebuilt from the newest snapshot at or before it plus the log up to it
+    (``rebuild_at``: the batch index of the end-of-log load lets every segment be entered at the
+    right batch).  The last :data:`KEEP` points visited stay in memory, so going back and forth
+    between them is instant; each costs one image (about as much memory as the whole cluster's
+    image, ~1 GB for a million partitions), which is why only a few are kept.
+    """
+
+    KEEP = 3
+
+    def __init__(self, result: LoadResult, point: ResolvedPoint | None, resolve: Callable[[str], ResolvedPoint],
+                 load_end: Callable[[], LoadResult], info: dict[str, str], redact: bool) -> None:
+        self._resolve = resolve
+        self._load_end = load_end
+        self._info = info
+        self._redact = redact
+        self._end: LoadResult | None = result if point is None else None
+        self._cache: dict[int, Node] = {}
+        self.point = point
+
+    @property
+    def label(self) -> str | None:
+        return None if self.point is None else self.point.label()
+
+    def end(self) -> LoadResult:
+        if self._end is None:
+            self._end = self._load_end()
+        return self._end
+
+    def __call__(self, text: str | None) -> tuple[Node, str | None]:
+        """The root at ``text`` (an offset or time), or at the end of the log when None."""
+        if text is None:
+            self.point = None
+            return self._root_of(self.end()), None
+        point = self._resolve(text)
+        end = self.end()
+        if end.image.provenance.offset >= 0 and point.offset >= end.image.provenance.offset:
+            self.point = None            # at or past the end: the end itself
+            return self._root_of(end), None
+        root = self._cache.pop(point.offset, None)
+        if root is None:
+            root = build_root(rebuild_at(end, point.offset).image, source_info=self._info, redact=self._redact)
+        self._cache[point.offset] = root
+        while len(self._cache) > self.KEEP:
+            self._cache.pop(next(iter(self._cache)))
+        self.point = point
+        return root, point.label()
+
+    def _root_of(self, result: LoadResult) -> Node:
+        return build_root(result.image, source_info=self._info, redact=self._redact)
 
 
 def open_live(bootstrap: str, config: str | None, warn: Warn, redact: bool,

@@ -99,6 +99,11 @@ SPECS: dict[str, CommandSpec] = {
     s.name: s
     for s in (
         CommandSpec(
+            "at", "Move the session to the metadata as it was after a log offset or time; 'at' alone "
+            "returns to the end.",
+            Positional("point", "An offset, an ISO 8601 time (2026-11-22T03:55:00Z) or @epoch-ms.", "?"),
+        ),
+        CommandSpec(
             "cat", "Show the contents of metadata files.",
             Positional("targets", "The metadata files to display.", "+"),
             (JSON_OPT,),

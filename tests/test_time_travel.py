@@ -1,0 +1,97 @@
+"""``--at OFFSET|TIME`` and the shell's ``at``, on directories written by real Kafka 4.4.
+
+Kafka wrote each snapshot from its own image at the snapshot's end offset, so the image metashell
+rebuilds at ``end offset - 1`` must equal the snapshot loaded alone: Kafka is the oracle for what
+the metadata was at that point.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+from conftest import FIXTURES
+from test_cli import run_cli
+from test_image_loader import image_state
+
+from metashell.image.loader import load_directory, load_file
+from metashell.image.timepoint import PointError, earliest_offset, parse_point, resolve_in_dir
+from metashell.log import open_metadata_dir
+from metashell.shell.sources import open_directory
+
+BROKER = FIXTURES / "kafka-4.4-broker"
+
+
+def quiet(_line: str) -> None:
+    pass
+
+
+@pytest.mark.parametrize("fixture", ["kafka-4.4-broker", "kafka-4.4-split-c1", "kafka-3.9-split-c1", "demo"])
+def test_at_a_snapshot_offset_is_kafkas_snapshot(fixture: str) -> None:
+    d = open_metadata_dir(FIXTURES / fixture)
+    for snap in (s for s in d.snapshots if not s.is_bootstrap):
+        at = open_directory(str(FIXTURES / fixture), quiet, True, at=str(snap.end_offset - 1))
+        assert image_state(at.image) == image_state(load_file(snap.path).image), snap.name
+        assert at.image.provenance.offset == snap.end_offset - 1 and at.point == f"@{snap.end_offset - 1}"
+
+
+def test_at_a_time_is_the_last_batch_appended_by_then() -> None:
+    index = load_directory(BROKER).index
+    log = [e for e in index if e.kind == "log"]
+    target = log[len(log) // 2]
+    iso = f"@{target.max_timestamp}"
+    by_time = open_directory(str(BROKER), quiet, True, at=iso)
+    last = max(e.last_offset for e in log if e.max_timestamp <= target.max_timestamp)
+    assert by_time.image.provenance.offset == last
+    assert image_state(by_time.image) == image_state(load_directory(BROKER, until_offset=last).image)
+
+
+def test_points_are_parsed_and_checked() -> None:
+    assert parse_point("42") == ("offset", 42)
+    assert parse_point("@1700000000000") == ("time", 1700000000000)
+    assert parse_point("2023-11-14T22:13:20Z") == ("time", 1700000000000)
+    assert parse_point("2023-11-14T22:13:20") == ("time", 1700000000000)          # no zone: UTC
+    assert parse_point("2023-11-14T23:13:20+01:00") == ("time", 1700000000000)
+    for bad in ("-3", "yesterday", "12:00"):
+        with pytest.raises(PointError):
+            parse_point(bad)
+    with pytest.raises(PointError, match="before the oldest batch"):
+        resolve_in_dir(open_metadata_dir(BROKER), "2001-01-01T00:00:00Z")
+
+
+def test_a_point_before_the_oldest_snapshot_names_the_earliest(tmp_path: Path) -> None:
+    root = tmp_path / "cut"
+    shutil.copytree(BROKER, root)
+    part = root / "__cluster_metadata-0"
+    for name in ("00000000000000000000.log", "00000000000000000061.log"):
+        (part / name).unlink()                       # Kafka deletes segments a snapshot covers
+    d = open_metadata_dir(root)
+    assert earliest_offset(d) == 113                 # the snapshot ending at 114
+    status, out, err = run_cli("-d", str(root), "--at", "50", "ls")
+    assert (status, out) == (1, "")
+    assert "offset 50 is before the earliest this directory can rebuild, offset 113" in err
+    assert run_cli("-d", str(root), "--at", "113", "ls", "/topics")[0] == 0
+
+
+def test_at_in_the_shell_moves_the_session_and_back() -> None:
+    status, out, err = run_cli("-d", str(BROKER), "-c",
+                               "cd /topics; at 113; pwd; cat /provenance; at; cat /provenance")
+    assert status == 0, err
+    lines = out.splitlines()
+    assert lines[0].startswith("now at: offset 113 (epoch ")
+    assert lines[1] == "/topics"
+    back = [i for i, ln in enumerate(lines) if ln.startswith("back at the end of the log: offset 429")]
+    assert back
+    status, _, err = run_cli("-q", "127.0.0.1:9093", "--at", "5", "ls")
+    assert status == 2 and "--at applies to files" in err
+
+
+def test_at_on_a_single_file() -> None:
+    log = BROKER / "__cluster_metadata-0" / "00000000000000000117.log"
+    whole = load_file(log).image.provenance.offset
+    status, out, _ = run_cli("-s", str(log), "--at", "150", "--json", "cat", "/provenance")
+    offset = json.loads(out)["value"]["offset"]
+    # -s keeps Kafka's shell semantics: the image is the last delta Kafka's loader published by then
+    assert status == 0 and 117 <= offset <= 150 < whole
