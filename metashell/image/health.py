@@ -23,10 +23,12 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import Any
+from operator import itemgetter
+from typing import Any, NamedTuple
 
 from metashell.protocol.uuid import uuid_to_str
 
+from .gcpause import gc_paused
 from .image import MetadataImage
 from .model import CONFIG_RESOURCE_TOPIC, Partition
 
@@ -45,14 +47,15 @@ __all__ = [
 ]
 
 CRITICAL, WARNING, INFO = "critical", "warning", "info"
+_TOPIC_PARTITION = itemgetter(0, 1)
 _BROKER = 4
 _NO_LEADER = -1
 METADATA_VERSION = "metadata.version"
 
 
-@dataclass(frozen=True, slots=True)
-class PartitionRef:
-    """One partition of one topic, as the findings list them."""
+class PartitionRef(NamedTuple):
+    """One partition of one topic, as the findings list them (a tuple: a large cluster can have
+    hundreds of thousands of them, made in the hot loop with ``tuple.__new__``)."""
 
     topic: str
     partition: int
@@ -178,6 +181,11 @@ def effective_min_isr(image: MetadataImage, topic: str) -> tuple[int | None, str
 
 def check_health(image: MetadataImage) -> HealthReport:
     """One pass over the image; findings with a zero count are left out."""
+    with gc_paused():  # up to hundreds of thousands of small tuples: no collections in between
+        return _check_health(image)
+
+
+def _check_health(image: MetadataImage) -> HealthReport:
     brokers = image.cluster.brokers
     live = live_brokers(image)
     offline: list[PartitionRef] = []
@@ -191,6 +199,7 @@ def check_health(image: MetadataImage) -> HealthReport:
     replica_sets: dict[tuple[int, ...], None] = {}   # replica lists are interned tuples: few distinct
     partitions = 0
     no_leader = _NO_LEADER
+    new = tuple.__new__
     # The hot loop of a million-partition cluster: locals only, an object made only for a problem.
     for name, topic in image.topics.by_name.items():
         min_isr, _origin = effective_min_isr(image, name)
@@ -206,28 +215,28 @@ def check_health(image: MetadataImage) -> HealthReport:
             replica_sets[replicas] = None
             ref = None
             if leader == no_leader or leader not in live:
-                ref = PartitionRef(name, pid, p)
+                ref = new(PartitionRef, (name, pid, p))
                 offline.append(ref)
             else:
                 leader_ids.append(leader)
                 if replicas and replicas[0] != leader:
-                    ref = PartitionRef(name, pid, p)
+                    ref = new(PartitionRef, (name, pid, p))
                     not_preferred.append(ref)
             adding = p.adding_replicas
             if len(replicas) - len(adding) > isr_size:
-                ref = ref or PartitionRef(name, pid, p)
+                ref = ref or new(PartitionRef, (name, pid, p))
                 under_replicated.append(ref)
             if isr_size < min_isr or (min_isr and leader == no_leader):
-                ref = ref or PartitionRef(name, pid, p)
+                ref = ref or new(PartitionRef, (name, pid, p))
                 under_min.append(ref)
             if p.elr:
-                ref = ref or PartitionRef(name, pid, p)
+                ref = ref or new(PartitionRef, (name, pid, p))
                 elr_in_use.append(ref)
             if adding or p.removing_replicas:
-                ref = ref or PartitionRef(name, pid, p)
+                ref = ref or new(PartitionRef, (name, pid, p))
                 reassigning.append(ref)
     for refs in (offline, under_replicated, under_min, elr_in_use, reassigning, not_preferred):
-        refs.sort(key=_ref_order)
+        refs.sort(key=_TOPIC_PARTITION)
     unknown_min_isr.sort()
     leaders: Counter[int] = Counter(leader_ids)
     hosting = {b for replicas in replica_sets for b in replicas}
@@ -281,10 +290,6 @@ def check_health(image: MetadataImage) -> HealthReport:
     order = {CRITICAL: 0, WARNING: 1, INFO: 2}
     findings.sort(key=lambda f: order[f.severity])
     return HealthReport(findings, len(brokers), len(image.topics.by_id), partitions, dict(leaders))
-
-
-def _ref_order(ref: PartitionRef) -> tuple[str, int]:
-    return ref.topic, ref.partition
 
 
 def _broker_item(b: Any) -> dict[str, Any]:

@@ -76,10 +76,8 @@ until_offset=T)`` does it from scratch.  Both return a new, independent image.
 
 from __future__ import annotations
 
-import gc
 import time
-from collections.abc import Generator, Iterable, Iterator
-from contextlib import contextmanager
+from collections.abc import Generator, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -91,6 +89,7 @@ from metashell.log.reader import BatchIndexEntry, BatchRead, PlanReader
 from metashell.log.records import Entry
 from metashell.protocol.uuid import uuid_from_str, uuid_to_str
 
+from .gcpause import gc_paused
 from .image import MetadataImage, ProducerIdsImage, SnapshotInfo
 from .model import Voter
 from .replay import Replayer, ReplayWarning
@@ -164,24 +163,6 @@ class LoadMemoryError(DecodeError):
                    f"has", source, position)
 
 
-@contextmanager
-def _gc_paused() -> Iterator[None]:
-    """Suspend the cyclic GC during a bulk load.
-
-    Replay allocates millions of long-lived objects and no cycles; every generation-0 collection
-    would rescan the growing young heap, which costs ~2x the load time.  Restored afterwards.
-    """
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        # The image just built is long-lived and acyclic: move it (and everything else alive) out
-        # of the collector's generations, or the first collections after re-enabling would
-        # traverse millions of objects -- at the end of the load and again, at random, in the REPL.
-        gc.freeze()
-        if was_enabled:
-            gc.enable()
 
 
 class ImageLoader:
@@ -312,7 +293,7 @@ class ImageLoader:
         """Replace the image with a snapshot given as ``(batch, records or None)`` pairs."""
         self.begin_snapshot()
         self.replayer.source = source
-        with _gc_paused():
+        with gc_paused():
             for batch, records in batches:
                 self.apply_batch(batch, records, publish=False)
         self.finish_snapshot(source, end_offset, epoch)
@@ -388,7 +369,7 @@ class ImageLoader:
         current = None          # the PlanStep being read
         snapshot_step = None    # the snapshot step to finish when it ends
         until = reader.until_offset
-        with _gc_paused():
+        with gc_paused():
             for item in items:
                 step = item.step
                 if step is not current:
