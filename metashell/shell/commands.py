@@ -410,6 +410,7 @@ class Shell:
             for comps, node in matches:
                 base = self._find_base(arg.text, comps) if globbed else arg.text
                 batch: list[str] = []  # big trees print millions of lines: write in chunks
+                chunk = 64             # ... but the first lines at once
                 for path, n in iter_find(base, node):
                     if type_filter == "f" and n.is_dir or type_filter == "d" and not n.is_dir:
                         continue
@@ -420,9 +421,10 @@ class Shell:
                                          "kind": n.kind})
                         continue
                     batch.append(visible(path))
-                    if len(batch) >= 4096:
+                    if len(batch) >= chunk:
                         self.write("\n".join(batch) + "\n")
                         batch.clear()
+                        chunk = 4096
                 if batch:
                     self.write("\n".join(batch) + "\n")
 
