@@ -95,3 +95,50 @@ def test_at_on_a_single_file() -> None:
     offset = json.loads(out)["value"]["offset"]
     # -s keeps Kafka's shell semantics: the image is the last delta Kafka's loader published by then
     assert status == 0 and 117 <= offset <= 150 < whole
+
+
+# -- history PATH --------------------------------------------------------------------------------------
+
+def _partition_state(directory: Path, offset: int, topic: str, partition: int):  # type: ignore[no-untyped-def]
+    img = load_directory(directory, until_offset=offset).image
+    t = img.topics.by_name.get(topic)
+    return None if t is None else t.partitions.get(partition)
+
+
+def test_partition_history_agrees_with_the_image_at_every_change() -> None:
+    """Each change's old value is the partition's state in the image just before its offset, and its
+    new value the state at it -- images replayed with Kafka's rules, written by real Kafka."""
+    from metashell.image.history import full_plan, history, parse_target
+
+    changes = list(history(full_plan(open_metadata_dir(BROKER)), parse_target(["topics", "orders", "3"])))
+    assert changes[0].record == "PartitionRecord" and len(changes) > 5
+    fields = {"Isr": "isr", "Leader": "leader", "Replicas": "replicas"}
+    checked = 0
+    for c in changes[1:]:
+        before = _partition_state(BROKER, c.offset - 1, "orders", 3)
+        after = _partition_state(BROKER, c.offset, "orders", 3)
+        for field, attr in fields.items():
+            if field in c.changes:
+                old, new = c.changes[field]
+                assert (getattr(before, attr), getattr(after, attr)) == (
+                    tuple(old) if isinstance(old, list) else old, tuple(new) if isinstance(new, list) else new)
+                checked += 1
+    assert checked >= 5
+
+
+def test_history_in_the_shell() -> None:
+    demo = FIXTURES / "demo"
+    status, out, err = run_cli("-d", str(demo), "history", "/topics/tmp-scratch")
+    assert status == 0, err
+    assert [line.split()[4] for line in out.splitlines()] == ["TopicRecord", "PartitionRecord", "RemoveTopicRecord"]
+    assert "topic tmp-scratch deleted" in out                 # a deleted topic has a history
+    status, out, _ = run_cli("-d", str(BROKER), "--json", "history", "/brokers/5")
+    events = [json.loads(line) for line in out.splitlines()]
+    assert status == 0 and events[0]["record"] == "RegisterBrokerRecord"
+    assert any(e["changes"].get("fenced") == [False, True] for e in events)
+    assert [e["summary"] for e in events if e["record"] == "UnregisterBrokerRecord"] == ["broker unregistered"]
+    status, out, _ = run_cli("-d", str(BROKER), "history", "/configs/topic/orders/segment.bytes")
+    assert status == 0 and out.splitlines()[-1].endswith("topic config segment.bytes deleted")
+    assert run_cli("-d", str(BROKER), "-c", "history 2")[0] == 0      # Kafka's command history still works
+    status, _, err = run_cli("-d", str(BROKER), "history", "/quorum")
+    assert status == 1 and err.startswith("history: /quorum: history follows /topics/NAME")

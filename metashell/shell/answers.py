@@ -48,13 +48,13 @@ def health_lines(report: HealthReport, show_all: bool = False) -> Iterator[str]:
     under-replicated and under min ISR too, and repeating it buries the next problem.
     """
     yield report.verdict()
-    seen: set[tuple[str, int]] = set()
+    seen: set[int] = set()   # a partition in several findings is one PartitionRef object in each
     for f in report.findings:
         yield ""
         yield f"{f.title}: {f.count} [{f.severity}]"
         if f.detail:
             yield f"  ({f.detail})"
-        fresh = [i for i in f.items if not isinstance(i, PartitionRef) or (i.topic, i.partition) not in seen]
+        fresh = [i for i in f.items if id(i) not in seen] if seen else f.items
         if len(fresh) < f.count:
             yield f"  {f.count - len(fresh)} of them belong to a finding above"
         for n, item in enumerate(fresh):
@@ -62,7 +62,7 @@ def health_lines(report: HealthReport, show_all: bool = False) -> Iterator[str]:
                 yield f"  ... and {len(fresh) - HEALTH_ITEMS} more (health --all lists every one)"
                 break
             yield "  " + (item.line() if isinstance(item, PartitionRef) else str(item.get("text", item)))
-        seen.update((i.topic, i.partition) for i in fresh if isinstance(i, PartitionRef))
+        seen.update(id(i) for i in fresh if isinstance(i, PartitionRef))
     if report.leaders_per_broker and not report.healthy:
         yield ""
         yield "leaders per broker: " + ", ".join(f"{b}: {n}" for b, n in sorted(report.leaders_per_broker.items()))

@@ -23,6 +23,7 @@ from typing import TextIO, cast
 from metashell.errors import MetashellError
 from metashell.image.acls import acl_json, decide
 from metashell.image.health import PartitionRef, check_health, effective_min_isr
+from metashell.image.history import Change
 from metashell.image.image import MetadataImage
 from metashell.image.model import Topic
 from metashell.protocol.uuid import uuid_to_str
@@ -87,6 +88,8 @@ class Shell:
         self.travel: Callable[[str | None], tuple[Node, str | None]] | None = None
         #: where the session is in the log (``@42``), None at its end.
         self.point: str | None = None
+        #: ``history PATH``: the changes to the thing at a path (None for live sources).
+        self.history_of: Callable[[list[str]], Iterator[Change]] | None = None
         self.history: list[str] = history if history is not None else []
         self._status = 0
 
@@ -436,6 +439,12 @@ class Shell:
         return posixpath.relpath(absolute, self.cwd)
 
     def cmd_history(self, p: Parsed) -> None:
+        """Kafka's ``history [N]`` (the commands typed), or ``history PATH``: every record that
+        changed a topic, partition, broker or config, oldest first, with old -> new values."""
+        arg = p.args[0].literal if p.args else ""
+        if arg and not arg.lstrip("-").isdigit() and (self.history_of is not None or arg.startswith("/")):
+            self._metadata_history(p)
+            return
         count = len(self.history)
         if p.args:
             raw = p.args[0].literal
@@ -451,6 +460,29 @@ class Shell:
                 self._emit_json({"index": i, "line": self.history[i]})
             else:
                 self.write(f"{i: 5d}  {self.history[i]}\n")
+
+    def _metadata_history(self, p: Parsed) -> None:
+        if self.history_of is None:
+            raise CommandError("history: a PATH's history needs a file source (-d or -s); live mode has no "
+                               "past to read")
+        typed = p.args[0].text
+        comps = normalize(self.cwd, typed)
+        found = False
+        try:
+            changes = self.history_of(comps)
+        except MetashellError as e:
+            raise CommandError(f"history: {typed}: {e}") from None
+        for change in changes:
+            found = True
+            if self._json(p):
+                self._emit_json({"path": join(comps), **change.as_json()})
+                continue
+            when = iso_time(change.timestamp) or "-"
+            where = " (snapshot)" if change.from_snapshot else ""
+            self.write(f"{change.offset:>8}  {when}  epoch {change.epoch:<3} {change.record:<31} "
+                       f"{visible(change.summary)}{where}\n")
+        if not found:
+            self.error(f"history: {typed}: no record in these files changed it")
 
     def cmd_help(self, p: Parsed) -> None:
         if p.args:

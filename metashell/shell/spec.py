@@ -185,8 +185,10 @@ SPECS: dict[str, CommandSpec] = {
             shell_only=True,
         ),
         CommandSpec(
-            "history", "Print command history.",
-            Positional("numEntriesToShow", "The number of entries to show.", "?"),
+            "history", "Print command history, or the history of a topic, partition, broker or config.",
+            Positional("numEntriesToShow", "The number of entries to show; or a PATH (/topics/orders/3, "
+                       "/brokers/2, /configs/topic/orders/retention.ms) to list every record that changed it.",
+                       "?"),
             (JSON_OPT,),
             shell_only=True,
         ),

@@ -1,0 +1,270 @@
+"""The history of one thing in the metadata log: every record that changed it, with old -> new.
+
+``history`` answers "what happened to orders-3?" (or to a topic, a broker, a config key) by reading
+the whole log the files still hold -- from offset 0 when the segments start there, else from the
+oldest snapshot -- and following that one thing's state, so each change is shown against what it
+replaced.  A PartitionChangeRecord carries only the fields that changed; the old values come from
+the state followed so far.  Things that no longer exist (a deleted topic) have a history too.
+
+Targets are tree paths: ``/topics/<name>[/<partition>]``, ``/topicIds/<id>[/<partition>]``,
+``/brokers/<id>``, ``/configs/<type>/<name>[/<key>]``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from metashell.errors import MetashellError
+from metashell.log.directory import MetadataLogDir, PlanStep, ReadPlan
+from metashell.log.reader import PlanReader
+from metashell.protocol.metadata import decode_metadata_record
+from metashell.protocol.uuid import uuid_from_str, uuid_to_str
+
+from .model import CONFIG_RESOURCE_TYPE_NAMES
+
+__all__ = ["Change", "HistoryError", "Target", "full_plan", "history", "parse_target"]
+
+_CONFIG_DIRS = {"topic": 2, "broker": 4, "broker-logger": 8, "client-metrics": 16, "group": 32}
+_DEFAULT = "<default>"
+_PARTITION_FIELDS = ("Replicas", "Isr", "Leader", "LeaderEpoch", "PartitionEpoch", "EligibleLeaderReplicas", "LastKnownElr",
+                     "AddingReplicas", "RemovingReplicas", "LeaderRecoveryState", "Directories")
+#: PartitionChangeRecord's "no change" values (Kafka's defaults for its tagged fields).
+_NO_CHANGE = {"Leader": -2, "LeaderRecoveryState": -1}
+
+
+class HistoryError(MetashellError):
+    """A path whose history cannot be followed (not a topic, partition, broker or config)."""
+
+
+@dataclass(frozen=True)
+class Target:
+    kind: str                       # partition, topic, broker, config
+    topic: str | None = None        # a name (or None when given by id)
+    topic_id: bytes | None = None
+    partition: int | None = None
+    broker: int | None = None
+    config: tuple[int, str] | None = None
+    key: str | None = None
+
+
+@dataclass
+class Change:
+    """One record that changed the target."""
+
+    offset: int
+    timestamp: int
+    epoch: int
+    record: str
+    summary: str
+    changes: dict[str, tuple[Any, Any]] = field(default_factory=dict)
+    from_snapshot: bool = False
+
+    def as_json(self) -> dict[str, Any]:
+        return {"offset": self.offset, "timestamp": self.timestamp, "epoch": self.epoch, "record": self.record,
+                "summary": self.summary, "fromSnapshot": self.from_snapshot,
+                "changes": {k: [_plain(o), _plain(n)] for k, (o, n) in self.changes.items()}}
+
+
+def _plain(v: Any) -> Any:
+    if isinstance(v, bytes) and len(v) == 16:
+        return uuid_to_str(v)
+    if isinstance(v, list):
+        return [_plain(x) for x in v]
+    return v
+
+
+def parse_target(components: list[str]) -> Target:
+    """The target of a normalized tree path (its components)."""
+    c = components
+    try:
+        if len(c) in (2, 3) and c[0] == "topics":
+            return Target("partition" if len(c) == 3 else "topic", topic=c[1],
+                          partition=int(c[2]) if len(c) == 3 else None)
+        if len(c) in (2, 3) and c[0] == "topicIds":
+            return Target("partition" if len(c) == 3 else "topic", topic_id=uuid_from_str(c[1]),
+                          partition=int(c[2]) if len(c) == 3 else None)
+        if len(c) == 2 and c[0] == "brokers":
+            return Target("broker", broker=int(c[1]))
+        if len(c) in (3, 4) and c[0] == "configs" and c[1] in _CONFIG_DIRS:
+            name = "" if c[2] == _DEFAULT else c[2]
+            return Target("config", config=(_CONFIG_DIRS[c[1]], name), key=c[3] if len(c) == 4 else None)
+    except ValueError:
+        pass
+    raise HistoryError("history follows /topics/NAME[/PARTITION], /topicIds/ID[/PARTITION], /brokers/ID "
+                       "and /configs/TYPE/NAME[/KEY]")
+
+
+def full_plan(d: MetadataLogDir) -> ReadPlan:
+    """Everything the directory still holds, oldest first: the whole log when it starts at 0, else
+    the oldest snapshot and the log after it."""
+    if d.segments and d.segments[0].base_offset == 0:
+        steps = [PlanStep("log", s.path, str(s.path), lenient_tail=s is d.segments[-1], base_offset=s.base_offset)
+                 for s in d.segments]
+        return ReadPlan(steps, None, 0)
+    snaps = sorted((s for s in d.snapshots if not s.is_bootstrap), key=lambda s: s.end_offset)
+    if not snaps:
+        return d.plan()
+    oldest = snaps[0]
+    steps = [PlanStep("snapshot", oldest.path, str(oldest.path), snapshot=oldest, base_offset=0)]
+    steps += [PlanStep("log", s.path, str(s.path), skip_below=oldest.end_offset, lenient_tail=s is d.segments[-1],
+                       base_offset=s.base_offset) for s in d.segments]
+    return ReadPlan(steps, oldest, oldest.end_offset)
+
+
+_LIST_FIELDS = frozenset({"Replicas", "Isr", "EligibleLeaderReplicas", "LastKnownElr", "AddingReplicas",
+                          "RemovingReplicas"})
+_WORDS = {"Isr": "isr", "Leader": "leader", "Replicas": "replicas", "EligibleLeaderReplicas": "elr", "LastKnownElr": "last known elr",
+          "AddingReplicas": "adding", "RemovingReplicas": "removing", "LeaderRecoveryState": "recovery state"}
+
+
+def _leader(v: Any) -> str:
+    return "none" if v == -1 else str(v)
+
+
+def _show(field: str, v: Any) -> str:
+    if field == "Leader":
+        return _leader(v)
+    if v is None and field in _LIST_FIELDS:
+        return "[]"
+    return _ids(v)
+
+
+def _ids(v: Any) -> str:
+    return "[" + ",".join(map(str, v)) + "]" if isinstance(v, list) else str(v)
+
+
+class _Follower:
+    """Follows the target's state record by record and says what each record changed."""
+
+    def __init__(self, target: Target) -> None:
+        self.t = target
+        self.topic_ids: set[bytes] = {target.topic_id} if target.topic_id else set()
+        self.partition: dict[str, Any] | None = None
+        self.broker: dict[str, Any] | None = None
+        self.configs: dict[str, str | None] = {}
+
+    def apply(self, name: str, d: dict[str, Any]) -> tuple[str, dict[str, tuple[Any, Any]]] | None:
+        t = self.t
+        if name == "TopicRecord" and (d["Name"] == t.topic or d["TopicId"] in self.topic_ids):
+            self.topic_ids.add(d["TopicId"])
+            if t.kind == "topic":
+                return f"topic {d['Name']} created (id {uuid_to_str(d['TopicId'])})", {}
+            return None
+        if name == "RemoveTopicRecord" and d["TopicId"] in self.topic_ids:
+            self.partition = None
+            return f"topic {t.topic or uuid_to_str(d['TopicId'])} deleted", {}
+        if name in ("PartitionRecord", "PartitionChangeRecord") and d["TopicId"] in self.topic_ids:
+            if t.kind == "topic":
+                return (f"partition {d['PartitionId']} created", {}) if name == "PartitionRecord" else None
+            if d["PartitionId"] != t.partition:
+                return None
+            return self._partition(name, d)
+        if t.kind == "broker" and d.get("BrokerId") == t.broker:
+            return self._broker(name, d)
+        if name == "ConfigRecord":
+            return self._config(d)
+        return None
+
+    def _partition(self, name: str, d: dict[str, Any]) -> tuple[str, dict[str, tuple[Any, Any]]]:
+        old = self.partition or {}
+        changes: dict[str, tuple[Any, Any]] = {}
+        if name == "PartitionRecord":
+            new = {f: d.get(f, [] if f in _LIST_FIELDS else None) for f in _PARTITION_FIELDS}
+            new = {f: [] if v is None and f in _LIST_FIELDS else v for f, v in new.items()}
+            self.partition = new
+            changes = {f: (old.get(f), v) for f, v in new.items() if old.get(f) != v and f != "Directories"}
+            what = "created" if not old else "replaced"
+            return (f"partition {what}: leader {_leader(new['Leader'])}, replicas {_ids(new['Replicas'])}, "
+                    f"isr {_ids(new['Isr'])}"), changes
+        new = dict(old)
+        for f in _PARTITION_FIELDS:
+            if f not in d or f == "Directories":
+                continue
+            v = d[f]
+            if v is None or _NO_CHANGE.get(f) == v:
+                continue
+            if old.get(f) != v:
+                changes[f] = (old.get(f), v)
+            new[f] = v
+        self.partition = new
+        parts = [f"{_WORDS.get(k, k)} {_show(k, o)} -> {_show(k, n)}" for k, (o, n) in changes.items()]
+        return "; ".join(parts) or "no visible change", changes
+
+    def _broker(self, name: str, d: dict[str, Any]) -> tuple[str, dict[str, tuple[Any, Any]]] | None:
+        old = self.broker or {}
+        if name == "RegisterBrokerRecord":
+            new = {"epoch": d["BrokerEpoch"], "fenced": d.get("Fenced", True),
+                   "inControlledShutdown": d.get("InControlledShutdown", False)}
+            self.broker = new
+            changes = {k: (old.get(k), v) for k, v in new.items() if old.get(k) != v}
+            return f"broker registered, epoch {d['BrokerEpoch']}", changes
+        if name == "UnregisterBrokerRecord":
+            self.broker = None
+            return "broker unregistered", {}
+        new = dict(old)
+        if name == "FenceBrokerRecord":
+            new["fenced"] = True
+        elif name == "UnfenceBrokerRecord":
+            new["fenced"] = False
+        elif name == "BrokerRegistrationChangeRecord":
+            if d.get("Fenced") in (1, -1):
+                new["fenced"] = d["Fenced"] == 1
+            if d.get("InControlledShutdown") == 1:
+                new["inControlledShutdown"] = True
+        else:
+            return None
+        self.broker = new
+        changes = {k: (old.get(k), v) for k, v in new.items() if old.get(k) != v}
+        words = {"fenced": ("fenced", "unfenced"), "inControlledShutdown": ("in controlled shutdown", "")}
+        said = [words[k][0] if v else words[k][1] for k, (_o, v) in changes.items() if k in words]
+        if not any(said):
+            other = sorted(k for k, v in d.items() if k not in ("BrokerId", "BrokerEpoch", "Fenced",
+                                                                 "InControlledShutdown") and v not in (None, 0, []))
+            said = [f"registration changed ({', '.join(other)})" if other else "registration refreshed"]
+        return "broker " + ", ".join(s for s in said if s), changes
+
+    def _config(self, d: dict[str, Any]) -> tuple[str, dict[str, tuple[Any, Any]]] | None:
+        t = self.t
+        resource = (d["ResourceType"], d["ResourceName"])
+        wanted = t.config if t.kind == "config" else ((2, t.topic) if t.kind == "topic" and t.topic else None)
+        if wanted is None or resource != wanted or (t.key is not None and d["Name"] != t.key):
+            return None
+        old = self.configs.get(d["Name"])
+        self.configs[d["Name"]] = d["Value"]
+        rtype = CONFIG_RESOURCE_TYPE_NAMES.get(resource[0], str(resource[0])).lower()
+        if d["Value"] is None:
+            return f"{rtype} config {d['Name']} deleted", {d["Name"]: (old, None)}
+        return f"{rtype} config {d['Name']} = {d['Value']}", {d["Name"]: (old, d["Value"])}
+
+
+def history(plan: ReadPlan, target: Target, redact: Any = None) -> Iterator[Change]:
+    """Every change to ``target`` in ``plan`` (see :func:`full_plan`), oldest first.
+
+    ``redact(resource_type, key, value)`` replaces secret config values (the shell's redaction).
+    """
+    follower = _Follower(target)
+    for kind, batch, records, step in PlanReader(plan, warn=lambda w: None, keep_index=False):
+        if batch.is_control:
+            continue
+        in_snapshot = kind == "snapshot"
+        for off, ts, _key, value in records:
+            if value is None:
+                continue
+            try:
+                rec = decode_metadata_record(value)
+            except MetashellError:
+                continue
+            said = follower.apply(rec.name, rec.data)
+            if said is None:
+                continue
+            summary, changes = said
+            if redact is not None and rec.name == "ConfigRecord":
+                red = {k: (redact(rec.data["ResourceType"], k, o), redact(rec.data["ResourceType"], k, n))
+                       for k, (o, n) in changes.items()}
+                if red != changes:
+                    changes = red
+                    summary = summary.split(" = ")[0] + (" = [redacted]" if rec.data["Value"] is not None else "")
+            offset = step.snapshot.end_offset - 1 if in_snapshot and step.snapshot else off
+            yield Change(offset, ts, batch.partition_leader_epoch, rec.name, summary, changes, in_snapshot)
