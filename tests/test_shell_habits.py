@@ -162,3 +162,16 @@ def test_provenance_has_one_schema() -> None:
     assert len({frozenset(d) for d in docs}) == 1
     assert [d["source"]["mode"] for d in docs] == ["directory", "file", "directory"]
     assert all(d["salvaged"] == [] for d in docs)
+
+
+def test_the_incident_walk_through_in_the_docs_runs() -> None:
+    """Every command of docs/shell.md's walk-through works on the fixture it names."""
+    text = (FIXTURES.parent / "docs" / "shell.md").read_text()
+    block = text.split("### An incident, step by step")[1].split("```")[1]
+    commands = [line.split("#")[0].strip()[2:] for line in block.splitlines() if line.startswith("$ metashell")]
+    assert len(commands) >= 5
+    for command in commands:
+        words = command.split()[1:]
+        words = [str(FIXTURES.parent / w) if w.startswith("fixtures/") else w for w in words]
+        status, out, err = run_cli(*words)
+        assert out and (status, err) in ((0, ""),), (command, err)
