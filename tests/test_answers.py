@@ -178,3 +178,11 @@ def test_describe_acl_on_the_fixture() -> None:
     assert doc["decision"] is None and {b["principal"] for b in doc["bindings"]} == {"User:alice", "User:*"}
     status, _, err = run_cli("-d", fixture, "describe", "acl", "--resource", "queue:x")
     assert status == 1 and "the type must be one of" in err
+
+
+def test_no_eligible_leader() -> None:
+    img = image_with({"d": {0: part((1, 2), (), -1), 1: part((1, 2), (), -1, elr=(2,)), 2: part((1, 2), (2,), -1)}},
+                     [broker(1, fenced=True), broker(2)])
+    found = {f.key: [(i.topic, i.partition) for i in f.items] for f in check_health(img).findings
+             if f.key in ("no-eligible-leader", "offline-partitions")}
+    assert found == {"offline-partitions": [("d", 0), ("d", 1), ("d", 2)], "no-eligible-leader": [("d", 0)]}

@@ -193,6 +193,7 @@ def _check_health(image: MetadataImage) -> HealthReport:
     under_min: list[PartitionRef] = []
     elr_in_use: list[PartitionRef] = []
     reassigning: list[PartitionRef] = []
+    no_clean_leader: list[PartitionRef] = []
     not_preferred: list[PartitionRef] = []
     unknown_min_isr: list[str] = []
     leader_ids: list[int] = []
@@ -232,10 +233,13 @@ def _check_health(image: MetadataImage) -> HealthReport:
             if p.elr:
                 ref = ref or new(PartitionRef, (name, pid, p))
                 elr_in_use.append(ref)
+            elif leader == no_leader and not isr_size:
+                ref = ref or new(PartitionRef, (name, pid, p))
+                no_clean_leader.append(ref)
             if adding or p.removing_replicas:
                 ref = ref or new(PartitionRef, (name, pid, p))
                 reassigning.append(ref)
-    for refs in (offline, under_replicated, under_min, elr_in_use, reassigning, not_preferred):
+    for refs in (offline, under_replicated, under_min, elr_in_use, reassigning, not_preferred, no_clean_leader):
         refs.sort(key=_TOPIC_PARTITION)
     unknown_min_isr.sort()
     leaders: Counter[int] = Counter(leader_ids)
@@ -250,6 +254,8 @@ def _check_health(image: MetadataImage) -> HealthReport:
     add("offline-partitions", CRITICAL, "offline partition(s) (no live leader)", offline,
         "no leader, or a leader that is not a live (registered, unfenced) broker; clients cannot "
         "produce to or consume from them")
+    add("no-eligible-leader", CRITICAL, "offline partition(s) with no replica eligible to lead", no_clean_leader,
+        "empty ISR and empty ELR: only an unclean leader election (possible data loss) brings them back")
     add("under-min-isr-partitions", CRITICAL, "partition(s) under min.insync.replicas", under_min,
         "acks=all producers fail on them (min.insync.replicas from the topic override or the "
         "cluster default)")
