@@ -227,7 +227,7 @@ def run(argv: Sequence[str] | None = None, *, stdin: TextIO | None = None, stdou
         shell = Shell(source.root, stdout, stderr, settings)
         shell.travel = source.travel
         shell.point = source.point
-        shell.history_of = source.history_of
+        shell.full_plan = source.full_plan
         if one_shot:
             from metashell.shell.commands import ExitShell
 

@@ -51,7 +51,7 @@ def test_relative_dotdot_and_glob_paths() -> None:
 def test_options_and_arguments() -> None:
     assert complete("ls -") == [("-h ", -1), ("--help ", -1), ("-l ", -1), ("-R ", -1), ("-a ", -1), ("--json ", -1)]
     assert complete("find / -type ") == [("f ", 0), ("d ", 0)]
-    assert complete("man l") == [("ls ", -1)]
+    assert complete("man l") == [("log ", -1), ("ls ", -1)]
     assert complete("pwd ") == []
     assert complete("bogus /") == []
 

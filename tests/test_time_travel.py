@@ -142,3 +142,33 @@ def test_history_in_the_shell() -> None:
     assert run_cli("-d", str(BROKER), "-c", "history 2")[0] == 0      # Kafka's command history still works
     status, _, err = run_cli("-d", str(BROKER), "history", "/quorum")
     assert status == 1 and err.startswith("history: /quorum: history follows /topics/NAME")
+
+
+# -- log -----------------------------------------------------------------------------------------------
+
+def test_log_lists_records_with_summaries() -> None:
+    demo = str(FIXTURES / "demo")
+    status, out, err = run_cli("-d", demo, "log", "--from", "38", "--to", "41")
+    assert status == 0, err
+    lines = out.splitlines()
+    assert [int(ln.split()[0]) for ln in lines] == [38, 39, 40, 41]
+    assert lines[0].endswith("topic tmp-scratch created") and lines[-1].endswith("topic tmp-scratch deleted")
+    status, out, _ = run_cli("-d", demo, "log", "--type", "PARTITION_CHANGE_RECORD")
+    changes = out.splitlines()
+    assert changes and all(" PartitionChangeRecord " in ln for ln in changes)
+    assert "leader 1 -> -1; isr [1] -> []; elr [] -> [1]" in changes[0]      # old values followed
+    _, out, _ = run_cli("-d", demo, "log", "--to", "12")
+    txn = [ln for ln in out.splitlines() if ln.endswith("[txn]")]
+    assert txn[0].split()[4] == "BeginTransactionRecord" and txn[-1].split()[4] == "EndTransactionRecord"
+    status, _, err = run_cli("-d", demo, "log", "--from", "x")
+    assert status == 1 and "log: --from x: not an offset" in err
+
+
+def test_log_json_redacts_like_everything_else() -> None:
+    fixture = str(FIXTURES / "kafka-4.4-split-c1")
+    _, out, _ = run_cli("-d", fixture, "log", "--json", "--type", "ConfigRecord")
+    rows = [json.loads(line) for line in out.splitlines()]
+    throttle = [r for r in rows if r["data"]["name"] == "leader.replication.throttled.rate"]
+    assert throttle and all(r["data"]["value"] == "[redacted]" for r in throttle)
+    _, out, _ = run_cli("-d", fixture, "--no-redact", "log", "--json", "--type", "ConfigRecord")
+    assert "[redacted]" not in out

@@ -22,14 +22,17 @@ from typing import TextIO, cast
 
 from metashell.errors import MetashellError
 from metashell.image.acls import acl_json, decide
+from metashell.image.changelog import iter_log
 from metashell.image.health import PartitionRef, check_health, effective_min_isr
-from metashell.image.history import Change
+from metashell.image.history import history, parse_target
 from metashell.image.image import MetadataImage
 from metashell.image.model import Topic
+from metashell.log.directory import ReadPlan
 from metashell.protocol.uuid import uuid_to_str
 from metashell.tree import Node, glob_components, join
 from metashell.tree.friendly import iso_utc as iso_time
 from metashell.tree.paths import glob_regex, is_glob, normalize
+from metashell.tree.redact import redact_config
 from metashell.tree.render import iter_find, render_ls, render_tree
 
 from ..safe_text import visible, visible_output
@@ -88,8 +91,8 @@ class Shell:
         self.travel: Callable[[str | None], tuple[Node, str | None]] | None = None
         #: where the session is in the log (``@42``), None at its end.
         self.point: str | None = None
-        #: ``history PATH``: the changes to the thing at a path (None for live sources).
-        self.history_of: Callable[[list[str]], Iterator[Change]] | None = None
+        #: the whole log the source's files hold, for ``history PATH`` and ``log`` (None when live).
+        self.full_plan: Callable[[], ReadPlan] | None = None
         self.history: list[str] = history if history is not None else []
         self._status = 0
 
@@ -442,7 +445,7 @@ class Shell:
         """Kafka's ``history [N]`` (the commands typed), or ``history PATH``: every record that
         changed a topic, partition, broker or config, oldest first, with old -> new values."""
         arg = p.args[0].literal if p.args else ""
-        if arg and not arg.lstrip("-").isdigit() and (self.history_of is not None or arg.startswith("/")):
+        if arg and not arg.lstrip("-").isdigit() and (self.full_plan is not None or arg.startswith("/")):
             self._metadata_history(p)
             return
         count = len(self.history)
@@ -462,17 +465,22 @@ class Shell:
                 self.write(f"{i: 5d}  {self.history[i]}\n")
 
     def _metadata_history(self, p: Parsed) -> None:
-        if self.history_of is None:
+        if self.full_plan is None:
             raise CommandError("history: a PATH's history needs a file source (-d or -s); live mode has no "
                                "past to read")
         typed = p.args[0].text
         comps = normalize(self.cwd, typed)
-        found = False
         try:
-            changes = self.history_of(comps)
+            target = parse_target(comps)
         except MetashellError as e:
             raise CommandError(f"history: {typed}: {e}") from None
-        for change in changes:
+        redact = self.settings.redact
+
+        def redact_value(resource_type: int, key: str, value: str | None) -> str | None:
+            return redact_config(resource_type, key, value, redact)
+
+        found = False
+        for change in history(self.full_plan(), target, redact_value):
             found = True
             if self._json(p):
                 self._emit_json({"path": join(comps), **change.as_json()})
@@ -483,6 +491,27 @@ class Shell:
                        f"{visible(change.summary)}{where}\n")
         if not found:
             self.error(f"history: {typed}: no record in these files changed it")
+
+    def cmd_log(self, p: Parsed) -> None:
+        """The records themselves, with a one-line summary each (``--json``: kafka-dump-log's form)."""
+        if self.full_plan is None:
+            raise CommandError("log: needs a file source (-d or -s)")
+        first, last = (_offset_option(p, "from"), _offset_option(p, "to"))
+        raw_types = p.opts.get("type")
+        types = frozenset(t.strip() for t in raw_types.split(",")) if isinstance(raw_types, str) else None
+        batch: list[str] = []
+        for entry in iter_log(self.full_plan(), first=first, last=last, types=types):
+            if self._json(p):
+                self._emit_json(_redacted_entry(entry.as_json(), self.settings.redact))
+                continue
+            mark = {"open": " [txn]", "aborted": " [txn aborted]"}.get(entry.transaction or "", "")
+            batch.append(f"{entry.offset:>8}  {iso_time(entry.timestamp) or '-'}  epoch {entry.epoch:<3} "
+                         f"{entry.record:<31} {visible(entry.summary)}{mark}")
+            if len(batch) >= 256:
+                self.write("\n".join(batch) + "\n")
+                batch.clear()
+        if batch:
+            self.write("\n".join(batch) + "\n")
 
     def cmd_help(self, p: Parsed) -> None:
         if p.args:
@@ -658,6 +687,27 @@ def _matching(names: list[str], patterns: list[str], what: str, shell: Shell) ->
 
 
 _SUGGEST_MAX_NAMES = 10_000
+
+
+def _offset_option(p: Parsed, name: str) -> int | None:
+    raw = p.opts.get(name)
+    if raw is None:
+        return None
+    try:
+        return int(str(raw))
+    except ValueError:
+        raise CommandError(f"log: --{name} {raw}: not an offset") from None
+
+
+def _redacted_entry(doc: dict[str, object], redact: bool) -> dict[str, object]:
+    """A ConfigRecord's value in ``log --json`` is redacted like everywhere else."""
+    data = doc.get("data")
+    if redact and doc.get("type") == "CONFIG_RECORD" and isinstance(data, dict):
+        data = dict(data)
+        data["value"] = redact_config(int(data.get("resourceType", 0)), str(data.get("name")), data.get("value"),
+                                      True)
+        doc = {**doc, "data": data}
+    return doc
 
 _BARE_KINDS = frozenset({"kafka", "scalar", "config", "quota", "feature"})
 

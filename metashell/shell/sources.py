@@ -9,19 +9,18 @@ loader warnings are passed to ``warn`` one line each, before the shell starts.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from metashell.errors import MetashellError
-from metashell.image.history import Change, full_plan, history, parse_target
+from metashell.image.history import full_plan
 from metashell.image.image import MetadataImage
 from metashell.image.loader import LoadResult, load_directory, load_file, load_plan, rebuild_at
 from metashell.image.timepoint import ResolvedPoint, resolve_in_dir, resolve_in_file
 from metashell.log.directory import ReadPlan, open_metadata_dir, plan_file
 from metashell.tree import Node, build_root
-from metashell.tree.redact import redact_config
 
 if TYPE_CHECKING:
     from metashell.image.live_feed import LiveSession
@@ -49,7 +48,8 @@ class Source:
     close: Callable[[], None] = field(default=lambda: None)
     travel: Traveller | None = None
     point: str | None = None
-    history_of: Callable[[list[str]], Iterator[Change]] | None = None
+    #: the whole log the files still hold, for ``history`` and ``log`` (None for live sources)
+    full_plan: Callable[[], ReadPlan] | None = None
 
 
 def _one_line(text: object) -> str:
@@ -111,7 +111,7 @@ def open_directory(path: str, warn: Warn, redact: bool, *, salvage: bool = False
     travel = Traveller(result, point, resolve, lambda: load_directory(p, salvage=salvage), info, redact)
     source = Source(root, _label_for(p), f"directory {path}", image, image.quorum.cluster_id or None,
                     travel=travel, point=travel.label)
-    source.history_of = _history_reader(lambda: full_plan(open_metadata_dir(p)), redact)
+    source.full_plan = lambda: full_plan(open_metadata_dir(p))
     return source
 
 
@@ -132,19 +132,8 @@ def open_file(path: str, warn: Warn, redact: bool, *, salvage: bool = False, at:
     travel = Traveller(result, point, resolve, lambda: load_file(p, salvage=salvage), info, redact)
     source = Source(root, _label_for(p), f"file {path}", image, image.quorum.cluster_id or None,
                     travel=travel, point=travel.label)
-    source.history_of = _history_reader(lambda: plan_file(p), redact)
+    source.full_plan = lambda: plan_file(p)
     return source
-
-
-def _history_reader(plan: Callable[[], ReadPlan], redact: bool) -> Callable[[list[str]], Iterator[Change]]:
-    """``history PATH`` over the source's files, with secrets redacted as everywhere else."""
-    def redact_value(resource_type: int, key: str, value: str | None) -> str | None:
-        return redact_config(resource_type, key, value, redact)
-
-    def read(components: list[str]) -> Iterator[Change]:
-        return history(plan(), parse_target(components), redact_value)
-
-    return read
 
 
 class Traveller:

@@ -193,6 +193,18 @@ SPECS: dict[str, CommandSpec] = {
             shell_only=True,
         ),
         CommandSpec(
+            "log", "List the metadata records themselves, with a summary each.",
+            options=(
+                Option(("--from",), "from", "First offset to show.", "OFFSET"),
+                Option(("--to",), "to", "Last offset to show.", "OFFSET"),
+                Option(("--type",), "type", "Only these record types (PartitionChangeRecord or "
+                       "PARTITION_CHANGE_RECORD, comma-separated).", "TYPE"),
+                JSON_OPT,
+            ),
+            notes=(("--json prints each record as kafka-dump-log --cluster-metadata-decoder does (type, "
+                   "version, data), with its batch's file, position and offsets."),),
+        ),
+        CommandSpec(
             "ls", "List metadata nodes.",
             Positional("targets", "The metadata node paths to list.", "*"),
             (
