@@ -108,6 +108,9 @@ def build_parser(prog: str | None = None) -> argparse.ArgumentParser:
                    help="Load the metadata as it was after this log offset, or after the last batch "
                         "appended at or before this time (ISO 8601, e.g. 2026-11-22T03:55:00Z; or "
                         "@epoch-ms). In the shell, 'at' moves the session later.")
+    p.add_argument("--diff-with", metavar="DIR|FILE",
+                   help="Compare with another metadata directory or file and exit (diff --with): status 1 "
+                        "when they differ.")
     p.add_argument("--salvage", action="store_true",
                    help="Load around corruption instead of failing: the log up to the first corrupt "
                         "batch, the newest intact snapshot when a newer one is damaged. Warnings and "
@@ -183,7 +186,7 @@ def run(argv: Sequence[str] | None = None, *, stdin: TextIO | None = None, stdou
     from metashell.shell.commands import Settings, Shell
     from metashell.shell.output import color_wanted
     from metashell.shell.repl import run_plain
-    from metashell.shell.sources import banner, open_directory, open_file, open_live
+    from metashell.shell.sources import banner, open_directory, open_file, open_live, open_other
     from metashell.shell.words import Word
 
     stdin = stdin or sys.stdin
@@ -197,6 +200,8 @@ def run(argv: Sequence[str] | None = None, *, stdin: TextIO | None = None, stdou
 
         LIMITS.max_batch_bytes = LIMITS.max_inflated_bytes = args.max_batch_bytes
 
+    if args.diff_with is not None and not (args.commands or args.command):
+        args.command = ["diff", "--with", args.diff_with]
     one_shot = bool(args.commands or args.command)
     interactive = not one_shot and _is_tty(stdin)
     redact = not args.no_redact
@@ -228,6 +233,8 @@ def run(argv: Sequence[str] | None = None, *, stdin: TextIO | None = None, stdou
         shell.travel = source.travel
         shell.point = source.point
         shell.full_plan = source.full_plan
+        shell.root_at = source.travel.root_at if source.travel is not None else None
+        shell.open_other = lambda other: open_other(other, redact)
         if one_shot:
             from metashell.shell.commands import ExitShell
 

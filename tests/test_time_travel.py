@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import shutil
+from itertools import pairwise
 from pathlib import Path
 
 import pytest
@@ -172,3 +173,40 @@ def test_log_json_redacts_like_everything_else() -> None:
     assert throttle and all(r["data"]["value"] == "[redacted]" for r in throttle)
     _, out, _ = run_cli("-d", fixture, "--no-redact", "log", "--json", "--type", "ConfigRecord")
     assert "[redacted]" not in out
+
+
+# -- diff ----------------------------------------------------------------------------------------------
+
+def test_diff_between_two_points_is_the_difference_of_their_values() -> None:
+    """At several batch boundaries: ``diff --from A --to B`` lists exactly the values that differ
+    between the images loaded up to A and up to B."""
+    from metashell.tree import build_root
+    from metashell.tree.values import tree_values
+
+    log = [e for e in load_directory(BROKER).index if e.kind == "log"]
+    points = [e.last_offset for e in log[:: max(1, len(log) // 6)]][:6]
+    for a, b in pairwise(points):
+        va = dict(tree_values(build_root(load_directory(BROKER, until_offset=a).image), [], True))
+        vb = dict(tree_values(build_root(load_directory(BROKER, until_offset=b).image), [], True))
+        expected = sorted(p for p in va.keys() | vb.keys() if va.get(p) != vb.get(p))
+        status, out, err = run_cli("-d", str(BROKER), "--json", "diff", "--from", str(a), "--to", str(b))
+        got = [json.loads(line)["path"] for line in out.splitlines()]
+        assert got == expected, (a, b)
+        assert status == (1 if expected else 0), err
+
+
+@pytest.mark.parametrize("fixture", sorted(p.name for p in FIXTURES.iterdir() if p.is_dir()))
+def test_diff_of_a_source_with_itself_is_empty(fixture: str) -> None:
+    status, out, err = run_cli("-d", str(FIXTURES / fixture), "--diff-with", str(FIXTURES / fixture))
+    assert (status, out, err) == (0, "", "")
+
+
+def test_diff_of_a_broker_and_its_controller() -> None:
+    status, out, _ = run_cli("-d", str(BROKER), "--diff-with", str(FIXTURES / "kafka-4.4-split-c1"))
+    lines = out.splitlines()
+    assert status == 1 and lines[:2] == ["--- end", f"+++ {FIXTURES / 'kafka-4.4-split-c1'}"]
+    assert any(ln.startswith("-/quorum nodeId: 4") for ln in lines)
+    status, out, _ = run_cli("-d", str(BROKER), "diff", "--from", "365", "--to", "366", "/topics/slowmove")
+    assert status == 1 and "+/topics/slowmove/0 replicas: [5,4]" in out.splitlines()
+    status, _, err = run_cli("-d", str(BROKER), "diff")
+    assert status == 1 and "diff: give --from and/or --to" in err

@@ -34,6 +34,7 @@ from metashell.tree.friendly import iso_utc as iso_time
 from metashell.tree.paths import glob_regex, is_glob, normalize
 from metashell.tree.redact import redact_config
 from metashell.tree.render import iter_find, render_ls, render_tree
+from metashell.tree.values import tree_values
 
 from ..safe_text import visible, visible_output
 from . import answers, spec
@@ -91,6 +92,9 @@ class Shell:
         self.travel: Callable[[str | None], tuple[Node, str | None]] | None = None
         #: where the session is in the log (``@42``), None at its end.
         self.point: str | None = None
+        #: ``diff``: the root at a point of the log without moving the session, and another source's root.
+        self.root_at: Callable[[str | None], Node] | None = None
+        self.open_other: Callable[[str], Node] | None = None
         #: the whole log the source's files hold, for ``history PATH`` and ``log`` (None when live).
         self.full_plan: Callable[[], ReadPlan] | None = None
         self.history: list[str] = history if history is not None else []
@@ -492,6 +496,42 @@ class Shell:
         if not found:
             self.error(f"history: {typed}: no record in these files changed it")
 
+    def cmd_diff(self, p: Parsed) -> None:
+        """Differences between two points of the log (``--from``/``--to``) or with another source
+        (``--with``): removed, added and changed values under PATH; status 1 when they differ."""
+        other, start, end = p.opts.get("with"), p.opts.get("from"), p.opts.get("to")
+        if other is None and start is None and end is None:
+            raise CommandError("diff: give --from and/or --to (offsets or times), or --with DIR|FILE")
+        if (start is not None or end is not None) and self.root_at is None:
+            raise CommandError("diff: --from/--to need a file source (-d or -s)")
+        if other is not None and self.open_other is None:
+            raise CommandError("diff: --with is not available here")
+        comps = normalize(self.cwd, p.args[0].text) if p.args else []
+        assert self.root_at is not None or other is not None
+        left = self.root_at(str(start)) if start is not None and self.root_at else self.root
+        if other is not None:
+            assert self.open_other is not None
+            right, right_name = self.open_other(str(other)), str(other)
+        else:
+            assert self.root_at is not None
+            right, right_name = self.root_at(None if end is None else str(end)), f"@{end}" if end else "end"
+        left_name = f"@{start}" if start is not None else (self.point or "end")
+        differ = False
+        for kind, path, old, new in _diff_values(_values_at(left, comps, self.settings.redact),
+                                                 _values_at(right, comps, self.settings.redact)):
+            if not differ and not self._json(p):
+                self.write(f"--- {visible(left_name)}\n+++ {visible(right_name)}\n")
+            differ = True
+            if self._json(p):
+                self._emit_json({"path": path, "change": kind, "old": old, "new": new})
+            elif kind == "changed":
+                self.write(f"-{visible(path)}: {visible(str(old))}\n+{visible(path)}: {visible(str(new))}\n")
+            else:
+                sign, value = ("-", old) if kind == "removed" else ("+", new)
+                self.write(f"{sign}{visible(path)}: {visible(str(value))}\n")
+        if differ:
+            self._status = 1  # diff's convention: 1 when the two differ
+
     def cmd_log(self, p: Parsed) -> None:
         """The records themselves, with a one-line summary each (``--json``: kafka-dump-log's form)."""
         if self.full_plan is None:
@@ -687,6 +727,25 @@ def _matching(names: list[str], patterns: list[str], what: str, shell: Shell) ->
 
 
 _SUGGEST_MAX_NAMES = 10_000
+
+
+def _values_at(root: Node, comps: list[str], redact: bool) -> dict[str, str]:
+    node = root
+    for c in comps:
+        child = node.child(c) if node.is_dir else None
+        if child is None:
+            return {}
+        node = child
+    return dict(tree_values(node, comps, redact))
+
+
+def _diff_values(left: dict[str, str], right: dict[str, str]) -> Iterator[tuple[str, str, str | None, str | None]]:
+    """(kind, path, old, new) in path order: removed, added or changed."""
+    for path in sorted(left.keys() | right.keys()):
+        old, new = left.get(path), right.get(path)
+        if old == new:
+            continue
+        yield ("removed" if new is None else "added" if old is None else "changed"), path, old, new
 
 
 def _offset_option(p: Parsed, name: str) -> int | None:

@@ -186,6 +186,14 @@ class Traveller:
         self.point = point
         return root, point.label()
 
+    def root_at(self, text: str | None) -> Node:
+        """The root at ``text`` (None: the end of the log) without moving the session (``diff``)."""
+        saved = self.point
+        try:
+            return self(text)[0]
+        finally:
+            self.point = saved
+
     def _root_of(self, result: LoadResult) -> Node:
         return build_root(result.image, source_info=self._info, redact=self._redact)
 
@@ -228,3 +236,13 @@ def banner(source: Source, version: str) -> str:
     lines.append(what + (f": {summary}" if summary else ""))
     lines.append("Type 'help' for commands, Tab to complete, Ctrl-D or 'exit' to leave.")
     return "\n".join(lines)
+
+
+def open_other(path: str, redact: bool) -> Node:
+    """The tree of another directory or file, for ``diff --with`` (its warnings are not repeated)."""
+    def quiet(_line: str) -> None:
+        pass
+
+    if os.path.isdir(path):
+        return open_directory(path, quiet, redact).root
+    return open_file(path, quiet, redact).root

@@ -143,6 +143,19 @@ SPECS: dict[str, CommandSpec] = {
                     "default; when neither is in the metadata only leaderless partitions count as under it."),
                    "Configs lists the topic's overrides (kafka-topics also lists broker-level settings)."),
         ),
+        CommandSpec(
+            "diff", "Show what differs between two points of the log, or with another directory or file.",
+            Positional("path", "Only under this path (default: the whole tree but /image).", "?"),
+            (
+                Option(("--from",), "from", "The earlier point: an offset or time (default: where the "
+                       "session is).", "POINT"),
+                Option(("--to",), "to", "The later point (default: the end of the log).", "POINT"),
+                Option(("--with",), "with", "Compare with this metadata directory or file instead.", "SOURCE"),
+                JSON_OPT,
+            ),
+            notes=(("Lines are -path: old and +path: new, one per value (a record's fields one by one); "
+                   "exit status 1 when something differs, as diff's."),),
+        ),
         CommandSpec("exit", "Exit the metadata shell.", shell_only=True),
         CommandSpec(
             "find", "Search for nodes in the directory hierarchy.",
