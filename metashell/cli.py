@@ -235,6 +235,7 @@ def run(argv: Sequence[str] | None = None, *, stdin: TextIO | None = None, stdou
         shell.full_plan = source.full_plan
         shell.root_at = source.travel.root_at if source.travel is not None else None
         shell.open_other = lambda other: open_other(other, redact)
+        shell.refresh = source.refresh
         if one_shot:
             from metashell.shell.commands import ExitShell
 

@@ -16,6 +16,7 @@ import difflib
 import posixpath
 import re
 import subprocess
+import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, replace
 from typing import TextIO, cast
@@ -95,6 +96,9 @@ class Shell:
         #: ``diff``: the root at a point of the log without moving the session, and another source's root.
         self.root_at: Callable[[str | None], Node] | None = None
         self.open_other: Callable[[str], Node] | None = None
+        #: ``watch``: brings the image up to date and returns a new root when it had to reload (a
+        #: directory), or None when the image was updated in place (live); None: cannot watch.
+        self.refresh: Callable[[], Node | None] | None = None
         #: the whole log the source's files hold, for ``history PATH`` and ``log`` (None when live).
         self.full_plan: Callable[[], ReadPlan] | None = None
         self.history: list[str] = history if history is not None else []
@@ -531,6 +535,39 @@ class Shell:
                 self.write(f"{sign}{visible(path)}: {visible(str(value))}\n")
         if differ:
             self._status = 1  # diff's convention: 1 when the two differ
+
+    def cmd_watch(self, p: Parsed) -> None:
+        """Print each change under PATH as it is committed (live) or appended (a directory a running
+        node writes to), until Ctrl-C or ``--count`` changes."""
+        if self.refresh is None:
+            raise CommandError("watch: needs a live source (-q) or a metadata directory (-d)")
+        comps = normalize(self.cwd, p.args[0].text) if p.args else []
+        count = p.opts.get("count")
+        interval = p.opts.get("interval")
+        pause = float(interval) if isinstance(interval, (int, float, str)) and str(interval) else 1.0
+        redact = self.settings.redact
+        before = _values_at(self.root, comps, redact)
+        seen = 0
+        while True:
+            time.sleep(pause)
+            new_root = self.refresh()
+            if new_root is not None:
+                self._root = new_root
+            after = _values_at(self.root, comps, redact)
+            prov = self.root.ctx.image.provenance
+            when = iso_time(prov.timestamp) or "-"
+            for kind, path, old, new in _diff_values(before, after):
+                if self._json(p):
+                    self._emit_json({"offset": prov.offset, "time": when, "path": path, "change": kind,
+                                     "old": old, "new": new})
+                else:
+                    self.write(f"{prov.offset:>8}  {when}  {visible(path)}: {visible(str(old))} -> "
+                               f"{visible(str(new))}\n")
+                self.out.flush()
+                seen += 1
+                if isinstance(count, int) and seen >= count:
+                    return
+            before = after
 
     def cmd_log(self, p: Parsed) -> None:
         """The records themselves, with a one-line summary each (``--json``: kafka-dump-log's form)."""

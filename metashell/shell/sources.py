@@ -50,6 +50,8 @@ class Source:
     point: str | None = None
     #: the whole log the files still hold, for ``history`` and ``log`` (None for live sources)
     full_plan: Callable[[], ReadPlan] | None = None
+    #: ``watch``: bring the image up to date (a new root when reloaded, None when updated in place)
+    refresh: Callable[[], Node | None] | None = None
 
 
 def _one_line(text: object) -> str:
@@ -112,6 +114,12 @@ def open_directory(path: str, warn: Warn, redact: bool, *, salvage: bool = False
     source = Source(root, _label_for(p), f"directory {path}", image, image.quorum.cluster_id or None,
                     travel=travel, point=travel.label)
     source.full_plan = lambda: full_plan(open_metadata_dir(p))
+
+    def reload() -> Node:   # a running node appends to the directory: read it again
+        return build_root(_loaded(load_directory(p, salvage=salvage), lambda _w: None),
+                          source_info=info, redact=redact)
+
+    source.refresh = reload
     return source
 
 
@@ -215,8 +223,14 @@ def open_live(bootstrap: str, config: str | None, warn: Warn, redact: bool,
     cid = session.cluster_id or image.quorum.cluster_id or None
     info = {"bootstrap": bootstrap, "quorum": session.quorum_info}  # /quorum shows hw and lag as they move
     root = build_root(image, source_info=info, redact=redact)
-    return Source(root, cid or bootstrap, f"controllers {bootstrap}", image, cid, session.status_text,
-                  session.close)
+    source = Source(root, cid or bootstrap, f"controllers {bootstrap}", image, cid, session.status_text,
+                    session.close)
+
+    def catch_up() -> None:   # committed records are applied to the same image, in place
+        session.sync()
+
+    source.refresh = catch_up
+    return source
 
 
 def _live_opener() -> Callable[[str, str | None, Warn], LiveSession]:

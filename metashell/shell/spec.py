@@ -238,6 +238,17 @@ SPECS: dict[str, CommandSpec] = {
             "pwd", "Print the current working directory.", options=(JSON_OPT,), shell_only=True,
         ),
         CommandSpec(
+            "watch", "Print each change under PATH as it happens (live, or a directory a node appends to).",
+            Positional("path", "What to watch (default: the whole tree but /image).", "?"),
+            (
+                Option(("--count",), "count", "Stop after this many changes.", "N", type=int),
+                Option(("--interval",), "interval", "Seconds between looks (default 1).", "SECONDS"),
+                JSON_OPT,
+            ),
+            notes=(("Each line: the offset and time the image had reached, the path, old -> new. Ctrl-C "
+                   "stops. Watch a narrow path on a big cluster: each look compares every value under it."),),
+        ),
+        CommandSpec(
             "tree", "Show the contents of metadata nodes in a tree structure.",
             Positional("targets", "The metadata nodes to display (default: the current directory).",
                        "*"),
