@@ -19,7 +19,7 @@ from test_image_loader import image_state
 
 from metashell.image.loader import load_directory, load_file
 from metashell.image.timepoint import PointError, earliest_offset, parse_point, resolve_in_dir
-from metashell.log import open_metadata_dir
+from metashell.log import iter_file_batches, open_metadata_dir
 from metashell.shell.sources import open_directory
 
 BROKER = FIXTURES / "kafka-4.4-broker"
@@ -210,3 +210,25 @@ def test_diff_of_a_broker_and_its_controller() -> None:
     assert status == 1 and "+/topics/slowmove/0 replicas: [5,4]" in out.splitlines()
     status, _, err = run_cli("-d", str(BROKER), "diff")
     assert status == 1 and "diff: give --from and/or --to" in err
+
+
+@pytest.mark.parametrize("fixture", ["kafka-4.4-broker", "kafka-3.9-split-c1", "demo"])
+def test_at_every_batch_boundary_equals_a_fresh_truncated_load(fixture: str) -> None:
+    """The shell's ``at`` (rebuild_at: nearest snapshot, segments entered through the batch index)
+    gives, at every batch boundary, the image of a fresh load stopped at that offset."""
+    from metashell.image.loader import rebuild_at
+
+    path = FIXTURES / fixture
+    end = load_directory(path)
+    earliest = earliest_offset(open_metadata_dir(path))
+    assert earliest is not None
+    d = open_metadata_dir(path)
+    boundaries = sorted({b.base_offset + b.last_offset_delta for seg in d.segments
+                         for b in iter_file_batches(seg.path, decode=False, lenient_tail=True, warn=lambda w: None)
+                         if b.base_offset + b.last_offset_delta >= earliest})
+    assert len(boundaries) > 10
+    for offset in boundaries:
+        rebuilt = rebuild_at(end, offset)
+        fresh = load_directory(path, until_offset=offset)
+        assert image_state(rebuilt.image) == image_state(fresh.image), offset
+        assert rebuilt.image.provenance.offset == fresh.image.provenance.offset == offset
