@@ -12,7 +12,9 @@ command: time to the first line, total time, lines; ``--repeat N`` keeps the bes
 
 Measured: ``health``, ``describe --under-replicated-partitions``, ``describe --unavailable-partitions``,
 ``find /`` (time to first line: it streams), ``ls -l /topics/<one>``, ``grep -r`` in one topic's
-configs, ``cat /health/summary``.
+configs, ``cat /health/summary``, then time travel: ``history`` of one partition, ``log`` of 2,000
+offsets of PartitionChangeRecords in the middle of the tail, ``at`` the middle, back to the end and
+to the middle again (a cached point), and a ``diff`` between two points.
 """
 
 from __future__ import annotations
@@ -34,7 +36,7 @@ import metagen
 
 from metashell.image.loader import load_directory
 from metashell.shell.commands import Settings, Shell
-from metashell.tree import build_root
+from metashell.shell.sources import open_directory
 
 DEFAULT_OUT = REPO / "bench" / "out"
 
@@ -83,9 +85,17 @@ def main() -> int:
     load_s = time.perf_counter() - t0
     image = result.image
     topic = sorted(image.topics.by_name)[len(image.topics.by_name) // 2]
-    shell = Shell(build_root(image), io.StringIO(), io.StringIO(), Settings())
+    source = open_directory(data.root, lambda _w: None, True)
+    shell = Shell(source.root, io.StringIO(), io.StringIO(), Settings())
+    shell.travel, shell.full_plan = source.travel, source.full_plan
+    shell.root_at = source.travel.root_at if source.travel else None
+    end = image.provenance.offset
+    tail_start = data.snapshot_end_offset
+    middle = (tail_start + end) // 2
     commands = ["health", "describe --under-replicated-partitions", "describe --unavailable-partitions",
-                "find /", f"ls -l /topics/{topic}", f"grep -r . /topics/{topic}/configs", "cat /health/summary"]
+                "find /", f"ls -l /topics/{topic}", f"grep -r . /topics/{topic}/configs", "cat /health/summary",
+                f"history /topics/{topic}/0", f"log --type PartitionChangeRecord --from {middle} --to {middle + 2000}",
+                f"at {middle}", "at", f"at {middle}", f"diff --from {middle} --to {middle + 100} /brokers"]
     rows = []
     for line in commands:
         best = min((run(shell, line) for _ in range(args.repeat)), key=lambda r: r[1])

@@ -143,17 +143,20 @@ def iter_log(plan: ReadPlan, *, first: int | None = None, last: int | None = Non
             if last is not None and offset > last and not in_snapshot:
                 return
             payload: dict[str, Any]
+            shown = not (first is not None and (offset < first or in_snapshot))
             try:
                 if batch.is_control:
                     ctl = decode_control_record(key, value)
-                    name, version, summary, payload = ctl.name, 0, ctl.name, {"type": ctl.name,
-                                                                               "data": dict(ctl.data or {})}
+                    name, version, summary = ctl.name, 0, ctl.name
+                    payload = {"type": ctl.name, "data": dict(ctl.data or {})} if shown else {}
                 else:
                     rec = decode_metadata_record(value)  # type: ignore[arg-type]
                     name, version = rec.name, rec.version
-                    summary = summaries.say(rec.name, rec.data)
+                    summary = summaries.say(rec.name, rec.data)   # before the filters: it follows state
+                    shown = shown and (wanted is None or name.lower() in wanted
+                                       or record_type_name(name).lower() in wanted)
                     payload = {"type": record_type_name(rec.name), "version": rec.version,
-                               "data": to_kafka_json(rec.name, rec.version, rec.data)}
+                               "data": to_kafka_json(rec.name, rec.version, rec.data)} if shown else {}
             except (MetashellError, TypeError, KeyError):
                 continue
             marker = txn
@@ -164,9 +167,7 @@ def iter_log(plan: ReadPlan, *, first: int | None = None, last: int | None = Non
             elif name == "AbortTransactionRecord":
                 txn, marker = None, "aborted"
                 summary = "transaction aborted: the records since BeginTransaction are discarded"
-            if (first is not None and offset < first) or in_snapshot and first is not None:
-                continue
-            if wanted is not None and name.lower() not in wanted and str(payload.get("type", "")).lower() not in wanted:
+            if not shown or (wanted is not None and batch.is_control and name.lower() not in wanted):
                 continue
             yield LogEntry(offset, ts, batch.partition_leader_epoch, name, version, summary, batch.source,
                            batch.position, batch.base_offset, batch.is_control, marker, payload)

@@ -96,9 +96,19 @@ def parse_target(components: list[str]) -> Target:
                        "and /configs/TYPE/NAME[/KEY]")
 
 
-def full_plan(d: MetadataLogDir) -> ReadPlan:
+def full_plan(d: MetadataLogDir, start: int | None = None) -> ReadPlan:
     """Everything the directory still holds, oldest first: the whole log when it starts at 0, else
-    the oldest snapshot and the log after it."""
+    the oldest snapshot and the log after it.  With ``start``, from the newest snapshot at or before
+    it instead (what ``log --from`` needs: the state there, then the records)."""
+    if start is not None:
+        snap = d.latest_snapshot(start - 1)
+        if snap is not None:
+            steps = [PlanStep("snapshot", snap.path, str(snap.path), snapshot=snap, base_offset=0)]
+            steps += [PlanStep("log", s.path, str(s.path), skip_below=snap.end_offset,
+                               lenient_tail=s is d.segments[-1], base_offset=s.base_offset)
+                      for i, s in enumerate(d.segments)
+                      if i == len(d.segments) - 1 or d.segments[i + 1].base_offset > snap.end_offset]
+            return ReadPlan(steps, snap, snap.end_offset)
     if d.segments and d.segments[0].base_offset == 0:
         steps = [PlanStep("log", s.path, str(s.path), lenient_tail=s is d.segments[-1], base_offset=s.base_offset)
                  for s in d.segments]

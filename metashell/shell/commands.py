@@ -100,7 +100,7 @@ class Shell:
         #: directory), or None when the image was updated in place (live); None: cannot watch.
         self.refresh: Callable[[], Node | None] | None = None
         #: the whole log the source's files hold, for ``history PATH`` and ``log`` (None when live).
-        self.full_plan: Callable[[], ReadPlan] | None = None
+        self.full_plan: Callable[[int | None], ReadPlan] | None = None
         self.history: list[str] = history if history is not None else []
         self._status = 0
 
@@ -488,7 +488,7 @@ class Shell:
             return redact_config(resource_type, key, value, redact)
 
         found = False
-        for change in history(self.full_plan(), target, redact_value):
+        for change in history(self.full_plan(None), target, redact_value):
             found = True
             if self._json(p):
                 self._emit_json({"path": join(comps), **change.as_json()})
@@ -577,7 +577,7 @@ class Shell:
         raw_types = p.opts.get("type")
         types = frozenset(t.strip() for t in raw_types.split(",")) if isinstance(raw_types, str) else None
         batch: list[str] = []
-        for entry in iter_log(self.full_plan(), first=first, last=last, types=types):
+        for entry in iter_log(self.full_plan(first), first=first, last=last, types=types):
             if self._json(p):
                 self._emit_json(_redacted_entry(entry.as_json(), self.settings.redact))
                 continue

@@ -49,7 +49,7 @@ class Source:
     travel: Traveller | None = None
     point: str | None = None
     #: the whole log the files still hold, for ``history`` and ``log`` (None for live sources)
-    full_plan: Callable[[], ReadPlan] | None = None
+    full_plan: Callable[[int | None], ReadPlan] | None = None
     #: ``watch``: bring the image up to date (a new root when reloaded, None when updated in place)
     refresh: Callable[[], Node | None] | None = None
 
@@ -113,7 +113,7 @@ def open_directory(path: str, warn: Warn, redact: bool, *, salvage: bool = False
     travel = Traveller(result, point, resolve, lambda: load_directory(p, salvage=salvage), info, redact)
     source = Source(root, _label_for(p), f"directory {path}", image, image.quorum.cluster_id or None,
                     travel=travel, point=travel.label)
-    source.full_plan = lambda: full_plan(open_metadata_dir(p))
+    source.full_plan = lambda start=None: full_plan(open_metadata_dir(p), start)
 
     def reload() -> Node:   # a running node appends to the directory: read it again
         return build_root(_loaded(load_directory(p, salvage=salvage), lambda _w: None),
@@ -140,7 +140,7 @@ def open_file(path: str, warn: Warn, redact: bool, *, salvage: bool = False, at:
     travel = Traveller(result, point, resolve, lambda: load_file(p, salvage=salvage), info, redact)
     source = Source(root, _label_for(p), f"file {path}", image, image.quorum.cluster_id or None,
                     travel=travel, point=travel.label)
-    source.full_plan = lambda: plan_file(p)
+    source.full_plan = lambda start=None: plan_file(p)
     return source
 
 
