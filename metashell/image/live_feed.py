@@ -103,6 +103,13 @@ class LiveSession:
             self.loader.apply_snapshot(((b, None) for b in event.batches), sid.end_offset, sid.epoch, event.source)
             self._adopt(self.loader.image)
             self._applied_offset = sid.end_offset - 1
+            # A snapshot holds no LeaderChange record: one that it skipped over (a failover while we
+            # were behind) would leave the image naming the old leader.  Kafka's loader takes the
+            # leader from the raft client, as this does from the quorum we fetch from.
+            st = self.source.status
+            q = self.image.quorum
+            if st.leader_id >= 0 and (q.leader_epoch is None or st.leader_epoch > q.leader_epoch):
+                q.leader_id, q.leader_epoch, q.source = st.leader_id, st.leader_epoch, "live quorum"
         elif isinstance(event, ImageReset):
             self.loader.reset()
             self._applied_offset = -1

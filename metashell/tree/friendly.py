@@ -247,8 +247,9 @@ def _controllers(ctx: TreeContext, name: str) -> Node:
     def entry(cid: int) -> dict[str, Any]:
         voter = voters().get(cid)
         if cid in controllers or voter is None:
-            return {**controller_json(controllers[cid]), "voter": voter is not None,
-                    "source": "RegisterControllerRecord"}
+            # no "is a voter" flag here: the voter set depends on what was loaded (quorum-state on
+            # disk, or the live quorum), and a registration must read the same either way
+            return {**controller_json(controllers[cid]), "source": "RegisterControllerRecord"}
         return {"id": cid, "directoryId": uuid_to_str(voter.directory_id),
                 "listeners": [{"name": e.name, "host": e.host, "port": e.port, "securityProtocol": None}
                               for e in voter.endpoints],
