@@ -26,6 +26,8 @@ from metashell.protocol.kafka_json import record_type_name, to_kafka_json
 from metashell.protocol.metadata import decode_metadata_record
 from metashell.protocol.uuid import uuid_to_str
 
+from .wording import id_list
+
 __all__ = ["LogEntry", "iter_log"]
 
 
@@ -49,10 +51,6 @@ class LogEntry:
                 "batch": {"file": self.source, "position": self.position, "baseOffset": self.base_offset},
                 "control": self.control, "transaction": self.transaction, "summary": self.summary,
                 **self.payload}
-
-
-def _ids(v: Any) -> str:
-    return "[" + ",".join(map(str, v)) + "]" if isinstance(v, list) else str(v)
 
 
 class _Summaries:
@@ -84,7 +82,7 @@ class _Summaries:
                            "AddingReplicas": d.get("AddingReplicas") or [],
                            "RemovingReplicas": d.get("RemovingReplicas") or []}
         return (f"partition {self._topic(d['TopicId'])}-{d['PartitionId']} created: leader {d['Leader']}, "
-                f"replicas {_ids(d['Replicas'])}, isr {_ids(d['Isr'])}")
+                f"replicas {id_list(d['Replicas'])}, isr {id_list(d['Isr'])}")
 
     def _PartitionChangeRecord(self, d: dict[str, Any]) -> str:
         key = (d["TopicId"], d["PartitionId"])
@@ -98,7 +96,7 @@ class _Summaries:
                 continue
             old = state.get(field)
             state[field] = v
-            said.append(f"{word} {'?' if old is None else _ids(old)} -> {_ids(v)}" if old != v else f"{word} {_ids(v)}")
+            said.append(f"{word} {'?' if old is None else id_list(old)} -> {id_list(v)}" if old != v else f"{word} {id_list(v)}")
         return f"partition {self._topic(d['TopicId'])}-{d['PartitionId']}: " + ("; ".join(said) or "epoch bump")
 
     def _RegisterBrokerRecord(self, d: dict[str, Any]) -> str:

@@ -21,7 +21,6 @@ jobs share one definition of "unhealthy".
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 from operator import itemgetter
 from typing import Any, NamedTuple
@@ -31,6 +30,7 @@ from metashell.protocol.uuid import uuid_to_str
 from .gcpause import gc_paused
 from .image import MetadataImage
 from .model import CONFIG_RESOURCE_TOPIC, Partition
+from .wording import broker_state, id_list
 
 __all__ = [
     "CRITICAL",
@@ -77,17 +77,13 @@ class PartitionRef(NamedTuple):
     def line(self) -> str:
         p = self.state
         leader = "none" if p.leader == _NO_LEADER else str(p.leader)
-        text = (f"{self.topic}-{self.partition}: leader {leader}, replicas {_ids(p.replicas)}, "
-                f"isr {_ids(p.isr)}")
+        text = (f"{self.topic}-{self.partition}: leader {leader}, replicas {id_list(p.replicas)}, "
+                f"isr {id_list(p.isr)}")
         if p.elr or p.last_known_elr:
-            text += f", elr {_ids(p.elr)}, last known elr {_ids(p.last_known_elr)}"
+            text += f", elr {id_list(p.elr)}, last known elr {id_list(p.last_known_elr)}"
         if p.adding_replicas or p.removing_replicas:
-            text += f", adding {_ids(p.adding_replicas)}, removing {_ids(p.removing_replicas)}"
+            text += f", adding {id_list(p.adding_replicas)}, removing {id_list(p.removing_replicas)}"
         return text
-
-
-def _ids(ids: tuple[int, ...] | list[int]) -> str:
-    return "[" + ",".join(map(str, ids)) + "]"
 
 
 @dataclass
@@ -102,15 +98,10 @@ class Finding:
     items: list[Any] = field(default_factory=list)
     detail: str = ""
 
-    def as_json(self, limit: int | None = None) -> dict[str, Any]:
-        items = self.items if limit is None else self.items[:limit]
+    def as_json(self) -> dict[str, Any]:
         return {"key": self.key, "severity": self.severity, "title": self.title, "count": self.count,
                 "detail": self.detail or None,
-                "items": [i.as_json() if isinstance(i, PartitionRef) else i for i in items]}
-
-    def item_lines(self) -> Iterator[str]:
-        for i in self.items:
-            yield i.line() if isinstance(i, PartitionRef) else str(i.get("text", i))
+                "items": [i.as_json() if isinstance(i, PartitionRef) else i for i in self.items]}
 
 
 @dataclass
@@ -299,7 +290,7 @@ def _check_health(image: MetadataImage) -> HealthReport:
 
 
 def _broker_item(b: Any) -> dict[str, Any]:
-    state = "fenced" if b.fenced else "in controlled shutdown" if b.in_controlled_shutdown else "live"
+    state = broker_state(b.fenced, b.in_controlled_shutdown)
     return {"broker": b.id, "epoch": b.epoch, "fenced": b.fenced, "inControlledShutdown": b.in_controlled_shutdown,
             "text": f"broker {b.id} (epoch {b.epoch}): {state}"}
 

@@ -17,12 +17,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from metashell.errors import MetashellError
-from metashell.log.directory import MetadataLogDir, PlanStep, ReadPlan
+from metashell.log.directory import MetadataLogDir, PlanStep, ReadPlan, SnapshotFile
 from metashell.log.reader import PlanReader
 from metashell.protocol.metadata import decode_metadata_record
 from metashell.protocol.uuid import uuid_from_str, uuid_to_str
 
 from .model import CONFIG_RESOURCE_TYPE_NAMES
+from .wording import id_list
 
 __all__ = ["Change", "HistoryError", "Target", "full_plan", "history", "parse_target"]
 
@@ -103,24 +104,25 @@ def full_plan(d: MetadataLogDir, start: int | None = None) -> ReadPlan:
     if start is not None:
         snap = d.latest_snapshot(start - 1)
         if snap is not None:
-            steps = [PlanStep("snapshot", snap.path, str(snap.path), snapshot=snap, base_offset=0)]
-            steps += [PlanStep("log", s.path, str(s.path), skip_below=snap.end_offset,
-                               lenient_tail=s is d.segments[-1], base_offset=s.base_offset)
-                      for i, s in enumerate(d.segments)
-                      if i == len(d.segments) - 1 or d.segments[i + 1].base_offset > snap.end_offset]
-            return ReadPlan(steps, snap, snap.end_offset)
+            return _from_snapshot(d, snap)
     if d.segments and d.segments[0].base_offset == 0:
         steps = [PlanStep("log", s.path, str(s.path), lenient_tail=s is d.segments[-1], base_offset=s.base_offset)
                  for s in d.segments]
         return ReadPlan(steps, None, 0)
-    snaps = sorted((s for s in d.snapshots if not s.is_bootstrap), key=lambda s: s.end_offset)
+    snaps = [s for s in d.snapshots if not s.is_bootstrap]
     if not snaps:
         return d.plan()
-    oldest = snaps[0]
-    steps = [PlanStep("snapshot", oldest.path, str(oldest.path), snapshot=oldest, base_offset=0)]
-    steps += [PlanStep("log", s.path, str(s.path), skip_below=oldest.end_offset, lenient_tail=s is d.segments[-1],
-                       base_offset=s.base_offset) for s in d.segments]
-    return ReadPlan(steps, oldest, oldest.end_offset)
+    return _from_snapshot(d, min(snaps, key=lambda s: s.end_offset))
+
+
+def _from_snapshot(d: MetadataLogDir, snap: SnapshotFile) -> ReadPlan:
+    """``snap`` and every segment holding offsets after it (to the end of the log)."""
+    segs = d.segments
+    steps = [PlanStep("snapshot", snap.path, str(snap.path), snapshot=snap, base_offset=0)]
+    steps += [PlanStep("log", s.path, str(s.path), skip_below=snap.end_offset, lenient_tail=s is segs[-1],
+                       base_offset=s.base_offset)
+              for i, s in enumerate(segs) if i == len(segs) - 1 or segs[i + 1].base_offset > snap.end_offset]
+    return ReadPlan(steps, snap, snap.end_offset)
 
 
 _LIST_FIELDS = frozenset({"Replicas", "Isr", "EligibleLeaderReplicas", "LastKnownElr", "AddingReplicas",
@@ -138,11 +140,7 @@ def _show(field: str, v: Any) -> str:
         return _leader(v)
     if v is None and field in _LIST_FIELDS:
         return "[]"
-    return _ids(v)
-
-
-def _ids(v: Any) -> str:
-    return "[" + ",".join(map(str, v)) + "]" if isinstance(v, list) else str(v)
+    return id_list(v)
 
 
 class _Follower:
@@ -186,8 +184,8 @@ class _Follower:
             self.partition = new
             changes = {f: (old.get(f), v) for f, v in new.items() if old.get(f) != v and f != "Directories"}
             what = "created" if not old else "replaced"
-            return (f"partition {what}: leader {_leader(new['Leader'])}, replicas {_ids(new['Replicas'])}, "
-                    f"isr {_ids(new['Isr'])}"), changes
+            return (f"partition {what}: leader {_leader(new['Leader'])}, replicas {id_list(new['Replicas'])}, "
+                    f"isr {id_list(new['Isr'])}"), changes
         new = dict(old)
         for f in _PARTITION_FIELDS:
             if f not in d or f == "Directories":

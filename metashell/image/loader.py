@@ -543,14 +543,14 @@ def load_directory(path: str | Path, *, until_offset: int | None = None, salvage
                      salvage=salvage)
 
 
-def load_file(path: str | Path, *, salvage: bool = False) -> LoadResult:
+def load_file(path: str | Path, *, salvage: bool = False, until_offset: int | None = None) -> LoadResult:
     """``--snapshot FILE``: one ``.checkpoint`` or ``.log``, with the Java shell's semantics
-    (``salvage``: the batches before the first corrupt one).
+    (``salvage``: the batches before the first corrupt one; ``until_offset``: read up to it).
 
     A non-empty file that does not even start like a record batch (``meta.properties``,
     ``quorum-state``, a file that is not Kafka's) is an error, not an empty tree with a warning.
     """
-    result = load_plan(plan_file(path), mode="file", salvage=salvage)
+    result = load_plan(plan_file(path), mode="file", salvage=salvage, until_offset=until_offset)
     if result.batches == 0 and not _starts_like_a_batch(Path(path)):
         for w in result.warnings:
             if w.kind in ("corrupt-tail", "torn-tail", "salvaged") and w.position == 0:

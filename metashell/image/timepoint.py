@@ -26,11 +26,9 @@ class PointError(MetashellError):
 
 @dataclass(frozen=True)
 class ResolvedPoint:
-    """``offset`` to rebuild up to (inclusive), and what was asked, for prompts and provenance."""
+    """``offset`` to rebuild up to (inclusive)."""
 
     offset: int
-    asked: str
-    time_ms: int | None = None
 
     def label(self) -> str:
         return f"@{self.offset}"
@@ -97,9 +95,7 @@ def _iso(ms: int) -> str:
 def resolve_in_dir(d: MetadataLogDir, text: str) -> ResolvedPoint:
     """The offset ``text`` names in directory ``d``, checked against what ``d`` can rebuild."""
     kind, value = parse_point(text)
-    time_ms = None
     if kind == "time":
-        time_ms = value
         value = _offset_at(_batch_times([s.path for s in d.segments]), value, text)
     earliest = earliest_offset(d)
     if earliest is None:
@@ -107,14 +103,12 @@ def resolve_in_dir(d: MetadataLogDir, text: str) -> ResolvedPoint:
     if value < earliest:
         raise PointError(f"at: {text}: offset {value} is before the earliest this directory can rebuild, "
                          f"offset {earliest} (older log segments were deleted after a snapshot)")
-    return ResolvedPoint(value, text, time_ms)
+    return ResolvedPoint(value)
 
 
 def resolve_in_file(path: Path, text: str) -> ResolvedPoint:
     """The offset ``text`` names in one ``.log`` or ``.checkpoint`` file (``-s``)."""
     kind, value = parse_point(text)
-    time_ms = None
     if kind == "time":
-        time_ms = value
         value = _offset_at(_batch_times([path]), value, text)
-    return ResolvedPoint(value, text, time_ms)
+    return ResolvedPoint(value)

@@ -91,6 +91,5 @@ class IncompleteSnapshotError(CorruptBatchError):
         self.snapshot = snapshot
 
     def located(self, source: str | None = None, base: int = 0) -> IncompleteSnapshotError:
-        err = IncompleteSnapshotError(self.message, source or self.source,
-                                      None if self.offset is None else self.offset + base, self.snapshot)
-        return err
+        return IncompleteSnapshotError(self.message, source or self.source,
+                                       None if self.offset is None else self.offset + base, self.snapshot)

@@ -30,6 +30,7 @@ from metashell.image.model import (
     Partition,
     Topic,
 )
+from metashell.image.wording import broker_state
 from metashell.protocol.uuid import uuid_to_str
 from metashell.tree.redact import REDACTED, is_sensitive_config
 
@@ -123,12 +124,23 @@ def describe_topics(image: MetadataImage, topics: list[Topic], filters: TopicFil
                 yield topic_line(image, topic, redact)
             if filters.with_overrides:
                 continue
-        min_isr = effective_min_isr(image, topic.name)[0] if (filters.under_min_isr or filters.at_min_isr) else None
-        for pid in sorted(topic.partitions):
-            p = topic.partitions[pid]
-            if filters.partition_reports and not _reported(p, filters, live, min_isr):
-                continue
+        for pid, p in shown_partitions(image, topic, filters, live):
             yield partition_line(topic.name, pid, p)
+
+
+def shown_partitions(image: MetadataImage, topic: Topic, filters: TopicFilters,
+                     live: set[int] | None = None) -> Iterator[tuple[int, Partition]]:
+    """The partitions of ``topic`` that ``describe`` shows with ``filters``, in partition order
+    (none with ``--topics-with-overrides``, which shows topic lines only)."""
+    if filters.with_overrides and not filters.partition_reports:
+        return
+    if live is None:
+        live = live_brokers(image)
+    min_isr = effective_min_isr(image, topic.name)[0] if (filters.under_min_isr or filters.at_min_isr) else None
+    for pid in sorted(topic.partitions):
+        p = topic.partitions[pid]
+        if not filters.partition_reports or _reported(p, filters, live, min_isr):
+            yield pid, p
 
 
 def _reported(p: Partition, f: TopicFilters, live: set[int], min_isr: int | None) -> bool:
@@ -153,7 +165,7 @@ def describe_broker(image: MetadataImage, broker_id: int) -> dict[str, Any]:
                     led += 1
                 if broker_id in p.isr:
                     in_isr += 1
-    state = "fenced" if b.fenced else "in controlled shutdown" if b.in_controlled_shutdown else "live"
+    state = broker_state(b.fenced, b.in_controlled_shutdown)
     return {
         "id": b.id, "state": state, "epoch": b.epoch, "rack": b.rack,
         "listeners": [{"name": e.name, "host": e.host, "port": e.port,

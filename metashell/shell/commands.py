@@ -28,11 +28,12 @@ from metashell.image.health import PartitionRef, check_health, effective_min_isr
 from metashell.image.history import history, parse_target
 from metashell.image.image import MetadataImage
 from metashell.image.model import Topic
+from metashell.image.wording import id_list
 from metashell.log.directory import ReadPlan
 from metashell.protocol.uuid import uuid_to_str
 from metashell.tree import Node, glob_components, join
 from metashell.tree.friendly import iso_utc as iso_time
-from metashell.tree.paths import glob_regex, is_glob, normalize
+from metashell.tree.paths import glob_regex, is_glob, normalize, resolve
 from metashell.tree.redact import redact_config
 from metashell.tree.render import iter_find, render_ls, render_tree
 from metashell.tree.values import tree_values
@@ -124,9 +125,7 @@ class Shell:
     def error(self, message: str) -> None:
         """One error line on stderr (stdout flushed first so the order on a terminal is right)."""
         self._status = 1
-        self.out.flush()
-        self.err.write(visible(message.rstrip("\n")) + "\n")
-        self.err.flush()
+        self.note(message)
 
     def run_line(self, line: str, remember: bool = True) -> int:
         """Run every ``;``-separated command of ``line``; return 0 if all succeeded, else 1.
@@ -543,8 +542,7 @@ class Shell:
             raise CommandError("watch: needs a live source (-q) or a metadata directory (-d)")
         comps = normalize(self.cwd, p.args[0].text) if p.args else []
         count = p.opts.get("count")
-        interval = p.opts.get("interval")
-        pause = float(interval) if isinstance(interval, (int, float, str)) and str(interval) else 1.0
+        pause = _seconds_option(p, "interval", default=1.0)
         redact = self.settings.redact
         before = _values_at(self.root, comps, redact)
         seen = 0
@@ -653,10 +651,11 @@ class Shell:
             yield join(comps), node
             return
         skip = {"image", "local"} if not comps else set()   # from /: Kafka's copy and the build info
-        for path, n in iter_find(join(comps), node):
+        base = join(comps)
+        for path, n in iter_find(base, node):
             if n.is_dir:
                 continue
-            rel = path[len(join(comps)):].lstrip("/").split("/")
+            rel = path[len(base):].lstrip("/").split("/")
             if rel[0] in skip or (not recursive and len(rel) > 1):
                 continue
             yield path, n
@@ -715,14 +714,12 @@ class Shell:
             self.write(line + "\n")
 
     def _topic_json(self, image: MetadataImage, topic: Topic, filters: answers.TopicFilters) -> dict[str, object]:
-        lines = list(answers.describe_topics(image, [topic], filters, self.settings.redact))
-        shown = {int(ln.split("\tPartition: ")[1].split("\t")[0]) for ln in lines if ln.startswith("\t")}
         min_isr, origin = effective_min_isr(image, topic.name)
         return {"topic": topic.name, "topicId": uuid_to_str(topic.id), "partitionCount": len(topic.partitions),
                 "configs": dict(answers.topic_overrides(image, topic.name, self.settings.redact)),
                 "minInsyncReplicas": min_isr, "minInsyncReplicasFrom": origin,
-                "partitions": [PartitionRef(topic.name, pid, topic.partitions[pid]).as_json()
-                               for pid in sorted(shown)]}
+                "partitions": [PartitionRef(topic.name, pid, p).as_json()
+                               for pid, p in answers.shown_partitions(image, topic, filters)]}
 
     def _describe_acls(self, p: Parsed) -> None:
         query = answers.acl_query(p.opts)
@@ -767,13 +764,8 @@ _SUGGEST_MAX_NAMES = 10_000
 
 
 def _values_at(root: Node, comps: list[str], redact: bool) -> dict[str, str]:
-    node = root
-    for c in comps:
-        child = node.child(c) if node.is_dir else None
-        if child is None:
-            return {}
-        node = child
-    return dict(tree_values(node, comps, redact))
+    node = resolve(root, comps)
+    return {} if node is None else dict(tree_values(node, comps, redact))
 
 
 def _diff_values(left: dict[str, str], right: dict[str, str]) -> Iterator[tuple[str, str, str | None, str | None]]:
@@ -783,6 +775,19 @@ def _diff_values(left: dict[str, str], right: dict[str, str]) -> Iterator[tuple[
         if old == new:
             continue
         yield ("removed" if new is None else "added" if old is None else "changed"), path, old, new
+
+
+def _seconds_option(p: Parsed, name: str, default: float) -> float:
+    raw = p.opts.get(name)
+    if raw is None:
+        return default
+    try:
+        seconds = float(str(raw))
+    except ValueError:
+        seconds = -1.0
+    if not seconds > 0:
+        raise CommandError(f"{p.spec.name}: --{name} {raw}: not a positive number of seconds")
+    return seconds
 
 
 def _offset_option(p: Parsed, name: str) -> int | None:
@@ -854,10 +859,6 @@ def _long_rows(entries: list[tuple[str, Node]], redact: bool) -> list[str]:
 _SUMMARY_MAX = 100
 
 
-def _ids(values: object) -> str:
-    return "[" + ",".join(map(str, values)) + "]" if isinstance(values, list) else str(values)
-
-
 def _summary(kind: str, value: object, text: str) -> str:
     """One line saying what a leaf holds (``ls -l``'s last column)."""
     if not isinstance(value, dict):
@@ -865,11 +866,11 @@ def _summary(kind: str, value: object, text: str) -> str:
     v = value
     if kind == "partition":
         leader = v.get("leader")
-        out = f"leader {'none' if leader in (None, -1) else leader}  isr {_ids(v.get('isr'))}  replicas {_ids(v.get('replicas'))}"
+        out = f"leader {'none' if leader in (None, -1) else leader}  isr {id_list(v.get('isr'))}  replicas {id_list(v.get('replicas'))}"
         if v.get("elr") or v.get("lastKnownElr"):
-            out += f"  elr {_ids(v.get('elr'))}"
+            out += f"  elr {id_list(v.get('elr'))}"
         if v.get("addingReplicas") or v.get("removingReplicas"):
-            out += f"  adding {_ids(v.get('addingReplicas'))} removing {_ids(v.get('removingReplicas'))}"
+            out += f"  adding {id_list(v.get('addingReplicas'))} removing {id_list(v.get('removingReplicas'))}"
         return out
     if kind in ("broker", "controller"):
         state = ""

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 from metashell.errors import MetashellError
 from metashell.image.history import full_plan
 from metashell.image.image import MetadataImage
-from metashell.image.loader import LoadResult, load_directory, load_file, load_plan, rebuild_at
+from metashell.image.loader import LoadResult, load_directory, load_file, rebuild_at
 from metashell.image.timepoint import ResolvedPoint, resolve_in_dir, resolve_in_file
 from metashell.log.directory import ReadPlan, open_metadata_dir, plan_file
 from metashell.tree import Node, build_root
@@ -102,22 +102,16 @@ def open_directory(path: str, warn: Warn, redact: bool, *, salvage: bool = False
                    at: str | None = None) -> Source:
     p = _check_path(path, True, "--directory")
 
-    def resolve(text: str) -> ResolvedPoint:
-        return resolve_in_dir(open_metadata_dir(p), text)
+    def load(until: int | None = None) -> LoadResult:
+        return load_directory(p, salvage=salvage, until_offset=until)
 
-    point = resolve(at) if at else None
-    result = load_directory(p, salvage=salvage, until_offset=point.offset if point else None)
-    image = _loaded(result, warn)
     info = {"directory": str(p)}
-    root = build_root(image, source_info=info, redact=redact)
-    travel = Traveller(result, point, resolve, lambda: load_directory(p, salvage=salvage), info, redact)
-    source = Source(root, _label_for(p), f"directory {path}", image, image.quorum.cluster_id or None,
-                    travel=travel, point=travel.label)
+    source = _file_source(p, f"directory {path}", info, load,
+                          lambda text: resolve_in_dir(open_metadata_dir(p), text), at, warn, redact)
     source.full_plan = lambda start=None: full_plan(open_metadata_dir(p), start)
 
     def reload() -> Node:   # a running node appends to the directory: read it again
-        return build_root(_loaded(load_directory(p, salvage=salvage), lambda _w: None),
-                          source_info=info, redact=redact)
+        return build_root(_loaded(load(), lambda _w: None), source_info=info, redact=redact)
 
     source.refresh = reload
     return source
@@ -126,22 +120,25 @@ def open_directory(path: str, warn: Warn, redact: bool, *, salvage: bool = False
 def open_file(path: str, warn: Warn, redact: bool, *, salvage: bool = False, at: str | None = None) -> Source:
     p = _check_path(path, False, "--snapshot")
 
-    def resolve(text: str) -> ResolvedPoint:
-        return resolve_in_file(p, text)
+    def load(until: int | None = None) -> LoadResult:
+        return load_file(p, salvage=salvage, until_offset=until)
 
-    point = resolve(at) if at else None
-    if point is None:
-        result = load_file(p, salvage=salvage)
-    else:
-        result = load_plan(plan_file(p), mode="file", until_offset=point.offset, salvage=salvage)
-    image = _loaded(result, warn)
-    info = {"snapshot": str(p)}
-    root = build_root(image, source_info=info, redact=redact)
-    travel = Traveller(result, point, resolve, lambda: load_file(p, salvage=salvage), info, redact)
-    source = Source(root, _label_for(p), f"file {path}", image, image.quorum.cluster_id or None,
-                    travel=travel, point=travel.label)
+    source = _file_source(p, f"file {path}", {"snapshot": str(p)}, load,
+                          lambda text: resolve_in_file(p, text), at, warn, redact)
     source.full_plan = lambda start=None: plan_file(p)
     return source
+
+
+def _file_source(p: Path, description: str, info: dict[str, str], load: Callable[..., LoadResult],
+                 resolve: Callable[[str], ResolvedPoint], at: str | None, warn: Warn, redact: bool) -> Source:
+    """What ``-d`` and ``-s`` share: load (up to ``at``), the tree, and time travel over the file(s)."""
+    point = resolve(at) if at else None
+    result = load(point.offset if point else None)
+    image = _loaded(result, warn)
+    root = build_root(image, source_info=info, redact=redact)
+    travel = Traveller(None if point else result, resolve, load, info, redact)
+    return Source(root, _label_for(p), description, image, image.quorum.cluster_id or None,
+                  travel=travel, point=point.label() if point else None)
 
 
 class Traveller:
@@ -156,19 +153,15 @@ class Traveller:
 
     KEEP = 3
 
-    def __init__(self, result: LoadResult, point: ResolvedPoint | None, resolve: Callable[[str], ResolvedPoint],
+    def __init__(self, end: LoadResult | None, resolve: Callable[[str], ResolvedPoint],
                  load_end: Callable[[], LoadResult], info: dict[str, str], redact: bool) -> None:
+        """``end``: the end-of-log load when the session opened there (else it is loaded on demand)."""
         self._resolve = resolve
         self._load_end = load_end
         self._info = info
         self._redact = redact
-        self._end: LoadResult | None = result if point is None else None
+        self._end = end
         self._cache: dict[int, Node] = {}
-        self.point = point
-
-    @property
-    def label(self) -> str | None:
-        return None if self.point is None else self.point.label()
 
     def end(self) -> LoadResult:
         if self._end is None:
@@ -176,14 +169,13 @@ class Traveller:
         return self._end
 
     def __call__(self, text: str | None) -> tuple[Node, str | None]:
-        """The root at ``text`` (an offset or time), or at the end of the log when None."""
+        """The root at ``text`` (an offset or time) and its label (``@42``), or the end of the log
+        and None when ``text`` is None or at or past the end."""
         if text is None:
-            self.point = None
             return self._root_of(self.end()), None
         point = self._resolve(text)
         end = self.end()
         if end.image.provenance.offset >= 0 and point.offset >= end.image.provenance.offset:
-            self.point = None            # at or past the end: the end itself
             return self._root_of(end), None
         root = self._cache.pop(point.offset, None)
         if root is None:
@@ -191,16 +183,11 @@ class Traveller:
         self._cache[point.offset] = root
         while len(self._cache) > self.KEEP:
             self._cache.pop(next(iter(self._cache)))
-        self.point = point
         return root, point.label()
 
     def root_at(self, text: str | None) -> Node:
-        """The root at ``text`` (None: the end of the log) without moving the session (``diff``)."""
-        saved = self.point
-        try:
-            return self(text)[0]
-        finally:
-            self.point = saved
+        """The root at ``text`` (None: the end of the log), for ``diff``."""
+        return self(text)[0]
 
     def _root_of(self, result: LoadResult) -> Node:
         return build_root(result.image, source_info=self._info, redact=self._redact)
