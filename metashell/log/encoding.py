@@ -25,27 +25,18 @@ def encode_record(offset_delta: int, key: bytes | None, value: bytes | None, tim
     body = bytearray(b"\x00")
     body += encode_varint(timestamp_delta)
     body += encode_varint(offset_delta)
-    if key is None:
-        body += b"\x01"
-    else:
-        body += encode_varint(len(key))
-        body += key
-    if value is None:
-        body += b"\x01"
-    else:
-        body += encode_varint(len(value))
-        body += value
+    body += _sized(key)
+    body += _sized(value)
     body += encode_varint(len(headers))
     for hk, hv in headers:
-        kb = hk.encode("utf-8")
-        body += encode_varint(len(kb))
-        body += kb
-        if hv is None:
-            body += b"\x01"
-        else:
-            body += encode_varint(len(hv))
-            body += hv
+        body += _sized(hk.encode("utf-8"))
+        body += _sized(hv)
     return encode_varint(len(body)) + bytes(body)
+
+
+def _sized(data: bytes | None) -> bytes:
+    """A varint length (-1 for null, encoded as 0x01) followed by the bytes."""
+    return b"\x01" if data is None else encode_varint(len(data)) + data
 
 
 RecordSpec = bytes | tuple
