@@ -7,6 +7,20 @@ and the CLI can turn any of them into the one-line message an operator sees at 3
 from __future__ import annotations
 
 
+def located(message: str, source: str | None = None, offset: int | None = None,
+            position: int | None = None) -> str:
+    """``source: offset N: byte offset P: message``, with the parts that are known: how every error
+    and warning names where it happened."""
+    where = []
+    if source:
+        where.append(source)
+    if offset is not None:
+        where.append(f"offset {offset}")
+    if position is not None:
+        where.append(f"byte offset {position}")
+    return f"{': '.join(where)}: {message}" if where else message
+
+
 class MetashellError(Exception):
     """An error with a message fit to show to the user as one line (no traceback)."""
 
@@ -26,12 +40,7 @@ class DecodeError(MetashellError):
                           None if self.offset is None else self.offset + base)
 
     def __str__(self) -> str:
-        where = []
-        if self.source:
-            where.append(self.source)
-        if self.offset is not None:
-            where.append(f"byte offset {self.offset}")
-        return f"{': '.join(where)}: {self.message}" if where else self.message
+        return located(self.message, self.source, position=self.offset)
 
 
 class UsageError(MetashellError):

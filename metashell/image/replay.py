@@ -58,7 +58,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any, cast
 
-from metashell.errors import DecodeError
+from metashell.errors import DecodeError, located
 from metashell.protocol.control import ControlRecord, decode_control_record
 from metashell.protocol.metadata import (
     MetadataRecord,
@@ -114,14 +114,7 @@ class ReplayWarning:
     position: int | None = None
 
     def __str__(self) -> str:
-        where = []
-        if self.source:
-            where.append(self.source)
-        if self.offset is not None:
-            where.append(f"offset {self.offset}")
-        if self.position is not None:
-            where.append(f"byte offset {self.position}")
-        return f"{': '.join(where)}: {self.message}" if where else self.message
+        return located(self.message, self.source, self.offset, self.position)
 
 
 _FAST_PATH_MISS = (LookupError, TypeError, *DECODE_ERRORS)

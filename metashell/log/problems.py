@@ -12,7 +12,7 @@ import logging
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from metashell.errors import DecodeError
+from metashell.errors import DecodeError, located
 
 __all__ = ["CorruptBatchError", "IncompleteSnapshotError", "LogWarning", "Salvaged", "WarnFn", "log_warning"]
 
@@ -41,12 +41,7 @@ class LogWarning:
     position: int | None = None
 
     def __str__(self) -> str:
-        where = []
-        if self.source:
-            where.append(self.source)
-        if self.position is not None:
-            where.append(f"byte offset {self.position}")
-        return f"{': '.join(where)}: {self.message}" if where else self.message
+        return located(self.message, self.source, position=self.position)
 
 
 WarnFn = Callable[[LogWarning], None]
