@@ -88,7 +88,6 @@ def main() -> int:
     source = open_directory(data.root, lambda _w: None, True)
     shell = Shell(source.root, io.StringIO(), io.StringIO(), Settings())
     shell.travel, shell.full_plan = source.travel, source.full_plan
-    shell.root_at = source.travel.root_at if source.travel else None
     end = image.provenance.offset
     tail_start = data.snapshot_end_offset
     middle = (tail_start + end) // 2

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 import shutil
 import sys
 import traceback
@@ -169,6 +170,14 @@ def _check_usage(args: argparse.Namespace) -> None:
         raise UsageError(f"unrecognized arguments: {' '.join(args.command)}")
 
 
+_TRAVEL_COMMANDS = frozenset(("at", "diff", "log", "history"))
+
+
+def _may_travel(commands: Sequence[str]) -> bool:
+    """Whether one-shot commands may move through time (then the load keeps its journal)."""
+    return any(w in _TRAVEL_COMMANDS for w in re.findall(r"[a-z]+", " ".join(commands)))
+
+
 def _one_line(text: object) -> str:
     return " ".join(str(text).split())
 
@@ -215,7 +224,8 @@ def run(argv: Sequence[str] | None = None, *, stdin: TextIO | None = None, stdou
         stderr.write("Loading...\n")
         stderr.flush()
     if args.directory:
-        source = open_directory(args.directory, warn, redact, salvage=args.salvage, at=args.at)
+        source = open_directory(args.directory, warn, redact, salvage=args.salvage, at=args.at,
+                                timeline=not one_shot or _may_travel(args.commands or args.command))
     elif args.snapshot:
         source = open_file(args.snapshot, warn, redact, salvage=args.salvage, at=args.at)
     else:
@@ -233,7 +243,6 @@ def run(argv: Sequence[str] | None = None, *, stdin: TextIO | None = None, stdou
         shell.travel = source.travel
         shell.point = source.point
         shell.full_plan = source.full_plan
-        shell.root_at = source.travel.root_at if source.travel is not None else None
         shell.open_other = lambda other: open_other(other, redact)
         shell.refresh = source.refresh
         if one_shot:

@@ -8,19 +8,22 @@ the metadata was at that point.
 from __future__ import annotations
 
 import json
+import random
 import shutil
 from itertools import pairwise
 from pathlib import Path
 
 import pytest
-from conftest import FIXTURES
+from conftest import FIXTURES, corpus_dirs
 from test_cli import run_cli
 from test_image_loader import image_state
 
 from metashell.image.loader import load_directory, load_file
 from metashell.image.timepoint import PointError, earliest_offset, parse_point, resolve_in_dir
 from metashell.log import iter_file_batches, open_metadata_dir
-from metashell.shell.sources import open_directory
+from metashell.shell.sources import Traveller, open_directory
+from metashell.tree import Node, build_root
+from metashell.tree.render import iter_find
 
 BROKER = FIXTURES / "kafka-4.4-broker"
 
@@ -212,23 +215,111 @@ def test_diff_of_a_broker_and_its_controller() -> None:
     assert status == 1 and "diff: give --from and/or --to" in err
 
 
+def _offsets(path: Path, earliest: int) -> tuple[list[int], list[int]]:
+    """(every batch's last offset, every offset) of the segments, from ``earliest``."""
+    d = open_metadata_dir(path)
+    batches = [b for seg in d.segments
+               for b in iter_file_batches(seg.path, decode=False, lenient_tail=True, warn=lambda w: None)]
+    ends = sorted({b.base_offset + b.last_offset_delta for b in batches} - set(range(earliest)))
+    every = sorted({o for b in batches for o in range(b.base_offset, b.base_offset + b.last_offset_delta + 1)
+                    if o >= earliest})
+    return ends, every
+
+
+def _seen(root: Node) -> list[tuple[str, str]]:
+    """Everything the tree shows, in the order it shows it (``/image`` included, provenance not:
+    the file list and counts are checked separately)."""
+    return [(path, node.text()) for path, node in iter_find("/", root)
+            if not node.is_dir and not path.startswith(("/provenance", "/image/provenance", "/local"))]
+
+
+def _state(root: Node) -> tuple:
+    """What is compared: the image, provenance, quorum and everything the tree shows."""
+    image = root.ctx.image
+    p, q = image.provenance, image.quorum
+    return (image_state(image), (p.offset, p.epoch, p.timestamp, p.records, p.sources),
+            (q.leader_id, q.leader_epoch, q.voters), _seen(root))
+
+
+def _same_as_fresh(travel: Traveller, path: Path, offset: int, fresh: dict[int, tuple] | None = None) -> None:
+    root, _label = travel.move(str(offset))
+    fresh = {} if fresh is None else fresh
+    if offset not in fresh:
+        fresh[offset] = _state(build_root(load_directory(path, until_offset=offset).image))
+    assert _state(root) == fresh[offset], offset
+
+
+FIXTURE_DIRS = ["kafka-4.4-broker", "kafka-4.4-split-c1", "kafka-3.9-broker", "kafka-3.9-split-c1",
+                "kafka-3.9-zk-migration", "demo"]
+
+
+@pytest.mark.parametrize("fixture", FIXTURE_DIRS)
+def test_at_every_offset_equals_a_fresh_truncated_load(fixture: str) -> None:
+    """``at`` at every offset (batch boundaries and inside batches), walked forwards, backwards and
+    in a shuffled order so the journal is undone and redone across every stretch, shows what a
+    fresh load stopped at that offset shows -- to the order of the lines."""
+    path = FIXTURES / fixture
+    source = open_directory(str(path), quiet, True)
+    assert source.travel is not None
+    earliest = earliest_offset(open_metadata_dir(path))
+    assert earliest is not None
+    _ends, every = _offsets(path, earliest)
+    assert len(every) > 1
+    shuffled = every[:]
+    random.Random(fixture).shuffle(shuffled)
+    fresh: dict[int, tuple] = {}
+    for offset in every + every[::-1] + shuffled:
+        _same_as_fresh(source.travel, path, offset, fresh)
+    root, label = source.travel.move(None)
+    assert label is None and _seen(root) == _seen(build_root(load_directory(path).image))
+
+
+@pytest.mark.parametrize("corpus", corpus_dirs())
+def test_at_in_corpus_dirs_equals_a_fresh_truncated_load(corpus: Path) -> None:
+    source = open_directory(str(corpus), quiet, True)
+    assert source.travel is not None
+    earliest = earliest_offset(open_metadata_dir(corpus))
+    if earliest is None:
+        pytest.skip(f"{corpus.name}: no log or snapshot to travel through")
+    _ends, every = _offsets(corpus, earliest)
+    picks = random.Random(corpus.name).sample(every, min(25, len(every)))
+    for offset in picks:
+        _same_as_fresh(source.travel, corpus, offset)
+
+
 @pytest.mark.parametrize("fixture", ["kafka-4.4-broker", "kafka-3.9-split-c1", "demo"])
-def test_at_every_batch_boundary_equals_a_fresh_truncated_load(fixture: str) -> None:
-    """The shell's ``at`` (rebuild_at: nearest snapshot, segments entered through the batch index)
-    gives, at every batch boundary, the image of a fresh load stopped at that offset."""
+def test_rebuild_at_every_batch_boundary_equals_a_fresh_truncated_load(fixture: str) -> None:
+    """``rebuild_at`` (nearest snapshot, segments entered through the batch index: how points
+    before the journal are reached) gives, at every batch boundary, a fresh truncated load's image."""
     from metashell.image.loader import rebuild_at
 
     path = FIXTURES / fixture
     end = load_directory(path)
     earliest = earliest_offset(open_metadata_dir(path))
     assert earliest is not None
-    d = open_metadata_dir(path)
-    boundaries = sorted({b.base_offset + b.last_offset_delta for seg in d.segments
-                         for b in iter_file_batches(seg.path, decode=False, lenient_tail=True, warn=lambda w: None)
-                         if b.base_offset + b.last_offset_delta >= earliest})
+    boundaries, _every = _offsets(path, earliest)
     assert len(boundaries) > 10
     for offset in boundaries:
         rebuilt = rebuild_at(end, offset)
         fresh = load_directory(path, until_offset=offset)
         assert image_state(rebuilt.image) == image_state(fresh.image), offset
         assert rebuilt.image.provenance.offset == fresh.image.provenance.offset == offset
+
+
+@pytest.mark.parametrize("fixture", ["kafka-4.4-split-c1", "kafka-3.9-broker", "kafka-3.9-zk-migration"])
+def test_log_from_the_journal_says_what_reading_from_the_snapshot_says(fixture: str) -> None:
+    """``log --from A`` takes names and partition states from the journaled image at A - 1 instead
+    of replaying from a snapshot: the summaries (what each change replaced) must not change."""
+    from metashell.image.changelog import iter_log
+
+    source = open_directory(str(FIXTURES / fixture), quiet, True)
+    assert source.travel is not None and source.full_plan is not None
+    timeline = source.travel.end().timeline
+    assert timeline is not None
+    for first in range(timeline.start + 1, timeline.end + 2):
+        with source.travel.log_from(first) as fast:
+            assert fast is not None
+            plan, base = fast
+            quick = [(e.offset, e.record, e.summary) for e in iter_log(plan, first=first, base=base)]
+        slow = [(e.offset, e.record, e.summary) for e in iter_log(source.full_plan(first), first=first)]
+        assert quick == slow, first

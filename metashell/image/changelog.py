@@ -26,6 +26,7 @@ from metashell.protocol.kafka_json import record_type_name, to_kafka_json
 from metashell.protocol.metadata import decode_metadata_record
 from metashell.protocol.uuid import uuid_to_str
 
+from .image import MetadataImage
 from .wording import id_list
 
 __all__ = ["LogEntry", "iter_log"]
@@ -54,19 +55,39 @@ class LogEntry:
 
 
 class _Summaries:
-    """One-line summaries, following just enough state to say what a change replaced."""
+    """One-line summaries, following just enough state to say what a change replaced.
 
-    def __init__(self) -> None:
+    ``base``: the image just before the first record read, when the reader does not start at the
+    beginning of what the files hold; names and partition states not seen yet come from it.
+    """
+
+    def __init__(self, base: MetadataImage | None = None) -> None:
+        self.base = base
         self.names: dict[bytes, str] = {}
         self.parts: dict[tuple[bytes, int], dict[str, Any]] = {}
-        self.new_topics: dict[bytes, int] = {}
 
     def say(self, name: str, d: dict[str, Any]) -> str:
         handler = getattr(self, "_" + name, None)
         return handler(d) if handler is not None else name.removesuffix("Record")
 
     def _topic(self, tid: bytes) -> str:
-        return self.names.get(tid, uuid_to_str(tid))
+        name = self.names.get(tid)
+        if name is None and self.base is not None:
+            topic = self.base.topics.by_id.get(tid)
+            name = None if topic is None else topic.name
+        return uuid_to_str(tid) if name is None else name
+
+    def _state(self, key: tuple[bytes, int]) -> dict[str, Any]:
+        state = self.parts.get(key)
+        if state is None:
+            state = self.parts[key] = {}
+            topic = None if self.base is None else self.base.topics.by_id.get(key[0])
+            p = None if topic is None else topic.partitions.get(key[1])
+            if p is not None:
+                state.update({"Leader": p.leader, "Isr": list(p.isr), "Replicas": list(p.replicas),
+                              "EligibleLeaderReplicas": list(p.elr), "AddingReplicas": list(p.adding_replicas),
+                              "RemovingReplicas": list(p.removing_replicas)})
+        return state
 
     def _TopicRecord(self, d: dict[str, Any]) -> str:
         self.names[d["TopicId"]] = d["Name"]
@@ -85,8 +106,7 @@ class _Summaries:
                 f"replicas {id_list(d['Replicas'])}, isr {id_list(d['Isr'])}")
 
     def _PartitionChangeRecord(self, d: dict[str, Any]) -> str:
-        key = (d["TopicId"], d["PartitionId"])
-        state = self.parts.setdefault(key, {})
+        state = self._state((d["TopicId"], d["PartitionId"]))
         said = []
         for field, word in (("Leader", "leader"), ("Isr", "isr"), ("Replicas", "replicas"),
                             ("EligibleLeaderReplicas", "elr"), ("AddingReplicas", "adding"),
@@ -128,10 +148,13 @@ class _Summaries:
 
 
 def iter_log(plan: ReadPlan, *, first: int | None = None, last: int | None = None,
-             types: frozenset[str] | None = None) -> Iterator[LogEntry]:
+             types: frozenset[str] | None = None, base: MetadataImage | None = None,
+             payloads: bool = True) -> Iterator[LogEntry]:
     """The records of ``plan`` from ``first`` to ``last`` (inclusive), of ``types`` (schema names or
-    Kafka's type names, case-insensitive) when given."""
-    summaries = _Summaries()
+    Kafka's type names, case-insensitive) when given.  ``base``: the image at ``first - 1`` when
+    ``plan`` starts at ``first`` (``history.log_plan``) rather than with a snapshot.  ``payloads``:
+    decode each record into kafka-dump-log's JSON (``LogEntry.payload``; ``{}`` without)."""
+    summaries = _Summaries(base)
     txn: str | None = None
     wanted = None if types is None else {t.lower() for t in types}
     for kind, batch, records, step in PlanReader(plan, warn=lambda w: None, keep_index=False):
@@ -146,7 +169,7 @@ def iter_log(plan: ReadPlan, *, first: int | None = None, last: int | None = Non
                 if batch.is_control:
                     ctl = decode_control_record(key, value)
                     name, version, summary = ctl.name, 0, ctl.name
-                    payload = {"type": ctl.name, "data": dict(ctl.data or {})} if shown else {}
+                    payload = {"type": ctl.name, "data": dict(ctl.data or {})} if shown and payloads else {}
                 else:
                     rec = decode_metadata_record(value)  # type: ignore[arg-type]
                     name, version = rec.name, rec.version
@@ -154,7 +177,7 @@ def iter_log(plan: ReadPlan, *, first: int | None = None, last: int | None = Non
                     shown = shown and (wanted is None or name.lower() in wanted
                                        or record_type_name(name).lower() in wanted)
                     payload = {"type": record_type_name(rec.name), "version": rec.version,
-                               "data": to_kafka_json(rec.name, rec.version, rec.data)} if shown else {}
+                               "data": to_kafka_json(rec.name, rec.version, rec.data)} if shown and payloads else {}
             except (MetashellError, TypeError, KeyError):
                 continue
             marker = txn

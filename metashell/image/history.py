@@ -18,14 +18,14 @@ from typing import Any
 
 from metashell.errors import MetashellError
 from metashell.log.directory import MetadataLogDir, PlanStep, ReadPlan, SnapshotFile
-from metashell.log.reader import PlanReader
+from metashell.log.files import iter_file_batches
 from metashell.protocol.metadata import decode_metadata_record
 from metashell.protocol.uuid import uuid_from_str, uuid_to_str
 
 from .model import CONFIG_RESOURCE_TYPE_NAMES
 from .wording import id_list
 
-__all__ = ["Change", "HistoryError", "Target", "full_plan", "history", "parse_target"]
+__all__ = ["Change", "HistoryError", "Target", "full_plan", "history", "log_plan", "parse_target"]
 
 _CONFIG_DIRS = {"topic": 2, "broker": 4, "broker-logger": 8, "client-metrics": 16, "group": 32}
 _DEFAULT = "<default>"
@@ -113,6 +113,17 @@ def full_plan(d: MetadataLogDir, start: int | None = None) -> ReadPlan:
     if not snaps:
         return d.plan()
     return _from_snapshot(d, min(snaps, key=lambda s: s.end_offset))
+
+
+def log_plan(d: MetadataLogDir, start: int, index: list | None = None) -> ReadPlan:
+    """The log segments from offset ``start`` on, without a snapshot, each entered at the batch
+    holding ``start`` when ``index`` (a load's batch index) knows it: what ``log --from`` reads when
+    the state before ``start`` comes from the journaled image instead of a replay."""
+    segs = d.segments
+    steps = [PlanStep("log", s.path, str(s.path), skip_below=start, lenient_tail=s is segs[-1],
+                      base_offset=s.base_offset)
+             for i, s in enumerate(segs) if i == len(segs) - 1 or segs[i + 1].base_offset > start]
+    return ReadPlan(steps, None, start).seek(index)
 
 
 def _from_snapshot(d: MetadataLogDir, snap: SnapshotFile) -> ReadPlan:
@@ -247,16 +258,57 @@ class _Follower:
         return f"{rtype} config {d['Name']} = {d['Value']}", {d["Name"]: (old, d["Value"])}
 
 
+def _needles(target: Target) -> frozenset[bytes] | None:
+    """Byte strings every record that changes ``target`` contains (None: no such test).
+
+    Topic and partition records carry the topic id; TopicRecord and ConfigRecord carry the name.
+    Broker ids are varints and the cluster-default config has an empty name: those scan everything.
+    """
+    if target.kind in ("topic", "partition"):
+        return frozenset(n for n in ((target.topic or "").encode(), target.topic_id or b"") if n)
+    if target.kind == "config" and target.config and target.config[1]:
+        return frozenset((target.config[1].encode(),))
+    return None
+
+
+def _batches(plan: ReadPlan, follower: _Follower) -> Iterator[tuple[Any, list, PlanStep]]:
+    """``(batch, records, step)`` of the data batches of ``plan`` that may change the follower's
+    target.  Batches are framed without decoding their records; only those whose bytes hold one of
+    the target's needles are decoded -- a partition's history in a million-partition snapshot
+    decodes one batch, not all of them."""
+    fixed = _needles(follower.t)
+    next_offset = 0
+    for step in plan.steps:
+        if step.only_if_empty:
+            continue
+        lenient = step.lenient_tail
+        for batch in iter_file_batches(step.path, step.source, position=step.position, lenient_tail=lenient,
+                                       warn=lambda w: None, decode=False):
+            low = 0
+            if step.kind == "log":     # offsets below the snapshot, or read already, are skipped
+                low = max(next_offset, step.skip_below)
+                last = batch.base_offset + batch.last_offset_delta
+                if last < low:
+                    continue
+                next_offset = last + 1
+            if batch.is_control:
+                continue
+            if fixed is not None and not batch.records_contain(fixed | follower.topic_ids):
+                continue
+            records = batch.entries()
+            if records and records[0][0] < low:
+                records = [r for r in records if r[0] >= low]
+            yield batch, records, step
+
+
 def history(plan: ReadPlan, target: Target, redact: Any = None) -> Iterator[Change]:
     """Every change to ``target`` in ``plan`` (see :func:`full_plan`), oldest first.
 
     ``redact(resource_type, key, value)`` replaces secret config values (the shell's redaction).
     """
     follower = _Follower(target)
-    for kind, batch, records, step in PlanReader(plan, warn=lambda w: None, keep_index=False):
-        if batch.is_control:
-            continue
-        in_snapshot = kind == "snapshot"
+    for batch, records, step in _batches(plan, follower):
+        in_snapshot = step.kind == "snapshot"
         for off, ts, _key, value in records:
             if value is None:
                 continue

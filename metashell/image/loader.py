@@ -58,32 +58,36 @@ here raises for bad records.  Corruption in the middle of a file still raises th
 
 Time travel (design)
 --------------------
-The state at an earlier offset T is rebuilt, not undone: Kafka records are not invertible
-(a PartitionChangeRecord does not say what it replaced), and keeping old versions of a
-million-partition image is too costly.  Rebuilding is cheap because
+Kafka records are not invertible (a PartitionChangeRecord does not say what it replaced), so a
+point in the past is reached one of two ways:
 
-* the plan picks the newest snapshot whose end offset - 1 <= T (``MetadataLogDir.plan(T)``), so at
-  most one snapshot plus the log between it and T is replayed;
-* every load keeps a per-batch index (``LoadResult.index``: kind, file, byte position, base/last
-  offset, epoch, max timestamp, control flag, record count -- ~100 bytes a batch, no record data),
-  and ``ReadPlan.seek(index)`` starts each segment at the batch that holds the first needed offset
-  instead of scanning the file from byte 0;
-* the reader stops at T, cutting the last batch at T's record, and provenance then says offset T.
+* **undone**, from the newest snapshot to the end of the log: a directory load with
+  ``timeline=True`` has the replayer journal every change it makes after the snapshot
+  (``timeline.py``: the value each change replaced, ~150 bytes a change), and
+  ``LoadResult.timeline.move_to(T)`` swaps the journal's values in and out of the one image --
+  a move costs the changes between the two points, not a reload;
+* **rebuilt**, before that snapshot: ``rebuild_at(result, T)`` replays the newest snapshot whose
+  end offset - 1 <= T (``MetadataLogDir.plan(T)``) plus the log up to T into a new image.  Every
+  load keeps a per-batch index (``LoadResult.index``: kind, file, byte position, base/last offset,
+  epoch, max timestamp, control flag, record count -- ~100 bytes a batch, no record data), and
+  ``ReadPlan.seek(index)`` starts each segment at the batch holding the first needed offset; the
+  reader stops at T, cutting the last batch at T's record, and provenance then says offset T.
 
-``rebuild_at(result, T)`` does exactly that with a previous ``LoadResult``; ``load_directory(path,
-until_offset=T)`` does it from scratch.  Both return a new, independent image.
+``load_directory(path, until_offset=T)`` does the latter from scratch; it is the reference both are
+tested against at every offset of every fixture.
 """
 
 from __future__ import annotations
 
+import bisect
 import time
-from collections.abc import Generator, Iterable
+from collections.abc import Callable, Generator, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from metashell.errors import DecodeError
-from metashell.log.directory import ReadPlan, SnapshotFile, open_metadata_dir, plan_file
+from metashell.log.directory import PlanStep, ReadPlan, SnapshotFile, open_metadata_dir, plan_file
 from metashell.log.problems import IncompleteSnapshotError, LogWarning, Salvaged
 from metashell.log.reader import BatchIndexEntry, BatchRead, PlanReader
 from metashell.log.records import Entry
@@ -93,6 +97,7 @@ from .gcpause import gc_paused
 from .image import MetadataImage, ProducerIdsImage, SnapshotInfo
 from .model import Voter
 from .replay import Replayer, ReplayWarning
+from .timeline import Timeline
 
 __all__ = ["ImageLoader", "LoadResult", "load_directory", "load_file", "load_plan", "rebuild_at"]
 
@@ -123,6 +128,9 @@ class LoadResult:
     until_offset: int | None = None
     elapsed: float = 0.0
     salvage: bool = False
+    timeline: Timeline | None = None
+    """The journal of the log after the snapshot (directory loads with ``timeline=True``): moves
+    ``image`` to earlier offsets in place (``timeline.py``)."""
 
     @property
     def faults(self) -> list[ReplayWarning]:
@@ -173,9 +181,12 @@ class ImageLoader:
     """
 
     def __init__(self, image: MetadataImage | None = None, *, kafka_file_mode: bool = False,
-                 skip_deltas: Iterable[tuple[int, int]] = ()) -> None:
+                 skip_deltas: Iterable[tuple[int, int]] = (), keep_timeline: bool = False) -> None:
         self.replayer = Replayer(image)
         self.kafka_file_mode = kafka_file_mode
+        self.keep_timeline = keep_timeline and not kafka_file_mode
+        """Journal the log batches (after the snapshot) into :attr:`timeline`."""
+        self.timeline: Timeline | None = None
         self._snapshot_header_ts: int | None = None
         self.skip_deltas: dict[int, int] = dict(skip_deltas)
         """File mode: deltas (first batch's base offset -> last offset) to drop, as Kafka does."""
@@ -224,6 +235,9 @@ class ImageLoader:
         r = self.replayer
         if publish and r.snapshot_mode:
             r.snapshot_mode = False     # a log batch after begin_snapshot(): no snapshot in progress
+        if publish and self.keep_timeline and self.timeline is None:
+            self.timeline = Timeline(r.image)
+            r.journal = self.timeline.entries
         epoch = batch.partition_leader_epoch
         n = 0
         batch_last = batch.base_offset + batch.last_offset_delta
@@ -246,6 +260,8 @@ class ImageLoader:
         p.records += n
         if publish:
             r.end_batch(last_offset, epoch, batch.max_timestamp)
+            if self.timeline is not None:
+                self.timeline.mark(last_offset, r.in_transaction)
         else:
             p.batches += 1
         return n
@@ -306,6 +322,7 @@ class ImageLoader:
             r.abandon_transaction("a snapshot replaces the image")
             r.snapshot_mode = True
         self._snapshot_header_ts = None
+        self.timeline = r.journal = None     # a journal from before the snapshot no longer applies
 
     def reset(self) -> None:
         """Forget everything (live ``ImageReset``): the image becomes empty, in place; the records
@@ -402,24 +419,35 @@ class ImageLoader:
 
 # ---------------------------------------------------------------------- quorum from small files
 
-def _apply_small_files(image: MetadataImage, plan: ReadPlan, time_travel: bool) -> None:
-    """meta.properties -> cluster id / node id; quorum-state -> leader and voters when it is at
-    least as recent as the control records replayed (never for time travel)."""
+def _apply_meta_properties(image: MetadataImage, plan: ReadPlan) -> None:
+    """meta.properties -> cluster id, node id, directory id (before the log: they hold at every
+    offset, so the journal of the quorum's changes carries them too)."""
+    d = plan.directory
+    if d is None or d.meta is None:
+        return
+    q = image.quorum
+    q.cluster_id = d.meta.cluster_id
+    q.node_id = d.meta.node_id
+    if d.meta.directory_id:
+        try:
+            q.directory_id = uuid_from_str(d.meta.directory_id)
+        except ValueError:
+            pass
+
+
+def _apply_quorum_state(image: MetadataImage, plan: ReadPlan, time_travel: bool,
+                        keep: Callable[[Any], None]) -> None:
+    """quorum-state -> leader and voters when it is at least as recent as the control records
+    replayed (never for time travel).  ``keep(quorum)`` journals the quorum before quorum-state
+    changes it: that change belongs to the end of the log."""
     d = plan.directory
     if d is None:
         return
     q = image.quorum
-    if d.meta is not None:
-        q.cluster_id = d.meta.cluster_id
-        q.node_id = d.meta.node_id
-        if d.meta.directory_id:
-            try:
-                q.directory_id = uuid_from_str(d.meta.directory_id)
-            except ValueError:
-                pass
     qs = d.quorum
     if qs is None or time_travel:
         return
+    keep(q)
     if qs.leader_epoch is not None and (q.leader_epoch is None or qs.leader_epoch >= q.leader_epoch):
         q.leader_id = qs.leader_id if qs.leader_id is not None and qs.leader_id >= 0 else None
         q.leader_epoch = qs.leader_epoch
@@ -431,23 +459,30 @@ def _apply_small_files(image: MetadataImage, plan: ReadPlan, time_travel: bool) 
 # ---------------------------------------------------------------------- public functions
 
 def load_plan(plan: ReadPlan, *, mode: str = "directory", until_offset: int | None = None,
-              salvage: bool = False) -> LoadResult:
+              salvage: bool = False, timeline: bool = False) -> LoadResult:
     """Replay ``plan`` (from ``MetadataLogDir.plan`` or ``plan_file``) into a new image.
 
     ``mode``: "directory" (raft-loader semantics) or "file" (Kafka's ``--snapshot`` semantics).
     ``salvage``: load around corruption instead of failing (see :func:`_salvage_run`).
+    ``timeline``: keep the journal that moves the image back in time (directory mode only).
     """
     t0 = time.perf_counter()
     until = plan.until_offset if until_offset is None else until_offset
-    loader, reader, rejected = _salvage_run(plan, mode, until, salvage)
+    loader, reader, rejected = _salvage_run(plan, mode, until, salvage, timeline)
     img = loader.image
+    tl = loader.timeline
     if rejected:
         img.provenance.salvaged[:0] = rejected
         loader.replayer.warnings[:0] = [
             ReplayWarning(f"{s.reason}; --salvage: skipped this snapshot, loaded from "
                           f"{_described(reader.plan)} instead", None, s.source, "salvaged", s.position)
             for s in rejected]
-    _apply_small_files(img, reader.plan, until is not None)
+    # quorum-state is about the end of the log: not for a point before it
+    d = reader.plan.directory
+    before_end = until is not None and (
+        (reader.log_last_offset is not None and until < reader.log_last_offset)
+        or (d is not None and bool(d.segments) and d.segments[-1].base_offset > until))
+    _apply_quorum_state(img, reader.plan, before_end, loader.replayer._keep_state)
     snap = reader.plan.snapshot
     if mode == "file" and snap is not None:
         # Kafka's shell reads the snapshot as plain batches; still say which snapshot it was.
@@ -473,9 +508,38 @@ def load_plan(plan: ReadPlan, *, mode: str = "directory", until_offset: int | No
     if r.dropped_warnings:
         r.warnings.append(ReplayWarning(f"{r.dropped_warnings} further warning(s) not shown", None, None,
                                         "log"))
-    return LoadResult(img, r.warnings, r.fault_count, reader.index, reader.plan, mode,
-                      list(reader.files_read), reader.records, reader.batches,
-                      reader.plan.partial, until, time.perf_counter() - t0, salvage)
+    result = LoadResult(img, r.warnings, r.fault_count, reader.index, reader.plan, mode,
+                        list(reader.files_read), reader.records, reader.batches,
+                        reader.plan.partial, until, time.perf_counter() - t0, salvage)
+    if tl is not None:
+        r.journal = None
+        tl.finish()
+        d = reader.plan.directory
+        tl.segment_bases = {str(s.path): s.base_offset for s in d.segments} if d is not None else {}
+        tl.enter = _batch_enterer(result)
+        result.timeline = tl
+    return result
+
+
+def _batch_enterer(result: LoadResult) -> Callable[[int, list], None]:
+    """``enter(offset, journal)`` for :class:`Timeline`: replay the log batch holding ``offset`` up
+    to it onto the image, journaled, found through the load's batch index."""
+    logs = [e for e in result.index if e.kind == "log"]
+    lasts = [e.last_offset for e in logs]
+
+    def enter(offset: int, journal: list) -> None:
+        i = bisect.bisect_left(lasts, offset)
+        if i == len(logs) or logs[i].base_offset > offset:
+            return                              # a gap in the log: nothing holds this offset
+        e = logs[i]
+        step = PlanStep("log", Path(e.source), e.source, skip_below=e.base_offset, position=e.position)
+        loader = ImageLoader(result.image)
+        loader.replayer.journal = journal
+        for item in PlanReader(ReadPlan([step]), until_offset=offset, keep_index=False):
+            loader.apply_batch(item.batch, item.records, last_offset=offset)
+            break
+
+    return enter
 
 
 def _described(plan: ReadPlan) -> str:
@@ -484,8 +548,8 @@ def _described(plan: ReadPlan) -> str:
     return "the log alone" if plan.steps else "nothing (no other snapshot or log)"
 
 
-def _salvage_run(plan: ReadPlan, mode: str, until: int | None,
-                 salvage: bool) -> tuple[ImageLoader, PlanReader, list[Salvaged]]:
+def _salvage_run(plan: ReadPlan, mode: str, until: int | None, salvage: bool,
+                 timeline: bool = False) -> tuple[ImageLoader, PlanReader, list[Salvaged]]:
     """:func:`_run`, falling back past damaged snapshots when ``salvage`` is set.
 
     A directory's snapshot that turns out corrupt or cut short (``IncompleteSnapshotError``) fails
@@ -497,7 +561,7 @@ def _salvage_run(plan: ReadPlan, mode: str, until: int | None,
     excluded: set[Path] = set()
     while True:
         try:
-            loader, reader = _run(plan, mode, until, salvage)
+            loader, reader = _run(plan, mode, until, salvage, timeline)
             return loader, reader, rejected
         except IncompleteSnapshotError as e:
             d = plan.directory
@@ -515,13 +579,15 @@ def _salvage_run(plan: ReadPlan, mode: str, until: int | None,
 _MAX_FILE_PASSES = 20
 
 
-def _run(plan: ReadPlan, mode: str, until: int | None, salvage: bool = False) -> tuple[ImageLoader, PlanReader]:
+def _run(plan: ReadPlan, mode: str, until: int | None, salvage: bool = False,
+         timeline: bool = False) -> tuple[ImageLoader, PlanReader]:
     """Replay the plan; in file mode again, without the deltas Kafka cannot apply, while new ones
     turn up (dropping a delta can orphan later records too)."""
     skip: dict[int, int] = {}
     bad: list[tuple[int, int, tuple[bytes, ...]]] = []
     for _ in range(_MAX_FILE_PASSES):
-        loader = ImageLoader(kafka_file_mode=(mode == "file"), skip_deltas=skip.items())
+        loader = ImageLoader(kafka_file_mode=(mode == "file"), skip_deltas=skip.items(), keep_timeline=timeline)
+        _apply_meta_properties(loader.image, plan)
         reader = loader.run_plan(plan, until_offset=until, salvage=salvage)
         if not loader.bad_deltas:
             break
@@ -531,7 +597,8 @@ def _run(plan: ReadPlan, mode: str, until: int | None, salvage: bool = False) ->
     return loader, reader
 
 
-def load_directory(path: str | Path, *, until_offset: int | None = None, salvage: bool = False) -> LoadResult:
+def load_directory(path: str | Path, *, until_offset: int | None = None, salvage: bool = False,
+                   timeline: bool = False) -> LoadResult:
     """``--directory``: a ``__cluster_metadata-0`` folder or its parent log dir.
 
     Raises ``MetadataDirError`` when the path is not a metadata directory and ``CorruptBatchError``
@@ -540,7 +607,7 @@ def load_directory(path: str | Path, *, until_offset: int | None = None, salvage
     instead: the log up to the first corrupt batch, the newest intact snapshot.
     """
     return load_plan(open_metadata_dir(path).plan(until_offset), mode="directory", until_offset=until_offset,
-                     salvage=salvage)
+                     salvage=salvage, timeline=timeline)
 
 
 def load_file(path: str | Path, *, salvage: bool = False, until_offset: int | None = None) -> LoadResult:

@@ -90,6 +90,7 @@ from .model import (
     Topic,
     Voter,
 )
+from .timeline import MISSING, Journal, kept
 
 BEGIN_TRANSACTION, END_TRANSACTION, ABORT_TRANSACTION = 23, 24, 25
 _TXN_KEYS = frozenset((BEGIN_TRANSACTION, END_TRANSACTION, ABORT_TRANSACTION))
@@ -175,6 +176,8 @@ class Replayer:
         the loader last cleared the set.  In Kafka each leaves a ``TopicDelta`` without an image in
         the pending delta (a TopicRecord or RemoveTopicRecord for the id replaces or removes it), so
         the whole delta fails to apply."""
+        self.journal: Journal | None = None
+        """When set, every change to the image is written down here (``timeline.py``)."""
         self._ints: dict[tuple, tuple] = {}
         self._intern = self._ints.setdefault
         self._topics_by_id = self._image.topics.by_id
@@ -332,6 +335,8 @@ class Replayer:
             return
         q = self._image.quorum
         name = ctl.name
+        if name in ("LeaderChange", "KRaftVersion", "KRaftVoters"):
+            self._keep_state(q)
         if name == "LeaderChange":
             q.leader_id = data.get("LeaderId")
             q.leader_epoch = epoch
@@ -401,6 +406,30 @@ class Replayer:
             self.dropped_warnings += 1
 
     # ------------------------------------------------------------------ helpers
+
+    def _keep_slot(self, mapping: dict, key: Any) -> None:
+        """Journal ``mapping[key]`` before it is set or deleted."""
+        j = self.journal
+        if j is not None:
+            j.append((mapping, key, mapping.get(key, MISSING)))
+
+    def _keep_state(self, obj: Any) -> None:
+        """Journal a slotted object's state before it is changed in place."""
+        j = self.journal
+        if j is not None:
+            j.append(kept(obj))
+
+    def _set(self, mapping: dict, key: Any, value: Any) -> None:
+        if self.journal is not None:
+            self.journal.append((mapping, key, mapping.get(key, MISSING)))
+        mapping[key] = value
+
+    def _pop(self, mapping: dict, key: Any) -> Any:
+        """``mapping.pop(key, None)``, journaled."""
+        value = mapping.pop(key, None)
+        if value is not None and self.journal is not None:
+            self.journal.append((mapping, key, value))
+        return value
 
     def _t(self, values: list | tuple | None) -> tuple:
         """An interned tuple for an int (or uuid) list; the shared EMPTY for empty/None."""
@@ -478,17 +507,21 @@ class Replayer:
             d["Rack"], d.get("Fenced", True), d.get("InControlledShutdown", False),
             d.get("IsMigratingZkBroker", False), self._sorted_dirs(d.get("LogDirs")),
             None if cordoned is None else self._t(cordoned))      # kept in record order (unsorted)
-        self._image.cluster.brokers[broker.id] = broker
+        self._set(self._image.cluster.brokers, broker.id, broker)
 
     def _unregister_broker(self, d: dict[str, Any], offset: int) -> None:
         # ClusterDelta: the broker epoch is not checked, an unknown id is not an error.
-        self._image.cluster.brokers.pop(d["BrokerId"], None)
+        self._pop(self._image.cluster.brokers, d["BrokerId"])
 
     def _fence_broker(self, d: dict[str, Any], offset: int) -> None:
-        self._broker_or_fault(d["Id"], d["Epoch"], "fence").fenced = True
+        broker = self._broker_or_fault(d["Id"], d["Epoch"], "fence")
+        self._keep_state(broker)
+        broker.fenced = True
 
     def _unfence_broker(self, d: dict[str, Any], offset: int) -> None:
-        self._broker_or_fault(d["Id"], d["Epoch"], "unfence").fenced = False
+        broker = self._broker_or_fault(d["Id"], d["Epoch"], "unfence")
+        self._keep_state(broker)
+        broker.fenced = False
 
     def _broker_registration_change(self, d: dict[str, Any], offset: int) -> None:
         broker = self._broker_or_fault(d["BrokerId"], d["BrokerEpoch"], "change")
@@ -500,6 +533,7 @@ class Replayer:
             raise Fault(f"unknown value for inControlledShutdown field: {shutdown}")
         log_dirs = d.get("LogDirs")
         cordoned = d.get("CordonedLogDirs")
+        self._keep_state(broker)
         if fenced:
             broker.fenced = fenced == 1
         if shutdown:
@@ -517,11 +551,11 @@ class Replayer:
             listeners[e["Name"]] = Endpoint(e["Name"], e["Host"], e["Port"], e["SecurityProtocol"])
         c = ControllerRegistration(d["ControllerId"], d["IncarnationId"], d["ZkMigrationReady"], listeners,
                                    self._features(d["Features"]))
-        self._image.cluster.controllers[c.id] = c
+        self._set(self._image.cluster.controllers, c.id, c)
 
     def _unregister_controller(self, d: dict[str, Any], offset: int) -> None:
         # Kafka 4.4 (KIP-1312): ClusterDelta marks the controller removed; no error if unknown.
-        self._image.cluster.controllers.pop(d["ControllerId"], None)
+        self._pop(self._image.cluster.controllers, d["ControllerId"])
 
     # ------------------------------------------------------------------ topics
 
@@ -531,8 +565,8 @@ class Replayer:
         topics = self._image.topics
         self.orphan_topics.discard(d["TopicId"])
         topic = Topic(d["Name"], d["TopicId"], {})
-        topics.by_id[topic.id] = topic
-        topics.by_name[topic.name] = topic
+        self._set(topics.by_id, topic.id, topic)
+        self._set(topics.by_name, topic.name, topic)
 
     def _partition_tuple(self, t: tuple, offset: int) -> None:
         """PartitionRecord as a ``_PARTITION_FIELDS`` tuple (the snapshot hot path).  Anything that
@@ -548,6 +582,9 @@ class Replayer:
             directories = self._migrating_dirs(len(replicas))
         else:
             directories = intern(dirs, dirs)
+        j = self.journal
+        if j is not None:
+            j.append((topic.partitions, pid, topic.partitions.get(pid, MISSING)))
         topic.partitions[pid] = Partition(
             replicas, directories, replicas if isr == rep else intern(isr, isr) if isr else EMPTY,
             intern(rem, rem) if rem else EMPTY, intern(add, add) if add else EMPTY,
@@ -563,6 +600,10 @@ class Replayer:
         if p is None or rep is not None or dirs is not None or lrs < -1 or lrs > 1:
             self._partition_change(dict(zip(_PARTITION_CHANGE_FIELDS, t)), offset)
             return
+        j = self.journal
+        if j is not None:   # timeline.kept(p), inline: the hot path of a long log
+            j.append((p, p.adding_replicas, p.directories, p.elr, p.isr, p.last_known_elr, p.leader, p.leader_epoch,
+                      p.leader_recovery_state, p.partition_epoch, p.removing_replicas, p.replicas))
         intern = self._intern
         if isr is not None:
             p.isr = intern(isr, isr) if isr else EMPTY
@@ -613,6 +654,7 @@ class Replayer:
         elr = intern(x, x) if v and (x := tuple(v)) else EMPTY
         v = d.get("LastKnownElr")
         lke = intern(x, x) if v and (x := tuple(v)) else EMPTY
+        self._keep_slot(topic.partitions, d["PartitionId"])
         topic.partitions[d["PartitionId"]] = Partition(
             replicas, directories, isr, removing, adding, elr, lke, d["Leader"], lrs, d["LeaderEpoch"],
             d["PartitionEpoch"])
@@ -629,6 +671,7 @@ class Replayer:
         rep = d["Replicas"]
         dirs = d.get("Directories")
         lrs = d["LeaderRecoveryState"]
+        self._keep_state(p)
         if rep is not None or dirs is not None or lrs < -1 or lrs > 1:
             self._partition_change_checked(d, p, rep, dirs, lrs)
         # Common case (ISR / leader / ELR changes): nothing can fail, mutate directly.
@@ -686,12 +729,12 @@ class Replayer:
     def _remove_topic(self, d: dict[str, Any], offset: int) -> None:
         topics = self._image.topics
         self.orphan_topics.discard(d["TopicId"])
-        topic = topics.by_id.pop(d["TopicId"], None)
+        topic: Topic | None = self._pop(topics.by_id, d["TopicId"])
         if topic is None:
             raise Fault(f"unable to delete topic with id {uuid_to_str(d['TopicId'])}: no such topic found")
         if topics.by_name.get(topic.name) is topic:
-            del topics.by_name[topic.name]
-        self._image.configs.pop((CONFIG_RESOURCE_TOPIC, topic.name), None)
+            self._pop(topics.by_name, topic.name)
+        self._pop(self._image.configs, (CONFIG_RESOURCE_TOPIC, topic.name))
 
     def _clear_elr(self, d: dict[str, Any], offset: int) -> None:
         """Kafka 4.x (KIP-966) ``TopicsDelta/TopicDelta.replay(ClearElrRecord)``: every partition
@@ -709,6 +752,7 @@ class Replayer:
         for topic in targets:
             for p in topic.partitions.values():
                 if p.elr or p.last_known_elr:
+                    self._keep_state(p)
                     p.elr = EMPTY
                     p.last_known_elr = EMPTY
                     p.partition_epoch += 1
@@ -721,31 +765,31 @@ class Replayer:
             rtype = 0                       # ConfigResource.Type.forId -> UNKNOWN
         key = (rtype, d["ResourceName"])
         value = d["Value"]
-        _put_or_remove(self._image.configs, key, d["Name"], value, value is None)
+        _put_or_remove(self._image.configs, key, d["Name"], value, value is None, self.journal)
 
     def _client_quota(self, d: dict[str, Any], offset: int) -> None:
         entity_map: dict[str, str | None] = {}
         for e in d["Entity"] or ():
             entity_map[e["EntityType"]] = e["EntityName"]
         entity = tuple(sorted(entity_map.items()))
-        _put_or_remove(self._image.client_quotas, entity, d["Key"], d["Value"], d["Remove"])
+        _put_or_remove(self._image.client_quotas, entity, d["Key"], d["Value"], d["Remove"], self.journal)
 
     def _acl(self, d: dict[str, Any], offset: int) -> None:
         acl = Acl(d["Id"], d["ResourceType"], d["ResourceName"], d["PatternType"], d["Principal"], d["Host"],
                   d["Operation"], d["PermissionType"])
-        self._image.acls[acl.id] = acl
+        self._set(self._image.acls, acl.id, acl)
 
     def _remove_acl(self, d: dict[str, Any], offset: int) -> None:
-        if self._image.acls.pop(d["Id"], None) is None:
+        if self._pop(self._image.acls, d["Id"]) is None:
             raise Fault(f"failed to find existing ACL with ID {uuid_to_str(d['Id'])} in either image or changes")
 
     def _scram(self, d: dict[str, Any], offset: int) -> None:
         cred = ScramCredential(d["Mechanism"], d["Name"], d["Salt"], d["StoredKey"], d["ServerKey"],
                                d["Iterations"])
-        self._image.scram[(cred.mechanism, cred.name)] = cred
+        self._set(self._image.scram, (cred.mechanism, cred.name), cred)
 
     def _remove_scram(self, d: dict[str, Any], offset: int) -> None:
-        self._image.scram.pop((d["Mechanism"], d["Name"]), None)
+        self._pop(self._image.scram, (d["Mechanism"], d["Name"]))
 
     def _delegation_token(self, d: dict[str, Any], offset: int) -> None:
         renewers = tuple(d["Renewers"] or ())
@@ -754,10 +798,10 @@ class Replayer:
                 raise Fault(f"expected a principal in format principalType:principalName but got {principal!r}")
         token = DelegationToken(d["TokenId"], d["Owner"], d["Requester"], renewers, d["IssueTimestamp"],
                                 d["MaxTimestamp"], d["ExpirationTimestamp"])
-        self._image.delegation_tokens[token.token_id] = token
+        self._set(self._image.delegation_tokens, token.token_id, token)
 
     def _remove_delegation_token(self, d: dict[str, Any], offset: int) -> None:
-        self._image.delegation_tokens.pop(d["TokenId"], None)
+        self._pop(self._image.delegation_tokens, d["TokenId"])
 
     # ------------------------------------------------------------------ features, producer ids, misc
 
@@ -775,21 +819,24 @@ class Replayer:
             if level not in METADATA_VERSION_NAMES:
                 self.warn(f"unknown metadata.version feature level {level} (newer than Kafka 4.4)", offset,
                           "unknown")
+            self._keep_state(features)
             features.metadata_version = level
         elif name == KRAFT_VERSION_FEATURE:
             pass                                    # Kafka 4.4 ignores it (kraft.version lives in raft)
         elif level == 0:
-            features.finalized.pop(name, None)
+            self._pop(features.finalized, name)
         else:
-            features.finalized[name] = level
+            self._set(features.finalized, name, level)
 
     def _zk_migration_state(self, d: dict[str, Any], offset: int) -> None:
         # Kafka 4.4's MetadataDelta ignores this record (ZooKeeper migration is gone); the value is
         # kept for display only, never validated.
+        self._keep_state(self._image.features)
         self._image.features.zk_migration_state = d["ZkMigrationState"]
 
     def _producer_ids(self, d: dict[str, Any], offset: int) -> None:
         ids = self._image.producer_ids
+        self._keep_state(ids)
         ids.next_producer_id = d["NextProducerId"]
         ids.broker_id = d["BrokerId"]
         ids.broker_epoch = d["BrokerEpoch"]
@@ -798,17 +845,25 @@ class Replayer:
         pass
 
 
-def _put_or_remove(areas: dict[Any, dict[str, Any]], key: Any, name: str, value: Any, remove: bool) -> None:
+def _put_or_remove(areas: dict[Any, dict[str, Any]], key: Any, name: str, value: Any, remove: bool,
+                   journal: Journal | None) -> None:
     """Set or delete one key of a config resource / quota entity; an emptied one disappears, as in
-    Kafka's ConfigurationsDelta and ClientQuotasDelta."""
+    Kafka's ConfigurationsDelta and ClientQuotasDelta.  ``journal``: see ``timeline.py``."""
+    values = areas.get(key)
     if remove:
-        values = areas.get(key)
-        if values is not None:
-            values.pop(name, None)
+        if values is not None and name in values:
+            if journal is not None:
+                journal.append((values, name, values[name]))
+            del values[name]
             if not values:
+                if journal is not None:
+                    journal.append((areas, key, values))
                 del areas[key]
-    else:
-        values = areas.get(key)
-        if values is None:
-            values = areas[key] = {}
-        values[name] = value
+        return
+    if values is None:
+        if journal is not None:
+            journal.append((areas, key, MISSING))
+        values = areas[key] = {}
+    if journal is not None:
+        journal.append((values, name, values.get(name, MISSING)))
+    values[name] = value

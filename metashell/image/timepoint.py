@@ -16,6 +16,7 @@ from pathlib import Path
 from metashell.errors import MetashellError
 from metashell.log.directory import MetadataLogDir
 from metashell.log.files import iter_file_batches
+from metashell.log.reader import BatchIndexEntry
 
 __all__ = ["PointError", "ResolvedPoint", "earliest_offset", "parse_point", "resolve_in_dir", "resolve_in_file"]
 
@@ -92,11 +93,16 @@ def _iso(ms: int) -> str:
         .replace("+00:00", "Z")
 
 
-def resolve_in_dir(d: MetadataLogDir, text: str) -> ResolvedPoint:
-    """The offset ``text`` names in directory ``d``, checked against what ``d`` can rebuild."""
+def resolve_in_dir(d: MetadataLogDir, text: str, index: list[BatchIndexEntry] | None = None) -> ResolvedPoint:
+    """The offset ``text`` names in directory ``d``, checked against what ``d`` can rebuild.
+    ``index``: a load's batch index, which saves reading every batch header for a time (when one of
+    its batches is old enough; the batches it skipped, before the snapshot, are all older)."""
     kind, value = parse_point(text)
     if kind == "time":
-        value = _offset_at(_batch_times([s.path for s in d.segments]), value, text)
+        known = [(e.last_offset, e.max_timestamp) for e in index or () if e.kind == "log"]
+        if not any(ts <= value for _last, ts in known):
+            known = _batch_times([s.path for s in d.segments])
+        value = _offset_at(known, value, text)
     earliest = earliest_offset(d)
     if earliest is None:
         raise PointError(f"at: {text}: this directory holds no log or snapshot to rebuild from")

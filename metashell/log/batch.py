@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import struct
 import zlib
+from collections.abc import Iterable
 
 import cramjam
 from crc32c import crc32c
@@ -199,6 +200,12 @@ class RecordBatch:
         return CorruptBatchError(
             f"batch at base offset {self.base_offset}: record {err.index}: {err.message}", self.source,
             self.position + (err.pos - self._start))
+
+    def records_contain(self, needles: Iterable[bytes]) -> bool:
+        """Whether any of ``needles`` occurs in the (decompressed) records area: a cheap test that
+        lets a reader looking for one topic skip the batches that cannot mention it."""
+        data, start, end, _compressed = self._records_area()
+        return any(data.find(n, start, end) >= 0 for n in needles)
 
     def entries(self) -> list[Entry]:
         """All records as ``(offset, timestamp, key, value)`` tuples -- the fast path (cached).

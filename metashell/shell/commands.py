@@ -19,11 +19,11 @@ import subprocess
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, replace
-from typing import TextIO, cast
+from typing import TYPE_CHECKING, TextIO, cast
 
 from metashell.errors import MetashellError
 from metashell.image.acls import acl_json, decide
-from metashell.image.changelog import iter_log
+from metashell.image.changelog import LogEntry, iter_log
 from metashell.image.health import PartitionRef, check_health, effective_min_isr
 from metashell.image.history import history, parse_target
 from metashell.image.image import MetadataImage
@@ -43,6 +43,9 @@ from . import answers, spec
 from .output import colorize_json, json_line
 from .spec import CommandError, Parsed
 from .words import Word, split_commands, split_pipe, split_segments
+
+if TYPE_CHECKING:
+    from .sources import Traveller
 
 DIFFERENCES = (
     "Errors go to stderr, one line each, and make the exit status 1 (Kafka: stdout, exit 0).",
@@ -90,12 +93,11 @@ class Shell:
         self.settings = settings or Settings()
         self.cwd = "/"
         self.previous_cwd = "/"
-        #: ``at``: moves the session to another point of the log (None for live sources).
-        self.travel: Callable[[str | None], tuple[Node, str | None]] | None = None
+        #: ``at`` and ``diff --from/--to``: other points of the log (None for live sources).
+        self.travel: Traveller | None = None
         #: where the session is in the log (``@42``), None at its end.
         self.point: str | None = None
-        #: ``diff``: the root at a point of the log without moving the session, and another source's root.
-        self.root_at: Callable[[str | None], Node] | None = None
+        #: ``diff --with``: another source's root.
         self.open_other: Callable[[str], Node] | None = None
         #: ``watch``: brings the image up to date and returns a new root when it had to reload (a
         #: directory), or None when the image was updated in place (live); None: cannot watch.
@@ -505,23 +507,28 @@ class Shell:
         other, start, end = p.opts.get("with"), p.opts.get("from"), p.opts.get("to")
         if other is None and start is None and end is None:
             raise CommandError("diff: give --from and/or --to (offsets or times), or --with DIR|FILE")
-        if (start is not None or end is not None) and self.root_at is None:
+        if (start is not None or end is not None) and self.travel is None:
             raise CommandError("diff: --from/--to need a file source (-d or -s)")
         if other is not None and self.open_other is None:
             raise CommandError("diff: --with is not available here")
         comps = normalize(self.cwd, p.args[0].text) if p.args else []
-        assert self.root_at is not None or other is not None
-        left = self.root_at(str(start)) if start is not None and self.root_at else self.root
+        redact = self.settings.redact
+        if start is not None and self.travel is not None:
+            with self.travel.visit(str(start)) as root:   # one image moves: read its values now
+                left = _values_at(root, comps, redact)
+        else:
+            left = _values_at(self.root, comps, redact)
         if other is not None:
             assert self.open_other is not None
-            right, right_name = self.open_other(str(other)), str(other)
+            right, right_name = _values_at(self.open_other(str(other)), comps, redact), str(other)
         else:
-            assert self.root_at is not None
-            right, right_name = self.root_at(None if end is None else str(end)), f"@{end}" if end else "end"
+            assert self.travel is not None
+            with self.travel.visit(None if end is None else str(end)) as root:
+                right = _values_at(root, comps, redact)
+            right_name = f"@{end}" if end else "end"
         left_name = f"@{start}" if start is not None else (self.point or "end")
         differ = False
-        for kind, path, old, new in _diff_values(_values_at(left, comps, self.settings.redact),
-                                                 _values_at(right, comps, self.settings.redact)):
+        for kind, path, old, new in _diff_values(left, right):
             if not differ and not self._json(p):
                 self.write(f"--- {visible(left_name)}\n+++ {visible(right_name)}\n")
             differ = True
@@ -574,8 +581,19 @@ class Shell:
         first, last = (_offset_option(p, "from"), _offset_option(p, "to"))
         raw_types = p.opts.get("type")
         types = frozenset(t.strip() for t in raw_types.split(",")) if isinstance(raw_types, str) else None
+        if first is not None and self.travel is not None:
+            with self.travel.log_from(first) as fast:   # the journaled image at first - 1, no snapshot read
+                if fast is not None:
+                    plan, base = fast
+                    self._print_log(p, iter_log(plan, first=first, last=last, types=types, base=base,
+                                                payloads=self._json(p)))
+                    return
+        self._print_log(p, iter_log(self.full_plan(first), first=first, last=last, types=types,
+                                    payloads=self._json(p)))
+
+    def _print_log(self, p: Parsed, entries: Iterator[LogEntry]) -> None:
         batch: list[str] = []
-        for entry in iter_log(self.full_plan(first), first=first, last=last, types=types):
+        for entry in entries:
             if self._json(p):
                 self._emit_json(_redacted_entry(entry.as_json(), self.settings.redact))
                 continue
@@ -611,7 +629,7 @@ class Shell:
         if self.travel is None:
             raise CommandError("at: time travel needs a file source (-d or -s); live mode follows the end "
                                "of the log")
-        root, self.point = self.travel(p.args[0].literal if p.args else None)
+        root, self.point = self.travel.move(p.args[0].literal if p.args else None)
         self._root = root
         prov = root.ctx.image.provenance
         when = "" if prov.timestamp < 0 else f", appended {iso_time(prov.timestamp)}"

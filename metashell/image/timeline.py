@@ -1,0 +1,242 @@
+"""Reversible replay: move one image back and forth along the log it was loaded from.
+
+Kafka keeps old images cheaply because each ``MetadataImage`` is immutable and shares structure
+with the next one through persistent maps.  metashell's image is mutable (``model.py`` explains
+why), so what keeps time travel cheap here is a *journal*: while the log after the snapshot is
+replayed, every change the replayer makes to the image is written down as "where, and the value it
+replaced".  Applying an entry **swaps** the value in the image with the one in the entry, so the
+same entry undoes its change when the journal is walked backwards and redoes it when walked
+forwards -- no second copy of the image, and a move costs only the changes between the two points.
+
+Entries are tuples, in the order the changes were made:
+
+* ``(mapping, key, value)``: a dict slot (``value`` is :data:`MISSING` when the key was absent);
+* ``(obj, *state)``: the whole state of a slotted object that is changed in place (a
+  :class:`~metashell.image.model.Partition`, a broker registration, the quorum, features, producer
+  ids): the object followed by its ``__slots__`` values, in slot order (:func:`kept`).
+
+Objects keep their identity across moves (a dict slot gets back the very object it held), so an
+entry written against ``topic.partitions`` still finds that dict after the topic was deleted and
+restored.  Marks say where each batch of the log ends in the journal and what provenance it
+published; a point inside a batch is reached from the mark before it by replaying the rest of the
+batch up to the point with a scratch journal, which the next move undoes first.
+
+Memory: one entry per change -- about 150 bytes for a PartitionChangeRecord (the partition and
+the 11 values it replaced), ~80 bytes for a dict slot -- plus ~60 bytes of marks per batch.
+"""
+
+from __future__ import annotations
+
+from array import array
+from collections.abc import Callable
+from operator import attrgetter
+from typing import Any
+
+from .gcpause import gc_paused
+from .image import MetadataImage
+from .model import Partition
+
+__all__ = ["MISSING", "Journal", "Timeline", "kept"]
+
+MISSING: Any = object()
+"""The value of a dict slot whose key was absent."""
+
+Journal = list
+"""A list of journal entries (see the module docstring)."""
+
+_GETTERS: dict[type, Callable[[Any], tuple]] = {}
+
+
+def kept(obj: Any) -> tuple:
+    """The state entry for a slotted object: ``(obj, *slot values)``."""
+    cls = type(obj)
+    get = _GETTERS.get(cls)
+    if get is None:
+        get = _GETTERS[cls] = attrgetter(*cls.__slots__)
+    return (obj, *get(obj))
+
+
+assert Partition.__slots__ == ("adding_replicas", "directories", "elr", "isr", "last_known_elr", "leader",
+                               "leader_epoch", "leader_recovery_state", "partition_epoch", "removing_replicas",
+                               "replicas"), "the replayer's and _swap's partition entries follow this order"
+
+
+def _swap(entries: list, i: int) -> None:
+    """Apply entry ``i``: the image takes the entry's value and the entry keeps the image's."""
+    e = entries[i]
+    obj = e[0]
+    if type(obj) is dict:
+        _d, key, value = e
+        current = obj.get(key, MISSING)
+        if value is MISSING:
+            del obj[key]
+        else:
+            obj[key] = value
+        entries[i] = (obj, key, current)
+    elif type(obj) is Partition:
+        entries[i] = (obj, obj.adding_replicas, obj.directories, obj.elr, obj.isr, obj.last_known_elr, obj.leader,
+                      obj.leader_epoch, obj.leader_recovery_state, obj.partition_epoch, obj.removing_replicas,
+                      obj.replicas)
+        (_p, obj.adding_replicas, obj.directories, obj.elr, obj.isr, obj.last_known_elr, obj.leader,
+         obj.leader_epoch, obj.leader_recovery_state, obj.partition_epoch, obj.removing_replicas,
+         obj.replicas) = e
+    else:
+        entries[i] = kept(obj)
+        for name, value in zip(type(obj).__slots__, e[1:], strict=True):
+            setattr(obj, name, value)
+
+
+class Timeline:
+    """The journal of one load plus its batch marks, and where the image stands on it.
+
+    Built by the loader (``ImageLoader.keep_timeline``) while it replays the log after the
+    snapshot; :meth:`finish` closes it at the end of the load.  :meth:`move_to` then moves the
+    image to any offset from :attr:`start` to the end, in place.
+    """
+
+    def __init__(self, image: MetadataImage) -> None:
+        self.image = image
+        self.entries: Journal = []
+        self.start = image.provenance.offset
+        """The earliest offset reachable: where the journal starts (the snapshot's last offset)."""
+        self._start_prov = _provenance(image)
+        # per batch: its last offset, the journal length after it, the provenance it left
+        self._last = array("q")
+        self._length = array("q")
+        self._prov = array("q")          # offset, epoch, timestamp, records, batches (5 per mark)
+        self._txn_open = bytearray()     # a metadata transaction is open after the batch
+        self._end_prov: tuple[int, ...] = ()
+        self._end_sources: list[str] = []
+        self.applied = 0
+        """How many entries are applied (``len(entries)`` at the end of the log)."""
+        self.scratch: Journal = []
+        """What a move into the middle of a batch applied on top (undone by the next move)."""
+        self.position: int | None = None
+        """The offset the image stands at, None at the end of the log."""
+        self.enter: Callable[[int, Journal], None] | None = None
+        """Replays the batch holding an offset up to it, journaling into the list given (set by
+        the loader, which knows where each batch is); needed for points inside a batch."""
+        self.segment_bases: dict[str, int] = {}
+
+    # ------------------------------------------------------------------ built by the loader
+
+    def mark(self, last_offset: int, txn_open: bool) -> None:
+        """A batch ending at ``last_offset`` was applied."""
+        p = self.image.provenance
+        self._last.append(last_offset)
+        self._length.append(len(self.entries))
+        self._prov.extend((p.offset, p.epoch, p.timestamp, p.records, p.batches))
+        self._txn_open.append(txn_open)
+
+    def finish(self) -> None:
+        """The load is over (including what it applies after the log, e.g. quorum-state)."""
+        self.applied = len(self.entries)
+        self._end_prov = _provenance(self.image)
+        self._end_sources = list(self.image.provenance.sources)
+
+    @property
+    def end(self) -> int:
+        return self._end_prov[0] if self._end_prov else self.start
+
+    def memory_bytes(self) -> int:
+        """An estimate of what the journal costs (entries, their states, the marks)."""
+        per_entry = 0
+        for e in self.entries[:1000]:
+            per_entry += 56 + 8 * len(e)
+        n = len(self.entries)
+        average = per_entry / min(n, 1000) if n else 0
+        return int(n * (average + 8)) + len(self._last) * 64
+
+    # ------------------------------------------------------------------ moving
+
+    def can_reach(self, offset: int | None) -> bool:
+        """Whether :meth:`move_to` can put the image at ``offset`` (not before the journal, not
+        into the middle of a batch inside a metadata transaction)."""
+        if offset is None or offset >= self.end:
+            return True
+        if offset < self.start:
+            return False
+        i = self._mark_at_or_before(offset)
+        last = self._last[i] if i >= 0 else self.start
+        return last == offset or (self.enter is not None and not (i >= 0 and self._txn_open[i]))
+
+    def move_to(self, offset: int | None) -> None:
+        """Put the image at ``offset`` (None or past the end: the end of the log)."""
+        if not self.can_reach(offset):
+            raise ValueError(f"offset {offset} cannot be reached through the journal")
+        with gc_paused():   # each swap makes a tuple: no collections over the image meanwhile
+            self._move(offset)
+
+    def _move(self, offset: int | None) -> None:
+        self._undo_scratch()
+        if offset is None or offset >= self.end:
+            self._apply_to(len(self.entries))
+            _restore(self.image, self._end_prov, self._end_sources)
+            self.position = None
+            return
+        i = self._mark_at_or_before(offset)
+        if i < 0:
+            self._apply_to(0)
+            prov = self._start_prov
+        else:
+            self._apply_to(self._length[i])
+            prov = tuple(self._prov[5 * i:5 * i + 5])
+        _restore(self.image, prov, self._sources_at(offset))
+        self.position = offset
+        if (self._last[i] if i >= 0 else self.start) < offset:
+            self._replay_part(offset)
+
+    def _mark_at_or_before(self, offset: int) -> int:
+        lo, hi = 0, len(self._last)
+        last = self._last
+        while lo < hi:
+            mid = (lo + hi) // 2
+            if last[mid] <= offset:
+                lo = mid + 1
+            else:
+                hi = mid
+        return lo - 1
+
+    def _apply_to(self, length: int) -> None:
+        entries = self.entries
+        swap = _swap
+        partition = Partition
+        i = self.applied
+        steps = range(i - 1, length - 1, -1) if length < i else range(i, length)
+        for k in steps:
+            e = entries[k]
+            p = e[0]
+            if type(p) is partition:   # _swap's partition case, inline: most of a long log
+                entries[k] = (p, p.adding_replicas, p.directories, p.elr, p.isr, p.last_known_elr, p.leader,
+                              p.leader_epoch, p.leader_recovery_state, p.partition_epoch, p.removing_replicas,
+                              p.replicas)
+                (_p, p.adding_replicas, p.directories, p.elr, p.isr, p.last_known_elr, p.leader, p.leader_epoch,
+                 p.leader_recovery_state, p.partition_epoch, p.removing_replicas, p.replicas) = e
+            else:
+                swap(entries, k)
+        self.applied = length
+
+    def _undo_scratch(self) -> None:
+        scratch = self.scratch
+        for i in range(len(scratch) - 1, -1, -1):
+            _swap(scratch, i)
+        scratch.clear()
+
+    def _replay_part(self, offset: int) -> None:
+        assert self.enter is not None
+        self.enter(offset, self.scratch)
+
+    def _sources_at(self, offset: int) -> list[str]:
+        bases = self.segment_bases
+        return [s for s in self._end_sources if bases.get(s, -1) <= offset]
+
+
+def _provenance(image: MetadataImage) -> tuple[int, ...]:
+    p = image.provenance
+    return (p.offset, p.epoch, p.timestamp, p.records, p.batches)
+
+
+def _restore(image: MetadataImage, prov: tuple[int, ...], sources: list[str]) -> None:
+    p = image.provenance
+    p.offset, p.epoch, p.timestamp, p.records, p.batches = prov
+    p.sources = sources
