@@ -38,8 +38,6 @@ from metashell.image.loader import load_directory
 from metashell.shell.commands import Settings, Shell
 from metashell.shell.sources import open_directory
 
-DEFAULT_OUT = REPO / "bench" / "out"
-
 
 class Sink(io.TextIOBase):
     """Counts lines and notes when the first one arrived."""
@@ -70,15 +68,10 @@ def run(shell: Shell, line: str) -> tuple[float, float, int]:
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--topics", type=int, default=100_000)
-    ap.add_argument("--partitions", type=int, default=10)
-    ap.add_argument("--scale", type=float, default=1.0, help="multiply --topics (0.1 for a quick run)")
+    metagen.add_size_arguments(ap)
     ap.add_argument("--repeat", type=int, default=3, help="runs per command; the best is kept")
-    ap.add_argument("--out", type=Path, default=DEFAULT_OUT)
     args = ap.parse_args()
-    params = metagen.GenParams(topics=max(1, round(args.topics * args.scale)), partitions=args.partitions,
-                               tail_records=max(0, round(1_000_000 * args.scale)),
-                               overlap_records=max(100, round(5000 * args.scale)))
+    params = metagen.params_from(args)
     data = metagen.ensure(params, args.out)
     t0 = time.perf_counter()
     result = load_directory(data.root)

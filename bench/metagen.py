@@ -36,6 +36,7 @@ Deterministic: the same parameters and seed give byte-identical files.
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import random
@@ -769,6 +770,21 @@ def generate(p: GenParams, out: Path, log=print) -> GenResult:
     # The manifest lives next to the directory, not in it: nothing but Kafka's own files inside.
     manifest_path(p, out).write_text(result.to_json())
     return result
+
+
+def add_size_arguments(ap: argparse.ArgumentParser) -> None:
+    """``--topics --partitions --scale --out``: the directory the after-load benchmarks use."""
+    ap.add_argument("--topics", type=int, default=100_000)
+    ap.add_argument("--partitions", type=int, default=10)
+    ap.add_argument("--scale", type=float, default=1.0, help="multiply --topics and the tail (0.1 for a quick run)")
+    ap.add_argument("--out", type=Path, default=Path(__file__).resolve().parent / "out")
+
+
+def params_from(args: argparse.Namespace) -> GenParams:
+    """The load.py directory at ``args.scale``: 100k topics x 10 partitions and a 1M-record tail at 1.0."""
+    return GenParams(topics=max(1, round(args.topics * args.scale)), partitions=args.partitions,
+                     tail_records=max(0, round(1_000_000 * args.scale)),
+                     overlap_records=max(100, round(5000 * args.scale)))
 
 
 def manifest_path(p: GenParams, out: Path) -> Path:

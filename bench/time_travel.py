@@ -36,8 +36,6 @@ sys.path.insert(0, str(REPO / "bench"))
 
 import metagen
 
-DEFAULT_OUT = REPO / "bench" / "out"
-
 
 class Sink(io.TextIOBase):
     def __init__(self) -> None:
@@ -123,14 +121,9 @@ def _spawn(root: str, timeline: bool, commands: bool) -> dict:
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--topics", type=int, default=100_000)
-    ap.add_argument("--partitions", type=int, default=10)
-    ap.add_argument("--scale", type=float, default=1.0, help="multiply --topics (0.1 for a quick run)")
-    ap.add_argument("--out", type=Path, default=DEFAULT_OUT)
+    metagen.add_size_arguments(ap)
     args = ap.parse_args()
-    params = metagen.GenParams(topics=max(1, round(args.topics * args.scale)), partitions=args.partitions,
-                               tail_records=max(0, round(1_000_000 * args.scale)),
-                               overlap_records=max(100, round(5000 * args.scale)))
+    params = metagen.params_from(args)
     data = metagen.ensure(params, args.out)
     root = str(data.root)
     without = _spawn(root, False, False)
