@@ -80,7 +80,7 @@ def main() -> int:
     topic = sorted(image.topics.by_name)[len(image.topics.by_name) // 2]
     source = open_directory(data.root, lambda _w: None, True)
     shell = Shell(source.root, io.StringIO(), io.StringIO(), Settings())
-    shell.travel, shell.full_plan = source.travel, source.full_plan
+    shell.attach(source)
     end = image.provenance.offset
     tail_start = data.snapshot_end_offset
     middle = (tail_start + end) // 2

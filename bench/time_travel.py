@@ -79,7 +79,7 @@ def _child(root: str, timeline: bool, commands: bool) -> dict:
     out["history_changes"] = counts[busiest]
     start, end = timeline_obj.start, image.provenance.offset
     shell = Shell(source.root, io.StringIO(), io.StringIO(), Settings())
-    shell.travel, shell.full_plan = source.travel, source.full_plan
+    shell.attach(source)
 
     def run(line: str) -> tuple[float, int]:
         sink = Sink()

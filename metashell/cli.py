@@ -116,6 +116,11 @@ def build_parser(prog: str | None = None) -> argparse.ArgumentParser:
                    help="Load around corruption instead of failing: the log up to the first corrupt "
                         "batch, the newest intact snapshot when a newer one is damaged. Warnings and "
                         "/provenance say what was skipped.")
+    p.add_argument("--tui", action="store_true",
+                   help="Browse in a full-screen terminal UI (tree, detail pane, command line, search) "
+                        "instead of the shell.")
+    p.add_argument("--path", metavar="PATH",
+                   help="With --tui: start with this path selected (e.g. /topics/orders).")
     p.add_argument("--version", action="version", version=f"metashell {__version__}",
                    help="Print the version and exit.")
     p.add_argument("command", nargs=argparse.REMAINDER,
@@ -164,6 +169,10 @@ def _check_usage(args: argparse.Namespace) -> None:
     if args.commands and args.command:
         raise UsageError(f"give commands either with -c or as words after the options, not both "
                          f"(got -c and {' '.join(args.command)!r})")
+    if args.tui and (args.commands or args.command or args.diff_with):
+        raise UsageError("--tui is interactive: give commands in its command line (':'), not with -c")
+    if args.path is not None and not args.tui:
+        raise UsageError("--path applies to --tui")
     if args.command and args.command[0] == "--":
         args.command = args.command[1:]  # "metashell -d DIR -- ls /x"
     elif args.command and args.command[0].startswith("-"):
@@ -212,7 +221,7 @@ def run(argv: Sequence[str] | None = None, *, stdin: TextIO | None = None, stdou
     if args.diff_with is not None and not (args.commands or args.command):
         args.command = ["diff", "--with", args.diff_with]
     one_shot = bool(args.commands or args.command)
-    interactive = not one_shot and _is_tty(stdin)
+    interactive = not one_shot and (_is_tty(stdin) or args.tui)
     redact = not args.no_redact
 
     def warn(message: str) -> None:
@@ -232,6 +241,11 @@ def run(argv: Sequence[str] | None = None, *, stdin: TextIO | None = None, stdou
         source = open_live(args.bootstrap_controller, args.config, warn, redact)
 
     try:
+        if args.tui:
+            from metashell.tui.app import MetashellApp
+
+            MetashellApp(source, redact=redact, start_path=args.path or "/").run()
+            return EXIT_OK
         stdout_tty = _is_tty(stdout)
         settings = Settings(
             json=args.json,
@@ -240,11 +254,7 @@ def run(argv: Sequence[str] | None = None, *, stdin: TextIO | None = None, stdou
             width=(lambda: shutil.get_terminal_size().columns) if stdout_tty else (lambda: None),
         )
         shell = Shell(source.root, stdout, stderr, settings)
-        shell.travel = source.travel
-        shell.point = source.point
-        shell.full_plan = source.full_plan
-        shell.open_other = lambda other: open_other(other, redact)
-        shell.refresh = source.refresh
+        shell.attach(source, lambda other: open_other(other, redact))
         if one_shot:
             from metashell.shell.commands import ExitShell
 

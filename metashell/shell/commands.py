@@ -28,7 +28,6 @@ from metashell.image.health import PartitionRef, check_health, effective_min_isr
 from metashell.image.history import history, parse_target
 from metashell.image.image import MetadataImage
 from metashell.image.model import Topic
-from metashell.image.wording import id_list
 from metashell.log.directory import ReadPlan
 from metashell.protocol.uuid import uuid_to_str
 from metashell.tree import Node, glob_components, join
@@ -36,6 +35,7 @@ from metashell.tree.friendly import iso_utc as iso_time
 from metashell.tree.paths import glob_regex, is_glob, normalize, resolve
 from metashell.tree.redact import redact_config
 from metashell.tree.render import iter_find, render_ls, render_tree
+from metashell.tree.summary import summarize
 from metashell.tree.values import tree_values
 
 from ..safe_text import visible, visible_output
@@ -45,7 +45,7 @@ from .spec import CommandError, Parsed
 from .words import Word, split_commands, split_pipe, split_segments
 
 if TYPE_CHECKING:
-    from .sources import Traveller
+    from .sources import Source, Traveller
 
 DIFFERENCES = (
     "Errors go to stderr, one line each, and make the exit status 1 (Kafka: stdout, exit 0).",
@@ -106,6 +106,16 @@ class Shell:
         self.full_plan: Callable[[int | None], ReadPlan] | None = None
         self.history: list[str] = history if history is not None else []
         self._status = 0
+
+    def attach(self, source: Source, open_other: Callable[[str], Node] | None = None) -> None:
+        """Use what an opened source offers: its tree, time travel, its log, refreshing (one place
+        for the CLI, the TUI and the benchmarks)."""
+        self._root = source.root
+        self.travel = source.travel
+        self.point = source.point
+        self.full_plan = source.full_plan
+        self.refresh = source.refresh
+        self.open_other = open_other
 
     # -- plumbing ----------------------------------------------------------------------------
     @property
@@ -849,19 +859,15 @@ def _tree_json(node: Node, redact: bool, max_depth: int | None, level: int = 0) 
 def _long_rows(entries: list[tuple[str, Node]], redact: bool) -> list[str]:
     """``ls -l`` rows: ``<d|-> <children> <kind> <name>  <what it says>`` with aligned columns.
 
-    The last column is what an operator scans a listing for (:func:`_summary`): a partition's
+    The last column is what an operator scans a listing for (``tree.summary``): a partition's
     leader, ISR and replicas, a broker's state and first listener, an ACL in one line, a feature's
     level, a scalar's value; a directory shows how many children it has.
     """
     rows: list[tuple[str, str, str, str, str]] = []
     for name, node in entries:
-        if node.is_dir:
-            rows.append(("d", str(node.child_count()), node.kind, visible(name), visible(_dir_summary(node))))
-            continue
-        summary = _summary(node.kind, node.to_json(redact), node.text(redact))
-        if len(summary) > _SUMMARY_MAX:
-            summary = summary[:_SUMMARY_MAX - 3] + "..."
-        rows.append(("-", "", node.kind, visible(name), visible(summary)))
+        summary = visible(summarize(node, redact))
+        rows.append(("d" if node.is_dir else "-", str(node.child_count()) if node.is_dir else "", node.kind,
+                     visible(name), summary))
     if not rows:
         return []
     size_w = max(len(r[1]) for r in rows)
@@ -874,54 +880,3 @@ def _long_rows(entries: list[tuple[str, Node]], redact: bool) -> list[str]:
     return lines
 
 
-_SUMMARY_MAX = 100
-
-
-def _summary(kind: str, value: object, text: str) -> str:
-    """One line saying what a leaf holds (``ls -l``'s last column)."""
-    if not isinstance(value, dict):
-        return "" if isinstance(value, list) else text.split("\n", 1)[0]
-    v = value
-    if kind == "partition":
-        leader = v.get("leader")
-        out = f"leader {'none' if leader in (None, -1) else leader}  isr {id_list(v.get('isr'))}  replicas {id_list(v.get('replicas'))}"
-        if v.get("elr") or v.get("lastKnownElr"):
-            out += f"  elr {id_list(v.get('elr'))}"
-        if v.get("addingReplicas") or v.get("removingReplicas"):
-            out += f"  adding {id_list(v.get('addingReplicas'))} removing {id_list(v.get('removingReplicas'))}"
-        return out
-    if kind in ("broker", "controller"):
-        state = ""
-        if kind == "broker":
-            state = "fenced" if v.get("fenced") else "shutting down" if v.get("inControlledShutdown") else "live"
-            state += f"  epoch {v.get('epoch')}  "
-        listeners = v.get("listeners") or []
-        first = listeners[0] if listeners and isinstance(listeners[0], dict) else None
-        proto = f"{first.get('securityProtocol')}://" if first and first.get("securityProtocol") else ""
-        where = f"{first.get('name')} {proto}{first.get('host')}:{first.get('port')}" if first else "no listener"
-        more = f" (+{len(listeners) - 1})" if len(listeners) > 1 else ""
-        return f"{state}{where}{more}"
-    if kind == "acl":
-        return (f"{v.get('permissionType')} {v.get('principal')} {v.get('operation')} "
-                f"{v.get('resourceType')}:{v.get('resourceName')} ({v.get('patternType')}) from {v.get('host')}")
-    if kind == "feature":
-        level = v.get("level")
-        return f"level {level}" + (f" ({v['version']})" if v.get("version") else "")
-    if kind == "finding":
-        return f"{v.get('count')} [{v.get('severity')}] {v.get('title')}"
-    if kind == "health":
-        return str(v.get("verdict", ""))
-    if kind == "scram":
-        return f"iterations {v.get('iterations')}"
-    if kind == "token":
-        return f"owner {v.get('owner')}  expires {v.get('expirationTime', v.get('expirationTimestamp'))}"
-    return ""
-
-
-def _dir_summary(node: Node) -> str:
-    """``ls -l`` on a topic names the other key: its name under /topicIds, its partition count under
-    /topics."""
-    if node.kind != "topic":
-        return ""
-    name = node.child("name")
-    return name.text(True) if name is not None and name.text(True) != node.name else ""

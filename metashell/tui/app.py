@@ -1,0 +1,311 @@
+"""The Textual app: the virtual filesystem as a tree beside a detail pane, with the shell's command
+line under them.
+
+* **Tree** (left): lazy -- a directory's children are listed when it is expanded, a page of
+  :data:`PAGE` at a time ("... N more" loads the next page), so ``/topics`` with 100 000 topics
+  expands at once.
+* **Detail** (right): the highlighted node, rendered by :mod:`metashell.tui.detail`.
+* **Command line** (``:`` focuses it): any shell command, run by the same
+  :class:`~metashell.shell.commands.Shell` as the REPL and one-shot mode; its output replaces the
+  detail pane, and ``cd`` (or ``at``) moves the tree.
+* **Search** (``/`` or Ctrl-P, Textual's command palette): paths by name -- topics, brokers,
+  controllers, configs, ACL principals -- matched on names first, so it stays quick on a million
+  partitions (partitions are reached by expanding their topic).
+"""
+
+from __future__ import annotations
+
+import io
+from collections.abc import Iterable
+from typing import ClassVar
+
+from rich.console import RenderableType
+from rich.text import Text
+from textual import on
+from textual.app import App, ComposeResult
+from textual.binding import Binding, BindingType
+from textual.command import Hit, Hits, Provider
+from textual.containers import Horizontal, VerticalScroll
+from textual.widgets import Footer, Header, Input, Static, Tree
+from textual.widgets.tree import TreeNode
+
+from metashell.safe_text import visible, visible_output
+from metashell.shell.commands import Settings, Shell
+from metashell.shell.sources import Source
+from metashell.tree.paths import join, normalize, resolve
+
+from .detail import detail
+
+__all__ = ["PAGE", "MetashellApp"]
+
+PAGE = 500
+"""Children added to the tree per page when a directory is expanded."""
+
+_MORE = "\0more"
+
+
+class PathSearch(Provider):
+    """Command-palette hits: paths whose last name contains what was typed (fuzzy among those)."""
+
+    async def search(self, query: str) -> Hits:
+        app = self.app
+        assert isinstance(app, MetashellApp)
+        matcher = self.matcher(query)
+        shown = 0
+        for path in app.search_paths(query):
+            score = matcher.match(path)
+            if score > 0:
+                yield Hit(score, matcher.highlight(path), lambda p=path: app.go_to(p), help="jump to path")
+                shown += 1
+                if shown >= 50:
+                    return
+
+
+class MetashellApp(App[int]):
+    """``metashell --tui``."""
+
+    TITLE = "metashell"
+    CSS = """
+    #tree { width: 40%; min-width: 24; border-right: solid $primary-darken-2; }
+    #detail-scroll { width: 1fr; padding: 0 1; }
+    #command { dock: bottom; }
+    """
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("q", "quit", "Quit"),
+        Binding("ctrl+q", "quit", "Quit", show=False),
+        Binding("colon", "command_line", "Command"),
+        Binding("slash", "command_palette", "Search"),
+        Binding("escape", "focus_tree", "Tree", show=False),
+        Binding("y", "copy_path", "Copy path"),
+        Binding("Y", "copy_value", "Copy value", show=False),
+    ]
+    COMMANDS = App.COMMANDS | {PathSearch}
+
+    def __init__(self, source: Source, *, redact: bool = True, start_path: str = "/") -> None:
+        super().__init__()
+        self.source = source
+        self.redact = redact
+        self.start_path = start_path
+        self.output = io.StringIO()
+        self.errors = io.StringIO()
+        self.shell = Shell(source.root, self.output, self.errors, Settings(redact=redact))
+        self.shell.attach(source)
+        self.selected = "/"
+        self.shown: RenderableType = Text("")
+        """What the detail pane shows (for tests and the screenshot)."""
+        self._names: list[str] | None = None
+
+    # ------------------------------------------------------------------ layout
+
+    def compose(self) -> ComposeResult:
+        yield Header()
+        with Horizontal():
+            tree: Tree[str] = Tree("/", data="/", id="tree")
+            tree.show_root = True
+            yield tree
+            with VerticalScroll(id="detail-scroll"):
+                yield Static(id="detail")
+        yield Input(placeholder=": a shell command (ls, cd, cat, find, describe, health, at, history ...)",
+                    id="command")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.sub_title = self._status_line()
+        tree = self.query_one("#tree", Tree)
+        self._fill(tree.root, "/")
+        tree.root.expand()
+        tree.focus()
+        self.go_to(self.start_path)
+
+    def _status_line(self) -> str:
+        image = self.shell.root.ctx.image
+        p = image.provenance
+        mv = image.features.metadata_version
+        from metashell.image.model import metadata_version_name
+
+        parts = [f"cluster {self.source.cluster_id}" if self.source.cluster_id else "", self.source.description,
+                 f"metadata.version {metadata_version_name(mv)}", f"offset {p.offset}"]
+        if self.shell.point:
+            parts.append(f"at {self.shell.point}")
+        return visible("  |  ".join(x for x in parts if x))
+
+    # ------------------------------------------------------------------ the tree
+
+    def _fill(self, item: TreeNode[str], path: str, start: int = 0) -> None:
+        """Add a page of ``path``'s children under ``item``."""
+        node = resolve(self.shell.root, normalize("/", path))
+        if node is None or not node.is_dir:
+            return
+        names = node.child_names()
+        for name in names[start:start + PAGE]:
+            child = node.child(name)
+            if child is None:
+                continue
+            child_path = join([*normalize("/", path), name])
+            label = Text(visible(name))
+            if child.is_dir:
+                item.add(label, data=child_path, allow_expand=True)
+            else:
+                item.add_leaf(label, data=child_path)
+        if len(names) > start + PAGE:
+            item.add_leaf(Text(f"... {len(names) - start - PAGE} more", style="italic"),
+                          data=f"{_MORE}{start + PAGE}\0{path}")
+
+    @on(Tree.NodeExpanded)
+    def _expanded(self, event: Tree.NodeExpanded[str]) -> None:
+        item = event.node
+        if item.data is not None and not item.children:
+            self._fill(item, item.data)
+
+    @on(Tree.NodeSelected)
+    def _selected(self, event: Tree.NodeSelected[str]) -> None:
+        data = event.node.data
+        if data is not None and data.startswith(_MORE):
+            start, path = data[len(_MORE):].split("\0", 1)
+            parent = event.node.parent
+            event.node.remove()
+            if parent is not None:
+                self._fill(parent, path, int(start))
+
+    @on(Tree.NodeHighlighted)
+    def _highlighted(self, event: Tree.NodeHighlighted[str]) -> None:
+        data = event.node.data
+        if data is not None and not data.startswith(_MORE):
+            self.show(data)
+
+    def show(self, path: str) -> None:
+        """Put ``path``'s node in the detail pane."""
+        node = resolve(self.shell.root, normalize("/", path))
+        self.selected = path
+        if node is None:
+            self._put(Text(f"{visible(path)}: no such file or directory", style="red"))
+            return
+        self._put(detail(path, node, self.redact))
+
+    def _put(self, renderable: RenderableType) -> None:
+        self.shown = renderable
+        self.query_one("#detail", Static).update(renderable)
+
+    def go_to(self, path: str) -> None:
+        """Expand the tree down to ``path``, highlight it and show it."""
+        comps = normalize("/", path)
+        tree = self.query_one("#tree", Tree)
+        item = tree.root
+        for i, name in enumerate(comps):
+            if not item.children:
+                self._fill(item, join(comps[:i]))
+            item.expand()
+            found = next((c for c in item.children if c.data == join(comps[:i + 1])), None)
+            if found is None:
+                found = self._page_to(item, join(comps[:i]), name)
+            if found is None:
+                break
+            item = found
+        target = item
+
+        def place() -> None:    # line numbers exist once the expanded tree is laid out again
+            tree.move_cursor(target)
+            tree.scroll_to_node(target, animate=False)
+
+        self.call_after_refresh(place)
+        self.show(item.data or "/")
+
+    def _page_to(self, item: TreeNode[str], path: str, name: str) -> TreeNode[str] | None:
+        """Load pages under ``item`` until ``name`` shows up (a topic far down /topics)."""
+        while item.children and (more := item.children[-1]).data and more.data.startswith(_MORE):
+            start = int(more.data[len(_MORE):].split("\0", 1)[0])
+            more.remove()
+            self._fill(item, path, start)
+            found = next((c for c in item.children if c.data == join([*normalize("/", path), name])), None)
+            if found is not None:
+                return found
+        return None
+
+    # ------------------------------------------------------------------ search
+
+    def search_paths(self, query: str) -> Iterable[str]:
+        """Candidate paths for the palette: names containing the query's letters in order, first by
+        plain substring (cheap on 100 000 topics), then by subsequence."""
+        names = self._searchable()
+        q = query.lower()
+        if not q:
+            return names[:50]
+        plain = [p for p in names if q in p.rsplit("/", 1)[-1].lower()]
+        return plain if plain else [p for p in names if _subsequence(q, p.lower())][:200]
+
+    def _searchable(self) -> list[str]:
+        if self._names is None:
+            root = self.shell.root
+            out: list[str] = []
+            for top in ("topics", "brokers", "controllers", "configs", "acls", "features", "clientQuotas",
+                        "scram", "delegationTokens", "health"):
+                node = root.child(top)
+                if node is None or not node.is_dir:
+                    continue
+                for name in node.child_names():
+                    out.append(f"/{top}/{name}")
+                    if top in ("configs", "acls"):
+                        sub = node.child(name)
+                        if sub is not None and sub.is_dir:
+                            out.extend(f"/{top}/{name}/{n}" for n in sub.child_names())
+            self._names = out
+        return self._names
+
+    # ------------------------------------------------------------------ the command line
+
+    def action_command_line(self) -> None:
+        self.query_one("#command", Input).focus()
+
+    def action_focus_tree(self) -> None:
+        self.query_one("#tree", Tree).focus()
+
+    @on(Input.Submitted, "#command")
+    def _command(self, event: Input.Submitted) -> None:
+        line = event.value.strip().lstrip(":").strip()   # vim hands type ":ls"
+        event.input.value = ""
+        if not line:
+            return
+        if line in ("exit", "quit"):
+            self.exit(0)
+            return
+        self.run_command(line)
+
+    def run_command(self, line: str) -> int:
+        """Run ``line`` through the shell's command engine; its output goes to the detail pane."""
+        self.output.seek(0)
+        self.output.truncate()
+        self.errors.seek(0)
+        self.errors.truncate()
+        cwd, point = self.shell.cwd, self.shell.point
+        status = self.shell.run_line(line)
+        text = Text(visible_output(self.output.getvalue()))
+        if self.errors.getvalue():
+            text.append(visible_output(self.errors.getvalue()), style="red")
+        if point != self.shell.point:    # `at` moved the session: rebuild the tree over the new image
+            self._names = None
+            tree = self.query_one("#tree", Tree)
+            tree.root.remove_children()
+            self._fill(tree.root, "/")
+            self.sub_title = self._status_line()
+        if cwd != self.shell.cwd or point != self.shell.point:
+            self.go_to(self.shell.cwd)
+        if self.output.getvalue() or self.errors.getvalue():
+            self._put(text)
+        return status
+
+    # ------------------------------------------------------------------ copy
+
+    def action_copy_path(self) -> None:
+        self.copy_to_clipboard(self.selected)
+        self.notify(f"copied {visible(self.selected)}")
+
+    def action_copy_value(self) -> None:
+        node = resolve(self.shell.root, normalize("/", self.selected))
+        if node is not None and not node.is_dir:
+            self.copy_to_clipboard(node.text(self.redact))
+            self.notify(f"copied the value of {visible(self.selected)}")
+
+
+def _subsequence(query: str, text: str) -> bool:
+    it = iter(text)
+    return all(ch in it for ch in query)

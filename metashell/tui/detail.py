@@ -1,0 +1,102 @@
+"""What the detail pane shows for a node of the tree, rendered for people.
+
+A topic directory is a partition table in ``kafka-topics --describe``'s terms; a broker or a
+controller is a listener table above its record; a record is highlighted JSON; a scalar is its
+value; any other directory lists its children with what each holds (``ls -l``'s summaries).
+Every string that came from the metadata goes through :func:`metashell.safe_text.visible` first,
+so a control character in a topic name or a config value is shown, never sent to the terminal.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from rich.console import Group, RenderableType
+from rich.syntax import Syntax
+from rich.table import Table
+from rich.text import Text
+
+from metashell.image.model import Topic
+from metashell.image.wording import id_list
+from metashell.protocol.uuid import uuid_to_str
+from metashell.safe_text import visible
+from metashell.tree import Node
+from metashell.tree.summary import summarize
+
+__all__ = ["detail", "partition_table"]
+
+_MAX_ROWS = 2000
+"""Rows a table shows before it says how many more there are (a topic may have 10 000 partitions)."""
+
+
+def detail(path: str, node: Node, redact: bool, theme: str = "monokai") -> RenderableType:
+    """The renderable for ``node`` at ``path``."""
+    parts = [p for p in path.split("/") if p]
+    image = node.ctx.image
+    if len(parts) == 2 and parts[0] == "topics" and node.is_dir:
+        topic = image.topics.by_name.get(parts[1])
+        if topic is not None:
+            return partition_table(topic)
+    if not node.is_dir:
+        value = node.to_json(redact)
+        if isinstance(value, (dict, list)):
+            body = Syntax(visible(json.dumps(value, indent=2, ensure_ascii=False)), "json", theme=theme,
+                          background_color="default", word_wrap=True)
+            if isinstance(value, dict) and isinstance(value.get("listeners"), list):
+                return Group(listener_table(value["listeners"]), body)
+            return body
+        return Text(visible(node.text(redact)))
+    return children_table(node, redact)
+
+
+def partition_table(topic: Topic) -> RenderableType:
+    """A topic as ``kafka-topics --describe`` shows it: one row per partition."""
+    head = Text.assemble(("Topic: ", "bold"), visible(topic.name), ("  TopicId: ", "bold"),
+                         uuid_to_str(topic.id), ("  PartitionCount: ", "bold"), str(len(topic.partitions)))
+    table = Table(box=None, header_style="bold", pad_edge=False, expand=False)
+    for name in ("Partition", "Leader", "Replicas", "Isr", "Elr", "LastKnownElr", "Adding", "Removing",
+                 "Epochs", "Directories"):
+        table.add_column(name, no_wrap=True)
+    for i, (pid, p) in enumerate(sorted(topic.partitions.items())):
+        if i == _MAX_ROWS:
+            table.add_row(f"... {len(topic.partitions) - _MAX_ROWS} more", *[""] * 9)
+            break
+        leader = Text("none", style="bold red") if p.leader < 0 else Text(str(p.leader))
+        isr = Text(id_list(p.isr), style="yellow" if len(p.isr) < len(p.replicas) else "")
+        dirs = ",".join(uuid_to_str(d)[:8] for d in p.directories)
+        table.add_row(str(pid), leader, id_list(p.replicas), isr, id_list(p.elr), id_list(p.last_known_elr),
+                      id_list(p.adding_replicas), id_list(p.removing_replicas),
+                      f"{p.leader_epoch}/{p.partition_epoch}", dirs)
+    return Group(head, table)
+
+
+def listener_table(listeners: list[Any]) -> RenderableType:
+    table = Table(box=None, header_style="bold", pad_edge=False, title="listeners", title_justify="left")
+    for name in ("name", "host", "port", "protocol"):
+        table.add_column(name, no_wrap=True)
+    for e in listeners:
+        if isinstance(e, dict):
+            table.add_row(visible(str(e.get("name"))), visible(str(e.get("host"))), str(e.get("port")),
+                          str(e.get("securityProtocol", "")))
+    return table
+
+
+def children_table(node: Node, redact: bool) -> RenderableType:
+    """A directory: its children, with how many each holds or its value (first rows only)."""
+    names = node.child_names()
+    table = Table(box=None, header_style="bold", pad_edge=False)
+    table.add_column("name", no_wrap=True)
+    table.add_column("holds")
+    for i, name in enumerate(names):
+        if i == _MAX_ROWS:
+            table.add_row(f"... {len(names) - _MAX_ROWS} more", "")
+            break
+        child = node.child(name)
+        if child is None:
+            continue
+        what = summarize(child, redact)
+        if child.is_dir:
+            what = f"{child.child_count()} entries" + (f"  {what}" if what else "")
+        table.add_row(visible(name) + ("/" if child.is_dir else ""), visible(what))
+    return table

@@ -1,0 +1,205 @@
+"""``metashell --tui``: driven with Textual's own pilot on fixtures and the corpus, and started in a
+real pty to see it draw, quit and give the terminal back."""
+
+from __future__ import annotations
+
+import asyncio
+import io
+import json
+import os
+import sys
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+from conftest import FIXTURES, REPO, corpus_dirs
+from rich.console import Console
+from textual.pilot import Pilot
+from textual.widgets import Tree
+
+import metashell.tui.app as tui_app
+from metashell.shell.sources import open_directory
+from metashell.tui.app import MetashellApp
+
+DEMO = FIXTURES / "demo"
+
+
+def _text(renderable: Any) -> str:
+    console = Console(record=True, width=160, color_system=None, file=io.StringIO())
+    console.print(renderable)
+    return console.export_text()
+
+
+def drive(path: Path, steps: Callable[[MetashellApp, Pilot[Any]], Awaitable[None]], **kwargs: Any) -> MetashellApp:
+    app = MetashellApp(open_directory(str(path), lambda _w: None, True), **kwargs)
+
+    async def main() -> None:
+        async with app.run_test(size=(120, 40)) as pilot:
+            await pilot.pause()
+            await steps(app, pilot)
+
+    asyncio.run(main())
+    return app
+
+
+async def command(app: MetashellApp, pilot: Pilot[Any], line: str) -> str:
+    await pilot.press("colon")
+    await pilot.press(*line)
+    await pilot.press("enter")
+    await pilot.pause()
+    return _text(app.shown)
+
+
+def test_first_screen_lists_the_root_and_a_topic_is_a_partition_table() -> None:
+    async def steps(app: MetashellApp, pilot: Pilot[Any]) -> None:
+        tree = app.query_one("#tree", Tree)
+        top = [c.data for c in tree.root.children]
+        assert {"/topics", "/brokers", "/controllers", "/configs", "/image", "/health"} <= set(top)
+        shown = _text(app.shown)
+        assert "topics/" in shown and "3 entries" in shown
+        assert "cluster " in app.sub_title and "metadata.version" in app.sub_title
+        app.go_to("/topics/orders")
+        await pilot.pause()
+        table = _text(app.shown)
+        assert "Topic: orders" in table and "PartitionCount: 6" in table
+        assert table.count("\n0 ") + table.count("\n5 ") == 2 and "none" in table   # leaders: the broker is fenced
+        assert tree.cursor_node is not None and tree.cursor_node.data == "/topics/orders"
+
+    drive(DEMO, steps)
+
+
+def test_keys_expand_and_select() -> None:
+    async def steps(app: MetashellApp, pilot: Pilot[Any]) -> None:
+        tree = app.query_one("#tree", Tree)
+        brokers = next(c for c in tree.root.children if c.data == "/brokers")
+        tree.move_cursor(brokers)
+        await pilot.press("space")          # expand
+        await pilot.pause()
+        assert [c.data for c in brokers.children] == ["/brokers/1"]
+        await pilot.press("down")
+        await pilot.pause()
+        assert app.selected == "/brokers/1"
+        shown = _text(app.shown)
+        assert "listeners" in shown and '"fenced": true' in shown and "PLAINTEXT" in shown
+
+    drive(DEMO, steps)
+
+
+def test_the_command_line_runs_the_shell_and_cd_moves_the_tree() -> None:
+    async def steps(app: MetashellApp, pilot: Pilot[Any]) -> None:
+        out = await command(app, pilot, "cd /topics/payments")
+        assert app.shell.cwd == "/topics/payments" and app.selected == "/topics/payments"
+        assert "Topic: payments" in out
+        out = await command(app, pilot, "ls")
+        assert out.split() == ["0", "1", "2", "3", "configs", "id", "name"]
+        out = await command(app, pilot, ":pwd")   # a leading ':' is fine
+        assert out.strip() == "/topics/payments"
+        out = await command(app, pilot, "cat /nope")
+        assert "cat: /nope: No such file or directory" in out
+        out = await command(app, pilot, "health")
+        assert out.splitlines()[0].startswith("CRITICAL")
+
+    drive(DEMO, steps)
+
+
+def test_at_moves_the_whole_view_through_time() -> None:
+    async def steps(app: MetashellApp, pilot: Pilot[Any]) -> None:
+        await command(app, pilot, "at 366")
+        assert app.shell.point == "@366" and "at @366" in app.sub_title
+        assert json.loads(await command(app, pilot, "cat /topics/slowmove/0"))["replicas"] == [5, 4]
+        await command(app, pilot, "at 365")
+        assert json.loads(await command(app, pilot, "cat /topics/slowmove/0"))["replicas"] == [4]
+        app.go_to("/topics/slowmove/0")
+        await pilot.pause()
+        assert '"adding_replicas"' not in _text(app.shown) and '"addingReplicas": []' in _text(app.shown)
+        await command(app, pilot, "at")
+        assert app.shell.point is None and "at @" not in app.sub_title
+
+    drive(FIXTURES / "kafka-4.4-broker", steps)
+
+
+def test_search_finds_paths_by_name() -> None:
+    async def steps(app: MetashellApp, pilot: Pilot[Any]) -> None:
+        assert "/topics/orders" in app.search_paths("ord")
+        assert "/topics/payments" in app.search_paths("pym")   # letters in order
+        assert list(app.search_paths("zzzz")) == []
+        await pilot.press("slash")
+        await pilot.pause()
+        await pilot.press(*"paym")
+        await pilot.pause(0.5)
+        await pilot.press("enter")
+        await pilot.pause()
+        assert app.selected == "/topics/payments"
+
+    drive(DEMO, steps)
+
+
+def test_big_directories_are_paged(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(tui_app, "PAGE", 2)
+
+    async def steps(app: MetashellApp, pilot: Pilot[Any]) -> None:
+        tree = app.query_one("#tree", Tree)
+        assert [str(c.label) for c in tree.root.children][-1].startswith("... ")
+        app.go_to("/topics")                      # pages through / until it is there
+        await pilot.pause()
+        topics = next(c for c in tree.root.children if c.data == "/topics")
+        topics.expand()
+        await pilot.pause()
+        labels = [str(c.label) for c in topics.children]
+        assert labels == ["clickstream", "orders", "... 1 more"]
+        app.go_to("/topics/payments")             # past the page: loads the rest
+        await pilot.pause()
+        assert [c.data for c in topics.children] == ["/topics/clickstream", "/topics/orders", "/topics/payments"]
+
+    drive(DEMO, steps)
+
+
+def test_start_path_copy_and_quit() -> None:
+    async def steps(app: MetashellApp, pilot: Pilot[Any]) -> None:
+        assert app.selected == "/topics/orders/3"
+        await pilot.press("y")
+        assert app.clipboard == "/topics/orders/3"
+        await pilot.press("q")
+
+    app = drive(DEMO, steps, start_path="/topics/orders/3")
+    assert not app.is_running
+
+
+@pytest.mark.parametrize("corpus", corpus_dirs())
+def test_every_corpus_directory_opens_and_shows_its_topics(corpus: Path) -> None:
+    async def steps(app: MetashellApp, pilot: Pilot[Any]) -> None:
+        image = app.shell.root.ctx.image
+        for name in sorted(image.topics.by_name)[:3]:
+            app.go_to(f"/topics/{name}")
+            await pilot.pause()
+            assert f"PartitionCount: {len(image.topics.by_name[name].partitions)}" in _text(app.shown)
+        out = await command(app, pilot, "ls /brokers")
+        assert out.split() == [str(b) for b in sorted(image.cluster.brokers)]
+
+    drive(corpus, steps)
+
+
+def test_in_a_real_terminal_it_draws_quits_and_restores_the_screen(tmp_path: Path) -> None:
+    pexpect = pytest.importorskip("pexpect")
+    env = {k: v for k, v in os.environ.items() if k != "NO_COLOR"}
+    env.update(TERM="xterm-256color", HOME=str(tmp_path), COLUMNS="80", LINES="24")
+    child = pexpect.spawn(sys.executable, ["-m", "metashell", "-d", str(DEMO), "--tui"], env=env, cwd=str(REPO),
+                          encoding="utf-8", timeout=30, dimensions=(24, 80))
+    child.expect_exact("\x1b[?1049h")          # the alternate screen
+    child.expect("topics")
+    child.expect("Quit")                       # the footer's key map
+    child.send("q")
+    child.expect(pexpect.EOF)
+    child.close()
+    assert child.exitstatus == 0
+    assert "\x1b[?1049l" in (child.before or "")   # back on the main screen
+
+
+def test_tui_refuses_commands_and_a_bad_source_before_taking_the_screen() -> None:
+    from test_cli import run_cli
+
+    status, out, err = run_cli("-d", str(DEMO), "--tui", "-c", "ls")
+    assert status == 2 and "--tui is interactive" in err and out == ""
+    status, out, err = run_cli("-d", "/nonexistent", "--tui")
+    assert status == 1 and err.strip() == "error: /nonexistent: no such file or directory" and out == ""
