@@ -91,6 +91,11 @@ class LiveSession:
                 n += 1
         return n
 
+    def pending(self) -> int:
+        """Records committed but not applied yet (what ``sync`` would apply), without applying them."""
+        with self.lock:
+            return sum(len(b.entries) for e in self._queue if isinstance(e, RecordsCommitted) for b in e.batches)
+
     def _apply(self, event: LiveEvent) -> None:
         if isinstance(event, RecordsCommitted):
             for committed in event.batches:

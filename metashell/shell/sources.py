@@ -55,6 +55,8 @@ class Source:
     full_plan: Callable[[int | None], ReadPlan] | None = None
     #: ``watch``: bring the image up to date (a new root when reloaded, None when updated in place)
     refresh: Callable[[], Node | None] | None = None
+    #: live: records committed but not applied yet (the TUI's "N changes since pause")
+    pending: Callable[[], int] | None = None
 
 
 def _one_line(text: object) -> str:
@@ -258,6 +260,7 @@ def open_live(bootstrap: str, config: str | None, warn: Warn, redact: bool,
         session.sync()
 
     source.refresh = catch_up
+    source.pending = session.pending
     return source
 
 

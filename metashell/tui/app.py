@@ -29,6 +29,7 @@ from textual.containers import Horizontal, VerticalScroll
 from textual.widgets import Footer, Header, Input, Static, Tree
 from textual.widgets.tree import TreeNode
 
+from metashell.image.health import HealthReport, PartitionRef, check_health
 from metashell.safe_text import visible, visible_output
 from metashell.shell.commands import Settings, Shell
 from metashell.shell.sources import Source
@@ -75,9 +76,14 @@ class MetashellApp(App[int]):
         Binding("ctrl+q", "quit", "Quit", show=False),
         Binding("colon", "command_line", "Command"),
         Binding("slash", "command_palette", "Search"),
-        Binding("escape", "focus_tree", "Tree", show=False),
+        Binding("h", "history", "History"),
         Binding("y", "copy_path", "Copy path"),
         Binding("Y", "copy_value", "Copy value", show=False),
+        Binding("p", "pause", "Pause", show=False),
+        Binding("left_square_bracket", "go_back", "Back", show=False),
+        Binding("right_square_bracket", "go_forward", "Forward", show=False),
+        Binding("question_mark", "help", "Keys"),
+        Binding("escape", "focus_tree", "Tree", show=False),
     ]
     COMMANDS = App.COMMANDS | {PathSearch}
 
@@ -91,9 +97,17 @@ class MetashellApp(App[int]):
         self.shell = Shell(source.root, self.output, self.errors, Settings(redact=redact))
         self.shell.attach(source)
         self.selected = "/"
+        self.health: HealthReport | None = None
+        self.paused = False
+        self._visited: list[str] = []
+        self._ahead: list[str] = []
         self.shown: RenderableType = Text("")
         """What the detail pane shows (for tests and the screenshot)."""
         self._names: list[str] | None = None
+        self.badges: dict[str, str] = {}
+        """Tree paths with a health badge (offline, under-replicated, fenced ...)."""
+        self.changed: dict[str, bool] = {}
+        """Live mode: paths that just appeared (marked for a few seconds)."""
 
     # ------------------------------------------------------------------ layout
 
@@ -116,6 +130,9 @@ class MetashellApp(App[int]):
         tree.root.expand()
         tree.focus()
         self.go_to(self.start_path)
+        self.run_worker(self._check_health, thread=True, exclusive=True, group="health")
+        if self.source.travel is None and self.source.refresh is not None:     # live: follow the log
+            self.set_interval(1.0, self._follow)
 
     def _status_line(self) -> str:
         image = self.shell.root.ctx.image
@@ -127,7 +144,106 @@ class MetashellApp(App[int]):
                  f"metadata.version {metadata_version_name(mv)}", f"offset {p.offset}"]
         if self.shell.point:
             parts.append(f"at {self.shell.point}")
+        if self.paused:       # status() would apply what arrived: only count it
+            pending = self.source.pending() if self.source.pending is not None else 0
+            parts.append(f"PAUSED: {pending} change(s) since")
+        elif self.source.status is not None:
+            parts.append(self.source.status())
+        if self.health is not None:
+            parts.append(self.health.verdict().split(";")[0])
         return visible("  |  ".join(x for x in parts if x))
+
+    # ------------------------------------------------------------------ health and live
+
+    def _check_health(self) -> None:
+        """In a thread: the health report (a second at a million partitions), then badges."""
+        report = check_health(self.shell.root.ctx.image)
+        self.call_from_thread(self._health_done, report)
+
+    def _health_done(self, report: HealthReport) -> None:
+        self.health = report
+        bad: dict[str, str] = {}
+        for f in report.findings:
+            badge = {"offline-partitions": "offline", "under-replicated-partitions": "under-replicated",
+                     "fenced-brokers": "fenced", "shutting-down-brokers": "shutting down"}.get(f.key)
+            if badge is None:
+                continue
+            for item in f.items:
+                path = (f"/topics/{item.topic}" if isinstance(item, PartitionRef)
+                        else f"/brokers/{item.get('broker', item.get('id'))}" if isinstance(item, dict) else None)
+                if path is not None and path not in bad:
+                    bad[path] = badge
+        self.badges = bad
+        self._relabel(self.query_one("#tree", Tree).root)
+        self.sub_title = self._status_line()
+
+    def _relabel(self, item: TreeNode[str]) -> None:
+        for child in item.children:
+            if child.data and not child.data.startswith(_MORE):
+                child.set_label(self._label(child.data))
+                if child.children:
+                    self._relabel(child)
+
+    def _label(self, path: str) -> Text:
+        label = Text(visible(path.rsplit("/", 1)[-1] or "/"))
+        badge = self.badges.get(path)
+        if badge is not None:
+            label.append(f"  {badge}", style="bold red" if badge in ("offline", "fenced") else "yellow")
+        if path in self.changed:
+            label.append("  *", style="bold green")
+        return label
+
+    def _follow(self) -> None:
+        """Live mode, every second: apply what the quorum committed; refresh what is shown."""
+        assert self.source.refresh is not None
+        if self.paused:
+            self.sub_title = self._status_line()
+            return
+        image = self.shell.root.ctx.image
+        before = image.provenance.offset
+        self.source.refresh()
+        after = image.provenance.offset
+        if after != before:
+            self._names = None
+            tree = self.query_one("#tree", Tree)
+            self._refill(tree.root, "/")
+            self.show(self.selected)
+            self.run_worker(self._check_health, thread=True, exclusive=True, group="health")
+        self.sub_title = self._status_line()
+
+    def _refill(self, item: TreeNode[str], path: str) -> None:
+        """Bring the children of an expanded ``item`` up to date, keeping what is expanded."""
+        node = resolve(self.shell.root, normalize("/", path))
+        names = set(node.child_names()) if node is not None and node.is_dir else set()
+        present = {c.data.rsplit("/", 1)[-1]: c for c in item.children if c.data and not c.data.startswith(_MORE)}
+        for name, child in present.items():
+            if name not in names:
+                child.remove()
+        added = [n for n in sorted(names - present.keys())]
+        if added and len(present) < PAGE:
+            base = normalize("/", path)
+            for name in added[:PAGE]:
+                child_path = join([*base, name])
+                sub = node.child(name) if node is not None else None
+                self.changed[child_path] = True
+                if sub is not None and sub.is_dir:
+                    item.add(self._label(child_path), data=child_path, allow_expand=True)
+                else:
+                    item.add_leaf(self._label(child_path), data=child_path)
+            self.set_timer(5.0, lambda: self._unmark(list(self.changed)))
+        for child in item.children:
+            if child.is_expanded and child.data:
+                self._refill(child, child.data)
+
+    def _unmark(self, paths: list[str]) -> None:
+        for p in paths:
+            self.changed.pop(p, None)
+        self._relabel(self.query_one("#tree", Tree).root)
+
+    def action_pause(self) -> None:
+        """Stop following the live log (and start again); the status counts what arrived meanwhile."""
+        self.paused = not self.paused
+        self.sub_title = self._status_line()
 
     # ------------------------------------------------------------------ the tree
 
@@ -142,7 +258,7 @@ class MetashellApp(App[int]):
             if child is None:
                 continue
             child_path = join([*normalize("/", path), name])
-            label = Text(visible(name))
+            label = self._label(child_path)
             if child.is_dir:
                 item.add(label, data=child_path, allow_expand=True)
             else:
@@ -186,8 +302,11 @@ class MetashellApp(App[int]):
         self.shown = renderable
         self.query_one("#detail", Static).update(renderable)
 
-    def go_to(self, path: str) -> None:
+    def go_to(self, path: str, *, remember: bool = True) -> None:
         """Expand the tree down to ``path``, highlight it and show it."""
+        if remember and (not self._visited or self._visited[-1] != path):
+            self._visited.append(path)
+            self._ahead.clear()
         comps = normalize("/", path)
         tree = self.query_one("#tree", Tree)
         item = tree.root
@@ -293,6 +412,24 @@ class MetashellApp(App[int]):
             self._put(text)
         return status
 
+    def action_go_back(self) -> None:
+        if len(self._visited) > 1:
+            self._ahead.append(self._visited.pop())
+            self.go_to(self._visited[-1], remember=False)
+
+    def action_go_forward(self) -> None:
+        if self._ahead:
+            path = self._ahead.pop()
+            self._visited.append(path)
+            self.go_to(path, remember=False)
+
+    def action_history(self) -> None:
+        """The history of the selected topic, partition, broker or config (``history PATH``)."""
+        self.run_command(f"history {_quoted(self.selected)}")
+
+    def action_help(self) -> None:
+        self.action_show_help_panel()
+
     # ------------------------------------------------------------------ copy
 
     def action_copy_path(self) -> None:
@@ -304,6 +441,10 @@ class MetashellApp(App[int]):
         if node is not None and not node.is_dir:
             self.copy_to_clipboard(node.text(self.redact))
             self.notify(f"copied the value of {visible(self.selected)}")
+
+
+def _quoted(path: str) -> str:
+    return "'" + path.replace("'", "'\\''") + "'" if any(c in path for c in " '\";|") else path
 
 
 def _subsequence(query: str, text: str) -> bool:
