@@ -54,20 +54,26 @@ def partition_table(topic: Topic) -> RenderableType:
     """A topic as ``kafka-topics --describe`` shows it: one row per partition."""
     head = Text.assemble(("Topic: ", "bold"), visible(topic.name), ("  TopicId: ", "bold"),
                          uuid_to_str(topic.id), ("  PartitionCount: ", "bold"), str(len(topic.partitions)))
+    parts = sorted(topic.partitions.items())
+    # columns that are empty for every partition are left out: on 80 columns the ones that
+    # matter (leader, replicas, ISR) must not be cut
+    optional = {"Elr": "elr", "LastKnownElr": "last_known_elr", "Adding": "adding_replicas",
+                "Removing": "removing_replicas"}
+    shown = [c for c, attr in optional.items() if any(getattr(p, attr) for _i, p in parts)]
     table = Table(box=None, header_style="bold", pad_edge=False, expand=False)
-    for name in ("Partition", "Leader", "Replicas", "Isr", "Elr", "LastKnownElr", "Adding", "Removing",
-                 "Epochs", "Directories"):
-        table.add_column(name, no_wrap=True)
-    for i, (pid, p) in enumerate(sorted(topic.partitions.items())):
+    for name in ("Partition", "Leader", "Replicas", "Isr", *shown, "Epochs"):
+        table.add_column(name, no_wrap=True, min_width=len(name))
+    table.add_column("Directories", no_wrap=True, overflow="ellipsis")
+    for i, (pid, p) in enumerate(parts):
         if i == _MAX_ROWS:
-            table.add_row(f"... {len(topic.partitions) - _MAX_ROWS} more", *[""] * 9)
+            table.add_row(f"... {len(parts) - _MAX_ROWS} more")
             break
         leader = Text("none", style="bold red") if p.leader < 0 else Text(str(p.leader))
         isr = Text(id_list(p.isr), style="yellow" if len(p.isr) < len(p.replicas) else "")
+        extra = [id_list(getattr(p, optional[c])) for c in shown]
         dirs = ",".join(uuid_to_str(d)[:8] for d in p.directories)
-        table.add_row(str(pid), leader, id_list(p.replicas), isr, id_list(p.elr), id_list(p.last_known_elr),
-                      id_list(p.adding_replicas), id_list(p.removing_replicas),
-                      f"{p.leader_epoch}/{p.partition_epoch}", dirs)
+        table.add_row(str(pid), leader, id_list(p.replicas), isr, *extra, f"{p.leader_epoch}/{p.partition_epoch}",
+                      dirs)
     return Group(head, table)
 
 
