@@ -15,6 +15,7 @@ line under them.
 
 from __future__ import annotations
 
+import gc
 import io
 from collections.abc import Iterable
 from typing import ClassVar
@@ -39,7 +40,7 @@ from .detail import detail
 
 __all__ = ["PAGE", "MetashellApp"]
 
-PAGE = 500
+PAGE = 200
 """Children added to the tree per page when a directory is expanded."""
 
 _MORE = "\0more"
@@ -130,7 +131,8 @@ class MetashellApp(App[int]):
         tree.root.expand()
         tree.focus()
         self.go_to(self.start_path)
-        self.run_worker(self._check_health, thread=True, exclusive=True, group="health")
+        # health and the search list take a second at a million partitions: after the first screen
+        self.call_after_refresh(lambda: self.set_timer(0.05, self._background))
         if self.source.travel is None and self.source.refresh is not None:     # live: follow the log
             self.set_interval(1.0, self._follow)
 
@@ -155,10 +157,16 @@ class MetashellApp(App[int]):
 
     # ------------------------------------------------------------------ health and live
 
+    def _background(self) -> None:
+        self.run_worker(self._check_health, thread=True, exclusive=True, group="health")
+
     def _check_health(self) -> None:
-        """In a thread: the health report (a second at a million partitions), then badges."""
+        """In a thread: the health report (a second at a million partitions), then badges; then the
+        names search goes through, so the first search does not wait for them."""
         report = check_health(self.shell.root.ctx.image)
         self.call_from_thread(self._health_done, report)
+        self._searchable()
+        gc.freeze()     # the report and the name list are long-lived: keep the collector off them
 
     def _health_done(self, report: HealthReport) -> None:
         self.health = report
@@ -247,25 +255,53 @@ class MetashellApp(App[int]):
 
     # ------------------------------------------------------------------ the tree
 
-    def _fill(self, item: TreeNode[str], path: str, start: int = 0) -> None:
-        """Add a page of ``path``'s children under ``item``."""
+    def _fill(self, item: TreeNode[str], path: str, start: int = 0, stop: int | None = None,
+              before: TreeNode[str] | None = None) -> None:
+        """Add a page of ``path``'s children ``[start, stop)`` under ``item`` (before ``before``),
+        and a "... N more" node for the rest of the range."""
         node = resolve(self.shell.root, normalize("/", path))
         if node is None or not node.is_dir:
             return
         names = node.child_names()
-        for name in names[start:start + PAGE]:
+        stop = len(names) if stop is None else min(stop, len(names))
+        end = min(stop, start + PAGE)
+        base = normalize("/", path)
+        for name in names[start:end]:
             child = node.child(name)
             if child is None:
                 continue
-            child_path = join([*normalize("/", path), name])
-            label = self._label(child_path)
+            child_path = join([*base, name])
             if child.is_dir:
-                item.add(label, data=child_path, allow_expand=True)
+                item.add(self._label(child_path), data=child_path, allow_expand=True, before=before)
             else:
-                item.add_leaf(label, data=child_path)
-        if len(names) > start + PAGE:
-            item.add_leaf(Text(f"... {len(names) - start - PAGE} more", style="italic"),
-                          data=f"{_MORE}{start + PAGE}\0{path}")
+                item.add_leaf(self._label(child_path), data=child_path, before=before)
+        if end < stop:
+            self._gap(item, path, end, stop, before)
+
+    def _gap(self, item: TreeNode[str], path: str, start: int, stop: int, before: TreeNode[str] | None) -> None:
+        """A node standing for children ``[start, stop)`` not added yet (select it to add them)."""
+        item.add_leaf(Text(f"... {stop - start} more", style="italic"), data=f"{_MORE}{start}:{stop}\0{path}",
+                      before=before)
+
+    @staticmethod
+    def _gap_range(data: str) -> tuple[int, int, str]:
+        span, path = data[len(_MORE):].split("\0", 1)
+        start, stop = span.split(":")
+        return int(start), int(stop), path
+
+    def _open_gap(self, gap: TreeNode[str], at: int | None = None) -> None:
+        """Replace a gap node by the page of children it stands for (the one holding index ``at``)."""
+        parent = gap.parent
+        assert gap.data is not None and parent is not None
+        start, stop, path = self._gap_range(gap.data)
+        siblings = list(parent.children)
+        after = siblings.index(gap) + 1
+        before = siblings[after] if after < len(siblings) else None
+        gap.remove()
+        page = start if at is None else at - (at - start) % PAGE
+        if page > start:
+            self._gap(parent, path, start, page, before)
+        self._fill(parent, path, page, stop, before)
 
     @on(Tree.NodeExpanded)
     def _expanded(self, event: Tree.NodeExpanded[str]) -> None:
@@ -277,16 +313,12 @@ class MetashellApp(App[int]):
     def _selected(self, event: Tree.NodeSelected[str]) -> None:
         data = event.node.data
         if data is not None and data.startswith(_MORE):
-            start, path = data[len(_MORE):].split("\0", 1)
-            parent = event.node.parent
-            event.node.remove()
-            if parent is not None:
-                self._fill(parent, path, int(start))
+            self._open_gap(event.node)
 
     @on(Tree.NodeHighlighted)
     def _highlighted(self, event: Tree.NodeHighlighted[str]) -> None:
         data = event.node.data
-        if data is not None and not data.startswith(_MORE):
+        if data is not None and not data.startswith(_MORE) and data != self.selected:
             self.show(data)
 
     def show(self, path: str) -> None:
@@ -330,15 +362,23 @@ class MetashellApp(App[int]):
         self.show(item.data or "/")
 
     def _page_to(self, item: TreeNode[str], path: str, name: str) -> TreeNode[str] | None:
-        """Load pages under ``item`` until ``name`` shows up (a topic far down /topics)."""
-        while item.children and (more := item.children[-1]).data and more.data.startswith(_MORE):
-            start = int(more.data[len(_MORE):].split("\0", 1)[0])
-            more.remove()
-            self._fill(item, path, start)
-            found = next((c for c in item.children if c.data == join([*normalize("/", path), name])), None)
-            if found is not None:
-                return found
-        return None
+        """Add the page of ``item``'s children that holds ``name`` (a topic far down /topics): only
+        that page, with gap nodes standing for what is before and after it."""
+        node = resolve(self.shell.root, normalize("/", path))
+        if node is None or not node.is_dir:
+            return None
+        try:
+            index = node.child_names().index(name)
+        except ValueError:
+            return None
+        for gap in list(item.children):
+            if gap.data and gap.data.startswith(_MORE):
+                start, stop, _path = self._gap_range(gap.data)
+                if start <= index < stop:
+                    self._open_gap(gap, index)
+                    break
+        want = join([*normalize("/", path), name])
+        return next((c for c in item.children if c.data == want), None)
 
     # ------------------------------------------------------------------ search
 

@@ -17,7 +17,8 @@ from rich.syntax import Syntax
 from rich.table import Table
 from rich.text import Text
 
-from metashell.image.model import Topic
+from metashell.image.image import MetadataImage
+from metashell.image.model import Topic, metadata_version_name
 from metashell.image.wording import id_list
 from metashell.protocol.uuid import uuid_to_str
 from metashell.safe_text import visible
@@ -34,6 +35,8 @@ def detail(path: str, node: Node, redact: bool, theme: str = "monokai") -> Rende
     """The renderable for ``node`` at ``path``."""
     parts = [p for p in path.split("/") if p]
     image = node.ctx.image
+    if not parts:
+        return overview(image)
     if len(parts) == 2 and parts[0] == "topics" and node.is_dir:
         topic = image.topics.by_name.get(parts[1])
         if topic is not None:
@@ -48,6 +51,26 @@ def detail(path: str, node: Node, redact: bool, theme: str = "monokai") -> Rende
             return body
         return Text(visible(node.text(redact)))
     return children_table(node, redact)
+
+
+def overview(image: MetadataImage) -> RenderableType:
+    """The first screen's detail: what was loaded, in counts, and where to go from here (the root's
+    children would need the health report, a second at a million partitions)."""
+    counts = image.summary()
+    table = Table(box=None, show_header=False, pad_edge=False)
+    table.add_column(style="bold")
+    table.add_column()
+    q, p = image.quorum, image.provenance
+    rows = [("cluster id", q.cluster_id or "unknown"),
+            ("metadata.version", metadata_version_name(image.features.metadata_version)),
+            ("last offset", f"{p.offset} (epoch {p.epoch})"),
+            ("quorum leader", "unknown" if q.leader_id is None else f"{q.leader_id} (epoch {q.leader_epoch})")]
+    rows += [(k, f"{v:,}") for k, v in counts.items()]
+    for k, v in rows:
+        table.add_row(k, visible(str(v)))
+    hint = Text.assemble("\n", ("Enter", "bold"), "/", ("Space", "bold"), " expand  ", (":", "bold"),
+                         " run a command  ", ("/", "bold"), " search a path  ", ("?", "bold"), " all keys")
+    return Group(table, hint)
 
 
 def partition_table(topic: Topic) -> RenderableType:

@@ -1,0 +1,105 @@
+#!/usr/bin/env python3
+"""TUI benchmark (issue 15): first screen, expanding ``/topics`` and path search on a million partitions.
+
+    python bench/tui.py                 # full size: the load.py directory (100k topics, 1M partitions)
+    python bench/tui.py --scale 0.1     # quick run
+
+The app runs headless under Textual's own test driver (``App.run_test``, 160x50), in this process:
+
+* **first screen**: from opening the directory (the same load as the shell, journal included) until
+  the app has mounted and drawn its tree and detail pane -- compared with the one-shot load alone
+  (``open_directory`` without the app);
+* **background**: the health report (badges, verdict) and the search list, in a worker thread after the
+  first screen (the UI answers meanwhile, sharing the GIL); the figures below are taken after it;
+* **expand /topics**: the 100k-child directory expanded (the first page of tree nodes added) and drawn;
+* **jump to a topic far down /topics** (``go_to``: pages through until it is there) and draw its table;
+* **search**: the palette's candidates for a few queries (``search_paths``: names first), the first
+  one building the name list.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import datetime as _dt
+import json
+import os
+import platform
+import sys
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO / "bench"))
+
+import metagen
+
+from metashell.shell.sources import open_directory
+from metashell.tui.app import MetashellApp
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    metagen.add_size_arguments(ap)
+    args = ap.parse_args()
+    data = metagen.ensure(metagen.params_from(args), args.out)
+    root = str(data.root)
+    t0 = time.perf_counter()
+    open_directory(root, lambda _w: None, True)
+    load_s = time.perf_counter() - t0
+    rows: dict[str, float] = {}
+
+    async def run() -> None:
+        t = time.perf_counter()
+        source = open_directory(root, lambda _w: None, True)
+        loaded = time.perf_counter()
+        app = MetashellApp(source)
+        async with app.run_test(size=(160, 50)) as pilot:
+            await pilot.pause()
+            rows["first screen (load + mount + draw)"] = time.perf_counter() - t
+            rows["  of which the app (mount + draw)"] = time.perf_counter() - loaded
+            t = time.perf_counter()
+            await app.workers.wait_for_complete()
+            await pilot.pause()
+            rows["then, in a thread: health badges and the search list"] = time.perf_counter() - t
+            from textual.widgets import Tree
+
+            tree = app.query_one("#tree", Tree)
+            topics = next(c for c in tree.root.children if c.data == "/topics")
+            t, c = time.perf_counter(), time.process_time()
+            topics.expand()
+            await pilot.pause()
+            rows["expand /topics (first page drawn)"] = time.perf_counter() - t
+            rows["  of which CPU (the rest is the event loop idling)"] = time.process_time() - c
+            ids = next(c for c in tree.root.children if c.data == "/topicIds")
+            t, c = time.perf_counter(), time.process_time()
+            ids.expand()
+            await pilot.pause()
+            rows["expand /topicIds (100k ids, first page drawn)"] = time.perf_counter() - t
+            rows["  of which CPU "] = time.process_time() - c
+            names = sorted(app.shell.root.ctx.image.topics.by_name)
+            t, c = time.perf_counter(), time.process_time()
+            app.go_to(f"/topics/{names[len(names) // 2]}")
+            await pilot.pause()
+            rows["jump to the middle topic of /topics (table drawn)"] = time.perf_counter() - t
+            rows["  of which CPU"] = time.process_time() - c
+            for query in ("orders", "ship", "0100151", "zz9"):
+                t = time.perf_counter()
+                hits = list(app.search_paths(query))[:50]
+                rows[f"search {query!r} ({len(hits)} shown)"] = time.perf_counter() - t
+            await pilot.press("q")
+
+    asyncio.run(run())
+    print(f"\n{_dt.datetime.now():%Y-%m-%d %H:%M}, {os.cpu_count()} CPUs, Python {platform.python_version()}; {root}")
+    print(f"one-shot load alone: {load_s:.2f} s")
+    for what, s in rows.items():
+        print(f"{what:<55} {s:8.3f} s")
+    args.out.mkdir(parents=True, exist_ok=True)
+    path = args.out / f"tui-{_dt.datetime.now():%Y%m%d-%H%M%S}.json"
+    path.write_text(json.dumps({"load_s": load_s, "rows": rows}, indent=1))
+    print(f"\nresults: {path}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
