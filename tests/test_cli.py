@@ -381,6 +381,9 @@ def test_live_mode_goes_through_the_hook(monkeypatch: pytest.MonkeyPatch, tmp_pa
         def quorum_info(self) -> dict:
             return {}
 
+        def pending(self) -> int:
+            return 0
+
         def close(self) -> None:
             calls.append("close")
 
