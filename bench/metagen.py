@@ -787,6 +787,25 @@ def params_from(args: argparse.Namespace) -> GenParams:
                      overlap_records=max(100, round(5000 * args.scale)))
 
 
+def machine_line(what: str) -> str:
+    """The line that heads a benchmark's figures: when, where, on what."""
+    import datetime as _dt
+    import platform
+
+    return f"{_dt.datetime.now():%Y-%m-%d %H:%M}, {os.cpu_count()} CPUs, Python {platform.python_version()}; {what}"
+
+
+def save_results(out: Path, name: str, results: dict) -> Path:
+    """Write a benchmark's figures to ``out/<name>-<timestamp>.json`` and say where."""
+    import datetime as _dt
+
+    out.mkdir(parents=True, exist_ok=True)
+    path = out / f"{name}-{_dt.datetime.now():%Y%m%d-%H%M%S}.json"
+    path.write_text(json.dumps(results, indent=1))
+    print(f"\nresults: {path}")
+    return path
+
+
 def manifest_path(p: GenParams, out: Path) -> Path:
     return out / f"{p.key()}.json"
 

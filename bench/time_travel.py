@@ -24,8 +24,6 @@ import argparse
 import datetime as _dt
 import io
 import json
-import os
-import platform
 import subprocess
 import sys
 import time
@@ -128,7 +126,7 @@ def main() -> int:
     root = str(data.root)
     without = _spawn(root, False, False)
     with_tl = _spawn(root, True, True)
-    print(f"\n{_dt.datetime.now():%Y-%m-%d %H:%M}, {os.cpu_count()} CPUs, Python {platform.python_version()}; {root}")
+    print("\n" + metagen.machine_line(root))
     print(f"load without journal: {without['load_s']} s, peak RSS {without['rss_mb']} MB")
     print(f"load with journal:    {with_tl['load_s']} s, peak RSS {with_tl['rss_mb']} MB "
           f"({with_tl['journal_entries']:,} entries, ~{with_tl['journal_mb_estimate']} MB estimated)")
@@ -138,10 +136,7 @@ def main() -> int:
         print(f"{r['command']:<62} {r['s']:>7.3f} {r.get('lines', ''):>8}")
         if "each" in r:
             print(f"    each move: {', '.join(f'{x:.3f}' for x in r['each'])}")
-    args.out.mkdir(parents=True, exist_ok=True)
-    path = args.out / f"time-travel-{_dt.datetime.now():%Y%m%d-%H%M%S}.json"
-    path.write_text(json.dumps({"without": without, "with": with_tl}, indent=1))
-    print(f"\nresults: {path}")
+    metagen.save_results(args.out, "time-travel", {"without": without, "with": with_tl})
     return 0
 
 

@@ -21,12 +21,9 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import datetime as _dt
-import json
-import os
-import platform
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
@@ -66,23 +63,19 @@ def main() -> int:
 
             tree = app.query_one("#tree", Tree)
             topics = next(c for c in tree.root.children if c.data == "/topics")
-            t, c = time.perf_counter(), time.process_time()
-            topics.expand()
-            await pilot.pause()
-            rows["expand /topics (first page drawn)"] = time.perf_counter() - t
-            rows["  of which CPU (the rest is the event loop idling)"] = time.process_time() - c
+            async def timed(what: str, action: Callable[[], object]) -> None:
+                t, c = time.perf_counter(), time.process_time()
+                action()
+                await pilot.pause()
+                rows[what] = time.perf_counter() - t
+                rows[f"  of which CPU ({what.split(' (')[0]})"] = time.process_time() - c
+
             ids = next(c for c in tree.root.children if c.data == "/topicIds")
-            t, c = time.perf_counter(), time.process_time()
-            ids.expand()
-            await pilot.pause()
-            rows["expand /topicIds (100k ids, first page drawn)"] = time.perf_counter() - t
-            rows["  of which CPU "] = time.process_time() - c
             names = sorted(app.shell.root.ctx.image.topics.by_name)
-            t, c = time.perf_counter(), time.process_time()
-            app.go_to(f"/topics/{names[len(names) // 2]}")
-            await pilot.pause()
-            rows["jump to the middle topic of /topics (table drawn)"] = time.perf_counter() - t
-            rows["  of which CPU"] = time.process_time() - c
+            await timed("expand /topics (first page drawn)", topics.expand)
+            await timed("expand /topicIds (100k ids, first page drawn)", ids.expand)
+            await timed("jump to the middle topic of /topics (table drawn)",
+                        lambda: app.go_to(f"/topics/{names[len(names) // 2]}"))
             for query in ("orders", "ship", "0100151", "zz9"):
                 t = time.perf_counter()
                 hits = list(app.search_paths(query))[:50]
@@ -90,14 +83,11 @@ def main() -> int:
             await pilot.press("q")
 
     asyncio.run(run())
-    print(f"\n{_dt.datetime.now():%Y-%m-%d %H:%M}, {os.cpu_count()} CPUs, Python {platform.python_version()}; {root}")
+    print("\n" + metagen.machine_line(root))
     print(f"one-shot load alone: {load_s:.2f} s")
     for what, s in rows.items():
         print(f"{what:<55} {s:8.3f} s")
-    args.out.mkdir(parents=True, exist_ok=True)
-    path = args.out / f"tui-{_dt.datetime.now():%Y%m%d-%H%M%S}.json"
-    path.write_text(json.dumps({"load_s": load_s, "rows": rows}, indent=1))
-    print(f"\nresults: {path}")
+    metagen.save_results(args.out, "tui", {"load_s": load_s, "rows": rows})
     return 0
 
 
