@@ -482,7 +482,7 @@ def load_plan(plan: ReadPlan, *, mode: str = "directory", until_offset: int | No
     before_end = until is not None and (
         (reader.log_last_offset is not None and until < reader.log_last_offset)
         or (d is not None and bool(d.segments) and d.segments[-1].base_offset > until))
-    _apply_quorum_state(img, reader.plan, before_end, loader.replayer._keep_state)
+    _apply_quorum_state(img, reader.plan, before_end, loader.replayer.keep_state)
     snap = reader.plan.snapshot
     if mode == "file" and snap is not None:
         # Kafka's shell reads the snapshot as plain batches; still say which snapshot it was.
@@ -513,10 +513,7 @@ def load_plan(plan: ReadPlan, *, mode: str = "directory", until_offset: int | No
                         reader.plan.partial, until, time.perf_counter() - t0, salvage)
     if tl is not None:
         r.journal = None
-        tl.finish()
-        d = reader.plan.directory
-        tl.segment_bases = {str(s.path): s.base_offset for s in d.segments} if d is not None else {}
-        tl.enter = _batch_enterer(result)
+        tl.finish({str(s.path): s.base_offset for s in d.segments} if d is not None else {}, _batch_enterer(result))
         result.timeline = tl
     return result
 

@@ -336,7 +336,7 @@ class Replayer:
         q = self._image.quorum
         name = ctl.name
         if name in ("LeaderChange", "KRaftVersion", "KRaftVoters"):
-            self._keep_state(q)
+            self.keep_state(q)
         if name == "LeaderChange":
             q.leader_id = data.get("LeaderId")
             q.leader_epoch = epoch
@@ -413,15 +413,15 @@ class Replayer:
         if j is not None:
             j.append((mapping, key, mapping.get(key, MISSING)))
 
-    def _keep_state(self, obj: Any) -> None:
-        """Journal a slotted object's state before it is changed in place."""
+    def keep_state(self, obj: Any) -> None:
+        """Journal a slotted object's state before it is changed in place (the loader does too,
+        before quorum-state changes the quorum)."""
         j = self.journal
         if j is not None:
             j.append(kept(obj))
 
     def _set(self, mapping: dict, key: Any, value: Any) -> None:
-        if self.journal is not None:
-            self.journal.append((mapping, key, mapping.get(key, MISSING)))
+        self._keep_slot(mapping, key)
         mapping[key] = value
 
     def _pop(self, mapping: dict, key: Any) -> Any:
@@ -515,12 +515,12 @@ class Replayer:
 
     def _fence_broker(self, d: dict[str, Any], offset: int) -> None:
         broker = self._broker_or_fault(d["Id"], d["Epoch"], "fence")
-        self._keep_state(broker)
+        self.keep_state(broker)
         broker.fenced = True
 
     def _unfence_broker(self, d: dict[str, Any], offset: int) -> None:
         broker = self._broker_or_fault(d["Id"], d["Epoch"], "unfence")
-        self._keep_state(broker)
+        self.keep_state(broker)
         broker.fenced = False
 
     def _broker_registration_change(self, d: dict[str, Any], offset: int) -> None:
@@ -533,7 +533,7 @@ class Replayer:
             raise Fault(f"unknown value for inControlledShutdown field: {shutdown}")
         log_dirs = d.get("LogDirs")
         cordoned = d.get("CordonedLogDirs")
-        self._keep_state(broker)
+        self.keep_state(broker)
         if fenced:
             broker.fenced = fenced == 1
         if shutdown:
@@ -583,7 +583,7 @@ class Replayer:
         else:
             directories = intern(dirs, dirs)
         j = self.journal
-        if j is not None:
+        if j is not None:   # _keep_slot, inline: a million of these per snapshot
             j.append((topic.partitions, pid, topic.partitions.get(pid, MISSING)))
         topic.partitions[pid] = Partition(
             replicas, directories, replicas if isr == rep else intern(isr, isr) if isr else EMPTY,
@@ -671,7 +671,7 @@ class Replayer:
         rep = d["Replicas"]
         dirs = d.get("Directories")
         lrs = d["LeaderRecoveryState"]
-        self._keep_state(p)
+        self.keep_state(p)
         if rep is not None or dirs is not None or lrs < -1 or lrs > 1:
             self._partition_change_checked(d, p, rep, dirs, lrs)
         # Common case (ISR / leader / ELR changes): nothing can fail, mutate directly.
@@ -752,7 +752,7 @@ class Replayer:
         for topic in targets:
             for p in topic.partitions.values():
                 if p.elr or p.last_known_elr:
-                    self._keep_state(p)
+                    self.keep_state(p)
                     p.elr = EMPTY
                     p.last_known_elr = EMPTY
                     p.partition_epoch += 1
@@ -765,14 +765,33 @@ class Replayer:
             rtype = 0                       # ConfigResource.Type.forId -> UNKNOWN
         key = (rtype, d["ResourceName"])
         value = d["Value"]
-        _put_or_remove(self._image.configs, key, d["Name"], value, value is None, self.journal)
+        self._put_or_remove(self._image.configs, key, d["Name"], value, value is None)
 
     def _client_quota(self, d: dict[str, Any], offset: int) -> None:
         entity_map: dict[str, str | None] = {}
         for e in d["Entity"] or ():
             entity_map[e["EntityType"]] = e["EntityName"]
         entity = tuple(sorted(entity_map.items()))
-        _put_or_remove(self._image.client_quotas, entity, d["Key"], d["Value"], d["Remove"], self.journal)
+        self._put_or_remove(self._image.client_quotas, entity, d["Key"], d["Value"], d["Remove"])
+
+    def _put_or_remove(self, areas: dict[Any, dict[str, Any]], key: Any, name: str, value: Any,
+                       remove: bool) -> None:
+        """Set or delete one key of a config resource / quota entity; an emptied one disappears, as
+        in Kafka's ConfigurationsDelta and ClientQuotasDelta."""
+        values = areas.get(key)
+        if remove:
+            if values is not None and name in values:
+                self._keep_slot(values, name)
+                del values[name]
+                if not values:
+                    self._keep_slot(areas, key)
+                    del areas[key]
+            return
+        if values is None:
+            self._keep_slot(areas, key)
+            values = areas[key] = {}
+        self._keep_slot(values, name)
+        values[name] = value
 
     def _acl(self, d: dict[str, Any], offset: int) -> None:
         acl = Acl(d["Id"], d["ResourceType"], d["ResourceName"], d["PatternType"], d["Principal"], d["Host"],
@@ -819,7 +838,7 @@ class Replayer:
             if level not in METADATA_VERSION_NAMES:
                 self.warn(f"unknown metadata.version feature level {level} (newer than Kafka 4.4)", offset,
                           "unknown")
-            self._keep_state(features)
+            self.keep_state(features)
             features.metadata_version = level
         elif name == KRAFT_VERSION_FEATURE:
             pass                                    # Kafka 4.4 ignores it (kraft.version lives in raft)
@@ -831,39 +850,15 @@ class Replayer:
     def _zk_migration_state(self, d: dict[str, Any], offset: int) -> None:
         # Kafka 4.4's MetadataDelta ignores this record (ZooKeeper migration is gone); the value is
         # kept for display only, never validated.
-        self._keep_state(self._image.features)
+        self.keep_state(self._image.features)
         self._image.features.zk_migration_state = d["ZkMigrationState"]
 
     def _producer_ids(self, d: dict[str, Any], offset: int) -> None:
         ids = self._image.producer_ids
-        self._keep_state(ids)
+        self.keep_state(ids)
         ids.next_producer_id = d["NextProducerId"]
         ids.broker_id = d["BrokerId"]
         ids.broker_epoch = d["BrokerEpoch"]
 
     def _noop(self, d: dict[str, Any], offset: int) -> None:
         pass
-
-
-def _put_or_remove(areas: dict[Any, dict[str, Any]], key: Any, name: str, value: Any, remove: bool,
-                   journal: Journal | None) -> None:
-    """Set or delete one key of a config resource / quota entity; an emptied one disappears, as in
-    Kafka's ConfigurationsDelta and ClientQuotasDelta.  ``journal``: see ``timeline.py``."""
-    values = areas.get(key)
-    if remove:
-        if values is not None and name in values:
-            if journal is not None:
-                journal.append((values, name, values[name]))
-            del values[name]
-            if not values:
-                if journal is not None:
-                    journal.append((areas, key, values))
-                del areas[key]
-        return
-    if values is None:
-        if journal is not None:
-            journal.append((areas, key, MISSING))
-        values = areas[key] = {}
-    if journal is not None:
-        journal.append((values, name, values.get(name, MISSING)))
-    values[name] = value

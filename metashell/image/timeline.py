@@ -27,6 +27,7 @@ the 11 values it replaced), ~80 bytes for a dict slot -- plus ~60 bytes of marks
 
 from __future__ import annotations
 
+import bisect
 from array import array
 from collections.abc import Callable
 from operator import attrgetter
@@ -58,32 +59,34 @@ def kept(obj: Any) -> tuple:
 
 assert Partition.__slots__ == ("adding_replicas", "directories", "elr", "isr", "last_known_elr", "leader",
                                "leader_epoch", "leader_recovery_state", "partition_epoch", "removing_replicas",
-                               "replicas"), "the replayer's and _swap's partition entries follow this order"
+                               "replicas"), "the replayer's and _walk's partition entries follow this order"
 
 
-def _swap(entries: list, i: int) -> None:
-    """Apply entry ``i``: the image takes the entry's value and the entry keeps the image's."""
-    e = entries[i]
-    obj = e[0]
-    if type(obj) is dict:
-        _d, key, value = e
-        current = obj.get(key, MISSING)
-        if value is MISSING:
-            del obj[key]
+def _walk(entries: list, start: int, stop: int) -> None:
+    """Apply entries ``start .. stop - 1`` forwards, or ``start - 1`` down to ``stop`` backwards when
+    ``stop < start``: each time the image takes the entry's value and the entry keeps the image's."""
+    partition = Partition
+    for k in range(start - 1, stop - 1, -1) if stop < start else range(start, stop):
+        e = entries[k]
+        obj = e[0]
+        if type(obj) is partition:   # most of a long log: spelled out, no call per entry
+            entries[k] = (obj, obj.adding_replicas, obj.directories, obj.elr, obj.isr, obj.last_known_elr,
+                          obj.leader, obj.leader_epoch, obj.leader_recovery_state, obj.partition_epoch,
+                          obj.removing_replicas, obj.replicas)
+            (_p, obj.adding_replicas, obj.directories, obj.elr, obj.isr, obj.last_known_elr, obj.leader,
+             obj.leader_epoch, obj.leader_recovery_state, obj.partition_epoch, obj.removing_replicas,
+             obj.replicas) = e
+        elif type(obj) is dict:
+            _d, key, value = e
+            entries[k] = (obj, key, obj.get(key, MISSING))
+            if value is MISSING:
+                del obj[key]
+            else:
+                obj[key] = value
         else:
-            obj[key] = value
-        entries[i] = (obj, key, current)
-    elif type(obj) is Partition:
-        entries[i] = (obj, obj.adding_replicas, obj.directories, obj.elr, obj.isr, obj.last_known_elr, obj.leader,
-                      obj.leader_epoch, obj.leader_recovery_state, obj.partition_epoch, obj.removing_replicas,
-                      obj.replicas)
-        (_p, obj.adding_replicas, obj.directories, obj.elr, obj.isr, obj.last_known_elr, obj.leader,
-         obj.leader_epoch, obj.leader_recovery_state, obj.partition_epoch, obj.removing_replicas,
-         obj.replicas) = e
-    else:
-        entries[i] = kept(obj)
-        for name, value in zip(type(obj).__slots__, e[1:], strict=True):
-            setattr(obj, name, value)
+            entries[k] = kept(obj)
+            for name, value in zip(type(obj).__slots__, e[1:], strict=True):
+                setattr(obj, name, value)
 
 
 class Timeline:
@@ -111,12 +114,8 @@ class Timeline:
         """How many entries are applied (``len(entries)`` at the end of the log)."""
         self.scratch: Journal = []
         """What a move into the middle of a batch applied on top (undone by the next move)."""
-        self.position: int | None = None
-        """The offset the image stands at, None at the end of the log."""
-        self.enter: Callable[[int, Journal], None] | None = None
-        """Replays the batch holding an offset up to it, journaling into the list given (set by
-        the loader, which knows where each batch is); needed for points inside a batch."""
-        self.segment_bases: dict[str, int] = {}
+        self._enter: Callable[[int, Journal], None] | None = None
+        self._segment_bases: dict[str, int] = {}
 
     # ------------------------------------------------------------------ built by the loader
 
@@ -128,8 +127,15 @@ class Timeline:
         self._prov.extend((p.offset, p.epoch, p.timestamp, p.records, p.batches))
         self._txn_open.append(txn_open)
 
-    def finish(self) -> None:
-        """The load is over (including what it applies after the log, e.g. quorum-state)."""
+    def finish(self, segment_bases: dict[str, int], enter: Callable[[int, Journal], None]) -> None:
+        """The load is over (including what it applies after the log, e.g. quorum-state).
+
+        ``segment_bases``: each segment file's base offset (which files a point has read);
+        ``enter(offset, journal)``: replays the batch holding an offset up to it, journaling into
+        ``journal`` (the loader knows where each batch is); needed for points inside a batch.
+        """
+        self._segment_bases = segment_bases
+        self._enter = enter
         self.applied = len(self.entries)
         self._end_prov = _provenance(self.image)
         self._end_sources = list(self.image.provenance.sources)
@@ -158,7 +164,7 @@ class Timeline:
             return False
         i = self._mark_at_or_before(offset)
         last = self._last[i] if i >= 0 else self.start
-        return last == offset or (self.enter is not None and not (i >= 0 and self._txn_open[i]))
+        return last == offset or (self._enter is not None and not (i >= 0 and self._txn_open[i]))
 
     def move_to(self, offset: int | None) -> None:
         """Put the image at ``offset`` (None or past the end: the end of the log)."""
@@ -172,7 +178,6 @@ class Timeline:
         if offset is None or offset >= self.end:
             self._apply_to(len(self.entries))
             _restore(self.image, self._end_prov, self._end_sources)
-            self.position = None
             return
         i = self._mark_at_or_before(offset)
         if i < 0:
@@ -182,52 +187,23 @@ class Timeline:
             self._apply_to(self._length[i])
             prov = tuple(self._prov[5 * i:5 * i + 5])
         _restore(self.image, prov, self._sources_at(offset))
-        self.position = offset
         if (self._last[i] if i >= 0 else self.start) < offset:
-            self._replay_part(offset)
+            assert self._enter is not None      # can_reach said so
+            self._enter(offset, self.scratch)
 
     def _mark_at_or_before(self, offset: int) -> int:
-        lo, hi = 0, len(self._last)
-        last = self._last
-        while lo < hi:
-            mid = (lo + hi) // 2
-            if last[mid] <= offset:
-                lo = mid + 1
-            else:
-                hi = mid
-        return lo - 1
+        return bisect.bisect_right(self._last, offset) - 1
 
     def _apply_to(self, length: int) -> None:
-        entries = self.entries
-        swap = _swap
-        partition = Partition
-        i = self.applied
-        steps = range(i - 1, length - 1, -1) if length < i else range(i, length)
-        for k in steps:
-            e = entries[k]
-            p = e[0]
-            if type(p) is partition:   # _swap's partition case, inline: most of a long log
-                entries[k] = (p, p.adding_replicas, p.directories, p.elr, p.isr, p.last_known_elr, p.leader,
-                              p.leader_epoch, p.leader_recovery_state, p.partition_epoch, p.removing_replicas,
-                              p.replicas)
-                (_p, p.adding_replicas, p.directories, p.elr, p.isr, p.last_known_elr, p.leader, p.leader_epoch,
-                 p.leader_recovery_state, p.partition_epoch, p.removing_replicas, p.replicas) = e
-            else:
-                swap(entries, k)
+        _walk(self.entries, self.applied, length)
         self.applied = length
 
     def _undo_scratch(self) -> None:
-        scratch = self.scratch
-        for i in range(len(scratch) - 1, -1, -1):
-            _swap(scratch, i)
-        scratch.clear()
-
-    def _replay_part(self, offset: int) -> None:
-        assert self.enter is not None
-        self.enter(offset, self.scratch)
+        _walk(self.scratch, len(self.scratch), 0)
+        self.scratch.clear()
 
     def _sources_at(self, offset: int) -> list[str]:
-        bases = self.segment_bases
+        bases = self._segment_bases
         return [s for s in self._end_sources if bases.get(s, -1) <= offset]
 
 
