@@ -204,7 +204,7 @@ def run(argv: Sequence[str] | None = None, *, stdin: TextIO | None = None, stdou
     from metashell.shell.commands import Settings, Shell
     from metashell.shell.output import color_wanted
     from metashell.shell.repl import run_plain
-    from metashell.shell.sources import banner, open_directory, open_file, open_live, open_other
+    from metashell.shell.sources import banner, open_directory, open_file, open_live
     from metashell.shell.words import Word
 
     stdin = stdin or sys.stdin
@@ -254,7 +254,7 @@ def run(argv: Sequence[str] | None = None, *, stdin: TextIO | None = None, stdou
             width=(lambda: shutil.get_terminal_size().columns) if stdout_tty else (lambda: None),
         )
         shell = Shell(source.root, stdout, stderr, settings)
-        shell.attach(source, lambda other: open_other(other, redact))
+        shell.attach(source)
         if one_shot:
             from metashell.shell.commands import ExitShell
 

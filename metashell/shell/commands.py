@@ -41,6 +41,7 @@ from metashell.tree.values import tree_values
 from ..safe_text import visible, visible_output
 from . import answers, spec
 from .output import colorize_json, json_line
+from .sources import open_other
 from .spec import CommandError, Parsed
 from .words import Word, split_commands, split_pipe, split_segments
 
@@ -107,15 +108,15 @@ class Shell:
         self.history: list[str] = history if history is not None else []
         self._status = 0
 
-    def attach(self, source: Source, open_other: Callable[[str], Node] | None = None) -> None:
-        """Use what an opened source offers: its tree, time travel, its log, refreshing (one place
-        for the CLI, the TUI and the benchmarks)."""
+    def attach(self, source: Source) -> None:
+        """Use what an opened source offers: its tree, time travel, its log, refreshing, and
+        ``diff --with`` another source (one place for the CLI, the TUI and the benchmarks)."""
         self._root = source.root
         self.travel = source.travel
         self.point = source.point
         self.full_plan = source.full_plan
         self.refresh = source.refresh
-        self.open_other = open_other
+        self.open_other = lambda other: open_other(other, self.settings.redact)
 
     # -- plumbing ----------------------------------------------------------------------------
     @property

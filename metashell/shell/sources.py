@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -170,7 +170,6 @@ class Traveller:
         self._info = info
         self._redact = redact
         self._end = end
-        self._last = -1 if end is None else end.image.provenance.offset   # the image moves; this does not
         self._rebuilt: dict[int, Node] = {}
         self._home: int | None = None   # where the session stands (None: the end of the log)
 
@@ -180,8 +179,12 @@ class Traveller:
     def end(self) -> LoadResult:
         if self._end is None:
             self._end = self._load_end()
-            self._last = self._end.image.provenance.offset
         return self._end
+
+    def _last_offset(self) -> int:
+        """The log's last offset (the journal's end: the image itself moves)."""
+        end = self.end()
+        return end.timeline.end if end.timeline is not None else end.image.provenance.offset
 
     def move(self, text: str | None) -> tuple[Node, str | None]:
         """Move the session to ``text`` (an offset or time; None: the end of the log).  Returns the
@@ -191,11 +194,13 @@ class Traveller:
         self._home = offset
         return root, None if offset is None else f"@{offset}"
 
-    @contextmanager
-    def visit(self, text: str | None) -> Iterator[Node]:
+    def visit(self, text: str | None) -> AbstractContextManager[Node]:
         """The root at ``text`` for the duration of a ``with`` block; the session stays where it is
         (the image is put back afterwards: read what you need inside the block)."""
-        offset = None if text is None else self._point(text)
+        return self._visiting(None if text is None else self._point(text))
+
+    @contextmanager
+    def _visiting(self, offset: int | None) -> Iterator[Node]:
         try:
             yield self._root_at(offset)[0]
         finally:
@@ -207,15 +212,15 @@ class Traveller:
         when the journal reaches that point (None otherwise: read from a snapshot instead)."""
         end = self.end()
         timeline, d = end.timeline, end.plan.directory
-        if timeline is None or d is None or first - 1 < timeline.start or not timeline.can_reach(first - 1):
+        if timeline is None or d is None or not timeline.can_reach(first - 1):
             yield None
             return
-        with self.visit(str(first - 1)) as root:
+        with self._visiting(first - 1) as root:
             yield log_plan(d, first, end.index), root.ctx.image
 
     def _root_at(self, offset: int | None) -> tuple[Node, int | None]:
         end = self.end()
-        last = self._last
+        last = self._last_offset()
         if offset is not None and last >= 0 and offset >= last:
             offset = None
         timeline = end.timeline
@@ -289,5 +294,5 @@ def open_other(path: str, redact: bool) -> Node:
         pass
 
     if os.path.isdir(path):
-        return open_directory(path, quiet, redact).root
+        return open_directory(path, quiet, redact, timeline=False).root
     return open_file(path, quiet, redact).root
