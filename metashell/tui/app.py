@@ -31,6 +31,7 @@ from textual.widgets import Footer, Header, Input, Static, Tree
 from textual.widgets.tree import TreeNode
 
 from metashell.image.health import HealthReport, PartitionRef, check_health
+from metashell.image.model import metadata_version_name
 from metashell.safe_text import visible, visible_output
 from metashell.shell.commands import Settings, Shell
 from metashell.shell.sources import Source
@@ -44,6 +45,15 @@ PAGE = 200
 """Children added to the tree per page when a directory is expanded."""
 
 _MORE = "\0more"
+"""Tree data of a gap node (children not added yet): the marker, ``start:stop``, a NUL, the path."""
+
+_BADGES = {"offline-partitions": "offline", "under-replicated-partitions": "under-replicated",
+           "fenced-brokers": "fenced", "shutting-down-brokers": "shutting down"}
+"""Health findings shown as badges in the tree."""
+
+
+def _is_gap(data: str | None) -> bool:
+    return data is not None and data.startswith(_MORE)
 
 
 class PathSearch(Provider):
@@ -140,8 +150,6 @@ class MetashellApp(App[int]):
         image = self.shell.root.ctx.image
         p = image.provenance
         mv = image.features.metadata_version
-        from metashell.image.model import metadata_version_name
-
         parts = [f"cluster {self.source.cluster_id}" if self.source.cluster_id else "", self.source.description,
                  f"metadata.version {metadata_version_name(mv)}", f"offset {p.offset}"]
         if self.shell.point:
@@ -172,22 +180,19 @@ class MetashellApp(App[int]):
         self.health = report
         bad: dict[str, str] = {}
         for f in report.findings:
-            badge = {"offline-partitions": "offline", "under-replicated-partitions": "under-replicated",
-                     "fenced-brokers": "fenced", "shutting-down-brokers": "shutting down"}.get(f.key)
+            badge = _BADGES.get(f.key)
             if badge is None:
                 continue
-            for item in f.items:
-                path = (f"/topics/{item.topic}" if isinstance(item, PartitionRef)
-                        else f"/brokers/{item.get('broker', item.get('id'))}" if isinstance(item, dict) else None)
-                if path is not None and path not in bad:
-                    bad[path] = badge
+            for item in f.items:     # partitions (PartitionRef) or brokers ({"broker": id, ...})
+                path = f"/topics/{item.topic}" if isinstance(item, PartitionRef) else f"/brokers/{item['broker']}"
+                bad.setdefault(path, badge)
         self.badges = bad
         self._relabel(self.query_one("#tree", Tree).root)
         self.sub_title = self._status_line()
 
     def _relabel(self, item: TreeNode[str]) -> None:
         for child in item.children:
-            if child.data and not child.data.startswith(_MORE):
+            if child.data and not _is_gap(child.data):
                 child.set_label(self._label(child.data))
                 if child.children:
                     self._relabel(child)
@@ -223,11 +228,11 @@ class MetashellApp(App[int]):
         """Bring the children of an expanded ``item`` up to date, keeping what is expanded."""
         node = resolve(self.shell.root, normalize("/", path))
         names = set(node.child_names()) if node is not None and node.is_dir else set()
-        present = {c.data.rsplit("/", 1)[-1]: c for c in item.children if c.data and not c.data.startswith(_MORE)}
+        present = {c.data.rsplit("/", 1)[-1]: c for c in item.children if c.data and not _is_gap(c.data)}
         for name, child in present.items():
             if name not in names:
                 child.remove()
-        added = [n for n in sorted(names - present.keys())]
+        added = sorted(names - present.keys())
         if added and len(present) < PAGE:
             base = normalize("/", path)
             for name in added[:PAGE]:
@@ -238,7 +243,8 @@ class MetashellApp(App[int]):
                     item.add(self._label(child_path), data=child_path, allow_expand=True)
                 else:
                     item.add_leaf(self._label(child_path), data=child_path)
-            self.set_timer(5.0, lambda: self._unmark(list(self.changed)))
+            marked = list(self.changed)      # these, not what is marked when the timer fires
+            self.set_timer(5.0, lambda: self._unmark(marked))
         for child in item.children:
             if child.is_expanded and child.data:
                 self._refill(child, child.data)
@@ -311,14 +317,13 @@ class MetashellApp(App[int]):
 
     @on(Tree.NodeSelected)
     def _selected(self, event: Tree.NodeSelected[str]) -> None:
-        data = event.node.data
-        if data is not None and data.startswith(_MORE):
+        if _is_gap(event.node.data):
             self._open_gap(event.node)
 
     @on(Tree.NodeHighlighted)
     def _highlighted(self, event: Tree.NodeHighlighted[str]) -> None:
         data = event.node.data
-        if data is not None and not data.startswith(_MORE) and data != self.selected:
+        if data is not None and not _is_gap(data) and data != self.selected:
             self.show(data)
 
     def show(self, path: str) -> None:
@@ -372,7 +377,7 @@ class MetashellApp(App[int]):
         except ValueError:
             return None
         for gap in list(item.children):
-            if gap.data and gap.data.startswith(_MORE):
+            if gap.data and _is_gap(gap.data):
                 start, stop, _path = self._gap_range(gap.data)
                 if start <= index < stop:
                     self._open_gap(gap, index)
