@@ -34,7 +34,6 @@ sys.path.insert(0, str(REPO / "bench"))
 
 import metagen
 
-from metashell.image.loader import load_directory
 from metashell.shell.commands import Settings, Shell
 from metashell.shell.sources import open_directory
 
@@ -74,11 +73,11 @@ def main() -> int:
     params = metagen.params_from(args)
     data = metagen.ensure(params, args.out)
     t0 = time.perf_counter()
-    result = load_directory(data.root)
-    load_s = time.perf_counter() - t0
-    image = result.image
-    topic = sorted(image.topics.by_name)[len(image.topics.by_name) // 2]
     source = open_directory(data.root, lambda _w: None, True)
+    load_s = time.perf_counter() - t0
+    image = source.image
+    topic = sorted(image.topics.by_name)[len(image.topics.by_name) // 2]
+    partitions, topics = image.topics.partition_count(), len(image.topics.by_id)   # before `at` moves the image
     shell = Shell(source.root, io.StringIO(), io.StringIO(), Settings())
     shell.attach(source)
     end = image.provenance.offset
@@ -93,9 +92,8 @@ def main() -> int:
         best = min((run(shell, line) for _ in range(args.repeat)), key=lambda r: r[1])
         rows.append({"command": line, "first_line_s": round(best[0], 4), "total_s": round(best[1], 3),
                      "lines": best[2]})
-    partitions = image.topics.partition_count()
     print(f"\n{_dt.datetime.now():%Y-%m-%d %H:%M}, {os.cpu_count()} CPUs, Python {platform.python_version()}; "
-          f"{partitions:,} partitions in {len(image.topics.by_id):,} topics, loaded in {load_s:.1f} s")
+          f"{partitions:,} partitions in {topics:,} topics, loaded in {load_s:.1f} s")
     print(f"{'command':<45} {'first line s':>12} {'total s':>9} {'lines':>10}")
     print("-" * 79)
     for r in rows:
