@@ -228,3 +228,109 @@ def test_tui_refuses_commands_and_a_bad_source_before_taking_the_screen() -> Non
     assert status == 2 and "--tui is interactive" in err and out == ""
     status, out, err = run_cli("-d", "/nonexistent", "--tui")
     assert status == 1 and err.strip() == "error: /nonexistent: no such file or directory" and out == ""
+
+
+def test_the_help_screen_lists_keys_and_commands_and_filters_as_you_type() -> None:
+    from metashell.tui.help import HelpScreen
+
+    async def steps(app: MetashellApp, pilot: Pilot[Any]) -> None:
+        await pilot.press("question_mark")
+        await pilot.pause()
+        screen = app.screen
+        assert isinstance(screen, HelpScreen)
+        everything = {row[1] for row in screen.shown}
+        assert {"q", "y", "o", "[", "?", ":history", ":describe", ":at"} <= everything
+        await pilot.press(*"hist")
+        await pilot.pause()
+        assert {row[1] for row in screen.shown} == {"h", ":history"}
+        await pilot.press(*" command")      # every word must match
+        await pilot.pause()
+        assert [row[1] for row in screen.shown] == [":history"]
+        await pilot.press("escape")
+        await pilot.pause()
+        assert not isinstance(app.screen, HelpScreen)
+        assert app.focused is app.query_one("#tree", Tree)
+
+    drive(DEMO, steps)
+
+
+def test_control_characters_in_metadata_are_shown_visibly_everywhere(tmp_path: Path) -> None:
+    """A hostile directory (every attacker-held string an escape sequence) walked node by node: no
+    tree label, detail pane, status line or command output holds a control character."""
+    from test_terminal_safety import CONTROL, NASTY, write_log
+
+    write_log(tmp_path, NASTY)
+
+    def clean(text: str, where: str) -> None:
+        bad = CONTROL.findall(text)
+        assert not bad, f"{where}: {bad!r} in {text!r}"
+
+    async def steps(app: MetashellApp, pilot: Pilot[Any]) -> None:
+        clean(app.sub_title, "status line")
+        tree = app.query_one("#tree", Tree)
+        todo = [tree.root]
+        seen = 0
+        while todo:
+            item = todo.pop()
+            clean(item.label.plain, "tree label")
+            if item.data and not item.data.startswith("\0"):
+                app.go_to(item.data)
+                clean(_text(app.shown), f"detail of {item.data!r}")
+                seen += 1
+            if item.allow_expand and not item.children:
+                item.expand()
+                await pilot.pause()
+            todo.extend(item.children)
+        assert seen > 60
+        for line in ("ls -l /topics", "find /", "cat /brokers/1/*", "describe", "health"):
+            clean(await command(app, pilot, line), line)
+        await pilot.press("question_mark")
+        await pilot.pause()
+
+    drive(tmp_path, steps)
+
+
+def _spawn_tui(tmp_path: Path, *args: str, **env_extra: str) -> Any:
+    pexpect = pytest.importorskip("pexpect")
+    env = {k: v for k, v in os.environ.items() if k not in ("NO_COLOR", "PAGER", "METASHELL_PAGER")}
+    env.update(TERM="xterm-256color", HOME=str(tmp_path), COLUMNS="80", LINES="24", **env_extra)
+    return pexpect.spawn(sys.executable, ["-m", "metashell", "-d", str(DEMO), "--tui", *args], env=env,
+                         cwd=str(REPO), encoding="utf-8", timeout=30, dimensions=(24, 80))
+
+
+def test_o_pages_the_selection_in_pager_and_comes_back(tmp_path: Path) -> None:
+    import pexpect
+
+    paged = tmp_path / "paged.txt"
+    child = _spawn_tui(tmp_path, "--path", "/topics/orders/3", PAGER=f"sh -c 'cat > {paged}'")
+    child.expect("Quit")
+    child.send("o")
+    child.expect_exact("\x1b[?1049h")            # the pager ran and the TUI took the screen back
+    child.expect("Quit")
+    child.send("q")
+    child.expect(pexpect.EOF)
+    child.close()
+    assert child.exitstatus == 0
+    value = json.loads(paged.read_text())          # a file node: its whole value, as cat shows it
+    assert value["partition"] == 3 and value["topic"] == "orders" and "replicas" in value
+
+
+def test_no_color_draws_in_shades_of_grey(tmp_path: Path) -> None:
+    import re
+
+    import pexpect
+
+    child = _spawn_tui(tmp_path, NO_COLOR="1")
+    child.expect("Quit")
+    child.send("q")
+    child.expect(pexpect.EOF)
+    child.close()
+    assert child.exitstatus == 0
+    drawn = child.before or ""
+    palette = [int(n) for n in re.findall(r"[34]8;5;(\d+)", drawn)]       # xterm-256color: the 256 palette
+    truecolor = re.findall(r"[34]8;2;(\d+);(\d+);(\d+)", drawn)
+    assert palette or truecolor, "nothing drawn in colour at all?"
+    greys = {0, 7, 8, 15, 16, 231, *range(232, 256)}
+    assert set(palette) <= greys, set(palette) - greys
+    assert all(r == g == b for r, g, b in truecolor)
+    assert not re.search(r"\x1b\[(?:[0-9;]*;)?(?:3[0-7]|9[0-7]|4[0-7]|10[0-7])m", drawn)   # no 16-colour codes

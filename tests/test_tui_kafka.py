@@ -1,5 +1,6 @@
 """``metashell --tui -q``: the TUI follows a REAL Kafka 4.4 controller quorum while topics are
-created and deleted, keeping the selection, with Textual's pilot driving it."""
+created and deleted, keeping the selection, and its only controller is killed and restarted (the status
+says reconnecting, then connected, and following goes on), with Textual's pilot driving it."""
 
 from __future__ import annotations
 
@@ -62,6 +63,14 @@ def test_the_tree_follows_topics_created_and_deleted(kafka_cluster: Any) -> None
             assert "first" in names()                                                # paused: unchanged
             await pilot.press("p")                                                   # follow again
             await until("the deleted topic gone", lambda: "first" not in names(), pilot)
+            assert "connected" in app.sub_title
+            cluster.node(1).kill()                                   # the only controller dies
+            await until("reconnecting", lambda: "reconnecting" in app.sub_title, pilot, timeout=90)
+            cluster.node(1).start()
+            await until("connected again", lambda: "connected" in app.sub_title
+                        and "reconnecting" not in app.sub_title, pilot, timeout=180)
+            admin("--create", "--topic", "third", "--partitions", "1", "--replication-factor", "1")
+            await until("a topic created after the restart", lambda: "third" in names(), pilot, timeout=90)
             await pilot.press("q")
 
     try:

@@ -39,6 +39,10 @@ from .loader import ImageLoader
 Warn = Callable[[str], None]
 
 
+_STATE_WORDS = {"streaming": "connected", "catching-up": "catching up", "snapshot": "loading snapshot"}
+"""The stream's state as the status line says it (``connecting`` and ``reconnecting`` as they are)."""
+
+
 class LiveSession:
     """A live image fed from a controller quorum (see the module docstring)."""
 
@@ -191,11 +195,13 @@ class LiveSession:
         leader = f"leader {st.leader_id}" if st.leader_id >= 0 else "no leader"
         parts = [leader, f"epoch {st.leader_epoch}"]
         parts.append(f"lag {lag}" if lag is not None else "lag ?")
-        if st.state in ("reconnecting", "connecting"):
-            parts.append(st.state)
-        elif st.state == "stopped":
-            parts.append("stopped")
+        parts.append(_STATE_WORDS.get(st.state, st.state))
         return " ".join(parts)
+
+    def leader(self) -> tuple[int, int]:
+        """(leader id, leader epoch) as last heard from the quorum (-1: none known)."""
+        st = self.source.status
+        return st.leader_id, st.leader_epoch
 
     def quorum_info(self) -> dict:
         """Live fields for the tree's ``/quorum`` (``build_root(..., source_info={"quorum":

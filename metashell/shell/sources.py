@@ -57,6 +57,8 @@ class Source:
     refresh: Callable[[], Node | None] | None = None
     #: live: records committed but not applied yet (the TUI's "N changes since pause")
     pending: Callable[[], int] | None = None
+    #: live: (leader id, epoch) of the quorum as last heard (the TUI tells leader changes)
+    leader: Callable[[], tuple[int, int]] | None = None
 
 
 def _one_line(text: object) -> str:
@@ -266,6 +268,7 @@ def open_live(bootstrap: str, config: str | None, warn: Warn, redact: bool,
 
     source.refresh = catch_up
     source.pending = session.pending
+    source.leader = session.leader
     return source
 
 

@@ -17,14 +17,16 @@ from __future__ import annotations
 
 import gc
 import io
+import os
+import subprocess
 import time
 from collections.abc import Iterable
 from typing import ClassVar
 
-from rich.console import RenderableType
+from rich.console import Console, RenderableType
 from rich.text import Text
 from textual import on
-from textual.app import App, ComposeResult
+from textual.app import App, ComposeResult, SuspendNotSupported
 from textual.binding import Binding, BindingType
 from textual.command import Hit, Hits, Provider
 from textual.containers import Horizontal, VerticalScroll
@@ -35,10 +37,12 @@ from metashell.image.health import HealthReport, PartitionRef, check_health
 from metashell.image.model import metadata_version_name
 from metashell.safe_text import visible, visible_output
 from metashell.shell.commands import Settings, Shell
+from metashell.shell.pager import pager_command
 from metashell.shell.sources import Source
 from metashell.tree.paths import join, normalize, resolve
 
 from .detail import detail
+from .help import HelpScreen, help_rows
 
 __all__ = ["PAGE", "MetashellApp"]
 
@@ -85,18 +89,34 @@ class MetashellApp(App[int]):
     """
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("q", "quit", "Quit"),
-        Binding("ctrl+q", "quit", "Quit", show=False),
-        Binding("colon", "command_line", "Command"),
-        Binding("slash", "command_palette", "Search"),
+        Binding("ctrl+q", "quit", "Quit", show=False, key_display="Ctrl-Q"),
+        Binding("colon", "command_line", "Command", key_display=":"),
+        Binding("slash", "command_palette", "Search", key_display="/"),
         Binding("h", "history", "History"),
+        Binding("o", "open_pager", "Pager"),
         Binding("y", "copy_path", "Copy path"),
         Binding("Y", "copy_value", "Copy value", show=False),
-        Binding("p", "pause", "Pause", show=False),
-        Binding("left_square_bracket", "go_back", "Back", show=False),
-        Binding("right_square_bracket", "go_forward", "Forward", show=False),
-        Binding("question_mark", "help", "Keys"),
-        Binding("escape", "focus_tree", "Tree", show=False),
+        Binding("p", "pause", "Pause (live)", show=False),
+        Binding("left_square_bracket", "go_back", "Back", show=False, key_display="["),
+        Binding("right_square_bracket", "go_forward", "Forward", show=False, key_display="]"),
+        Binding("question_mark", "help", "Keys", key_display="?"),
+        Binding("escape", "focus_tree", "Tree", show=False, key_display="Escape"),
     ]
+    KEY_HELP: ClassVar[dict[str, str]] = {
+        "quit": "quit, restoring the terminal",
+        "command_line": "the command line: any shell command (ls, cd, cat, find, describe, health, at ...)",
+        "command_palette": "search paths by name (topics, brokers, configs, ACL principals ...)",
+        "history": "history of the selected topic, partition, broker or config",
+        "open_pager": "open what the detail pane shows in $PAGER (default: less -R)",
+        "copy_path": "copy the selected path to the clipboard",
+        "copy_value": "copy the selected file's value to the clipboard",
+        "pause": "live mode: pause and resume following the quorum",
+        "go_back": "back to the previously visited path",
+        "go_forward": "forward again",
+        "help": "this screen",
+        "focus_tree": "back to the tree",
+    }
+    """What each key does, longer than the footer's word (the ``?`` screen)."""
     COMMANDS = App.COMMANDS | {PathSearch}
 
     def __init__(self, source: Source, *, redact: bool = True, start_path: str = "/") -> None:
@@ -115,6 +135,8 @@ class MetashellApp(App[int]):
         self._ahead: list[str] = []
         self.shown: RenderableType = Text("")
         """What the detail pane shows (for tests and the screenshot)."""
+        self._command_shown = False
+        self._leader: tuple[int, int] | None = None
         self._names: list[str] | None = None
         self.badges: dict[str, str] = {}
         """Tree paths with a health badge (offline, under-replicated, fenced ...)."""
@@ -219,6 +241,7 @@ class MetashellApp(App[int]):
         if self.paused:
             self.sub_title = self._status_line()
             return
+        self._tell_leader_change()
         image = self.shell.root.ctx.image
         before = image.provenance.offset
         self.source.refresh()
@@ -230,6 +253,21 @@ class MetashellApp(App[int]):
             self.show(self.selected)
             self.run_worker(self._check_health, thread=True, exclusive=True, group="health")
         self.sub_title = self._status_line()
+
+    def _tell_leader_change(self) -> None:
+        """Live mode: a notification when the quorum's leader changes (or is lost, or is back)."""
+        if self.source.leader is None:
+            return
+        leader, epoch = self.source.leader()
+        was, self._leader = self._leader, (leader, epoch)
+        if was is None or was[0] == leader:
+            return
+        if leader < 0:
+            self.notify(f"the quorum lost its leader {was[0]} (epoch {was[1]}): reconnecting",
+                        severity="warning", timeout=8)
+        else:
+            self.notify(f"new quorum leader {leader} (epoch {epoch}), was {was[0] if was[0] >= 0 else 'none'}",
+                        timeout=8)
 
     def _refill(self, item: TreeNode[str], path: str) -> None:
         """Bring the children of an expanded ``item`` up to date, keeping what is expanded."""
@@ -342,8 +380,9 @@ class MetashellApp(App[int]):
             return
         self._put(detail(path, node, self.redact))
 
-    def _put(self, renderable: RenderableType) -> None:
+    def _put(self, renderable: RenderableType, *, command: bool = False) -> None:
         self.shown = renderable
+        self._command_shown = command
         self.query_one("#detail", Static).update(renderable)
 
     def go_to(self, path: str, *, remember: bool = True) -> None:
@@ -465,7 +504,7 @@ class MetashellApp(App[int]):
         if cwd != self.shell.cwd or point != self.shell.point:
             self.go_to(self.shell.cwd)
         if self.output.getvalue() or self.errors.getvalue():
-            self._put(text)
+            self._put(text, command=True)
         return status
 
     def action_go_back(self) -> None:
@@ -484,7 +523,38 @@ class MetashellApp(App[int]):
         self.run_command(f"history {_quoted(self.selected)}")
 
     def action_help(self) -> None:
-        self.action_show_help_panel()
+        """The ``?`` screen: keys and shell commands, filtered as you type."""
+        keys = [(b.key_display or b.key, self.KEY_HELP.get(b.action, b.description))
+                for b in self.BINDINGS if isinstance(b, Binding)]
+        self.push_screen(HelpScreen(help_rows(keys)))
+
+    # ------------------------------------------------------------------ the pager
+
+    def action_open_pager(self) -> None:
+        """Page what the detail pane shows (a file's whole value) in ``$PAGER``, the screen suspended."""
+        command = _tui_pager()
+        if command is None:
+            self.notify("paging is off (PAGER is empty or cat)", severity="warning")
+            return
+        try:
+            with self.suspend():
+                subprocess.run(command, input=self.shown_text(), text=True, check=False)
+        except SuspendNotSupported:
+            self.notify("this terminal cannot hand the screen to a pager", severity="warning")
+        except OSError as e:
+            self.notify(visible(f"cannot run {command[0]}: {e.strerror or e}"), severity="error")
+
+    def shown_text(self, width: int = 200) -> str:
+        """The detail pane as plain text: a file's whole value, otherwise the pane rendered without
+        styles (control characters were made visible when it was built)."""
+        node = resolve(self.shell.root, normalize("/", self.selected))
+        if node is not None and not node.is_dir and not self._command_shown:
+            return visible_output(node.text(self.redact))
+        console = Console(file=io.StringIO(), width=width, color_system=None, force_terminal=False,
+                          legacy_windows=False)
+        console.print(self.shown)
+        assert isinstance(console.file, io.StringIO)
+        return console.file.getvalue()
 
     # ------------------------------------------------------------------ copy
 
@@ -497,6 +567,14 @@ class MetashellApp(App[int]):
         if node is not None and not node.is_dir:
             self.copy_to_clipboard(node.text(self.redact))
             self.notify(f"copied the value of {visible(self.selected)}")
+
+
+def _tui_pager() -> list[str] | None:
+    """``$METASHELL_PAGER`` or ``$PAGER`` as the REPL reads them, but ``less -R`` by default: the
+    REPL's ``-F`` (quit when it fits) would hand the screen straight back."""
+    if "METASHELL_PAGER" in os.environ or "PAGER" in os.environ:
+        return pager_command()
+    return ["less", "-R"]
 
 
 def _quoted(path: str) -> str:
