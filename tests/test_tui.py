@@ -180,6 +180,17 @@ def test_big_directories_are_paged(monkeypatch: pytest.MonkeyPatch) -> None:
     drive(DEMO, steps)
 
 
+def test_a_record_is_indented_json_and_a_broker_has_its_listener_table() -> None:
+    async def steps(app: MetashellApp, pilot: Pilot[Any]) -> None:
+        shown = _text(app.shown)
+        assert "\\x0a" not in shown                      # newlines of the JSON are newlines
+        lines = shown.splitlines()
+        assert lines[0].split() == ["listeners"] and lines[1].split() == ["name", "host", "port", "protocol"]
+        assert '  "id": 1,' in lines and '  "fenced": true,' in lines
+
+    drive(DEMO, steps, start_path="/brokers/1")
+
+
 def test_start_path_copy_and_quit() -> None:
     async def steps(app: MetashellApp, pilot: Pilot[Any]) -> None:
         assert app.selected == "/topics/orders/3"

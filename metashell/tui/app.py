@@ -175,8 +175,10 @@ class MetashellApp(App[int]):
         image = self.shell.root.ctx.image
         p = image.provenance
         mv = image.features.metadata_version
-        parts = [f"cluster {self.source.cluster_id}" if self.source.cluster_id else "", self.source.description,
-                 f"metadata.version {metadata_version_name(mv)}", f"offset {p.offset}"]
+        # most important first: the title bar cuts what does not fit
+        parts = [f"cluster {self.source.cluster_id}" if self.source.cluster_id else ""]
+        if self.health is not None:
+            parts.append(self.health.verdict().split(";")[0].split(" (")[0])
         if self.shell.point:
             parts.append(f"at {self.shell.point}")
         if self.paused:       # status() would apply what arrived: only count it
@@ -184,8 +186,7 @@ class MetashellApp(App[int]):
             parts.append(f"PAUSED: {pending} change(s) since")
         elif self.source.status is not None:
             parts.append(self.source.status())
-        if self.health is not None:
-            parts.append(self.health.verdict().split(";")[0])
+        parts += [f"offset {p.offset}", f"metadata.version {metadata_version_name(mv)}", self.source.description]
         return visible("  |  ".join(x for x in parts if x))
 
     # ------------------------------------------------------------------ health and live
@@ -218,6 +219,8 @@ class MetashellApp(App[int]):
         self.badges = bad
         self._relabel(self.query_one("#tree", Tree).root)
         self.sub_title = self._status_line()
+        if self.selected == "/" and not self._command_shown:      # the overview gains the verdict
+            self.show("/")
 
     def _relabel(self, item: TreeNode[str]) -> None:
         for child in item.children:
@@ -378,7 +381,7 @@ class MetashellApp(App[int]):
         if node is None:
             self._put(Text(f"{visible(path)}: no such file or directory", style="red"))
             return
-        self._put(detail(path, node, self.redact))
+        self._put(detail(path, node, self.redact, health=self.health))
 
     def _put(self, renderable: RenderableType, *, command: bool = False) -> None:
         self.shown = renderable

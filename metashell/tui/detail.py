@@ -17,11 +17,12 @@ from rich.syntax import Syntax
 from rich.table import Table
 from rich.text import Text
 
+from metashell.image.health import CRITICAL, HealthReport
 from metashell.image.image import MetadataImage
 from metashell.image.model import Topic, metadata_version_name
 from metashell.image.wording import id_list
 from metashell.protocol.uuid import uuid_to_str
-from metashell.safe_text import visible
+from metashell.safe_text import json_safe, visible
 from metashell.tree import Node
 from metashell.tree.summary import summarize
 
@@ -31,12 +32,13 @@ _MAX_ROWS = 2000
 """Rows a table shows before it says how many more there are (a topic may have 10 000 partitions)."""
 
 
-def detail(path: str, node: Node, redact: bool, theme: str = "monokai") -> RenderableType:
-    """The renderable for ``node`` at ``path``."""
+def detail(path: str, node: Node, redact: bool, theme: str = "monokai",
+           health: HealthReport | None = None) -> RenderableType:
+    """The renderable for ``node`` at ``path`` (``health``: the report, once it is in, for ``/``)."""
     parts = [p for p in path.split("/") if p]
     image = node.ctx.image
     if not parts:
-        return overview(image)
+        return overview(image, health)
     if len(parts) == 2 and parts[0] == "topics" and node.is_dir:
         topic = image.topics.by_name.get(parts[1])
         if topic is not None:
@@ -44,7 +46,7 @@ def detail(path: str, node: Node, redact: bool, theme: str = "monokai") -> Rende
     if not node.is_dir:
         value = node.to_json(redact)
         if isinstance(value, (dict, list)):
-            body = Syntax(visible(json.dumps(value, indent=2, ensure_ascii=False)), "json", theme=theme,
+            body = Syntax(json_safe(json.dumps(value, indent=2, ensure_ascii=False)), "json", theme=theme,
                           background_color="default", word_wrap=True)
             if isinstance(value, dict) and isinstance(value.get("listeners"), list):
                 return Group(listener_table(value["listeners"]), body)
@@ -53,9 +55,10 @@ def detail(path: str, node: Node, redact: bool, theme: str = "monokai") -> Rende
     return children_table(node, redact)
 
 
-def overview(image: MetadataImage) -> RenderableType:
-    """The first screen's detail: what was loaded, in counts, and where to go from here (the root's
-    children would need the health report, a second at a million partitions)."""
+def overview(image: MetadataImage, health: HealthReport | None = None) -> RenderableType:
+    """The first screen's detail: what was loaded, in counts, the health verdict and its problems
+    once the report is in (it takes a second at a million partitions, so it comes after the first
+    screen), and where to go from here."""
     counts = image.summary()
     table = Table(box=None, show_header=False, pad_edge=False)
     table.add_column(style="bold")
@@ -65,9 +68,19 @@ def overview(image: MetadataImage) -> RenderableType:
             ("metadata.version", metadata_version_name(image.features.metadata_version)),
             ("last offset", f"{p.offset} (epoch {p.epoch})"),
             ("quorum leader", "unknown" if q.leader_id is None else f"{q.leader_id} (epoch {q.leader_epoch})")]
-    rows += [(k, f"{v:,}") for k, v in counts.items()]
     for k, v in rows:
         table.add_row(k, visible(str(v)))
+    if health is not None:      # before the counts: it is what an operator opens the tool for
+        word = health.verdict().split(":", 1)[0]
+        table.add_row("health", Text(word, style="green" if health.healthy else "bold red"))
+        for f in health.problems:
+            table.add_row("", Text(f"{f.count} {f.title}", style="red" if f.severity == CRITICAL else "yellow"))
+        if not health.healthy:
+            table.add_row("", Text.assemble((":health", "bold"), " lists them; ",
+                                            (":describe --unavailable-partitions", "bold"), " shows partitions "
+                                            "with no leader"))
+    for k, n in counts.items():
+        table.add_row(k, f"{n:,}")
     hint = Text.assemble("\n", ("Enter", "bold"), "/", ("Space", "bold"), " expand  ", (":", "bold"),
                          " run a command  ", ("/", "bold"), " search a path  ", ("?", "bold"), " all keys")
     return Group(table, hint)
