@@ -191,6 +191,15 @@ def test_a_record_is_indented_json_and_a_broker_has_its_listener_table() -> None
     drive(DEMO, steps, start_path="/brokers/1")
 
 
+def test_an_svg_screenshot_for_the_incident_notes(tmp_path: Path) -> None:
+    async def steps(app: MetashellApp, pilot: Pilot[Any]) -> None:
+        app.action_screenshot(filename="incident.svg", path=str(tmp_path))
+
+    drive(DEMO, steps, start_path="/topics/orders")
+    svg = (tmp_path / "incident.svg").read_text()
+    assert svg.startswith("<svg") and "Topic:" in svg and "orders" in svg
+
+
 def test_start_path_copy_and_quit() -> None:
     async def steps(app: MetashellApp, pilot: Pilot[Any]) -> None:
         assert app.selected == "/topics/orders/3"

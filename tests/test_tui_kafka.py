@@ -70,6 +70,7 @@ def test_the_tree_follows_topics_created_and_deleted(kafka_cluster: Any) -> None
             cluster.node(1).start()
             await until("connected again", lambda: "connected" in app.sub_title
                         and "reconnecting" not in app.sub_title, pilot, timeout=180)
+            assert app.leader_changes and app.leader_changes[-1][0] == 1               # re-elected, told
             admin("--create", "--topic", "third", "--partitions", "1", "--replication-factor", "1")
             await until("a topic created after the restart", lambda: "third" in names(), pilot, timeout=90)
             await pilot.press("q")

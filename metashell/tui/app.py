@@ -137,6 +137,8 @@ class MetashellApp(App[int]):
         """What the detail pane shows (for tests and the screenshot)."""
         self._command_shown = False
         self._leader: tuple[int, int] | None = None
+        self.leader_changes: list[tuple[int, int]] = []
+        """Live mode: (leader, epoch) each time the quorum's changed while the TUI ran."""
         self._names: list[str] | None = None
         self.badges: dict[str, str] = {}
         """Tree paths with a health badge (offline, under-replicated, fenced ...)."""
@@ -263,14 +265,14 @@ class MetashellApp(App[int]):
             return
         leader, epoch = self.source.leader()
         was, self._leader = self._leader, (leader, epoch)
-        if was is None or was[0] == leader:
+        if was is None or was == (leader, epoch):
             return
         if leader < 0:
-            self.notify(f"the quorum lost its leader {was[0]} (epoch {was[1]}): reconnecting",
-                        severity="warning", timeout=8)
+            self.notify(f"the quorum lost its leader {was[0]} (epoch {was[1]})", severity="warning", timeout=8)
         else:
-            self.notify(f"new quorum leader {leader} (epoch {epoch}), was {was[0] if was[0] >= 0 else 'none'}",
-                        timeout=8)
+            before = f"{was[0]}, epoch {was[1]}" if was[0] >= 0 else "none"
+            self.notify(f"quorum leader {leader}, epoch {epoch} (was {before})", timeout=8)
+        self.leader_changes.append((leader, epoch))
 
     def _refill(self, item: TreeNode[str], path: str) -> None:
         """Bring the children of an expanded ``item`` up to date, keeping what is expanded."""
