@@ -98,3 +98,20 @@ def test_unknown_broker_config_is_redacted_in_the_shell(tmp_path: Path) -> None:
     run(["-d", str(tmp_path), "--no-redact", "-c", "cat /configs/broker/*/*"], stdout=out,
         stderr=io.StringIO(), stdin=io.StringIO(""))
     assert out.getvalue().split() == ["x"]
+
+
+def test_log_json_hides_scram_salts_and_keys_unless_asked() -> None:
+    """``log --json`` printed a SCRAM credential's salt, stored key and server key in the clear."""
+    import json
+
+    from conftest import FIXTURES
+    from test_cli import run_cli
+
+    args = ("-d", str(FIXTURES / "demo"), "-c", "log --json --type UserScramCredentialRecord")
+    status, out, _err = run_cli(*args)
+    docs = [json.loads(line)["data"] for line in out.splitlines()]
+    assert status == 0 and docs
+    assert all(d[k] == "[redacted]" for d in docs for k in ("salt", "storedKey", "serverKey"))
+    assert all(isinstance(d["iterations"], int) and d["name"] for d in docs)
+    status, out, _err = run_cli("--no-redact", *args)
+    assert all(json.loads(line)["data"]["salt"] != "[redacted]" for line in out.splitlines())

@@ -33,7 +33,7 @@ from metashell.protocol.uuid import uuid_to_str
 from metashell.tree import Node, glob_components, join
 from metashell.tree.friendly import iso_utc as iso_time
 from metashell.tree.paths import glob_regex, is_glob, normalize, resolve
-from metashell.tree.redact import redact_config
+from metashell.tree.redact import redact_config, redact_record_json
 from metashell.tree.render import iter_find, render_ls, render_tree
 from metashell.tree.summary import summarize
 from metashell.tree.values import tree_values
@@ -606,7 +606,7 @@ class Shell:
         batch: list[str] = []
         for entry in entries:
             if self._json(p):
-                self._emit_json(_redacted_entry(entry.as_json(), self.settings.redact))
+                self._emit_json(_redacted_entry(entry.as_json(), self.settings.redact, entry.record))
                 continue
             mark = {"open": " [txn]", "aborted": " [txn aborted]"}.get(entry.transaction or "", "")
             batch.append(f"{entry.offset:>8}  {iso_time(entry.timestamp) or '-'}  epoch {entry.epoch:<3} "
@@ -829,15 +829,14 @@ def _offset_option(p: Parsed, name: str) -> int | None:
         raise CommandError(f"log: --{name} {raw}: not an offset") from None
 
 
-def _redacted_entry(doc: dict[str, object], redact: bool) -> dict[str, object]:
-    """A ConfigRecord's value in ``log --json`` is redacted like everywhere else."""
+def _redacted_entry(doc: dict[str, object], redact: bool, record: str) -> dict[str, object]:
+    """``log --json``: a record's secrets (a sensitive config value, a SCRAM credential's salt and
+    keys) are redacted like everywhere else."""
     data = doc.get("data")
-    if redact and doc.get("type") == "CONFIG_RECORD" and isinstance(data, dict):
-        data = dict(data)
-        data["value"] = redact_config(int(data.get("resourceType", 0)), str(data.get("name")), data.get("value"),
-                                      True)
-        doc = {**doc, "data": data}
+    if redact and isinstance(data, dict):
+        doc = {**doc, "data": redact_record_json(record, data)}
     return doc
+
 
 _BARE_KINDS = frozenset({"kafka", "scalar", "config", "quota", "feature"})
 

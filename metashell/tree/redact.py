@@ -71,3 +71,21 @@ def kafka_keeps_config(resource_type: int, key: str) -> bool:
     keys it does not support, so they never appear in ``/image``: every BROKER key is kept, TOPIC /
     CLIENT_METRICS / GROUP keys only when known, BROKER_LOGGER and unknown resource types never."""
     return kafka_shell_shows_config(resource_type, key)
+
+
+SCRAM_SECRET_FIELDS = ("salt", "storedKey", "serverKey")
+"""UserScramCredentialRecord fields that are secrets (Kafka's ``RecordRedactor`` hides them too)."""
+
+
+def redact_record_json(record: str, data: dict[str, object]) -> dict[str, object]:
+    """A record's data in Kafka's JSON form (``log --json``, the Spark ``records`` table) with its
+    secrets replaced: a sensitive ConfigRecord value, a SCRAM credential's salt and keys.
+    ``record`` is the schema name (``ConfigRecord``); other records come back as they are."""
+    if record == "ConfigRecord":
+        value = data.get("value")
+        if isinstance(value, str) and is_sensitive_config(int(str(data.get("resourceType", 0))),
+                                                          str(data.get("name"))):
+            return {**data, "value": REDACTED}
+    elif record == "UserScramCredentialRecord":
+        return {**data, **{k: REDACTED for k in SCRAM_SECRET_FIELDS if k in data}}
+    return data
