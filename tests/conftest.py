@@ -156,3 +156,19 @@ def kafka_cluster_module(tmp_path_factory: pytest.TempPathFactory) -> Iterator[C
     factory = ClusterFactory(tmp_path_factory)
     yield factory
     factory.close()
+
+
+@pytest.fixture(scope="session")
+def spark() -> Iterator[Any]:
+    """One real local-mode SparkSession (2 cores) for every Spark test, stopped at the end."""
+    try:
+        import pyspark  # noqa: F401
+    except ImportError:
+        if os.environ.get("METASHELL_REQUIRE_KAFKA"):     # CI: the test command installs the extra
+            raise
+        pytest.skip("the spark extra is not installed: run scripts/test (pip install -e '.[test,spark]')")
+    from metashell.spark import session
+
+    s = session("local[2]", "metashell-tests")
+    yield s
+    s.stop()

@@ -125,3 +125,32 @@ def read_batch_at(path: str | os.PathLike[str], position: int, source: str | Non
                                    chunk_size=64 * 1024, lenient_tail=True, warn=lambda w: None):
         return batch
     return None
+
+
+def first_batch_at_or_after(path: str | os.PathLike[str], lo: int, chunk_size: int = 1 << 20) -> int | None:
+    """The byte position of the first batch that starts at or after ``lo`` (None: none does, or
+    the framing breaks before ``lo``), found by hopping over batch lengths from the file's start.
+
+    Only each batch's 12-byte offset/length prefix is looked at, so a reader can start in the
+    middle of a large segment (the Spark data source's split units) without decoding what lies
+    before; a batch whose framing is broken stops the hop (the unit that holds it reports it).
+    """
+    if lo <= 0:
+        return 0
+    with open(path, "rb") as f:
+        size = os.fstat(f.fileno()).st_size
+        pos = 0
+        buf, base = b"", 0
+        while pos < lo:
+            if pos + 12 > size:
+                return None
+            if pos + 12 > base + len(buf):
+                base = pos
+                buf = os.pread(f.fileno(), chunk_size, pos)
+                if len(buf) < 12:
+                    return None
+            length = int.from_bytes(buf[pos - base + 8:pos - base + 12], "big", signed=True)
+            if length < HEADER_SIZE_UP_TO_MAGIC - 12 + 1:
+                return None
+            pos += 12 + length
+        return pos if pos < size else None

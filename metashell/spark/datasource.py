@@ -1,0 +1,114 @@
+"""``spark.read.format("kraft-metadata")``: the Python Data Source that turns metadata logs into rows.
+
+The driver only lists files and plans (:mod:`.inputs`); each input partition is decoded in an
+executor -- a byte range of one file for ``records``, ``errors``, ``broker_events`` and
+``snapshots`` (:mod:`.decode`), one whole dataset replayed for the image tables (:mod:`.images`)
+-- and comes back as Arrow record batches.
+
+Options (keys are case-insensitive, as Spark passes them):
+
+``table``       records (default), errors, broker_events, snapshots, topics, partitions, brokers,
+                controllers, configs, acls, quotas, features, scram_users, producer_ids
+``redact``      ``false`` shows secrets (sensitive config values, SCRAM salts and keys)
+``asOf``        image tables: the image after this log offset or ISO-8601 time, not at the end
+``errors``      ``rows`` (default: a corrupt file ends its unit; the ``errors`` table says where)
+                or ``fail`` (raise: ``--fail-fast``)
+``splitBytes``  files larger than this are read as several partitions (default 64 MiB)
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from typing import Any
+
+from pyspark.sql.datasource import DataSource, DataSourceReader, InputPartition
+
+from .inputs import DEFAULT_SPLIT_BYTES, Dataset, InputError, Unit, find_datasets, plan_units
+from .schemas import FILE_TABLES, SCHEMAS, spark_ddl
+
+__all__ = ["KraftMetadataDataSource"]
+
+NAME = "kraft-metadata"
+
+
+def _paths(options: dict[str, str]) -> list[str]:
+    if "paths" in options:
+        value = json.loads(options["paths"])
+        return [value] if isinstance(value, str) else list(value)
+    if "path" in options:
+        return [options["path"]]
+    raise InputError("kraft-metadata: give the metadata directories or files to load(...)")
+
+
+def _flag(options: dict[str, str], key: str, default: bool) -> bool:
+    value = options.get(key.lower())
+    return default if value is None else value.strip().lower() not in ("false", "0", "no", "off")
+
+
+class _Part(InputPartition):
+    """One unit of work: a file range (file tables) or a dataset (image tables)."""
+
+    def __init__(self, item: Unit | Dataset) -> None:
+        super().__init__(item)
+        self.item = item
+
+
+class KraftMetadataDataSource(DataSource):
+    """Registered as ``kraft-metadata`` by :func:`metashell.spark.register`."""
+
+    @classmethod
+    def name(cls) -> str:
+        return NAME
+
+    def _table(self) -> str:
+        table = self.options.get("table", "records").strip().lower()
+        if table not in SCHEMAS:
+            raise InputError(f"kraft-metadata: no table {table!r} (tables: {', '.join(sorted(SCHEMAS))}; "
+                             "partition_history is metashell.spark.partition_history(records))")
+        return table
+
+    def schema(self) -> str:
+        return spark_ddl(SCHEMAS[self._table()])
+
+    def reader(self, schema: Any) -> DataSourceReader:
+        return _Reader(self._table(), dict(self.options))
+
+
+class _Reader(DataSourceReader):
+    def __init__(self, table: str, options: dict[str, str]) -> None:
+        self.table = table
+        self.options = {k.lower(): v for k, v in options.items()}
+        self.redact = _flag(self.options, "redact", True)
+        self.as_of = self.options.get("asof") or None
+        self.errors = self.options.get("errors", "rows").strip().lower()
+        if self.errors not in ("rows", "fail"):
+            raise InputError(f"kraft-metadata: errors must be rows or fail, not {self.errors!r}")
+
+    def partitions(self) -> list[InputPartition]:
+        datasets = find_datasets(_paths(self.options))
+        if self.table not in FILE_TABLES:
+            return [_Part(ds) for ds in datasets]
+        if self.table == "snapshots":
+            units = [u for u in plan_units(datasets, split_bytes=1 << 62) if u.kind != "log"]
+        else:
+            units = plan_units(datasets, int(self.options.get("splitbytes", DEFAULT_SPLIT_BYTES)))
+        return [_Part(u) for u in units]
+
+    def read(self, partition: InputPartition) -> Iterator[Any]:
+        item = partition.item if isinstance(partition, _Part) else partition.value
+        if isinstance(item, Unit):
+            from .decode import read_file_table
+
+            yield from read_file_table(self.table, item, redact=self.redact, errors=self.errors)
+            return
+        from .images import read_image_table
+
+        try:
+            yield from read_image_table(self.table, item, as_of=self.as_of, redact=self.redact)
+        except Exception as e:     # one dataset's failure must not end the fleet's job
+            if self.errors == "fail":
+                raise
+            import sys
+
+            print(f"metashell-spark: {item.path}: {self.table}: {e}", file=sys.stderr)

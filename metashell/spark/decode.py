@@ -1,0 +1,241 @@
+"""Executor side of the file tables: one unit (a byte range of one file) into Arrow record batches.
+
+Decoding is stateless -- every row is made from its record and the batch it sits in -- so units
+of any dataset run anywhere, in any order.  What needs state (a topic's name for a partition
+change, the value a change replaced, which copy of an offset replay keeps) is left to joins and
+windows in Spark (:mod:`metashell.spark.history`).
+
+A corrupt batch ends the unit: ``errors="rows"`` turns it into a row of the ``errors`` table (the
+file and byte offset, the decoder's one line), ``errors="fail"`` raises it (``--fail-fast``).
+Survivable problems (a torn tail of the last segment) are ``warning`` rows.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+from collections.abc import Callable, Iterator
+from datetime import UTC, datetime
+from typing import Any
+
+import pyarrow as pa
+
+from metashell.errors import DecodeError, MetashellError
+from metashell.image.model import ACL_RESOURCE_TYPE_NAMES, CONFIG_RESOURCE_TYPE_NAMES
+from metashell.log.files import first_batch_at_or_after, iter_file_batches
+from metashell.log.problems import CorruptBatchError, LogWarning
+from metashell.protocol.control import decode_control_record
+from metashell.protocol.kafka_json import to_kafka_json
+from metashell.protocol.metadata import decode_metadata_record
+from metashell.protocol.uuid import uuid_to_str
+from metashell.tree.redact import redact_record_json
+
+from .inputs import Unit
+from .schemas import BROKER_EVENTS, ERRORS, RECORDS, SNAPSHOTS
+
+__all__ = ["read_file_table"]
+
+ROWS_PER_BATCH = 8192
+_TRANSACTION_MARKERS = frozenset({"BeginTransactionRecord", "EndTransactionRecord", "AbortTransactionRecord"})
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+
+
+class _Columns:
+    """Rows gathered column by column, handed out as Arrow record batches of the table's schema."""
+
+    def __init__(self, schema: pa.Schema) -> None:
+        self.schema = schema
+        self.cols: list[list[Any]] = [[] for _ in schema]
+
+    def add(self, row: tuple[Any, ...]) -> None:
+        for col, value in zip(self.cols, row, strict=True):
+            col.append(value)
+
+    def __len__(self) -> int:
+        return len(self.cols[0])
+
+    def take(self) -> pa.RecordBatch:
+        batch = pa.RecordBatch.from_arrays([pa.array(c, type=f.type) for c, f in zip(self.cols, self.schema,
+                                                                                    strict=True)],
+                                           schema=self.schema)
+        self.cols = [[] for _ in self.schema]
+        return batch
+
+
+def _when(ms: int) -> int | None:
+    """Milliseconds since the epoch as Arrow's microseconds (None for Kafka's -1: no time)."""
+    return ms * 1000 if ms >= 0 else None
+
+
+def _plain(value: Any) -> Any:
+    """A control record's decoded data as JSON values (uuids as Kafka prints them, bytes base64)."""
+    if isinstance(value, bytes):
+        return uuid_to_str(value) if len(value) == 16 else base64.b64encode(value).decode()
+    if isinstance(value, dict):
+        return {k[:1].lower() + k[1:]: _plain(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_plain(v) for v in value]
+    return value
+
+
+def _keys(name: str, d: dict[str, Any]) -> tuple[Any, ...]:
+    """(topic_id, topic_name, partition_id, broker_id, controller_id, resource_type, resource_name,
+    config_name, principal, user_name, feature_name) of a metadata record, from its decoded data."""
+    topic_id = d.get("TopicId")
+    tid = uuid_to_str(topic_id) if isinstance(topic_id, bytes) else None
+    broker = d.get("BrokerId")
+    if name in ("FenceBrokerRecord", "UnfenceBrokerRecord"):
+        broker = d.get("Id")
+    rtype = rname = cname = principal = user = feature = topic = None
+    if name == "TopicRecord":
+        topic = d.get("Name")
+    elif name == "ConfigRecord":
+        rtype = CONFIG_RESOURCE_TYPE_NAMES.get(d.get("ResourceType", -1), str(d.get("ResourceType")))
+        rname, cname = d.get("ResourceName"), d.get("Name")
+    elif name == "AccessControlEntryRecord":
+        rtype = ACL_RESOURCE_TYPE_NAMES.get(d.get("ResourceType", -1), str(d.get("ResourceType")))
+        rname, principal = d.get("ResourceName"), d.get("Principal")
+    elif name == "ClientQuotaRecord":
+        rtype = "CLIENT_QUOTA"
+        rname = ",".join(f"{e.get('EntityType')}={e.get('EntityName') or '<default>'}"
+                         for e in d.get("Entity") or ())
+        cname = d.get("Key")
+    elif name in ("UserScramCredentialRecord", "RemoveUserScramCredentialRecord"):
+        user = d.get("Name")
+    elif name in ("DelegationTokenRecord", "RemoveDelegationTokenRecord"):
+        rtype, rname, principal = "DELEGATION_TOKEN", d.get("TokenId"), d.get("Owner")
+    elif name == "FeatureLevelRecord":
+        feature = d.get("Name")
+    controller = d.get("ControllerId") if name == "RegisterControllerRecord" else None
+    partition = d.get("PartitionId")
+    return (tid, topic, partition if isinstance(partition, int) else None,
+            broker if isinstance(broker, int) else None, controller, rtype, rname, cname, principal, user, feature)
+
+
+_NO_KEYS = (None,) * 11
+
+
+def _broker_event(name: str, d: dict[str, Any]) -> tuple[int, int | None, str] | None:
+    """(broker id, epoch, event) when the record registers, fences, unfences, shuts down or
+    unregisters a broker."""
+    if name == "RegisterBrokerRecord":
+        return d["BrokerId"], d.get("BrokerEpoch"), "register"
+    if name == "UnregisterBrokerRecord":
+        return d["BrokerId"], d.get("BrokerEpoch"), "unregister"
+    if name == "FenceBrokerRecord":
+        return d["Id"], d.get("Epoch"), "fence"
+    if name == "UnfenceBrokerRecord":
+        return d["Id"], d.get("Epoch"), "unfence"
+    if name == "BrokerRegistrationChangeRecord":
+        if d.get("InControlledShutdown") == 1:
+            return d["BrokerId"], d.get("BrokerEpoch"), "controlled_shutdown"
+        if d.get("Fenced") == 1:
+            return d["BrokerId"], d.get("BrokerEpoch"), "fence"
+        if d.get("Fenced") == -1:
+            return d["BrokerId"], d.get("BrokerEpoch"), "unfence"
+    return None
+
+
+def read_file_table(table: str, unit: Unit, *, redact: bool = True, errors: str = "rows") -> Iterator[pa.RecordBatch]:
+    """The rows of ``table`` (records, errors, broker_events, snapshots) that ``unit`` holds."""
+    ds = unit.dataset
+    head = (ds.cluster_id, ds.node_id, ds.path)
+    out = _Columns({"records": RECORDS, "errors": ERRORS, "broker_events": BROKER_EVENTS,
+                    "snapshots": SNAPSHOTS}[table])
+    problems = _Columns(ERRORS)
+
+    def problem(position: int, severity: str, kind: str, message: str) -> None:
+        problems.add((*head, unit.file, position, severity, kind, message))
+
+    def warned(w: LogWarning) -> None:
+        problem(w.position if w.position is not None else -1, "warning", w.kind, w.message)
+
+    in_snapshot = unit.kind != "log"
+    snap_offset = (unit.snapshot_end_offset - 1) if in_snapshot and unit.snapshot_end_offset is not None else None
+    counts = [0, 0, None]     # records, batches, last contained timestamp (snapshots table)
+    sink = _row_sink(table, out, head, unit, in_snapshot, snap_offset, redact, counts)
+    at = unit.lo
+    try:
+        start = first_batch_at_or_after(unit.file, unit.lo)
+        if start is not None:
+            for batch in iter_file_batches(unit.file, position=start, warn=warned,
+                                           lenient_tail=unit.lenient_tail and unit.hi is None):
+                if unit.hi is not None and batch.position >= unit.hi:
+                    break
+                at = batch.position
+                counts[1] += 1
+                sink(batch)
+                if len(out) >= ROWS_PER_BATCH:
+                    yield out.take()
+    except (MetashellError, OSError) as e:
+        if errors == "fail":
+            raise MetashellError(f"{unit.file}: {e}") from None
+        if isinstance(e, CorruptBatchError) and e.offset is not None:
+            at, message = e.offset, e.message
+        elif isinstance(e, DecodeError):     # a record of the batch at ``at``: offsets inside it mean nothing here
+            message = f"a record of the batch at byte {at}: {e.message}"
+        else:
+            message = str(e)
+        problem(at, "error", type(e).__name__, message)
+    if table == "snapshots" and unit.lo == 0 and in_snapshot:
+        out.add((*head, unit.file, unit.kind, unit.snapshot_end_offset, unit.snapshot_epoch, counts[2],
+                 counts[0], counts[1], unit.size))
+    if len(out):
+        yield out.take()
+    if table == "errors" and len(problems):
+        yield problems.take()
+
+
+def _row_sink(table: str, out: _Columns, head: tuple[Any, ...], unit: Unit, in_snapshot: bool,
+              snap_offset: int | None, redact: bool, counts: list[Any]) -> Callable[[Any], None]:
+    """A function that adds one batch's rows of ``table`` to ``out``."""
+    file, kind, seq = unit.file, unit.kind, unit.replay_seq
+
+    def records(batch: Any) -> None:
+        control = batch.is_control
+        epoch, position, base = batch.partition_leader_epoch, batch.position, batch.base_offset
+        for offset, ts, key, value in batch.entries():
+            log_offset = snap_offset if snap_offset is not None else offset
+            replayed = seq is not None and (in_snapshot or offset >= unit.replay_from)
+            if control:
+                ctl = decode_control_record(key, value)
+                name, version, doc, keys, marker = ctl.name, ctl.version, _plain(ctl.data or {}), _NO_KEYS, False
+            else:
+                rec = decode_metadata_record(value)
+                name, version = rec.name, rec.version
+                doc = to_kafka_json(name, version, rec.data)
+                if redact:
+                    doc = redact_record_json(name, doc)
+                keys, marker = _keys(name, rec.data), name in _TRANSACTION_MARKERS
+            out.add((*head, file, kind, position, base, offset, log_offset, epoch, _when(ts), in_snapshot, control,
+                     marker, seq, replayed, name, version, json.dumps(doc, ensure_ascii=False, separators=(",", ":")),
+                     *keys))
+
+    def broker_events(batch: Any) -> None:
+        if batch.is_control:
+            return
+        for offset, ts, _key, value in batch.entries():
+            rec = decode_metadata_record(value)
+            event = _broker_event(rec.name, rec.data)
+            if event is not None:
+                log_offset = snap_offset if snap_offset is not None else offset
+                out.add((*head, file, offset, log_offset, _when(ts), in_snapshot, event[0], event[1], event[2],
+                         rec.name))
+
+    def snapshots(batch: Any) -> None:
+        entries = batch.entries()
+        counts[0] += len(entries)
+        if batch.is_control and counts[2] is None:
+            for _offset, _ts, key, value in entries:
+                ctl = decode_control_record(key, value)
+                if ctl.name == "SnapshotHeader" and ctl.data:
+                    counts[2] = _when(int(ctl.data.get("LastContainedLogTimestamp", -1)))
+
+    def nothing(batch: Any) -> None:       # errors: decode the records too, so a bad one is found
+        for _offset, _ts, key, value in batch.entries():
+            if batch.is_control:
+                decode_control_record(key, value)
+            else:
+                decode_metadata_record(value)
+
+    return {"records": records, "broker_events": broker_events, "snapshots": snapshots}.get(table, nothing)

@@ -1,0 +1,149 @@
+"""Executor side of the image tables: one dataset replayed with metashell's loader, as rows.
+
+Replay is sequential (each record applies to the state the previous ones left), so one dataset is
+one input partition and a fleet parallelises by cluster.  The loader is the shell's own
+(:func:`metashell.image.loader.load_directory`), so ``topics``, ``partitions``, ``configs`` ...
+are exactly what ``metashell -d DIR`` shows.  A Python worker keeps the last image it loaded:
+reading several image tables of the same directory one after another (the export job does)
+replays it once per worker, not once per table.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from typing import Any
+
+import pyarrow as pa
+
+from metashell.image.image import MetadataImage
+from metashell.image.loader import load_directory, load_file
+from metashell.image.model import (
+    ACL_OPERATION_NAMES,
+    ACL_PATTERN_TYPE_NAMES,
+    ACL_PERMISSION_TYPE_NAMES,
+    ACL_RESOURCE_TYPE_NAMES,
+    CONFIG_RESOURCE_TYPE_NAMES,
+    LEADER_RECOVERY_STATE_NAMES,
+    METADATA_VERSION_FEATURE,
+    SCRAM_MECHANISM_NAMES,
+    SECURITY_PROTOCOL_NAMES,
+    enum_name,
+)
+from metashell.image.timepoint import resolve_in_dir, resolve_in_file
+from metashell.log import open_metadata_dir
+from metashell.protocol.uuid import uuid_to_str
+from metashell.tree.redact import is_sensitive_config, redact_config
+
+from .decode import ROWS_PER_BATCH, _Columns
+from .inputs import Dataset
+from .schemas import SCHEMAS
+
+__all__ = ["image_of", "read_image_table"]
+
+_cache: dict[tuple[str, str | None], MetadataImage] = {}
+
+
+def _stamp(path: str) -> str:
+    """Changes when the directory's files do (a running node appends): part of the cache key."""
+    try:
+        names = sorted(os.listdir(path))
+        return ",".join(f"{n}:{os.stat(os.path.join(path, n)).st_size}" for n in names)
+    except OSError:
+        return ""
+
+
+def image_of(ds: Dataset, as_of: str | None = None) -> MetadataImage:
+    """The dataset's image at its end, or at ``as_of`` (an offset or an ISO time, as ``at`` takes)."""
+    key = (ds.path + "\0" + _stamp(ds.path if ds.kind == "dir" else os.path.dirname(ds.path)), as_of)
+    image = _cache.get(key)
+    if image is not None:
+        return image
+    if ds.kind == "dir":
+        until = resolve_in_dir(open_metadata_dir(ds.path), as_of).offset if as_of else None
+        image = load_directory(ds.path, until_offset=until, salvage=True).image
+    else:
+        until = resolve_in_file(ds.path, as_of).offset if as_of else None
+        image = load_file(ds.path, until_offset=until, salvage=True).image
+    _cache.clear()      # one image per worker: a million-partition image is ~400 MB
+    _cache[key] = image
+    return image
+
+
+def _listeners(listeners: Any) -> list[dict[str, Any]]:
+    return [{"name": e.name, "host": e.host, "port": e.port,
+             "security_protocol": SECURITY_PROTOCOL_NAMES.get(e.security_protocol, str(e.security_protocol))
+             if e.security_protocol is not None else None}
+            for e in (listeners.values() if isinstance(listeners, dict) else listeners)]
+
+
+def _features(supported: dict[str, tuple[int, int]]) -> list[dict[str, Any]]:
+    return [{"name": n, "min_version": lo, "max_version": hi} for n, (lo, hi) in sorted(supported.items())]
+
+
+def _rows(table: str, image: MetadataImage, head: tuple[Any, ...], redact: bool) -> Iterator[tuple[Any, ...]]:
+    """The rows of one image table (after the dataset columns and the offset)."""
+    if table == "topics":
+        for t in image.topics.by_id.values():
+            rf = max((len(p.replicas) - len(p.adding_replicas) for p in t.partitions.values()), default=0)
+            yield (*head, uuid_to_str(t.id), t.name, len(t.partitions), rf)
+    elif table == "partitions":
+        for t in image.topics.by_id.values():
+            tid = uuid_to_str(t.id)
+            for i, p in t.partitions.items():
+                yield (*head, tid, t.name, i, p.leader, p.leader_epoch, p.partition_epoch, list(p.replicas),
+                       list(p.isr), list(p.elr), list(p.last_known_elr), list(p.adding_replicas),
+                       list(p.removing_replicas), [uuid_to_str(d) for d in p.directories],
+                       enum_name(LEADER_RECOVERY_STATE_NAMES, p.leader_recovery_state))
+    elif table == "brokers":
+        for b in image.cluster.brokers.values():
+            yield (*head, b.id, b.epoch, uuid_to_str(b.incarnation_id), b.rack, b.fenced, b.in_controlled_shutdown,
+                   b.is_migrating_zk_broker, _listeners(b.listeners), _features(b.supported_features),
+                   [uuid_to_str(d) for d in b.directories])
+    elif table == "controllers":
+        for c in image.cluster.controllers.values():
+            yield (*head, c.id, uuid_to_str(c.incarnation_id), c.zk_migration_ready, _listeners(c.listeners),
+                   _features(c.supported_features))
+    elif table == "configs":
+        for (rtype, rname), values in image.configs.items():
+            for key, value in values.items():
+                yield (*head, enum_name(CONFIG_RESOURCE_TYPE_NAMES, rtype), rname, key,
+                       redact_config(rtype, key, value, redact), is_sensitive_config(rtype, key))
+    elif table == "acls":
+        for a in image.acls.values():
+            yield (*head, uuid_to_str(a.id), enum_name(ACL_RESOURCE_TYPE_NAMES, a.resource_type), a.resource_name,
+                   enum_name(ACL_PATTERN_TYPE_NAMES, a.pattern_type), a.principal, a.host,
+                   enum_name(ACL_OPERATION_NAMES, a.operation), enum_name(ACL_PERMISSION_TYPE_NAMES, a.permission_type))
+    elif table == "quotas":
+        for entity, values in image.client_quotas.items():
+            parts = dict(entity)
+            text = ",".join(f"{k}={v if v is not None else '<default>'}" for k, v in entity)
+            for key, value in values.items():
+                yield (*head, text, parts.get("user"), parts.get("client-id"), parts.get("ip"), key, value)
+    elif table == "features":
+        if image.features.metadata_version is not None:
+            yield (*head, METADATA_VERSION_FEATURE, image.features.metadata_version)
+        for name, level in sorted(image.features.finalized.items()):
+            yield (*head, name, level)
+    elif table == "scram_users":
+        for (mechanism, user), cred in image.scram.items():
+            yield (*head, user, SCRAM_MECHANISM_NAMES.get(mechanism, str(mechanism)), cred.iterations)
+    elif table == "producer_ids":
+        pids = image.producer_ids
+        if pids.next_producer_id >= 0:
+            yield (*head, pids.next_producer_id, pids.broker_id, pids.broker_epoch)
+    else:
+        raise ValueError(f"not an image table: {table}")
+
+
+def read_image_table(table: str, ds: Dataset, *, as_of: str | None = None, redact: bool = True) -> Iterator[pa.RecordBatch]:
+    """The rows of image ``table`` for ``ds`` as Arrow batches."""
+    image = image_of(ds, as_of)
+    head = (ds.cluster_id or image.quorum.cluster_id or None, ds.node_id, ds.path, image.provenance.offset)
+    out = _Columns(SCHEMAS[table])
+    for row in _rows(table, image, head, redact):
+        out.add(row)
+        if len(out) >= ROWS_PER_BATCH:
+            yield out.take()
+    if len(out):
+        yield out.take()

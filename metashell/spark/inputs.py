@@ -1,0 +1,197 @@
+"""What to read: metadata directories and files found from the paths a job was given, cut into units.
+
+Runs on the Spark driver and must stay cheap there: it lists directories and stats files, it never
+reads a log.  A *dataset* is one node's ``__cluster_metadata-0`` directory (or one lone ``.log`` /
+``.checkpoint`` file); a *unit* is a byte range of one of its files, the input partition executors
+decode independently.  Files larger than ``split_bytes`` are cut into several units; an executor
+finds the first batch of its range by hopping over batch headers from the file's start
+(:func:`metashell.log.files.batch_starts`), so no unit needs another's state.
+
+Nothing here imports PySpark: the same planning serves the data source, the export job and tests.
+"""
+
+from __future__ import annotations
+
+import glob
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from metashell.errors import MetashellError
+from metashell.image.history import full_plan
+from metashell.log import MetadataDirError, load_properties, open_metadata_dir
+
+__all__ = ["Dataset", "InputError", "Unit", "find_datasets", "plan_units"]
+
+DEFAULT_SPLIT_BYTES = 64 << 20
+"""Files larger than this are read as several units (cut at batch boundaries by the executors)."""
+
+_GLOB_CHARS = frozenset("*?[")
+_MAX_DEPTH = 6
+
+
+class InputError(MetashellError):
+    """A path given to the job that is not (and holds no) KRaft metadata."""
+
+
+@dataclass(frozen=True)
+class Dataset:
+    """One node's metadata directory, or one lone file.  ``cluster_id`` and ``node_id`` come from
+    ``meta.properties`` (next to the directory, or up to two levels above a lone file)."""
+
+    path: str
+    kind: str                       # "dir" or "file"
+    cluster_id: str | None
+    node_id: int | None
+
+    @property
+    def key(self) -> str:
+        """What rows of one dataset share: the cluster id when known, else the path."""
+        return self.cluster_id or self.path
+
+
+@dataclass(frozen=True)
+class Unit:
+    """A byte range ``[lo, hi)`` of batch starts in one file of a dataset (an input partition).
+
+    ``replay_seq``: the file's place in the dataset's replay order (the whole log the files hold,
+    as ``history`` reads it), or None when replay does not read this file (an older snapshot);
+    ``replay_from``: log records below this offset are not replayed (they are inside the base
+    snapshot).  ``lenient_tail``: the last segment may end in a torn batch (a warning, not an error).
+    """
+
+    dataset: Dataset
+    file: str
+    kind: str                       # "log", "snapshot" or "bootstrap"
+    lo: int = 0
+    hi: int | None = None
+    size: int = 0
+    snapshot_end_offset: int | None = None
+    snapshot_epoch: int | None = None
+    replay_seq: int | None = None
+    replay_from: int = 0
+    lenient_tail: bool = False
+    extra: dict[str, str] = field(default_factory=dict, compare=False, hash=False)
+
+
+def _expand(path: str) -> list[str]:
+    if any(c in path for c in _GLOB_CHARS):
+        found = sorted(glob.glob(path))
+        if not found:
+            raise InputError(f"{path}: no path matches")
+        return found
+    if not os.path.exists(path):
+        raise InputError(f"{path}: no such file or directory")
+    return [path]
+
+
+def _meta_near(file: Path) -> tuple[str | None, int | None]:
+    for d in (file.parent, file.parent.parent, file.parent.parent.parent):
+        meta = d / "meta.properties"
+        if meta.is_file():
+            try:
+                props = load_properties(meta)
+            except (OSError, ValueError):
+                return None, None
+            node = props.get("node.id") or props.get("broker.id")
+            return props.get("cluster.id") or None, int(node) if node and node.lstrip("-").isdigit() else None
+    return None, None
+
+
+def _metadata_dirs_under(root: str) -> list[str]:
+    """``__cluster_metadata-0`` folders below ``root`` (a fleet's tree of clusters), sorted."""
+    found: list[str] = []
+    base = root.rstrip(os.sep).count(os.sep)
+    for here, dirs, _files in os.walk(root):
+        dirs.sort()
+        if os.path.basename(here).startswith("__cluster_metadata-"):
+            found.append(here)
+            dirs.clear()
+        elif here.count(os.sep) - base >= _MAX_DEPTH:
+            dirs.clear()
+    return found
+
+
+def _dataset_of_dir(path: str) -> Dataset:
+    d = open_metadata_dir(path)
+    meta = d.meta
+    cid = meta.cluster_id if meta is not None and meta.cluster_id else None
+    return Dataset(str(d.path or d.log_dir), "dir", cid, meta.node_id if meta is not None else None)
+
+
+def find_datasets(paths: list[str]) -> list[Dataset]:
+    """Every dataset named by ``paths`` (directories, files, globs; a directory that is not a
+    metadata directory is searched for ``__cluster_metadata-*`` folders below it)."""
+    out: dict[str, Dataset] = {}
+    for given in paths:
+        for path in _expand(given):
+            p = Path(path)
+            if p.is_file():
+                if p.suffix not in (".log", ".checkpoint"):
+                    raise InputError(f"{path}: not a metadata log segment (.log) or snapshot (.checkpoint)")
+                cid, node = _meta_near(p)
+                ds = Dataset(str(p), "file", cid, node)
+                out.setdefault(ds.path, ds)
+                continue
+            try:
+                ds = _dataset_of_dir(path)
+                out.setdefault(ds.path, ds)
+                continue
+            except MetadataDirError:
+                pass
+            below = _metadata_dirs_under(path)
+            if not below:
+                raise InputError(f"{path}: no KRaft metadata directory (__cluster_metadata-0) in it")
+            for sub in below:
+                try:
+                    ds = _dataset_of_dir(sub)
+                except MetadataDirError as e:
+                    raise InputError(str(e)) from None
+                out.setdefault(ds.path, ds)
+    return list(out.values())
+
+
+def _split(unit: Unit, split_bytes: int) -> list[Unit]:
+    if unit.size <= split_bytes:
+        return [unit]
+    cuts = list(range(0, unit.size, split_bytes))
+    return [Unit(unit.dataset, unit.file, unit.kind, lo, lo + split_bytes if lo + split_bytes < unit.size else None,
+                 unit.size, unit.snapshot_end_offset, unit.snapshot_epoch, unit.replay_seq, unit.replay_from,
+                 unit.lenient_tail)
+            for lo in cuts]
+
+
+def dataset_files(ds: Dataset) -> list[Unit]:
+    """One whole-file unit per file of the dataset: snapshots first, then segments, in offset order."""
+    if ds.kind == "file":
+        p = Path(ds.path)
+        if p.suffix == ".checkpoint":
+            end, _, epoch = p.stem.partition("-")
+            return [Unit(ds, ds.path, "snapshot", size=p.stat().st_size,
+                         snapshot_end_offset=int(end) if end.isdigit() else None,
+                         snapshot_epoch=int(epoch) if epoch.isdigit() else None, replay_seq=0)]
+        return [Unit(ds, ds.path, "log", size=p.stat().st_size, replay_seq=0, lenient_tail=True)]
+    d = open_metadata_dir(ds.path)
+    plan = full_plan(d)
+    order = {str(step.path): (i, step.skip_below) for i, step in enumerate(plan.steps)}
+    units: list[Unit] = []
+    for snap in sorted(d.snapshots, key=lambda s: (s.end_offset, s.epoch)):
+        seq = order.get(str(snap.path))
+        units.append(Unit(ds, str(snap.path), "bootstrap" if snap.is_bootstrap else "snapshot", size=snap.size,
+                          snapshot_end_offset=snap.end_offset, snapshot_epoch=snap.epoch,
+                          replay_seq=None if seq is None else seq[0]))
+    if d.bootstrap is not None and d.bootstrap.is_file():
+        seq = order.get(str(d.bootstrap))
+        units.append(Unit(ds, str(d.bootstrap), "bootstrap", size=d.bootstrap.stat().st_size,
+                          snapshot_end_offset=0, snapshot_epoch=0, replay_seq=None if seq is None else seq[0]))
+    for i, seg in enumerate(d.segments):
+        seq = order.get(str(seg.path))
+        units.append(Unit(ds, str(seg.path), "log", size=seg.size,
+                          replay_seq=None if seq is None else seq[0], replay_from=0 if seq is None else seq[1],
+                          lenient_tail=i == len(d.segments) - 1))
+    return units
+
+
+def plan_units(datasets: list[Dataset], split_bytes: int = DEFAULT_SPLIT_BYTES) -> list[Unit]:
+    """Every unit of every dataset, large files cut into ``split_bytes`` ranges."""
+    return [part for ds in datasets for unit in dataset_files(ds) for part in _split(unit, split_bytes)]
