@@ -33,14 +33,14 @@ from metashell.tree.redact import redact_record_json
 from .inputs import Unit
 from .schemas import BROKER_EVENTS, ERRORS, RECORDS, SNAPSHOTS
 
-__all__ = ["read_file_table"]
+__all__ = ["ROWS_PER_BATCH", "RowBuffer", "read_file_table"]
 
 ROWS_PER_BATCH = 8192
 _TRANSACTION_MARKERS = frozenset({"BeginTransactionRecord", "EndTransactionRecord", "AbortTransactionRecord"})
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
 
-class _Columns:
+class RowBuffer:
     """Rows gathered column by column, handed out as Arrow record batches of the table's schema."""
 
     def __init__(self, schema: pa.Schema) -> None:
@@ -140,9 +140,9 @@ def read_file_table(table: str, unit: Unit, *, redact: bool = True, errors: str 
     """The rows of ``table`` (records, errors, broker_events, snapshots) that ``unit`` holds."""
     ds = unit.dataset
     head = (ds.cluster_id, ds.node_id, ds.path)
-    out = _Columns({"records": RECORDS, "errors": ERRORS, "broker_events": BROKER_EVENTS,
+    out = RowBuffer({"records": RECORDS, "errors": ERRORS, "broker_events": BROKER_EVENTS,
                     "snapshots": SNAPSHOTS}[table])
-    problems = _Columns(ERRORS)
+    problems = RowBuffer(ERRORS)
 
     def problem(position: int, severity: str, kind: str, message: str) -> None:
         problems.add((*head, unit.file, position, severity, kind, message))
@@ -152,7 +152,7 @@ def read_file_table(table: str, unit: Unit, *, redact: bool = True, errors: str 
 
     in_snapshot = unit.kind != "log"
     snap_offset = (unit.snapshot_end_offset - 1) if in_snapshot and unit.snapshot_end_offset is not None else None
-    counts = [0, 0, None]     # records, batches, last contained timestamp (snapshots table)
+    counts: list[Any] = [0, 0, None]     # records, batches, last contained timestamp (snapshots table)
     sink = _row_sink(table, out, head, unit, in_snapshot, snap_offset, redact, counts)
     at = unit.lo
     try:
@@ -186,7 +186,7 @@ def read_file_table(table: str, unit: Unit, *, redact: bool = True, errors: str 
         yield problems.take()
 
 
-def _row_sink(table: str, out: _Columns, head: tuple[Any, ...], unit: Unit, in_snapshot: bool,
+def _row_sink(table: str, out: RowBuffer, head: tuple[Any, ...], unit: Unit, in_snapshot: bool,
               snap_offset: int | None, redact: bool, counts: list[Any]) -> Callable[[Any], None]:
     """A function that adds one batch's rows of ``table`` to ``out``."""
     file, kind, seq = unit.file, unit.kind, unit.replay_seq

@@ -28,7 +28,7 @@ joins.  The state at log offset N is the last row at or before N of each partiti
 
 from __future__ import annotations
 
-from pyspark.sql import Column, DataFrame, Window
+from pyspark.sql import Column, DataFrame, Window, WindowSpec
 from pyspark.sql import functions as F
 from pyspark.sql.types import ArrayType, IntegerType, StringType, StructField, StructType
 
@@ -80,7 +80,7 @@ def replayed_records(records: DataFrame) -> DataFrame:
     return log.unionByName(r.where(F.col("in_snapshot")))
 
 
-def _fill(column: str, segment: Window) -> Column:
+def _fill(column: str, segment: WindowSpec) -> Column:
     return F.last(F.col(column), ignorenulls=True).over(segment)
 
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
@@ -35,7 +36,7 @@ from metashell.log import open_metadata_dir
 from metashell.protocol.uuid import uuid_to_str
 from metashell.tree.redact import is_sensitive_config, redact_config
 
-from .decode import ROWS_PER_BATCH, _Columns
+from .decode import ROWS_PER_BATCH, RowBuffer
 from .inputs import Dataset
 from .schemas import SCHEMAS
 
@@ -63,7 +64,7 @@ def image_of(ds: Dataset, as_of: str | None = None) -> MetadataImage:
         until = resolve_in_dir(open_metadata_dir(ds.path), as_of).offset if as_of else None
         image = load_directory(ds.path, until_offset=until, salvage=True).image
     else:
-        until = resolve_in_file(ds.path, as_of).offset if as_of else None
+        until = resolve_in_file(Path(ds.path), as_of).offset if as_of else None
         image = load_file(ds.path, until_offset=until, salvage=True).image
     _cache.clear()      # one image per worker: a million-partition image is ~400 MB
     _cache[key] = image
@@ -115,11 +116,11 @@ def _rows(table: str, image: MetadataImage, head: tuple[Any, ...], redact: bool)
                    enum_name(ACL_PATTERN_TYPE_NAMES, a.pattern_type), a.principal, a.host,
                    enum_name(ACL_OPERATION_NAMES, a.operation), enum_name(ACL_PERMISSION_TYPE_NAMES, a.permission_type))
     elif table == "quotas":
-        for entity, values in image.client_quotas.items():
+        for entity, quota in image.client_quotas.items():
             parts = dict(entity)
             text = ",".join(f"{k}={v if v is not None else '<default>'}" for k, v in entity)
-            for key, value in values.items():
-                yield (*head, text, parts.get("user"), parts.get("client-id"), parts.get("ip"), key, value)
+            for key, rate in quota.items():
+                yield (*head, text, parts.get("user"), parts.get("client-id"), parts.get("ip"), key, rate)
     elif table == "features":
         if image.features.metadata_version is not None:
             yield (*head, METADATA_VERSION_FEATURE, image.features.metadata_version)
@@ -140,7 +141,7 @@ def read_image_table(table: str, ds: Dataset, *, as_of: str | None = None, redac
     """The rows of image ``table`` for ``ds`` as Arrow batches."""
     image = image_of(ds, as_of)
     head = (ds.cluster_id or image.quorum.cluster_id or None, ds.node_id, ds.path, image.provenance.offset)
-    out = _Columns(SCHEMAS[table])
+    out = RowBuffer(SCHEMAS[table])
     for row in _rows(table, image, head, redact):
         out.add(row)
         if len(out) >= ROWS_PER_BATCH:
