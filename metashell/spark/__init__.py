@@ -35,18 +35,22 @@ def register(spark: SparkSession) -> None:
 def session(master: str | None = None, app_name: str = "metashell", **conf: Any) -> SparkSession:
     """A SparkSession ready for the data source: local mode by default (``local[*]``), bound to
     127.0.0.1, Python workers on this interpreter (they need metashell and pyarrow), the data
-    source registered.  ``master``: ``local[2]``, ``spark://host:7077`` ..."""
+    source registered.  ``master``: ``local[2]``, ``spark://host:7077`` ...; under ``spark-submit``
+    the master it was given is kept unless one is passed here."""
     os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
     from pyspark.sql import SparkSession
 
-    builder = SparkSession.builder.appName(app_name).master(master or "local[*]")
+    under_submit = "PYSPARK_GATEWAY_PORT" in os.environ    # spark-submit started us: keep its master
+    builder = SparkSession.builder.appName(app_name)
+    if master is not None or not under_submit:
+        builder = builder.master(master or "local[*]")
     defaults = {"spark.ui.enabled": "false", "spark.sql.session.timeZone": "UTC",
                 "spark.driver.host": "127.0.0.1", "spark.driver.bindAddress": "127.0.0.1",
                 "spark.sql.shuffle.partitions": "8", "spark.python.worker.reuse": "true",
                 "spark.ui.showConsoleProgress": "false"}
-    if (master or "local").startswith("local"):     # the driver is the executor: give it room
+    if (master or "local").startswith("local") and not under_submit:   # the driver is the executor: room
         defaults["spark.driver.memory"] = "3g"
     for key, value in {**defaults, **conf}.items():
         builder = builder.config(key, value)

@@ -1,0 +1,103 @@
+"""``metashell-spark``: export metadata logs to tables, and report on an export.
+
+    metashell-spark export DIR... --out OUT [--tables records,partitions] [--format parquet|delta]
+                           [--master local[*]|spark://HOST:7077] [--as-of OFFSET|TIME] [--fail-fast]
+    metashell-spark report OUT [--json] [--chart leaders.png] [--master ...]
+
+The same file runs under ``spark-submit`` (``spark-submit --py-files metashell.zip
+.../metashell/spark/cli.py export ...``): without ``--master`` the session takes the master
+spark-submit gave it.  Problems are one line on stderr and exit status 1; a file that cannot be read
+to the end is not a problem for the job -- it is a row of ``errors`` and a warning in the summary
+(``--fail-fast`` makes it one).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from typing import Any
+
+from metashell.errors import MetashellError
+from metashell.spark.job import ALL_TABLES
+
+__all__ = ["main"]
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="metashell-spark", description="KRaft metadata logs as Spark tables.")
+    sub = p.add_subparsers(dest="command", required=True)
+    e = sub.add_parser("export", help="write every table of the given metadata dirs, partitioned by cluster id")
+    e.add_argument("paths", nargs="+", metavar="DIR", help="metadata dirs, .log/.checkpoint files, globs, "
+                   "or a folder holding many clusters' dirs")
+    e.add_argument("--out", required=True, help="output folder (one sub-folder per table)")
+    e.add_argument("--tables", help=f"comma-separated subset of: {', '.join(ALL_TABLES)}")
+    e.add_argument("--format", default="parquet", choices=("parquet", "delta"))
+    e.add_argument("--as-of", help="image tables as of this log offset or ISO-8601 time (default: the end)")
+    e.add_argument("--no-redact", action="store_true", help="keep secrets (sensitive configs, SCRAM keys)")
+    e.add_argument("--fail-fast", action="store_true", help="stop at the first file that cannot be read")
+    e.add_argument("--split-bytes", type=int, default=64 << 20, help="read larger files as several tasks")
+    e.add_argument("--master", help="local[*] (default), local[N] or spark://HOST:PORT")
+    r = sub.add_parser("report", help="fleet questions answered from an export")
+    r.add_argument("out", metavar="OUT", help="the folder export wrote")
+    r.add_argument("--format", default="parquet", choices=("parquet", "delta"))
+    r.add_argument("--json", action="store_true", help="one JSON document instead of text tables")
+    r.add_argument("--chart", metavar="PNG", help="also draw leader skew and ISR shrinks to this PNG")
+    r.add_argument("--master", help="local[*] (default), local[N] or spark://HOST:PORT")
+    return p
+
+
+def _session(master: str | None, fmt: str) -> Any:
+    from metashell.spark import session
+
+    conf: dict[str, str] = {}
+    if fmt == "delta":
+        conf = {"spark.sql.extensions": "io.delta.sql.DeltaSparkSessionExtension",
+                "spark.sql.catalog.spark_catalog": "org.apache.spark.sql.delta.catalog.DeltaCatalog"}
+    return session(master, "metashell-spark", **conf)
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    try:
+        import pyspark  # noqa: F401
+    except ImportError:
+        print("metashell-spark: PySpark is not installed: pip install 'metashell[spark]'", file=sys.stderr)
+        return 1
+    spark = None
+    try:
+        t0 = time.perf_counter()
+        spark = _session(args.master, args.format)
+        print(f"[spark] {spark.sparkContext.master}, Spark {spark.version} ({time.perf_counter() - t0:.1f} s)",
+              flush=True)
+        if args.command == "export":
+            from metashell.spark.job import export
+
+            tables = [t.strip() for t in args.tables.split(",")] if args.tables else list(ALL_TABLES)
+            summary = export(spark, args.paths, args.out, tables=tables, fmt=args.format,
+                             redact=not args.no_redact, fail_fast=args.fail_fast, split_bytes=args.split_bytes,
+                             as_of=args.as_of, progress=lambda line: print(line, flush=True))
+            print("\n".join(summary.lines()))
+            return 0
+        from metashell.spark.report import render_chart, render_json, render_text, report
+
+        sections = report(spark, args.out, args.format)
+        print(render_json(sections) if args.json else render_text(sections))
+        if args.chart:
+            render_chart(sections, args.chart)
+            print(f"chart: {args.chart}", file=sys.stderr)
+        return 0
+    except (MetashellError, ValueError, FileNotFoundError) as e:
+        print(f"metashell-spark: {' '.join(str(e).split())}", file=sys.stderr)
+        return 1
+    except Exception as e:  # noqa: BLE001 - a Spark failure (--fail-fast): one line, not a JVM stack
+        first = next((line for line in str(e).splitlines() if "Error" in line or "error" in line), str(e))
+        print(f"metashell-spark: {type(e).__name__}: {' '.join(first.split())[:500]}", file=sys.stderr)
+        return 1
+    finally:
+        if spark is not None:
+            spark.stop()
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,117 @@
+"""``metashell-spark export``: every table of many metadata directories, written partitioned by cluster.
+
+Stages, each with a progress line:
+
+1. plan on the driver: find the datasets and cut their files into units (no log is read);
+2. ``records`` decoded in executors and written; ``partition_history`` is then computed from the
+   *written* records (a Parquet scan, not a second decode);
+3. ``broker_events`` and ``snapshots`` (file tables), then the image tables (one replay per dataset;
+   a Python worker keeps its last image, so the tables of one directory share a replay);
+4. ``errors``: every file checked again for what could not be read (file, byte offset, message).
+
+A corrupt file never ends the job (its rows stop where it breaks and ``errors`` says where) unless
+``fail_fast``.  The summary gives rows per table, files read, errors and warnings.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from .inputs import DEFAULT_SPLIT_BYTES, find_datasets, plan_units
+from .schemas import FILE_TABLES, IMAGE_TABLES
+
+__all__ = ["ALL_TABLES", "ExportSummary", "export"]
+
+ALL_TABLES = ("records", "partition_history", "broker_events", "snapshots", "topics", "partitions", "brokers",
+              "controllers", "configs", "acls", "quotas", "features", "scram_users", "producer_ids", "errors")
+"""What ``export`` writes by default, in the order it writes them."""
+
+
+@dataclass
+class ExportSummary:
+    datasets: int = 0
+    clusters: int = 0
+    files: int = 0
+    units: int = 0
+    bytes: int = 0
+    rows: dict[str, int] = field(default_factory=dict)
+    seconds: dict[str, float] = field(default_factory=dict)
+    errors: list[dict[str, Any]] = field(default_factory=list)
+    warnings: int = 0
+
+    def lines(self) -> list[str]:
+        out = [(f"exported {self.datasets} metadata dir(s) of {self.clusters} cluster(s): {self.files} file(s), "
+                f"{self.bytes:,} bytes")]
+        width = max(len(t) for t in self.rows) if self.rows else 0
+        for table, n in self.rows.items():
+            out.append(f"  {table:<{width}}  {n:>12,} rows  {self.seconds.get(table, 0):7.1f} s")
+        if self.errors:
+            out.append(f"WARNING: {len(self.errors)} file(s) could not be read to the end:")
+            out += [f"  {e['file']} at byte {e['position']}: {e['message']}" for e in self.errors[:20]]
+        out.append(f"{len(self.errors)} error(s), {self.warnings} warning(s)")
+        return out
+
+
+def _errors_schema(spark: Any) -> Any:
+    from .schemas import ERRORS, spark_ddl
+
+    return spark_ddl(ERRORS)
+
+
+def _reader(spark: Any, table: str, paths: list[str], redact: bool, fail_fast: bool, split_bytes: int,
+            as_of: str | None) -> Any:
+    r = (spark.read.format("kraft-metadata").option("table", table).option("redact", str(redact).lower())
+         .option("errors", "fail" if fail_fast else "rows").option("splitBytes", str(split_bytes)))
+    if as_of:
+        r = r.option("asOf", as_of)
+    return r.load(paths)
+
+
+def export(spark: Any, paths: list[str], out: str, *, tables: Iterable[str] = ALL_TABLES, fmt: str = "parquet",
+           redact: bool = True, fail_fast: bool = False, split_bytes: int = DEFAULT_SPLIT_BYTES,
+           as_of: str | None = None, progress: Callable[[str], None] = print) -> ExportSummary:
+    """Write ``tables`` of the metadata under ``paths`` to ``out/<table>`` (partitioned by
+    ``cluster_id``) in ``fmt`` (parquet, or delta when Delta Lake is on the session)."""
+    from .history import partition_history
+
+    wanted = [t for t in ALL_TABLES if t in set(tables)]
+    unknown = set(tables) - set(ALL_TABLES)
+    if unknown:
+        raise ValueError(f"no table {', '.join(sorted(unknown))} (tables: {', '.join(ALL_TABLES)})")
+    summary = ExportSummary()
+    t0 = time.perf_counter()
+    datasets = find_datasets(paths)
+    units = plan_units(datasets, split_bytes)
+    summary.datasets, summary.units = len(datasets), len(units)
+    summary.clusters = len({ds.key for ds in datasets})
+    summary.files = len({u.file for u in units})
+    summary.bytes = sum(u.size for u in units if u.lo == 0)
+    progress(f"[plan] {summary.datasets} metadata dir(s), {summary.clusters} cluster(s), {summary.files} file(s), "
+             f"{summary.bytes:,} bytes in {summary.units} unit(s) ({time.perf_counter() - t0:.1f} s)")
+    steps = len(wanted)
+
+    def write(i: int, table: str, df: Any) -> None:
+        t = time.perf_counter()
+        target = f"{out.rstrip('/')}/{table}"
+        df.write.mode("overwrite").format(fmt).partitionBy("cluster_id").save(target)
+        n = spark.read.format(fmt).schema(df.schema).load(target).count()   # schema: an empty table has no file
+        summary.rows[table] = n
+        summary.seconds[table] = time.perf_counter() - t
+        progress(f"[{i}/{steps}] {table}: {n:,} rows ({summary.seconds[table]:.1f} s)")
+
+    for i, table in enumerate(wanted, 1):
+        if table == "partition_history":
+            records = (spark.read.format(fmt).load(f"{out.rstrip('/')}/records") if "records" in summary.rows
+                       else _reader(spark, "records", paths, redact, fail_fast, split_bytes, None))
+            write(i, table, partition_history(records))
+        elif table in FILE_TABLES or table in IMAGE_TABLES:
+            df = _reader(spark, table, paths, redact, fail_fast, split_bytes, as_of if table in IMAGE_TABLES else None)
+            write(i, table, df)
+        if table == "errors":
+            found = spark.read.format(fmt).schema(_errors_schema(spark)).load(f"{out.rstrip('/')}/errors")
+            summary.errors = [r.asDict() for r in found.where("severity = 'error'").orderBy("file").collect()]
+            summary.warnings = found.where("severity = 'warning'").count()
+    return summary
