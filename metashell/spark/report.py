@@ -17,8 +17,8 @@ image is the most recent (highest offset).
 from __future__ import annotations
 
 import json
-from datetime import date
 from dataclasses import dataclass
+from datetime import date
 from pathlib import Path
 from typing import Any
 
