@@ -14,6 +14,7 @@ to the end is not a problem for the job -- it is a row of ``errors`` and a warni
 from __future__ import annotations
 
 import argparse
+import re
 import sys
 import time
 from typing import Any
@@ -57,6 +58,18 @@ def _session(master: str | None, fmt: str) -> Any:
     return session(master, "metashell-spark", **conf)
 
 
+def _one_line(e: BaseException) -> str:
+    """The line that says what went wrong: for an error raised in a Python worker, the last
+    ``SomeError: message`` line of its traceback (Spark wraps it in pages of JVM stack)."""
+    text = str(e)
+    found = re.findall(r"^(?:[\w.]+\.)?(\w+(?:Error|Exception)): (.+)$", text, re.MULTILINE)
+    if found:
+        name, message = found[-1]
+        ours = name in ("MetashellError", "DecodeError", "CorruptBatchError")
+        return " ".join((message if ours else f"{name}: {message}").split())[:1000]
+    return f"{type(e).__name__}: {' '.join(text.split())[:500]}"
+
+
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     try:
@@ -68,6 +81,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         t0 = time.perf_counter()
         spark = _session(args.master, args.format)
+        spark.sparkContext.setLogLevel("OFF")     # failures are reported here, in one line
         print(f"[spark] {spark.sparkContext.master}, Spark {spark.version} ({time.perf_counter() - t0:.1f} s)",
               flush=True)
         if args.command == "export":
@@ -91,8 +105,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"metashell-spark: {' '.join(str(e).split())}", file=sys.stderr)
         return 1
     except Exception as e:  # noqa: BLE001 - a Spark failure (--fail-fast): one line, not a JVM stack
-        first = next((line for line in str(e).splitlines() if "Error" in line or "error" in line), str(e))
-        print(f"metashell-spark: {type(e).__name__}: {' '.join(first.split())[:500]}", file=sys.stderr)
+        print(f"metashell-spark: {_one_line(e)}", file=sys.stderr)
         return 1
     finally:
         if spark is not None:

@@ -169,7 +169,7 @@ def read_file_table(table: str, unit: Unit, *, redact: bool = True, errors: str 
                     yield out.take()
     except (MetashellError, OSError) as e:
         if errors == "fail":
-            raise MetashellError(f"{unit.file}: {e}") from None
+            raise MetashellError(str(e) if unit.file in str(e) else f"{unit.file}: {e}") from None
         if isinstance(e, CorruptBatchError) and e.offset is not None:
             at, message = e.offset, e.message
         elif isinstance(e, DecodeError):     # a record of the batch at ``at``: offsets inside it mean nothing here
