@@ -14,6 +14,9 @@ Options (keys are case-insensitive, as Spark passes them):
 ``errors``      ``rows`` (default: a corrupt file ends its unit; the ``errors`` table says where)
                 or ``fail`` (raise: ``--fail-fast``)
 ``splitBytes``  files larger than this are read as several partitions (default 64 MiB)
+
+``readStream`` takes ``bootstrap.controllers`` (and ``config``, a client properties file for TLS
+or SASL) instead of paths: see :mod:`.stream`.
 """
 
 from __future__ import annotations
@@ -73,6 +76,14 @@ class KraftMetadataDataSource(DataSource):
 
     def reader(self, schema: Any) -> DataSourceReader:
         return _Reader(self._table(), dict(self.options))
+
+    def simpleStreamReader(self, schema: Any) -> Any:
+        """``readStream``: committed records of a live quorum (:mod:`.stream`)."""
+        if self._table() != "records":
+            raise InputError("kraft-metadata: a stream has the records table only")
+        from .stream import LiveStreamReader
+
+        return LiveStreamReader(dict(self.options))
 
 
 class _Reader(DataSourceReader):

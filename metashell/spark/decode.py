@@ -33,7 +33,7 @@ from metashell.tree.redact import redact_record_json
 from .inputs import Unit
 from .schemas import BROKER_EVENTS, ERRORS, RECORDS, SNAPSHOTS
 
-__all__ = ["ROWS_PER_BATCH", "RowBuffer", "read_file_table"]
+__all__ = ["ROWS_PER_BATCH", "RowBuffer", "add_record_rows", "read_file_table"]
 
 ROWS_PER_BATCH = 8192
 _TRANSACTION_MARKERS = frozenset({"BeginTransactionRecord", "EndTransactionRecord", "AbortTransactionRecord"})
@@ -186,30 +186,40 @@ def read_file_table(table: str, unit: Unit, *, redact: bool = True, errors: str 
         yield problems.take()
 
 
+def add_record_rows(out: RowBuffer, head: tuple[Any, ...], file: str, kind: str, batch: Any, entries: Any, *,
+                    snap_offset: int | None, replay_seq: int | None, replay_from: int, redact: bool) -> None:
+    """Add a ``records`` row to ``out`` for each of ``entries`` (offset, timestamp, key, value) of
+    ``batch`` (a batch header: files and live fetches alike).  ``snap_offset``: the log offset a
+    snapshot's records stand at (None for log records)."""
+    control = batch.is_control
+    in_snapshot = snap_offset is not None
+    epoch, position, base = batch.partition_leader_epoch, batch.position, batch.base_offset
+    for offset, ts, key, value in entries:
+        log_offset = snap_offset if snap_offset is not None else offset
+        replayed = replay_seq is not None and (in_snapshot or offset >= replay_from)
+        if control:
+            ctl = decode_control_record(key, value)
+            name, version, doc, keys, marker = ctl.name, ctl.version, _plain(ctl.data or {}), _NO_KEYS, False
+        else:
+            rec = decode_metadata_record(value)
+            name, version = rec.name, rec.version
+            doc = to_kafka_json(name, version, rec.data)
+            if redact:
+                doc = redact_record_json(name, doc)
+            keys, marker = _keys(name, rec.data), name in _TRANSACTION_MARKERS
+        out.add((*head, file, kind, position, base, offset, log_offset, epoch, _when(ts), in_snapshot, control,
+                 marker, replay_seq, replayed, name, version, json.dumps(doc, ensure_ascii=False, separators=(",", ":")),
+                 *keys))
+
+
 def _row_sink(table: str, out: RowBuffer, head: tuple[Any, ...], unit: Unit, in_snapshot: bool,
               snap_offset: int | None, redact: bool, counts: list[Any]) -> Callable[[Any], None]:
     """A function that adds one batch's rows of ``table`` to ``out``."""
     file, kind, seq = unit.file, unit.kind, unit.replay_seq
 
     def records(batch: Any) -> None:
-        control = batch.is_control
-        epoch, position, base = batch.partition_leader_epoch, batch.position, batch.base_offset
-        for offset, ts, key, value in batch.entries():
-            log_offset = snap_offset if snap_offset is not None else offset
-            replayed = seq is not None and (in_snapshot or offset >= unit.replay_from)
-            if control:
-                ctl = decode_control_record(key, value)
-                name, version, doc, keys, marker = ctl.name, ctl.version, _plain(ctl.data or {}), _NO_KEYS, False
-            else:
-                rec = decode_metadata_record(value)
-                name, version = rec.name, rec.version
-                doc = to_kafka_json(name, version, rec.data)
-                if redact:
-                    doc = redact_record_json(name, doc)
-                keys, marker = _keys(name, rec.data), name in _TRANSACTION_MARKERS
-            out.add((*head, file, kind, position, base, offset, log_offset, epoch, _when(ts), in_snapshot, control,
-                     marker, seq, replayed, name, version, json.dumps(doc, ensure_ascii=False, separators=(",", ":")),
-                     *keys))
+        add_record_rows(out, head, file, kind, batch, batch.entries(), snap_offset=snap_offset, replay_seq=seq,
+                        replay_from=unit.replay_from, redact=redact)
 
     def broker_events(batch: Any) -> None:
         if batch.is_control:
