@@ -315,3 +315,19 @@ def test_partition_history_rows_say_what_changed(spark: Any) -> None:
         assert after["leader_epoch"] == before["leader_epoch"] + ("leader" in after["changed"])
     deleted = h.where("deleted").collect()
     assert all(r["change"] == "deleted" and r["record_type"] == "RemoveTopicRecord" for r in deleted)
+
+
+def test_a_stream_restarted_inside_a_snapshot_says_so() -> None:
+    """A checkpoint at offset N, and the controllers now serve a snapshot ending after N: the
+    records in between are gone, and the stream says which ones instead of skipping them."""
+    from metashell.errors import MetashellError
+    from metashell.spark.stream import LiveStreamReader
+
+    reader = LiveStreamReader({"bootstrap.controllers": "127.0.0.1:1"})
+    reader._snapshot_end = 500
+    reader._check(0)            # a new query starts with the snapshot's records
+    reader._check(500)          # a checkpoint at the snapshot's end loses nothing
+    with pytest.raises(MetashellError, match=r"offsets 120\.\.499 are now inside the controllers' snapshot"):
+        reader._check(120)
+    with pytest.raises(MetashellError, match="bootstrap.controllers"):
+        LiveStreamReader({})

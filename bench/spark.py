@@ -1,0 +1,117 @@
+#!/usr/bin/env python3
+"""Spark benchmark (issue 16): records/s of the ``kraft-metadata`` data source, 1 and 2 local cores,
+beside the in-process loader.
+
+    python bench/spark.py                  # the 1M-partition directory and 50 generated clusters
+    python bench/spark.py --scale 0.1      # quick run: smaller directory, 10 clusters
+
+Workloads:
+
+* **one big cluster**: the ``load.py`` directory (100k topics, 1M partitions, a 1M-record tail);
+* **a fleet**: 50 generated clusters of 2,000 topics x 10 partitions with a 20k-record tail each
+  (about as many records in total, spread over 50 directories: what a platform team exports).
+
+For each, with ``local[1]`` then ``local[2]``:
+
+* ``records`` table: every record of every file decoded to a row (typed keys, Kafka's JSON), the
+  rows written to Spark's ``noop`` sink (all the work, nothing kept);
+* ``partitions`` image table: each directory replayed by the loader in a Python worker, its
+  partitions turned into rows -- records/s counts the records the replay applied;
+* the in-process loader alone (``load_directory``), records it applied per second, one core.
+
+Targets: records/s per core >= 0.8 x the loader's, and >= 1.7 x from 1 to 2 cores on the fleet.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO / "bench"))
+
+import metagen
+
+from metashell.image.loader import load_directory
+from metashell.spark.inputs import find_datasets, plan_units
+
+
+def fleet(n: int, scale: float, out: Path) -> list[str]:
+    dirs = []
+    for i in range(n):
+        p = metagen.GenParams(topics=max(1, round(2000 * scale)), partitions=10,
+                              tail_records=max(100, round(20000 * scale)), overlap_records=100, seed=1000 + i)
+        dirs.append(metagen.ensure(p, out / "fleet", log=lambda *_: None).root)
+    return dirs
+
+
+def loader_rate(dirs: list[str]) -> tuple[int, int, float]:
+    """(records in the files, records the loader applied, seconds) for loading every dir in turn."""
+    applied, t = 0, time.perf_counter()
+    for d in dirs:
+        applied += load_directory(d).image.provenance.records
+    return applied, applied, time.perf_counter() - t
+
+
+def spark_run(cores: int, dirs: list[str]) -> dict[str, float]:
+    from metashell.spark import session
+
+    spark = session(f"local[{cores}]", f"bench-{cores}", **{"spark.sql.shuffle.partitions": str(cores * 4)})
+    try:
+        spark.read.format("kraft-metadata").option("table", "features").load(dirs[:1]).count()   # warm up
+        rows: dict[str, float] = {}
+        t = time.perf_counter()
+        records = spark.read.format("kraft-metadata").load(dirs)
+        records.write.format("noop").mode("overwrite").save()
+        rows["records_s"] = time.perf_counter() - t
+        rows["records"] = float(records.count())
+        t = time.perf_counter()
+        spark.read.format("kraft-metadata").option("table", "partitions").load(dirs) \
+            .write.format("noop").mode("overwrite").save()
+        rows["partitions_s"] = time.perf_counter() - t
+        return rows
+    finally:
+        spark.stop()
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    metagen.add_size_arguments(ap)
+    ap.add_argument("--clusters", type=int, default=50)
+    args = ap.parse_args()
+    big = metagen.ensure(metagen.params_from(args), args.out).root
+    n = args.clusters if args.scale >= 1 else max(2, round(args.clusters * args.scale * 2))
+    workloads = {"one big cluster": [big], f"{n} clusters": fleet(n, args.scale, args.out)}
+    results: dict[str, Any] = {}
+    lines = [metagen.machine_line(f"{big}; {n} generated clusters")]
+    for name, dirs in workloads.items():
+        units = plan_units(find_datasets(dirs))
+        size = sum(u.size for u in units if u.lo == 0)
+        _total, applied, load_s = loader_rate(dirs)
+        loader = applied / load_s
+        res: dict[str, Any] = {"dirs": len(dirs), "bytes": size, "units": len(units), "loader_records": applied,
+                               "loader_s": load_s, "loader_rps": loader}
+        lines.append(f"\n{name}: {len(dirs)} dir(s), {size / 1e6:.0f} MB in {len(units)} unit(s)")
+        lines.append(f"  in-process loader: {applied:,} records applied in {load_s:.1f} s = {loader:,.0f} records/s")
+        lines.append(f"  {'':<24} {'1 core':>20} {'2 cores':>20} {'speed-up':>9}")
+        per: dict[int, dict[str, float]] = {}
+        for cores in (1, 2):
+            per[cores] = spark_run(cores, dirs)
+        res["spark"] = per
+        recs = per[1]["records"]
+        for what, count, key in (("records table", recs, "records_s"), ("partitions (image) table", applied,
+                                                                         "partitions_s")):
+            r1, r2 = count / per[1][key], count / per[2][key]
+            lines.append(f"  {what:<24} {r1:>12,.0f} rec/s {r2:>12,.0f} rec/s {r2 / r1:>8.2f}x"
+                         f"   per core vs loader: {r1 / loader:.2f}x")
+        results[name] = res
+    print("\n".join(lines))
+    metagen.save_results(args.out, "spark", results)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
