@@ -27,7 +27,17 @@ from typing import Any
 
 from pyspark.sql.datasource import DataSource, DataSourceReader, InputPartition
 
-from .inputs import DEFAULT_SPLIT_BYTES, Dataset, InputError, Unit, find_datasets, plan_units
+from .inputs import (
+    DEFAULT_SPLIT_BYTES,
+    Dataset,
+    InputError,
+    Unit,
+    dataset_bytes,
+    find_datasets,
+    pack,
+    plan_units,
+    unit_bytes,
+)
 from .schemas import FILE_TABLES, SCHEMAS, spark_ddl
 
 __all__ = ["KraftMetadataDataSource"]
@@ -50,11 +60,11 @@ def _flag(options: dict[str, str], key: str, default: bool) -> bool:
 
 
 class _Part(InputPartition):
-    """One unit of work: a file range (file tables) or a dataset (image tables)."""
+    """One task's work: file ranges (file tables) or datasets (image tables), packed by size."""
 
-    def __init__(self, item: Unit | Dataset) -> None:
-        super().__init__(item)
-        self.item = item
+    def __init__(self, items: list[Unit] | list[Dataset]) -> None:
+        super().__init__(len(items))
+        self.items = items
 
 
 class KraftMetadataDataSource(DataSource):
@@ -98,28 +108,30 @@ class _Reader(DataSourceReader):
 
     def partitions(self) -> list[InputPartition]:
         datasets = find_datasets(_paths(self.options))
+        split = int(self.options.get("splitbytes", DEFAULT_SPLIT_BYTES))
         if self.table not in FILE_TABLES:
-            return [_Part(ds) for ds in datasets]
+            return [_Part(g) for g in pack(datasets, [dataset_bytes(ds) for ds in datasets], split)]
         if self.table == "snapshots":
             units = [u for u in plan_units(datasets, split_bytes=1 << 62) if u.kind != "log"]
         else:
-            units = plan_units(datasets, int(self.options.get("splitbytes", DEFAULT_SPLIT_BYTES)))
-        return [_Part(u) for u in units]
+            units = plan_units(datasets, split)
+        return [_Part(g) for g in pack(units, [unit_bytes(u) for u in units], split)]
 
     def read(self, partition: InputPartition) -> Iterator[Any]:
-        item = partition.item if isinstance(partition, _Part) else partition.value
-        if isinstance(item, Unit):
-            from .decode import read_file_table
+        assert isinstance(partition, _Part)
+        for item in partition.items:
+            if isinstance(item, Unit):
+                from .decode import read_file_table
 
-            yield from read_file_table(self.table, item, redact=self.redact, errors=self.errors)
-            return
-        from .images import read_image_table
+                yield from read_file_table(self.table, item, redact=self.redact, errors=self.errors)
+                continue
+            from .images import read_image_table
 
-        try:
-            yield from read_image_table(self.table, item, as_of=self.as_of, redact=self.redact)
-        except Exception as e:     # one dataset's failure must not end the fleet's job
-            if self.errors == "fail":
-                raise
-            import sys
+            try:
+                yield from read_image_table(self.table, item, as_of=self.as_of, redact=self.redact)
+            except Exception as e:     # one dataset's failure must not end the fleet's job
+                if self.errors == "fail":
+                    raise
+                import sys
 
-            print(f"metashell-spark: {item.path}: {self.table}: {e}", file=sys.stderr)
+                print(f"metashell-spark: {item.path}: {self.table}: {e}", file=sys.stderr)

@@ -16,15 +16,20 @@ import glob
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from metashell.errors import MetashellError
 from metashell.image.history import full_plan
 from metashell.log import MetadataDirError, load_properties, open_metadata_dir
 
-__all__ = ["Dataset", "InputError", "Unit", "find_datasets", "plan_units"]
+__all__ = ["Dataset", "InputError", "Unit", "dataset_bytes", "find_datasets", "pack", "plan_units", "unit_bytes"]
 
 DEFAULT_SPLIT_BYTES = 64 << 20
 """Files larger than this are read as several units (cut at batch boundaries by the executors)."""
+
+MIN_PARTITIONS = 16
+"""Small units are packed into input partitions, but into no fewer than this many (when there are
+as many units): a task costs Spark tens of milliseconds, a 1 MB segment about as much to decode."""
 
 _GLOB_CHARS = frozenset("*?[")
 _MAX_DEPTH = 6
@@ -195,3 +200,33 @@ def dataset_files(ds: Dataset) -> list[Unit]:
 def plan_units(datasets: list[Dataset], split_bytes: int = DEFAULT_SPLIT_BYTES) -> list[Unit]:
     """Every unit of every dataset, large files cut into ``split_bytes`` ranges."""
     return [part for ds in datasets for unit in dataset_files(ds) for part in _split(unit, split_bytes)]
+
+
+def unit_bytes(unit: Unit) -> int:
+    """The bytes a unit covers (its range of the file)."""
+    return max((unit.hi if unit.hi is not None else unit.size) - unit.lo, 0)
+
+
+def dataset_bytes(ds: Dataset) -> int:
+    """The bytes of every file of a dataset (what replaying it reads, at most)."""
+    return sum(unit_bytes(u) for u in dataset_files(ds))
+
+
+def pack(items: list[Any], sizes: list[int], split_bytes: int = DEFAULT_SPLIT_BYTES) -> list[list[Any]]:
+    """Items (units or datasets) gathered into input partitions of about ``split_bytes``, or of
+    less so that there are at least :data:`MIN_PARTITIONS` of them: few large tasks for a fleet of
+    small clusters, instead of one task per 1 MB segment; order is kept."""
+    total = sum(sizes)
+    target = max(1, min(split_bytes, total // MIN_PARTITIONS))
+    groups: list[list[Any]] = []
+    current: list[Any] = []
+    filled = 0
+    for item, size in zip(items, sizes, strict=True):
+        if current and filled + size > target:
+            groups.append(current)
+            current, filled = [], 0
+        current.append(item)
+        filled += size
+    if current:
+        groups.append(current)
+    return groups
