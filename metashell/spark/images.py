@@ -10,8 +10,10 @@ replays it once per worker, not once per table.
 
 from __future__ import annotations
 
+import gc
 import os
 from collections.abc import Iterator
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -66,8 +68,12 @@ def image_of(ds: Dataset, as_of: str | None = None) -> MetadataImage:
     else:
         until = resolve_in_file(Path(ds.path), as_of).offset if as_of else None
         image = load_file(ds.path, until_offset=until, salvage=True).image
-    _cache.clear()      # one image per worker: a million-partition image is ~400 MB
+    if _cache:          # one image per worker (a million-partition image is ~400 MB): free the last
+        _cache.clear()
+        gc.unfreeze()
+        gc.collect()
     _cache[key] = image
+    gc.freeze()         # long-lived: keep the collector from walking its million objects again
     return image
 
 
@@ -89,13 +95,17 @@ def _rows(table: str, image: MetadataImage, head: tuple[Any, ...], redact: bool)
             rf = max((len(p.replicas) - len(p.adding_replicas) for p in t.partitions.values()), default=0)
             yield (*head, uuid_to_str(t.id), t.name, len(t.partitions), rf)
     elif table == "partitions":
+        # a million rows: replica lists are interned tuples (Arrow takes them as they are), and a
+        # cluster has few distinct directory lists, so each is turned into text once
+        dirs = lru_cache(maxsize=1 << 14)(lambda ds: tuple(uuid_to_str(d) for d in ds))
+        states = {k: enum_name(LEADER_RECOVERY_STATE_NAMES, k) for k in (0, 1)}
         for t in image.topics.by_id.values():
             tid = uuid_to_str(t.id)
             for i, p in t.partitions.items():
-                yield (*head, tid, t.name, i, p.leader, p.leader_epoch, p.partition_epoch, list(p.replicas),
-                       list(p.isr), list(p.elr), list(p.last_known_elr), list(p.adding_replicas),
-                       list(p.removing_replicas), [uuid_to_str(d) for d in p.directories],
-                       enum_name(LEADER_RECOVERY_STATE_NAMES, p.leader_recovery_state))
+                lrs = p.leader_recovery_state
+                yield (*head, tid, t.name, i, p.leader, p.leader_epoch, p.partition_epoch, p.replicas,
+                       p.isr, p.elr, p.last_known_elr, p.adding_replicas, p.removing_replicas,
+                       dirs(p.directories), states.get(lrs) or enum_name(LEADER_RECOVERY_STATE_NAMES, lrs))
     elif table == "brokers":
         for b in image.cluster.brokers.values():
             yield (*head, b.id, b.epoch, uuid_to_str(b.incarnation_id), b.rack, b.fenced, b.in_controlled_shutdown,
