@@ -45,6 +45,7 @@ from .schemas import SCHEMAS
 __all__ = ["image_of", "read_image_table"]
 
 _cache: dict[tuple[str, str | None], MetadataImage] = {}
+_COLLECT_AFTER_TOPICS = 20_000
 
 
 def _stamp(path: str) -> str:
@@ -69,9 +70,11 @@ def image_of(ds: Dataset, as_of: str | None = None) -> MetadataImage:
         until = resolve_in_file(Path(ds.path), as_of).offset if as_of else None
         image = load_file(ds.path, until_offset=until, salvage=True).image
     if _cache:          # one image per worker (a million-partition image is ~400 MB): free the last
+        old = next(iter(_cache.values()))
         _cache.clear()
-        gc.unfreeze()
-        gc.collect()
+        if len(old.topics.by_id) > _COLLECT_AFTER_TOPICS:    # a small one is not worth a full collection
+            gc.unfreeze()
+            gc.collect()
     _cache[key] = image
     gc.freeze()         # long-lived: keep the collector from walking its million objects again
     return image
