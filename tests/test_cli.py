@@ -384,6 +384,9 @@ def test_live_mode_goes_through_the_hook(monkeypatch: pytest.MonkeyPatch, tmp_pa
         def pending(self) -> int:
             return 0
 
+        def leader(self) -> tuple[int, int]:
+            return 1, 2
+
         def close(self) -> None:
             calls.append("close")
 
