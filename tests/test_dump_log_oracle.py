@@ -17,7 +17,7 @@ import pytest
 
 from metashell.log.files import iter_file_batches
 from metashell.protocol.control import decode_control_record
-from metashell.protocol.kafka_json import record_type_name, to_kafka_json
+from metashell.protocol.kafka_json import control_to_kafka_json, record_type_name, to_kafka_json
 from metashell.protocol.metadata import decode_metadata_record
 
 REPO = Path(__file__).resolve().parents[1]
@@ -73,18 +73,12 @@ def ours(path: Path) -> tuple[list[tuple], dict[int, Any]]:
         for offset, _ts, key, value in b.entries():
             if b.is_control:
                 ctl = decode_control_record(key, value)
-                records[offset] = (ctl.name, _control_json(ctl))
+                records[offset] = (ctl.name, control_to_kafka_json(ctl))
             else:
                 rec = decode_metadata_record(value)
                 records[offset] = {"type": record_type_name(rec.name), "version": rec.version,
                                    "data": to_kafka_json(rec.name, rec.version, rec.data)}
     return batches, records
-
-
-def _control_json(ctl: Any) -> dict[str, Any]:
-    from metashell.protocol.control import CONTROL_TYPES
-    schema = CONTROL_TYPES[ctl.type][1]
-    return to_kafka_json(schema, 0, ctl.data) if schema else dict(ctl.data or {})
 
 
 FILES = kafka_files()

@@ -159,6 +159,7 @@ def test_records_are_what_kafka_dump_log_prints(spark: Any, path: Path, kafka_or
                 assert _norm(json.loads(r["record_json"])) == _norm(k["data"]), (f, offset)
             elif k[0] != "undecodable":
                 assert r["is_control"] and r["record_type"] == k[0], (f, offset)
+                assert _norm(json.loads(r["record_json"])) == _norm(k[1]), (f, offset)
     assert set(by_file) <= {str(f) for f in files} | {str(f) for f in _files(path)}
 
 

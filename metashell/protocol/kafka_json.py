@@ -18,6 +18,7 @@ from typing import Any
 
 from metashell.protocol import registry
 from metashell.protocol.codegen import default_value
+from metashell.protocol.control import CONTROL_TYPES, ControlRecord
 from metashell.protocol.schema import FieldSpec
 from metashell.protocol.uuid import uuid_to_str
 
@@ -36,6 +37,17 @@ def to_kafka_json(schema_name: str, version: int, data: dict[str, Any]) -> dict[
     once per (schema, version) -- a million records of the Spark ``records`` table are converted
     this way -- with the same rules as :func:`to_kafka_json_slow`, which the tests compare it with."""
     return _convert(_plan(schema_name, version), data)
+
+
+def control_to_kafka_json(ctl: ControlRecord) -> dict[str, Any]:
+    """A control record's data as ``kafka-dump-log`` prints it: Kafka's JSON form of its schema
+    (LeaderChange, SnapshotHeader, KRaftVoters ...); a transaction marker's two fields as they are;
+    an unknown type's raw bytes in base64."""
+    schema = CONTROL_TYPES.get(ctl.type, ("Unknown", None))[1]
+    if schema is not None and ctl.data is not None:
+        return to_kafka_json(schema, 0, ctl.data)
+    return {k: base64.b64encode(v).decode("ascii") if isinstance(v, bytes) else v
+            for k, v in (ctl.data or {}).items()}
 
 
 def to_kafka_json_slow(schema_name: str, version: int, data: dict[str, Any]) -> dict[str, Any]:

@@ -12,7 +12,6 @@ Survivable problems (a torn tail of the last segment) are ``warning`` rows.
 
 from __future__ import annotations
 
-import base64
 import json
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -24,7 +23,7 @@ from metashell.image.model import ACL_RESOURCE_TYPE_NAMES, CONFIG_RESOURCE_TYPE_
 from metashell.log.files import first_batch_at_or_after, iter_file_batches
 from metashell.log.problems import CorruptBatchError, LogWarning
 from metashell.protocol.control import decode_control_record
-from metashell.protocol.kafka_json import to_kafka_json
+from metashell.protocol.kafka_json import control_to_kafka_json, to_kafka_json
 from metashell.protocol.metadata import decode_metadata_record
 from metashell.protocol.uuid import uuid_to_str
 from metashell.tree.redact import redact_record_json
@@ -64,17 +63,6 @@ class RowBuffer:
 def _when(ms: int) -> int | None:
     """Milliseconds since the epoch as Arrow's microseconds (None for Kafka's -1: no time)."""
     return ms * 1000 if ms >= 0 else None
-
-
-def _plain(value: Any) -> Any:
-    """A control record's decoded data as JSON values (uuids as Kafka prints them, bytes base64)."""
-    if isinstance(value, bytes):
-        return uuid_to_str(value) if len(value) == 16 else base64.b64encode(value).decode()
-    if isinstance(value, dict):
-        return {k[:1].lower() + k[1:]: _plain(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [_plain(v) for v in value]
-    return value
 
 
 def _keys(name: str, d: dict[str, Any]) -> tuple[Any, ...]:
@@ -198,7 +186,7 @@ def add_record_rows(out: RowBuffer, head: tuple[Any, ...], file: str, kind: str,
         replayed = replay_seq is not None and (in_snapshot or offset >= replay_from)
         if control:
             ctl = decode_control_record(key, value)
-            name, version, doc, keys, marker = ctl.name, ctl.version, _plain(ctl.data or {}), _NO_KEYS, False
+            name, version, doc, keys, marker = ctl.name, ctl.version, control_to_kafka_json(ctl), _NO_KEYS, False
         else:
             rec = decode_metadata_record(value)
             name, version = rec.name, rec.version
