@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import glob
 import os
-from dataclasses import dataclass, field
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -76,7 +76,6 @@ class Unit:
     replay_seq: int | None = None
     replay_from: int = 0
     lenient_tail: bool = False
-    extra: dict[str, str] = field(default_factory=dict, compare=False, hash=False)
 
 
 def _expand(path: str) -> list[str]:
@@ -159,11 +158,8 @@ def find_datasets(paths: list[str]) -> list[Dataset]:
 def _split(unit: Unit, split_bytes: int) -> list[Unit]:
     if unit.size <= split_bytes:
         return [unit]
-    cuts = list(range(0, unit.size, split_bytes))
-    return [Unit(unit.dataset, unit.file, unit.kind, lo, lo + split_bytes if lo + split_bytes < unit.size else None,
-                 unit.size, unit.snapshot_end_offset, unit.snapshot_epoch, unit.replay_seq, unit.replay_from,
-                 unit.lenient_tail)
-            for lo in cuts]
+    return [replace(unit, lo=lo, hi=lo + split_bytes if lo + split_bytes < unit.size else None)
+            for lo in range(0, unit.size, split_bytes)]
 
 
 def dataset_files(ds: Dataset) -> list[Unit]:
