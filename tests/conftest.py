@@ -172,3 +172,50 @@ def spark() -> Iterator[Any]:
     s = session("local[2]", "metashell-tests")
     yield s
     s.stop()
+
+
+# --------------------------------------------------------------------------------------------------
+# exit: a leaked thread must fail the run, never hang it
+
+
+#: How long the suite's last threads get to finish before they count as leaked.
+THREAD_GRACE_SECONDS = 30.0
+
+
+_EXIT_STATUS = pytest.StashKey[int]()
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    session.config.stash[_EXIT_STATUS] = int(exitstatus)
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    """After the summary: a non-daemon thread still running would make the interpreter wait for it
+    for ever at exit (it joins them), and CI would time out with every test green.  Such a thread is
+    a bug (a TUI worker once blocked on an app that had quit): name it, show where it is stuck, and
+    leave with a failing status instead."""
+    import threading
+    import time
+    import traceback
+
+    def leaked() -> list[threading.Thread]:
+        return [t for t in threading.enumerate()
+                if t is not threading.main_thread() and not t.daemon and t.is_alive()]
+
+    deadline = time.monotonic() + THREAD_GRACE_SECONDS
+    while leaked() and time.monotonic() < deadline:
+        time.sleep(0.2)
+    threads = leaked()
+    if not threads:
+        return
+    frames = sys._current_frames()
+    out = sys.__stderr__ or sys.stderr
+    out.write(f"\nERROR: {len(threads)} non-daemon thread(s) still running after the tests "
+              f"({THREAD_GRACE_SECONDS:.0f} s grace); the interpreter would wait for them for ever:\n")
+    for t in threads:
+        out.write(f"--- thread {t.name!r}\n")
+        frame = frames.get(t.ident or -1)
+        if frame is not None:
+            out.write("".join(traceback.format_stack(frame)))
+    out.flush()
+    os._exit(config.stash.get(_EXIT_STATUS, 0) or 1)

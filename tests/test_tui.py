@@ -8,6 +8,8 @@ import io
 import json
 import os
 import sys
+import threading
+import time
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
@@ -195,9 +197,14 @@ def test_an_svg_screenshot_for_the_incident_notes(tmp_path: Path) -> None:
     async def steps(app: MetashellApp, pilot: Pilot[Any]) -> None:
         app.action_screenshot(filename="incident.svg", path=str(tmp_path))
 
-    drive(DEMO, steps, start_path="/topics/orders")
+    drive(DEMO, steps, start_path="/topics/orders")         # quits at once after the screenshot
     svg = (tmp_path / "incident.svg").read_text()
     assert svg.startswith("<svg") and "Topic:" in svg and "orders" in svg
+    # nothing is left waiting on the app that quit (Textual's own delivery thread once was, and the
+    # interpreter then waited for it for ever at exit)
+    time.sleep(0.5)
+    stuck = [t.name for t in threading.enumerate() if t is not threading.main_thread() and not t.daemon]
+    assert not stuck
 
 
 def test_start_path_copy_and_quit() -> None:

@@ -23,6 +23,7 @@ import time
 from collections.abc import Iterable
 from typing import ClassVar
 
+from platformdirs import user_downloads_path
 from rich.console import Console, RenderableType
 from rich.text import Text
 from textual import on
@@ -30,6 +31,7 @@ from textual.app import App, ComposeResult, SuspendNotSupported
 from textual.binding import Binding, BindingType
 from textual.command import Hit, Hits, Provider
 from textual.containers import Horizontal, VerticalScroll
+from textual.message import Message
 from textual.widgets import Footer, Header, Input, Static, Tree
 from textual.widgets.tree import TreeNode
 
@@ -200,13 +202,28 @@ class MetashellApp(App[int]):
     def _background(self) -> None:
         self.run_worker(self._check_health, thread=True, exclusive=True, group="health")
 
+    class HealthReady(Message):
+        """The background health report is in (posted from the worker thread)."""
+
+        def __init__(self, report: HealthReport) -> None:
+            super().__init__()
+            self.report = report
+
     def _check_health(self) -> None:
         """In a thread: the health report (a second at a million partitions), then badges; then the
-        names search goes through, so the first search does not wait for them."""
+        names search goes through, so the first search does not wait for them.
+
+        The report is *posted*, never handed over with ``call_from_thread``: that waits for the app's
+        loop, and when the app has already quit the loop never runs it, so the thread blocked for ever
+        and the interpreter could not exit (it joins executor threads at exit)."""
         report = check_health(self.shell.root.ctx.image)
-        self.call_from_thread(self._health_done, report)
+        self.post_message(self.HealthReady(report))
         self._searchable()
         gc.freeze()     # the report and the name list are long-lived: keep the collector off them
+
+    @on(HealthReady)
+    def _on_health_ready(self, message: HealthReady) -> None:
+        self._health_done(message.report)
 
     def _health_done(self, report: HealthReport) -> None:
         self.health = report
@@ -562,6 +579,19 @@ class MetashellApp(App[int]):
         return console.file.getvalue()
 
     # ------------------------------------------------------------------ copy
+
+    def action_screenshot(self, filename: str | None = None, path: str | None = None) -> None:
+        """Save an SVG of the screen (Ctrl-P "screenshot"), to ``path`` or the Downloads folder.
+
+        Written on the app's own thread.  Textual's default hands the file to a delivery thread that
+        then waits for the app to take its "saved" message: quitting right after a screenshot left
+        that thread, and so the whole process, waiting for ever at exit."""
+        try:
+            saved = self.save_screenshot(filename, str(path or user_downloads_path()))
+        except OSError as e:
+            self.notify(visible(f"screenshot not saved: {e.strerror or e}"), severity="error")
+            return
+        self.notify(f"saved screenshot to {visible(saved)}", title="Screenshot")
 
     def action_copy_path(self) -> None:
         self.copy_to_clipboard(self.selected)
