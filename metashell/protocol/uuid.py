@@ -7,14 +7,34 @@ and ordered like Kafka's unsigned comparison.  Only display code turns them into
 from __future__ import annotations
 
 import base64
+from binascii import b2a_base64
 
 ZERO_UUID = bytes(16)
 ONE_UUID = bytes(15) + b"\x01"
 METADATA_TOPIC_ID = ONE_UUID
 
 
+_URL_SAFE = bytes.maketrans(b"+/", b"-_")
+
+
 def uuid_to_str(value: bytes) -> str:
-    return base64.urlsafe_b64encode(value).decode("ascii")[:22]
+    return b2a_base64(value, newline=False)[:22].translate(_URL_SAFE).decode("ascii")
+
+
+_TEXTS: dict[bytes, str] = {}
+_TEXTS_MAX = 1 << 18
+
+
+def uuid_text(value: bytes) -> str:
+    """:func:`uuid_to_str`, remembered: bulk conversions (the Spark ``records`` table) meet the same
+    ids again and again -- a topic's id in every change of its partitions, a log directory's id in
+    every partition.  The memory is bounded (emptied when it holds 262,144 ids, about 40 MB)."""
+    text = _TEXTS.get(value)
+    if text is None:
+        if len(_TEXTS) >= _TEXTS_MAX:
+            _TEXTS.clear()
+        text = _TEXTS[value] = uuid_to_str(value)
+    return text
 
 
 def uuid_from_str(text: str) -> bytes:

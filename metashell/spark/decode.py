@@ -23,10 +23,10 @@ from metashell.image.model import ACL_RESOURCE_TYPE_NAMES, CONFIG_RESOURCE_TYPE_
 from metashell.log.files import first_batch_at_or_after, iter_file_batches
 from metashell.log.problems import CorruptBatchError, LogWarning
 from metashell.protocol.control import decode_control_record
-from metashell.protocol.kafka_json import control_to_kafka_json, to_kafka_json
+from metashell.protocol.kafka_json import control_to_kafka_json, to_kafka_json, to_kafka_json_text
 from metashell.protocol.metadata import decode_metadata_record
-from metashell.protocol.uuid import uuid_to_str
-from metashell.tree.redact import redact_record_json
+from metashell.protocol.uuid import uuid_text
+from metashell.tree.redact import REDACTED_RECORDS, redact_record_json
 
 from .inputs import Unit
 from .schemas import BROKER_EVENTS, ERRORS, RECORDS, SNAPSHOTS
@@ -65,41 +65,67 @@ def _when(ms: int) -> int | None:
     return ms * 1000 if ms >= 0 else None
 
 
-def _keys(name: str, d: dict[str, Any]) -> tuple[Any, ...]:
-    """(topic_id, topic_name, partition_id, broker_id, controller_id, resource_type, resource_name,
-    config_name, principal, user_name, feature_name) of a metadata record, from its decoded data."""
-    topic_id = d.get("TopicId")
-    tid = uuid_to_str(topic_id) if isinstance(topic_id, bytes) else None
-    broker = d.get("BrokerId")
-    if name in ("FenceBrokerRecord", "UnfenceBrokerRecord"):
-        broker = d.get("Id")
-    rtype = rname = cname = principal = user = feature = topic = None
-    if name == "TopicRecord":
-        topic = d.get("Name")
-    elif name == "ConfigRecord":
-        rtype = CONFIG_RESOURCE_TYPE_NAMES.get(d.get("ResourceType", -1), str(d.get("ResourceType")))
-        rname, cname = d.get("ResourceName"), d.get("Name")
-    elif name == "AccessControlEntryRecord":
-        rtype = ACL_RESOURCE_TYPE_NAMES.get(d.get("ResourceType", -1), str(d.get("ResourceType")))
-        rname, principal = d.get("ResourceName"), d.get("Principal")
-    elif name == "ClientQuotaRecord":
-        rtype = "CLIENT_QUOTA"
-        rname = ",".join(f"{e.get('EntityType')}={e.get('EntityName') or '<default>'}"
-                         for e in d.get("Entity") or ())
-        cname = d.get("Key")
-    elif name in ("UserScramCredentialRecord", "RemoveUserScramCredentialRecord"):
-        user = d.get("Name")
-    elif name in ("DelegationTokenRecord", "RemoveDelegationTokenRecord"):
-        rtype, rname, principal = "DELEGATION_TOKEN", d.get("TokenId"), d.get("Owner")
-    elif name == "FeatureLevelRecord":
-        feature = d.get("Name")
-    controller = d.get("ControllerId") if name == "RegisterControllerRecord" else None
-    partition = d.get("PartitionId")
-    return (tid, topic, partition if isinstance(partition, int) else None,
-            broker if isinstance(broker, int) else None, controller, rtype, rname, cname, principal, user, feature)
-
-
 _NO_KEYS = (None,) * 11
+"""(topic_id, topic_name, partition_id, broker_id, controller_id, resource_type, resource_name,
+config_name, principal, user_name, feature_name): the typed key columns of a ``records`` row."""
+
+
+def _int(value: Any) -> int | None:
+    return value if isinstance(value, int) else None
+
+
+def _tid(d: dict[str, Any]) -> str | None:
+    topic_id = d.get("TopicId")
+    return uuid_text(topic_id) if isinstance(topic_id, bytes) else None
+
+
+def _quota_entity(d: dict[str, Any]) -> str:
+    return ",".join(f"{e.get('EntityType')}={e.get('EntityName') or '<default>'}" for e in d.get("Entity") or ())
+
+
+def _config_type(d: dict[str, Any]) -> str:
+    return CONFIG_RESOURCE_TYPE_NAMES.get(d.get("ResourceType", -1), str(d.get("ResourceType")))
+
+
+def _acl_type(d: dict[str, Any]) -> str:
+    return ACL_RESOURCE_TYPE_NAMES.get(d.get("ResourceType", -1), str(d.get("ResourceType")))
+
+
+_KEYS: dict[str, Callable[[dict[str, Any]], tuple[Any, ...]]] = {
+    "PartitionChangeRecord": lambda d: (_tid(d), None, _int(d.get("PartitionId")), *_NO_KEYS[3:]),
+    "PartitionRecord": lambda d: (_tid(d), None, _int(d.get("PartitionId")), *_NO_KEYS[3:]),
+    "TopicRecord": lambda d: (_tid(d), d.get("Name"), *_NO_KEYS[2:]),
+    "RemoveTopicRecord": lambda d: (_tid(d), *_NO_KEYS[1:]),
+    "RegisterBrokerRecord": lambda d: (None, None, None, _int(d.get("BrokerId")), *_NO_KEYS[4:]),
+    "UnregisterBrokerRecord": lambda d: (None, None, None, _int(d.get("BrokerId")), *_NO_KEYS[4:]),
+    "BrokerRegistrationChangeRecord": lambda d: (None, None, None, _int(d.get("BrokerId")), *_NO_KEYS[4:]),
+    "FenceBrokerRecord": lambda d: (None, None, None, _int(d.get("Id")), *_NO_KEYS[4:]),
+    "UnfenceBrokerRecord": lambda d: (None, None, None, _int(d.get("Id")), *_NO_KEYS[4:]),
+    "RegisterControllerRecord": lambda d: (None, None, None, None, d.get("ControllerId"), *_NO_KEYS[5:]),
+    "ConfigRecord": lambda d: (None, None, None, None, None, _config_type(d), d.get("ResourceName"),
+                               d.get("Name"), None, None, None),
+    "AccessControlEntryRecord": lambda d: (None, None, None, None, None, _acl_type(d), d.get("ResourceName"),
+                                           None, d.get("Principal"), None, None),
+    "ClientQuotaRecord": lambda d: (None, None, None, None, None, "CLIENT_QUOTA", _quota_entity(d), d.get("Key"),
+                                    None, None, None),
+    "UserScramCredentialRecord": lambda d: (*_NO_KEYS[:9], d.get("Name"), None),
+    "RemoveUserScramCredentialRecord": lambda d: (*_NO_KEYS[:9], d.get("Name"), None),
+    "DelegationTokenRecord": lambda d: (None, None, None, None, None, "DELEGATION_TOKEN", d.get("TokenId"), None,
+                                        d.get("Owner"), None, None),
+    "RemoveDelegationTokenRecord": lambda d: (None, None, None, None, None, "DELEGATION_TOKEN", d.get("TokenId"),
+                                              None, d.get("Owner"), None, None),
+    "FeatureLevelRecord": lambda d: (*_NO_KEYS[:10], d.get("Name")),
+}
+
+
+def _other_keys(d: dict[str, Any]) -> tuple[Any, ...]:
+    """A record type without keys of its own: a topic id or broker id if it carries one."""
+    return (_tid(d), None, _int(d.get("PartitionId")), _int(d.get("BrokerId")), *_NO_KEYS[4:])
+
+
+def _keys(name: str, d: dict[str, Any]) -> tuple[Any, ...]:
+    """The key columns of a metadata record, from its decoded data (one function per type)."""
+    return _KEYS.get(name, _other_keys)(d)
 
 
 def _broker_event(name: str, d: dict[str, Any]) -> tuple[int, int | None, str] | None:
@@ -186,16 +212,18 @@ def add_record_rows(out: RowBuffer, head: tuple[Any, ...], file: str, kind: str,
         replayed = replay_seq is not None and (in_snapshot or offset >= replay_from)
         if control:
             ctl = decode_control_record(key, value)
-            name, version, doc, keys, marker = ctl.name, ctl.version, control_to_kafka_json(ctl), _NO_KEYS, False
+            name, version, keys, marker = ctl.name, ctl.version, _NO_KEYS, False
+            text = _to_json(control_to_kafka_json(ctl))
         else:
             rec = decode_metadata_record(value)
             name, version = rec.name, rec.version
-            doc = to_kafka_json(name, version, rec.data)
-            if redact:
-                doc = redact_record_json(name, doc)
+            if redact and name in REDACTED_RECORDS:
+                text = _to_json(redact_record_json(name, to_kafka_json(name, version, rec.data)))
+            else:
+                text = to_kafka_json_text(name, version, rec.data)
             keys, marker = _keys(name, rec.data), name in _TRANSACTION_MARKERS
         out.add((*head, file, kind, position, base, offset, log_offset, epoch, _when(ts), in_snapshot, control,
-                 marker, replay_seq, replayed, name, version, _to_json(doc), *keys))
+                 marker, replay_seq, replayed, name, version, text, *keys))
 
 
 def _row_sink(table: str, out: RowBuffer, head: tuple[Any, ...], unit: Unit, in_snapshot: bool,

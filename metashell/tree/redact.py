@@ -77,6 +77,10 @@ SCRAM_SECRET_FIELDS = ("salt", "storedKey", "serverKey")
 """UserScramCredentialRecord fields that are secrets (Kafka's ``RecordRedactor`` hides them too)."""
 
 
+#: The record types :func:`redact_record_json` may change (every other one comes back as it is).
+REDACTED_RECORDS = frozenset({"ConfigRecord", "UserScramCredentialRecord"})
+
+
 def redact_record_json(record: str, data: dict[str, object]) -> dict[str, object]:
     """A record's data in Kafka's JSON form (``log --json``, the Spark ``records`` table) with its
     secrets replaced: a sensitive ConfigRecord value, a SCRAM credential's salt and keys.
