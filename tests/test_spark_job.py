@@ -118,6 +118,12 @@ def test_command_line_errors_are_one_line(tmp_path: Path) -> None:
     assert failed.returncode == 1
     last = failed.stderr.strip().splitlines()[-1]
     assert last.startswith("metashell-spark: ") and str(seg) in last and "Traceback" not in failed.stderr
+    # Delta Lake is not part of PySpark: without its jars, one line says so before any work, no JVM stack
+    delta = _cli("export", str(FIXTURES / "demo"), "--out", str(tmp_path / "o3"), "--format", "delta",
+                 "--master", "local[1]")
+    assert delta.returncode == 1 and not (tmp_path / "o3").exists()
+    assert delta.stderr.strip().splitlines()[-1].startswith("metashell-spark: --format delta needs Delta Lake")
+    assert "\tat " not in delta.stderr and "Traceback" not in delta.stderr
 
 
 # ---------------------------------------------------------------------------------------------- standalone

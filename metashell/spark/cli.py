@@ -48,14 +48,39 @@ def _parser() -> argparse.ArgumentParser:
     return p
 
 
+DELTA_EXTENSION = "io.delta.sql.DeltaSparkSessionExtension"
+
+
 def _session(master: str | None, fmt: str) -> Any:
     from metashell.spark import session
 
     conf: dict[str, str] = {}
     if fmt == "delta":
-        conf = {"spark.sql.extensions": "io.delta.sql.DeltaSparkSessionExtension",
+        _require_delta()
+        conf = {"spark.sql.extensions": DELTA_EXTENSION,
                 "spark.sql.catalog.spark_catalog": "org.apache.spark.sql.delta.catalog.DeltaCatalog"}
     return session(master, "metashell-spark", **conf)
+
+
+def _require_delta() -> None:
+    """Delta Lake is not part of PySpark: its jars come with ``spark-submit --packages`` (or
+    ``spark.jars.packages``).  Without them the session would start with a Java stack trace about
+    the extension and the job fail at its first write; say so in one line before anything runs."""
+    from py4j.protocol import Py4JJavaError
+    from pyspark import SparkContext
+
+    SparkContext._ensure_initialized()       # the JVM, with what spark-submit put on its class path
+    jvm = SparkContext._jvm
+    assert jvm is not None
+    try:
+        jvm.java.lang.Class.forName(DELTA_EXTENSION, False, jvm.org.apache.spark.util.Utils.getContextOrSparkClassLoader())
+    except Py4JJavaError:
+        import pyspark
+
+        raise MetashellError(
+            f"--format delta needs Delta Lake on the session, and this one has none: run under spark-submit "
+            f"--packages io.delta:delta-spark_2.13:VERSION, with the Delta release made for Spark "
+            f"{pyspark.__version__.rsplit('.', 1)[0]} (or use --format parquet)") from None
 
 
 def _one_line(e: BaseException) -> str:
