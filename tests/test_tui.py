@@ -207,6 +207,22 @@ def test_an_svg_screenshot_for_the_incident_notes(tmp_path: Path) -> None:
     assert not stuck
 
 
+def test_the_palette_screenshot_lands_in_the_current_directory_without_a_downloads_folder(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))           # no ~/Downloads, as on most servers
+    monkeypatch.delenv("XDG_DOWNLOAD_DIR", raising=False)
+    monkeypatch.chdir(tmp_path)
+    saved: list[str | None] = []
+
+    async def steps(app: MetashellApp, pilot: Pilot[Any]) -> None:
+        saved.append(app.deliver_screenshot())                  # what Ctrl-P "Screenshot" calls
+        await pilot.pause()
+
+    drive(DEMO, steps)
+    assert saved[0] is not None and Path(saved[0]).parent == tmp_path
+    assert Path(saved[0]).read_text().startswith("<svg")
+
+
 def test_start_path_copy_and_quit() -> None:
     async def steps(app: MetashellApp, pilot: Pilot[Any]) -> None:
         assert app.selected == "/topics/orders/3"

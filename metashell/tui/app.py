@@ -21,6 +21,7 @@ import os
 import subprocess
 import time
 from collections.abc import Iterable
+from pathlib import Path
 from typing import ClassVar
 
 from platformdirs import user_downloads_path
@@ -581,17 +582,26 @@ class MetashellApp(App[int]):
     # ------------------------------------------------------------------ copy
 
     def action_screenshot(self, filename: str | None = None, path: str | None = None) -> None:
-        """Save an SVG of the screen (Ctrl-P "screenshot"), to ``path`` or the Downloads folder.
+        self.deliver_screenshot(filename, path)
+
+    def deliver_screenshot(self, filename: str | None = None, path: str | None = None,
+                           time_format: str | None = None) -> str | None:
+        """Save an SVG of the screen (Ctrl-P "Screenshot") to ``path``, else the Downloads folder,
+        else the current directory; returns the file's path.
 
         Written on the app's own thread.  Textual's default hands the file to a delivery thread that
         then waits for the app to take its "saved" message: quitting right after a screenshot left
-        that thread, and so the whole process, waiting for ever at exit."""
+        that thread, and so the whole process, waiting for ever at exit.  (Its default also fails
+        where there is no Downloads folder, as on most servers.)"""
+        downloads = user_downloads_path()
+        directory = path or str(downloads if downloads.is_dir() else Path.cwd())
         try:
-            saved = self.save_screenshot(filename, str(path or user_downloads_path()))
+            saved = self.save_screenshot(filename, directory, time_format)
         except OSError as e:
-            self.notify(visible(f"screenshot not saved: {e.strerror or e}"), severity="error")
-            return
-        self.notify(f"saved screenshot to {visible(saved)}", title="Screenshot")
+            self.notify(visible(f"screenshot not saved: {e.strerror or e}"), title="Screenshot", severity="error")
+            return None
+        self.notify(f"saved to {visible(saved)}", title="Screenshot")
+        return saved
 
     def action_copy_path(self) -> None:
         self.copy_to_clipboard(self.selected)
