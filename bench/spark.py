@@ -11,7 +11,10 @@ Workloads:
 * **a fleet**: 50 generated clusters of 2,000 topics x 10 partitions with a 20k-record tail each
   (about as many records in total, spread over 50 directories: what a platform team exports).
 
-For each, with ``local[1]`` then ``local[2]``:
+For each, with ``local[1]`` then ``local[2]``, each run in a fresh process (a new JVM) pinned to as
+many CPUs as it has cores (``sched_setaffinity``, inherited by the JVM and its Python workers), so
+"1 core" is one CPU for everything Spark does; ``--no-pin`` leaves the JVM free to use the other
+CPU (Arrow-to-rows conversion then runs beside the Python worker, and ``local[1]`` uses ~1.3 CPUs):
 
 * ``records`` table: every record of every file decoded to a row (typed keys, Kafka's JSON), the
   rows written to Spark's ``noop`` sink (all the work, nothing kept);
@@ -25,6 +28,9 @@ Targets: records/s per core >= 0.8 x the loader's, and >= 1.7 x from 1 to 2 core
 from __future__ import annotations
 
 import argparse
+import json
+import os
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -77,29 +83,52 @@ def spark_run(cores: int, dirs: list[str]) -> dict[str, float]:
         spark.stop()
 
 
+def spark_run_in_child(cores: int, dirs: list[str], pin: bool) -> dict[str, float]:
+    """:func:`spark_run` in a new process (a fresh JVM), pinned to ``cores`` CPUs when ``pin``."""
+    cmd = [sys.executable, __file__, "--child", json.dumps({"cores": cores, "dirs": dirs, "pin": pin})]
+    done = subprocess.run(cmd, check=False, capture_output=True, text=True)
+    if done.returncode != 0:
+        sys.exit(f"the {cores}-core Spark run failed:\n{done.stderr[-3000:]}")
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def child(spec: dict[str, Any]) -> int:
+    if spec["pin"]:
+        os.sched_setaffinity(0, sorted(os.sched_getaffinity(0))[: spec["cores"]])
+    print(json.dumps(spark_run(spec["cores"], spec["dirs"])))
+    return 0
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     metagen.add_size_arguments(ap)
     ap.add_argument("--clusters", type=int, default=50)
+    ap.add_argument("--no-pin", dest="pin", action="store_false",
+                    help="let local[1] use every CPU (the JVM converts beside the Python worker)")
+    ap.add_argument("--child", help=argparse.SUPPRESS)
     args = ap.parse_args()
+    if args.child:
+        return child(json.loads(args.child))
     big = metagen.ensure(metagen.params_from(args), args.out).root
     n = args.clusters if args.scale >= 1 else max(2, round(args.clusters * args.scale * 2))
     workloads = {"one big cluster": [big], f"{n} clusters": fleet(n, args.scale, args.out)}
     results: dict[str, Any] = {}
-    lines = [metagen.machine_line(f"{big}; {n} generated clusters")]
+    lines = [metagen.machine_line(f"{big}; {n} generated clusters"),
+             "each Spark run pinned to as many CPUs as it has cores" if args.pin
+             else "Spark runs not pinned: local[1] may use the second CPU too"]
     for name, dirs in workloads.items():
         units = plan_units(find_datasets(dirs))
         size = sum(u.size for u in units if u.lo == 0)
         _total, applied, load_s = loader_rate(dirs)
         loader = applied / load_s
-        res: dict[str, Any] = {"dirs": len(dirs), "bytes": size, "units": len(units), "loader_records": applied,
+        res: dict[str, Any] = {"pinned": args.pin, "dirs": len(dirs), "bytes": size, "units": len(units), "loader_records": applied,
                                "loader_s": load_s, "loader_rps": loader}
         lines.append(f"\n{name}: {len(dirs)} dir(s), {size / 1e6:.0f} MB in {len(units)} unit(s)")
         lines.append(f"  in-process loader: {applied:,} records applied in {load_s:.1f} s = {loader:,.0f} records/s")
         lines.append(f"  {'':<24} {'1 core':>20} {'2 cores':>20} {'speed-up':>9}")
         per: dict[int, dict[str, float]] = {}
         for cores in (1, 2):
-            per[cores] = spark_run(cores, dirs)
+            per[cores] = spark_run_in_child(cores, dirs, args.pin)
         res["spark"] = per
         recs = per[1]["records"]
         for what, count, key in (("records table", recs, "records_s"), ("partitions (image) table", applied,
