@@ -77,23 +77,45 @@ def main() -> int:
     load_s = time.perf_counter() - t0
     image = source.image
     topic = sorted(image.topics.by_name)[len(image.topics.by_name) // 2]
-    partitions, topics = image.topics.partition_count(), len(image.topics.by_id)   # before `at` moves the image
+    partitions, topics = (
+        image.topics.partition_count(),
+        len(image.topics.by_id),
+    )  # before `at` moves the image
     shell = Shell(source.root, io.StringIO(), io.StringIO(), Settings())
     shell.attach(source)
     end = image.provenance.offset
     tail_start = data.snapshot_end_offset
     middle = (tail_start + end) // 2
-    commands = ["health", "describe --under-replicated-partitions", "describe --unavailable-partitions",
-                "find /", f"ls -l /topics/{topic}", f"grep -r . /topics/{topic}/configs", "cat /health/summary",
-                f"history /topics/{topic}/0", f"log --type PartitionChangeRecord --from {middle} --to {middle + 2000}",
-                f"at {middle}", "at", f"at {middle}", f"diff --from {middle} --to {middle + 100} /brokers"]
+    commands = [
+        "health",
+        "describe --under-replicated-partitions",
+        "describe --unavailable-partitions",
+        "find /",
+        f"ls -l /topics/{topic}",
+        f"grep -r . /topics/{topic}/configs",
+        "cat /health/summary",
+        f"history /topics/{topic}/0",
+        f"log --type PartitionChangeRecord --from {middle} --to {middle + 2000}",
+        f"at {middle}",
+        "at",
+        f"at {middle}",
+        f"diff --from {middle} --to {middle + 100} /brokers",
+    ]
     rows = []
     for line in commands:
         best = min((run(shell, line) for _ in range(args.repeat)), key=lambda r: r[1])
-        rows.append({"command": line, "first_line_s": round(best[0], 4), "total_s": round(best[1], 3),
-                     "lines": best[2]})
-    print(f"\n{_dt.datetime.now():%Y-%m-%d %H:%M}, {os.cpu_count()} CPUs, Python {platform.python_version()}; "
-          f"{partitions:,} partitions in {topics:,} topics, loaded in {load_s:.1f} s")
+        rows.append(
+            {
+                "command": line,
+                "first_line_s": round(best[0], 4),
+                "total_s": round(best[1], 3),
+                "lines": best[2],
+            }
+        )
+    print(
+        f"\n{_dt.datetime.now():%Y-%m-%d %H:%M}, {os.cpu_count()} CPUs, Python {platform.python_version()}; "
+        f"{partitions:,} partitions in {topics:,} topics, loaded in {load_s:.1f} s"
+    )
     print(f"{'command':<45} {'first line s':>12} {'total s':>9} {'lines':>10}")
     print("-" * 79)
     for r in rows:

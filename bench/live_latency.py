@@ -117,12 +117,26 @@ def run(dist, controllers: str, brokers: str, changes: int) -> int:
                     if d.get("Value", "").encode() == last_value:
                         done.set()
 
-    session = LiveSession(controllers, None, lambda m: print(f"warning: {m}", file=sys.stderr),
-                          auto_apply=True, on_applied=on_applied)
+    session = LiveSession(
+        controllers,
+        None,
+        lambda m: print(f"warning: {m}", file=sys.stderr),
+        auto_apply=True,
+        on_applied=on_applied,
+    )
     try:
         session.wait_caught_up(120)
-        proc = dist.run("kafka-topics", "--bootstrap-server", brokers, "--create", "--topic", TOPIC,
-                        "--partitions", "1", timeout=180)
+        proc = dist.run(
+            "kafka-topics",
+            "--bootstrap-server",
+            brokers,
+            "--create",
+            "--topic",
+            TOPIC,
+            "--partitions",
+            "1",
+            timeout=180,
+        )
         if proc.returncode != 0 and "already exists" not in proc.stdout + proc.stderr:
             print(proc.stdout, proc.stderr, file=sys.stderr)
             return 1
@@ -146,11 +160,15 @@ def run(dist, controllers: str, brokers: str, changes: int) -> int:
     finally:
         session.close()
     values = sorted(delays)
-    print(f"Kafka {dist.version}: {len(values)} config changes in {elapsed:.1f}s "
-          f"({len(values) / elapsed:.0f}/s), Fetch v{fetch_version}")
-    print(f"commit->image delay (ms, upper bound): p50 {percentile(values, 0.5):.1f}  "
-          f"p90 {percentile(values, 0.9):.1f}  p99 {percentile(values, 0.99):.1f}  "
-          f"max {values[-1]:.1f}  mean {statistics.fmean(values):.1f}")
+    print(
+        f"Kafka {dist.version}: {len(values)} config changes in {elapsed:.1f}s "
+        f"({len(values) / elapsed:.0f}/s), Fetch v{fetch_version}"
+    )
+    print(
+        f"commit->image delay (ms, upper bound): p50 {percentile(values, 0.5):.1f}  "
+        f"p90 {percentile(values, 0.9):.1f}  p99 {percentile(values, 0.99):.1f}  "
+        f"max {values[-1]:.1f}  mean {statistics.fmean(values):.1f}"
+    )
     return 0
 
 

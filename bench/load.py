@@ -56,8 +56,14 @@ import metagen
 DEFAULT_OUT = REPO / "bench" / "out"
 SHELL_CLASS = "org.apache.kafka.shell.MetadataShell"
 #: KAFKA_JVM_PERFORMANCE_OPTS of kafka-run-class.sh (what `kafka-metadata-shell.sh` runs with).
-KAFKA_JVM_OPTS = ("-server", "-XX:+UseG1GC", "-XX:MaxGCPauseMillis=20", "-XX:InitiatingHeapOccupancyPercent=35",
-                  "-XX:+ExplicitGCInvokesConcurrent", "-Djava.awt.headless=true")
+KAFKA_JVM_OPTS = (
+    "-server",
+    "-XX:+UseG1GC",
+    "-XX:MaxGCPauseMillis=20",
+    "-XX:InitiatingHeapOccupancyPercent=35",
+    "-XX:+ExplicitGCInvokesConcurrent",
+    "-Djava.awt.headless=true",
+)
 #: Kafka's tools log config, but with the metadata loader at INFO: its "finished catching up to the
 #: current high water mark of N" line proves the Java shell loaded the whole file.
 _LOG4J2 = """<?xml version="1.0" encoding="UTF-8"?>
@@ -118,7 +124,7 @@ class Measurement:
     command: list[str]
     wall: float
     rss_mb: float
-    cpu: float          # user + system seconds of the child (robust to a busy machine, unlike wall)
+    cpu: float  # user + system seconds of the child (robust to a busy machine, unlike wall)
     returncode: int
     stdout: str
     stderr: str
@@ -129,13 +135,15 @@ class Measurement:
 # measuring one child process
 
 
-def measure(scenario: str, tool: str, cmd: list[str], *, timeout: float = 3600,
-            env: dict[str, str] | None = None) -> Measurement:
+def measure(
+    scenario: str, tool: str, cmd: list[str], *, timeout: float = 3600, env: dict[str, str] | None = None
+) -> Measurement:
     """Run ``cmd`` to completion; wall time and the child's own peak RSS (``wait4`` rusage)."""
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
         t0 = time.perf_counter()
-        proc = subprocess.Popen(cmd, stdout=out, stderr=err, stdin=subprocess.DEVNULL, env=env,
-                                start_new_session=True)
+        proc = subprocess.Popen(
+            cmd, stdout=out, stderr=err, stdin=subprocess.DEVNULL, env=env, start_new_session=True
+        )
         timer = threading.Timer(timeout, lambda: os.killpg(proc.pid, signal.SIGKILL))
         timer.start()
         try:
@@ -148,8 +156,17 @@ def measure(scenario: str, tool: str, cmd: list[str], *, timeout: float = 3600,
         err.seek(0)
         stdout = out.read().decode("utf-8", "replace")
         stderr = err.read().decode("utf-8", "replace")
-    return Measurement(scenario, tool, cmd, wall, usage.ru_maxrss / 1024.0, usage.ru_utime + usage.ru_stime,
-                       proc.returncode, stdout, stderr)
+    return Measurement(
+        scenario,
+        tool,
+        cmd,
+        wall,
+        usage.ru_maxrss / 1024.0,
+        usage.ru_utime + usage.ru_stime,
+        proc.returncode,
+        stdout,
+        stderr,
+    )
 
 
 def warm_page_cache(paths: list[str]) -> None:
@@ -175,8 +192,13 @@ def metashell_cmd(mode: str, path: str, profile: Path | None = None) -> list[str
     if metashell_has_cli():
         flag = "-d" if mode == "directory" else "--snapshot"
         if profile is not None:
-            return prefix + [str(Path(importlib.util.find_spec("metashell.__main__").origin)), flag, path,
-                             "-c", "ls /"]
+            return prefix + [
+                str(Path(importlib.util.find_spec("metashell.__main__").origin)),
+                flag,
+                path,
+                "-c",
+                "ls /",
+            ]
         return prefix + ["-m", "metashell", flag, path, "-c", "ls /"]
     if profile is not None:
         child = DEFAULT_OUT / "_loader_child.py"
@@ -204,8 +226,9 @@ def java_setup(version: str, out: Path, loader_level: str = "WARN") -> tuple[lis
         classpath = dist.classpath
     except (HarnessError, OSError, subprocess.SubprocessError) as e:
         first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
-        raise BenchError(f"Kafka {version} jars are not available ({first}); use --no-java to skip "
-                         "the Java side") from None
+        raise BenchError(
+            f"Kafka {version} jars are not available ({first}); use --no-java to skip the Java side"
+        ) from None
     out.mkdir(parents=True, exist_ok=True)
     if int(dist.version.split(".")[0]) >= 4:
         cfg = out / f"log4j2-bench-{loader_level.lower()}.xml"
@@ -227,8 +250,12 @@ def verify(info: metagen.GenResult, mode: str, path: str) -> str:
     samples = info.samples_snapshot if mode == "snapshot" else info.samples
     expected = info.expected_snapshot if mode == "snapshot" else info.expected
     names = [[s["topic"], s["partition"]] for s in samples]
-    proc = subprocess.run([sys.executable, "-c", _VERIFY_CHILD, mode, path, json.dumps(names)],
-                          capture_output=True, text=True, check=False)
+    proc = subprocess.run(
+        [sys.executable, "-c", _VERIFY_CHILD, mode, path, json.dumps(names)],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
     if proc.returncode != 0:
         tail = (proc.stderr.strip().splitlines() or ["?"])[-1]
         return f"FAILED: metashell exited {proc.returncode}: {tail}"
@@ -300,8 +327,10 @@ snapshot load -- half the records."""
 
 
 def table(rows: list[tuple[str, Measurement]], java: dict[str, Measurement]) -> str:
-    head = (f"{'scenario':<40} {'tool':<20} {'wall s':>7} {'CPU s':>7} {'peak RSS MB':>11} {'wall ratio':>10} "
-            f"{'RSS ratio':>9}")
+    head = (
+        f"{'scenario':<40} {'tool':<20} {'wall s':>7} {'CPU s':>7} {'peak RSS MB':>11} {'wall ratio':>10} "
+        f"{'RSS ratio':>9}"
+    )
     lines = [head, "-" * len(head)]
     for sc, m in rows:
         ref = next((java[k] for k in REFERENCE[sc] if k in java), None)
@@ -310,20 +339,30 @@ def table(rows: list[tuple[str, Measurement]], java: dict[str, Measurement]) -> 
             rr = f"{m.rss_mb / ref.rss_mb:.2f}x"
         else:
             wr = rr = "-"
-        lines.append(f"{m.scenario:<40} {m.tool:<20} {m.wall:>7.2f} {m.cpu:>7.2f} {m.rss_mb:>11.0f} {wr:>10} {rr:>9}")
+        lines.append(
+            f"{m.scenario:<40} {m.tool:<20} {m.wall:>7.2f} {m.cpu:>7.2f} {m.rss_mb:>11.0f} {wr:>10} {rr:>9}"
+        )
     if "combined" in java:
-        lines.append("ratios: metashell / Kafka's Java shell on the same records (snapshot: the .checkpoint; "
-                     "combined file and directory: Java on the combined file)")
+        lines.append(
+            "ratios: metashell / Kafka's Java shell on the same records (snapshot: the .checkpoint; "
+            "combined file and directory: Java on the combined file)"
+        )
     else:
-        lines.append("ratios: metashell / Kafka's Java shell on the snapshot file (Java cannot read a directory; "
-                     "the directory line has the log tail on top: see --combined)")
+        lines.append(
+            "ratios: metashell / Kafka's Java shell on the snapshot file (Java cannot read a directory; "
+            "the directory line has the log tail on top: see --combined)"
+        )
     return "\n".join(lines)
 
 
 def _git_head() -> str:
     try:
-        return subprocess.run(["git", "-C", str(REPO), "rev-parse", "--short", "HEAD"], capture_output=True,
-                              text=True, check=False).stdout.strip()
+        return subprocess.run(
+            ["git", "-C", str(REPO), "rev-parse", "--short", "HEAD"],
+            capture_output=True,
+            text=True,
+            check=False,
+        ).stdout.strip()
     except OSError:
         return ""
 
@@ -333,13 +372,18 @@ def _count(n: int) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
-                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = argparse.ArgumentParser(
+        description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     ap.add_argument("--topics", type=int, default=100_000)
     ap.add_argument("--partitions", type=int, default=10, help="partitions per topic (default 10)")
     ap.add_argument("--tail-records", type=int, default=1_000_000, help="log records after the snapshot")
-    ap.add_argument("--scale", type=float, default=1.0,
-                    help="multiply --topics and --tail-records (e.g. 0.1 for a quick run)")
+    ap.add_argument(
+        "--scale",
+        type=float,
+        default=1.0,
+        help="multiply --topics and --tail-records (e.g. 0.1 for a quick run)",
+    )
     ap.add_argument("--seed", type=int, default=metagen.GenParams.seed)
     ap.add_argument("--segment-mb", type=int, default=16, help="log segment size (MiB)")
     ap.add_argument("--out", type=Path, default=DEFAULT_OUT, help="cache for generated data and results")
@@ -348,39 +392,67 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--no-java", action="store_true", help="skip Kafka's Java shell")
     ap.add_argument("--kafka-version", default="4.4.0")
     ap.add_argument("--java-heap", default="4g", help="-Xmx for the Java shell (default 4g)")
-    ap.add_argument("--repeat", type=int, default=1,
-                    help="runs per line, interleaved; the fastest wall (and CPU) and the highest RSS are reported")
-    ap.add_argument("--only", choices=SCENARIOS, action="append",
-                    help="run only this scenario (repeatable; default: snapshot and directory)")
-    ap.add_argument("--combined", action="store_true",
-                    help="also run the combined-file scenario (Kafka's shell needs ~6 min for it at full size)")
-    ap.add_argument("--verify", action="store_true",
-                    help="also check metashell's image against the generator's counts and sample partitions")
-    ap.add_argument("--profile", action="store_true",
-                    help="run the metashell side under cProfile (slower) and print the top functions")
+    ap.add_argument(
+        "--repeat",
+        type=int,
+        default=1,
+        help="runs per line, interleaved; the fastest wall (and CPU) and the highest RSS are reported",
+    )
+    ap.add_argument(
+        "--only",
+        choices=SCENARIOS,
+        action="append",
+        help="run only this scenario (repeatable; default: snapshot and directory)",
+    )
+    ap.add_argument(
+        "--combined",
+        action="store_true",
+        help="also run the combined-file scenario (Kafka's shell needs ~6 min for it at full size)",
+    )
+    ap.add_argument(
+        "--verify",
+        action="store_true",
+        help="also check metashell's image against the generator's counts and sample partitions",
+    )
+    ap.add_argument(
+        "--profile",
+        action="store_true",
+        help="run the metashell side under cProfile (slower) and print the top functions",
+    )
     ap.add_argument("--json", type=Path, help="write results here (default bench/out/results-<time>.json)")
     args = ap.parse_args(argv)
 
     params = metagen.GenParams(
-        topics=max(1, round(args.topics * args.scale)), partitions=args.partitions,
+        topics=max(1, round(args.topics * args.scale)),
+        partitions=args.partitions,
         tail_records=max(0, round(args.tail_records * args.scale)),
-        overlap_records=max(100, round(5000 * args.scale)), segment_bytes=args.segment_mb << 20, seed=args.seed)
+        overlap_records=max(100, round(5000 * args.scale)),
+        segment_bytes=args.segment_mb << 20,
+        seed=args.seed,
+    )
     try:
         java_prefix: list[str] = []
         java_version = ""
         if not args.no_java and not args.generate_only:
             java_prefix, java_version = java_setup(args.kafka_version, args.out)
-        info = metagen.ensure(params, args.out, regenerate=args.regenerate,
-                              log=lambda msg: print(msg, file=sys.stderr, flush=True))
+        info = metagen.ensure(
+            params,
+            args.out,
+            regenerate=args.regenerate,
+            log=lambda msg: print(msg, file=sys.stderr, flush=True),
+        )
     except BenchError as e:
         print(f"bench: {e}", file=sys.stderr)
         return 1
     parts = info.expected_snapshot["partitions"]
-    print(f"data: {info.root}\n  snapshot {Path(info.snapshot).name}: {info.snapshot_records:,} records, "
-          f"{info.snapshot_bytes / 2**20:.0f} MiB, {parts:,} partitions in {info.expected_snapshot['topics']:,} "
-          f"topics\n  log: {len(info.segments)} segment(s), {info.log_bytes / 2**20:.0f} MiB, "
-          f"{info.tail_records:,} records in {info.tail_batches:,} batches after the snapshot "
-          f"(generated in {info.seconds:.0f} s)", flush=True)
+    print(
+        f"data: {info.root}\n  snapshot {Path(info.snapshot).name}: {info.snapshot_records:,} records, "
+        f"{info.snapshot_bytes / 2**20:.0f} MiB, {parts:,} partitions in {info.expected_snapshot['topics']:,} "
+        f"topics\n  log: {len(info.segments)} segment(s), {info.log_bytes / 2**20:.0f} MiB, "
+        f"{info.tail_records:,} records in {info.tail_batches:,} batches after the snapshot "
+        f"(generated in {info.seconds:.0f} s)",
+        flush=True,
+    )
     if args.generate_only:
         return 0
 
@@ -395,9 +467,11 @@ def main(argv: list[str] | None = None) -> int:
             print(f"verify {sc}: {verify(info, sc, paths[sc])}", flush=True)
 
     last_offsets = {"snapshot": info.snapshot_records + 3, "combined": info.last_offset}
-    labels = {"snapshot": f"snapshot file ({_count(parts)} partitions)",
-              "combined": f"snapshot + {_count(info.tail_records)} tail, one file",
-              "directory": f"directory (snapshot + {_count(info.tail_records)} tail)"}
+    labels = {
+        "snapshot": f"snapshot file ({_count(parts)} partitions)",
+        "combined": f"snapshot + {_count(info.tail_records)} tail, one file",
+        "directory": f"directory (snapshot + {_count(info.tail_records)} tail)",
+    }
     rows: list[tuple[str, Measurement]] = []
     java: dict[str, Measurement] = {}
 
@@ -406,9 +480,15 @@ def main(argv: list[str] | None = None) -> int:
             vprefix, _ = java_setup(args.kafka_version, args.out, loader_level="INFO")
             cmd = [vprefix[0], f"-Xmx{args.java_heap}", *vprefix[1:], "--snapshot", paths[sc], "ls", "/"]
             vm = measure(sc, "java-verify", cmd)
-            problem = java_loaded_all(vm.stderr, last_offsets[sc]) if vm.returncode == 0 else \
-                f"exit {vm.returncode}"
-            print(f"verify {sc} (Kafka's shell): {problem or 'ok (its loader applied the whole file)'}", flush=True)
+            problem = (
+                java_loaded_all(vm.stderr, last_offsets[sc])
+                if vm.returncode == 0
+                else f"exit {vm.returncode}"
+            )
+            print(
+                f"verify {sc} (Kafka's shell): {problem or 'ok (its loader applied the whole file)'}",
+                flush=True,
+            )
 
     # The lines to run: (scenario, tool, command); repeats are interleaved (round-robin) so that
     # load from other users of the machine spreads over all lines alike.
@@ -417,7 +497,15 @@ def main(argv: list[str] | None = None) -> int:
     lines: list[tuple[str, str, list[str]]] = []
     for sc in scenarios:
         if sc in last_offsets and java_prefix:
-            cmd = [java_prefix[0], f"-Xmx{args.java_heap}", *java_prefix[1:], "--snapshot", paths[sc], "ls", "/"]
+            cmd = [
+                java_prefix[0],
+                f"-Xmx{args.java_heap}",
+                *java_prefix[1:],
+                "--snapshot",
+                paths[sc],
+                "ls",
+                "/",
+            ]
             lines.append((sc, java_tool, cmd))
         lines.append((sc, tool_ms, metashell_cmd(sc, paths[sc])))
     runs: dict[int, list[Measurement]] = {i: [] for i in range(len(lines))}
@@ -425,11 +513,14 @@ def main(argv: list[str] | None = None) -> int:
         for i, (sc, tool, cmd) in enumerate(lines):
             if runs[i] and runs[i][-1].returncode != 0:
                 continue
-            print(f"  running {tool} ({labels[sc]}){f' #{r + 1}' if args.repeat > 1 else ''} ...",
-                  file=sys.stderr, flush=True)
+            print(
+                f"  running {tool} ({labels[sc]}){f' #{r + 1}' if args.repeat > 1 else ''} ...",
+                file=sys.stderr,
+                flush=True,
+            )
             runs[i].append(measure(labels[sc], tool, cmd))
     for i, (sc, tool, _cmd) in enumerate(lines):
-        m = min(runs[i], key=lambda x: (x.returncode != 0, x.wall))     # fastest run: least disturbed
+        m = min(runs[i], key=lambda x: (x.returncode != 0, x.wall))  # fastest run: least disturbed
         m.rss_mb = max(x.rss_mb for x in runs[i] if x.returncode == m.returncode)
         m.cpu = min(x.cpu for x in runs[i] if x.returncode == m.returncode)
         if m.returncode != 0:
@@ -449,29 +540,46 @@ def main(argv: list[str] | None = None) -> int:
 
     print()
     load_after = os.getloadavg()
-    print(f"{_dt.datetime.now().strftime('%Y-%m-%d %H:%M')}, {os.cpu_count()} CPUs, Python "
-          f"{platform.python_version()}, load average {load_before[0]:.1f} before / {load_after[0]:.1f} after"
-          f" (a busy machine inflates wall times; CPU s = user+sys of the child)")
+    print(
+        f"{_dt.datetime.now().strftime('%Y-%m-%d %H:%M')}, {os.cpu_count()} CPUs, Python "
+        f"{platform.python_version()}, load average {load_before[0]:.1f} before / {load_after[0]:.1f} after"
+        f" (a busy machine inflates wall times; CPU s = user+sys of the child)"
+    )
     print(table(rows, java))
     for _sc, m in rows:
         if m.note:
             print(f"note: {m.tool} / {m.scenario}: {m.note}")
     for prof in profiles:
         import pstats
+
         print(f"\n== cProfile top 25 by own time: {prof}")
         pstats.Stats(str(prof)).sort_stats("tottime").print_stats(25)
 
     results = {
         "date": _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
-        "machine": {"cpus": os.cpu_count(), "python": platform.python_version(), "platform": platform.platform(),
-                    "loadavg_before": load_before[0], "loadavg_after": load_after[0]},
+        "machine": {
+            "cpus": os.cpu_count(),
+            "python": platform.python_version(),
+            "platform": platform.platform(),
+            "loadavg_before": load_before[0],
+            "loadavg_after": load_after[0],
+        },
         "commit": _git_head(),
-        "params": asdict(params), "java_heap": args.java_heap, "kafka_shell_version": java_version,
-        "data": {"snapshot_records": info.snapshot_records, "snapshot_bytes": info.snapshot_bytes,
-                 "tail_records": info.tail_records, "tail_batches": info.tail_batches, "log_bytes": info.log_bytes,
-                 "segments": len(info.segments)},
-        "rows": [{"key": sc, **{k: v for k, v in asdict(m).items() if k not in ("stdout", "stderr")}}
-                 for sc, m in rows],
+        "params": asdict(params),
+        "java_heap": args.java_heap,
+        "kafka_shell_version": java_version,
+        "data": {
+            "snapshot_records": info.snapshot_records,
+            "snapshot_bytes": info.snapshot_bytes,
+            "tail_records": info.tail_records,
+            "tail_batches": info.tail_batches,
+            "log_bytes": info.log_bytes,
+            "segments": len(info.segments),
+        },
+        "rows": [
+            {"key": sc, **{k: v for k, v in asdict(m).items() if k not in ("stdout", "stderr")}}
+            for sc, m in rows
+        ],
     }
     dest = args.json or args.out / f"results-{time.strftime('%Y%m%d-%H%M%S')}.json"
     dest.parent.mkdir(parents=True, exist_ok=True)

@@ -54,33 +54,65 @@ from metashell.protocol.uuid import uuid_to_str
 GENERATOR_VERSION = 1
 """Bump when the output changes, so cached directories are regenerated."""
 
-MAX_BATCH_BYTES = 8 * 1024 * 1024      # KafkaRaftClient.MAX_BATCH_SIZE_BYTES
+MAX_BATCH_BYTES = 8 * 1024 * 1024  # KafkaRaftClient.MAX_BATCH_SIZE_BYTES
 BATCH_OVERHEAD = 61
 METADATA_TOPIC_ID = bytes(15) + b"\x01"  # Uuid.METADATA_TOPIC_ID = AAAAAAAAAAAAAAAAAAAAAQ
 
-MV_LEVEL = 29                          # 4.2-IV1: PartitionRecord/PartitionChangeRecord v2, ELR
+MV_LEVEL = 29  # 4.2-IV1: PartitionRecord/PartitionChangeRecord v2, ELR
 V_REGISTER_BROKER = 3
 V_PARTITION = 2
 V_PARTITION_CHANGE = 2
 V_BROKER_CHANGE = 2
-FINALIZED = (("eligible.leader.replicas.version", 1), ("group.version", 1), ("kraft.version", 1),
-             ("share.version", 1), ("streams.version", 1), ("transaction.version", 2))
-SUPPORTED = (("eligible.leader.replicas.version", 0, 1), ("group.version", 0, 1), ("kraft.version", 0, 1),
-             ("metadata.version", 7, MV_LEVEL), ("share.version", 0, 1), ("streams.version", 0, 1),
-             ("transaction.version", 0, 2))
-TOPIC_CONFIGS = (("retention.ms", ("86400000", "259200000", "604800000", "2592000000", "-1")),
-                 ("cleanup.policy", ("compact", "delete", "compact,delete")),
-                 ("min.insync.replicas", ("1", "2")),
-                 ("segment.bytes", ("104857600", "536870912", "1073741824")),
-                 ("max.message.bytes", ("1048588", "5242880", "10485760")),
-                 ("compression.type", ("lz4", "zstd", "producer")),
-                 ("retention.bytes", ("1073741824", "10737418240", "-1")))
-BROKER_CONFIGS = (("log.cleaner.threads", ("1", "2", "4")),
-                  ("num.replica.fetchers", ("1", "2", "4")),
-                  ("leader.replication.throttled.rate", ("10485760", "52428800", "104857600")),
-                  ("follower.replication.throttled.rate", ("10485760", "52428800", "104857600")))
-DOMAINS = ("orders", "payments", "users", "inventory", "shipping", "billing", "search", "clicks",
-           "sessions", "notifications", "audit", "metrics", "ledger", "catalog", "fraud", "pricing")
+FINALIZED = (
+    ("eligible.leader.replicas.version", 1),
+    ("group.version", 1),
+    ("kraft.version", 1),
+    ("share.version", 1),
+    ("streams.version", 1),
+    ("transaction.version", 2),
+)
+SUPPORTED = (
+    ("eligible.leader.replicas.version", 0, 1),
+    ("group.version", 0, 1),
+    ("kraft.version", 0, 1),
+    ("metadata.version", 7, MV_LEVEL),
+    ("share.version", 0, 1),
+    ("streams.version", 0, 1),
+    ("transaction.version", 0, 2),
+)
+TOPIC_CONFIGS = (
+    ("retention.ms", ("86400000", "259200000", "604800000", "2592000000", "-1")),
+    ("cleanup.policy", ("compact", "delete", "compact,delete")),
+    ("min.insync.replicas", ("1", "2")),
+    ("segment.bytes", ("104857600", "536870912", "1073741824")),
+    ("max.message.bytes", ("1048588", "5242880", "10485760")),
+    ("compression.type", ("lz4", "zstd", "producer")),
+    ("retention.bytes", ("1073741824", "10737418240", "-1")),
+)
+BROKER_CONFIGS = (
+    ("log.cleaner.threads", ("1", "2", "4")),
+    ("num.replica.fetchers", ("1", "2", "4")),
+    ("leader.replication.throttled.rate", ("10485760", "52428800", "104857600")),
+    ("follower.replication.throttled.rate", ("10485760", "52428800", "104857600")),
+)
+DOMAINS = (
+    "orders",
+    "payments",
+    "users",
+    "inventory",
+    "shipping",
+    "billing",
+    "search",
+    "clicks",
+    "sessions",
+    "notifications",
+    "audit",
+    "metrics",
+    "ledger",
+    "catalog",
+    "fraud",
+    "pricing",
+)
 KINDS = ("events", "commands", "changelog", "snapshots", "dlq", "retry", "cdc", "state")
 
 
@@ -97,14 +129,16 @@ class GenParams:
 
     def key(self) -> str:
         """Directory name for these parameters (the cache key)."""
-        return (f"t{self.topics}-p{self.partitions}-rf{self.replication}-b{self.brokers}-tail{self.tail_records}"
-                f"-ov{self.overlap_records}-seg{self.segment_bytes >> 20}m-s{self.seed}-g{GENERATOR_VERSION}")
+        return (
+            f"t{self.topics}-p{self.partitions}-rf{self.replication}-b{self.brokers}-tail{self.tail_records}"
+            f"-ov{self.overlap_records}-seg{self.segment_bytes >> 20}m-s{self.seed}-g{GENERATOR_VERSION}"
+        )
 
 
 @dataclass
 class GenResult:
     params: GenParams
-    root: str                        # the log dir (parent of __cluster_metadata-0)
+    root: str  # the log dir (parent of __cluster_metadata-0)
     metadata_dir: str
     snapshot: str
     segments: list[str]
@@ -112,15 +146,15 @@ class GenResult:
     snapshot_epoch: int
     snapshot_records: int
     snapshot_bytes: int
-    tail_records: int                # records after the snapshot end offset (control records included)
+    tail_records: int  # records after the snapshot end offset (control records included)
     tail_batches: int
     log_bytes: int
     last_offset: int
     last_epoch: int
-    expected: dict[str, int]         # image counts after loading snapshot + tail
-    expected_snapshot: dict[str, int]   # image counts after loading the snapshot alone
-    samples: list[dict[str, Any]] = field(default_factory=list)            # partitions after the tail
-    samples_snapshot: list[dict[str, Any]] = field(default_factory=list)   # ... in the snapshot
+    expected: dict[str, int]  # image counts after loading snapshot + tail
+    expected_snapshot: dict[str, int]  # image counts after loading the snapshot alone
+    samples: list[dict[str, Any]] = field(default_factory=list)  # partitions after the tail
+    samples_snapshot: list[dict[str, Any]] = field(default_factory=list)  # ... in the snapshot
     seconds: float = 0.0
     record_mix: dict[str, int] = field(default_factory=dict)
 
@@ -144,8 +178,15 @@ class _Part:
 
     __slots__ = ("dirs", "isr", "leader", "leader_epoch", "partition_epoch", "replicas")
 
-    def __init__(self, replicas: list[int], dirs: list[bytes], isr: list[int], leader: int, leader_epoch: int,
-                 partition_epoch: int) -> None:
+    def __init__(
+        self,
+        replicas: list[int],
+        dirs: list[bytes],
+        isr: list[int],
+        leader: int,
+        leader_epoch: int,
+        partition_epoch: int,
+    ) -> None:
         self.replicas = replicas
         self.dirs = dirs
         self.isr = isr
@@ -173,16 +214,21 @@ class _Gen:
         self.rng = random.Random(p.seed)
         rng = self.rng
         self.cluster_id = uuid_to_str(self.uuid())
-        self.now = 1_760_000_000_000                      # ms; advances with every batch
-        self.epoch = 7                                    # raft leader epoch
+        self.now = 1_760_000_000_000  # ms; advances with every batch
+        self.epoch = 7  # raft leader epoch
         self.controllers = [101, 102, 103]
         self.controller_dirs = {c: self.uuid() for c in self.controllers}
         self.leader = 101
         ids = list(range(1, p.brokers + 1))
         self.brokers: dict[int, _Broker] = {}
         for b in ids:
-            self.brokers[b] = _Broker(b, rng.randrange(100_000, 2_000_000), self.uuid(), f"rack-{'abc'[b % 3]}",
-                                      [self.uuid(), self.uuid()])
+            self.brokers[b] = _Broker(
+                b,
+                rng.randrange(100_000, 2_000_000),
+                self.uuid(),
+                f"rack-{'abc'[b % 3]}",
+                [self.uuid(), self.uuid()],
+            )
         self.broker_ids = ids
         # topics: [name, id, start index, replica shift, alive]
         self.topic_names: list[str] = []
@@ -204,7 +250,7 @@ class _Gen:
     def uuid(self) -> bytes:
         while True:
             u = self.rng.randbytes(16)
-            if u[:8] != bytes(8):        # Kafka reserves ids with a zero high half
+            if u[:8] != bytes(8):  # Kafka reserves ids with a zero high half
                 return u
 
     def _new_topic(self, nparts: int) -> int:
@@ -241,7 +287,7 @@ class _Gen:
             h = (t * 31 + p) & 0xFFFF
             dirs = [self.brokers[b].dirs[(h >> i) & 1] for i, b in enumerate(replicas)]
             isr = list(replicas)
-            if h % 50 == 7:                                  # ~2% under-replicated
+            if h % 50 == 7:  # ~2% under-replicated
                 isr.pop()
             le = h % 23
             st = _Part(replicas, dirs, isr, replicas[0], le, le + h % 7)
@@ -260,42 +306,97 @@ class _Gen:
 
     def r_register_broker(self, b: _Broker) -> bytes:
         self.count("RegisterBrokerRecord")
-        return encode_metadata_record("RegisterBrokerRecord", V_REGISTER_BROKER, {
-            "BrokerId": b.id, "IsMigratingZkBroker": False, "IncarnationId": b.incarnation,
-            "BrokerEpoch": b.epoch,
-            "EndPoints": [
-                {"Name": "INTERNAL", "Host": f"broker-{b.id}.kafka.svc.cluster.local", "Port": 9092,
-                 "SecurityProtocol": 3},
-                {"Name": "EXTERNAL", "Host": f"b{b.id}.kafka.example.com", "Port": 9094, "SecurityProtocol": 1},
-                {"Name": "REPLICATION", "Host": f"broker-{b.id}.kafka.svc.cluster.local", "Port": 9093,
-                 "SecurityProtocol": 0},
-            ],
-            "Features": [{"Name": n, "MinSupportedVersion": lo, "MaxSupportedVersion": hi} for n, lo, hi in SUPPORTED],
-            "Rack": b.rack, "Fenced": b.fenced, "InControlledShutdown": b.shutdown, "LogDirs": b.dirs,
-        })
+        return encode_metadata_record(
+            "RegisterBrokerRecord",
+            V_REGISTER_BROKER,
+            {
+                "BrokerId": b.id,
+                "IsMigratingZkBroker": False,
+                "IncarnationId": b.incarnation,
+                "BrokerEpoch": b.epoch,
+                "EndPoints": [
+                    {
+                        "Name": "INTERNAL",
+                        "Host": f"broker-{b.id}.kafka.svc.cluster.local",
+                        "Port": 9092,
+                        "SecurityProtocol": 3,
+                    },
+                    {
+                        "Name": "EXTERNAL",
+                        "Host": f"b{b.id}.kafka.example.com",
+                        "Port": 9094,
+                        "SecurityProtocol": 1,
+                    },
+                    {
+                        "Name": "REPLICATION",
+                        "Host": f"broker-{b.id}.kafka.svc.cluster.local",
+                        "Port": 9093,
+                        "SecurityProtocol": 0,
+                    },
+                ],
+                "Features": [
+                    {"Name": n, "MinSupportedVersion": lo, "MaxSupportedVersion": hi}
+                    for n, lo, hi in SUPPORTED
+                ],
+                "Rack": b.rack,
+                "Fenced": b.fenced,
+                "InControlledShutdown": b.shutdown,
+                "LogDirs": b.dirs,
+            },
+        )
 
     def r_register_controller(self, c: int) -> bytes:
         self.count("RegisterControllerRecord")
-        return encode_metadata_record("RegisterControllerRecord", 0, {
-            "ControllerId": c, "IncarnationId": self.controller_dirs[c][::-1], "ZkMigrationReady": False,
-            "EndPoints": [{"Name": "CONTROLLER", "Host": f"controller-{c}.kafka.svc.cluster.local", "Port": 9095,
-                           "SecurityProtocol": 3}],
-            "Features": [{"Name": n, "MinSupportedVersion": lo, "MaxSupportedVersion": hi} for n, lo, hi in SUPPORTED
-                         if n in ("kraft.version", "metadata.version")],
-        })
+        return encode_metadata_record(
+            "RegisterControllerRecord",
+            0,
+            {
+                "ControllerId": c,
+                "IncarnationId": self.controller_dirs[c][::-1],
+                "ZkMigrationReady": False,
+                "EndPoints": [
+                    {
+                        "Name": "CONTROLLER",
+                        "Host": f"controller-{c}.kafka.svc.cluster.local",
+                        "Port": 9095,
+                        "SecurityProtocol": 3,
+                    }
+                ],
+                "Features": [
+                    {"Name": n, "MinSupportedVersion": lo, "MaxSupportedVersion": hi}
+                    for n, lo, hi in SUPPORTED
+                    if n in ("kraft.version", "metadata.version")
+                ],
+            },
+        )
 
     def r_topic(self, t: int) -> bytes:
         self.count("TopicRecord")
-        return encode_metadata_record("TopicRecord", 0, {"Name": self.topic_names[t], "TopicId": self.topic_ids[t]})
+        return encode_metadata_record(
+            "TopicRecord", 0, {"Name": self.topic_names[t], "TopicId": self.topic_ids[t]}
+        )
 
     def r_partition(self, t: int, p: int, st: _Part) -> bytes:
         self.count("PartitionRecord")
-        return encode_metadata_record("PartitionRecord", V_PARTITION, {
-            "PartitionId": p, "TopicId": self.topic_ids[t], "Replicas": st.replicas, "Isr": st.isr,
-            "RemovingReplicas": [], "AddingReplicas": [], "Leader": st.leader, "LeaderRecoveryState": 0,
-            "LeaderEpoch": st.leader_epoch, "PartitionEpoch": st.partition_epoch, "Directories": st.dirs,
-            "EligibleLeaderReplicas": [], "LastKnownElr": [],
-        })
+        return encode_metadata_record(
+            "PartitionRecord",
+            V_PARTITION,
+            {
+                "PartitionId": p,
+                "TopicId": self.topic_ids[t],
+                "Replicas": st.replicas,
+                "Isr": st.isr,
+                "RemovingReplicas": [],
+                "AddingReplicas": [],
+                "Leader": st.leader,
+                "LeaderRecoveryState": 0,
+                "LeaderEpoch": st.leader_epoch,
+                "PartitionEpoch": st.partition_epoch,
+                "Directories": st.dirs,
+                "EligibleLeaderReplicas": [],
+                "LastKnownElr": [],
+            },
+        )
 
     def r_change(self, t: int, p: int, **fields: Any) -> bytes:
         self.count("PartitionChangeRecord")
@@ -305,8 +406,9 @@ class _Gen:
 
     def r_config(self, rtype: int, rname: str, name: str, value: str | None) -> bytes:
         self.count("ConfigRecord")
-        return encode_metadata_record("ConfigRecord", 0, {"ResourceType": rtype, "ResourceName": rname,
-                                                          "Name": name, "Value": value})
+        return encode_metadata_record(
+            "ConfigRecord", 0, {"ResourceType": rtype, "ResourceName": rname, "Name": name, "Value": value}
+        )
 
     def r_broker_change(self, b: _Broker, **fields: Any) -> bytes:
         self.count("BrokerRegistrationChangeRecord")
@@ -318,15 +420,24 @@ class _Gen:
         self.count("ProducerIdsRecord")
         b = self.brokers[self.rng.choice(self.broker_ids)]
         self.next_producer_id += 1000
-        return encode_metadata_record("ProducerIdsRecord", 0, {"BrokerId": b.id, "BrokerEpoch": b.epoch,
-                                                               "NextProducerId": self.next_producer_id})
+        return encode_metadata_record(
+            "ProducerIdsRecord",
+            0,
+            {"BrokerId": b.id, "BrokerEpoch": b.epoch, "NextProducerId": self.next_producer_id},
+        )
 
     def voters(self) -> list[dict[str, Any]]:
-        return [{"VoterId": c, "VoterDirectoryId": self.controller_dirs[c],
-                 "Endpoints": [{"Name": "CONTROLLER", "Host": f"controller-{c}.kafka.svc.cluster.local",
-                                "Port": 9095}],
-                 "KRaftVersionFeature": {"MinSupportedVersion": 0, "MaxSupportedVersion": 1}}
-                for c in self.controllers]
+        return [
+            {
+                "VoterId": c,
+                "VoterDirectoryId": self.controller_dirs[c],
+                "Endpoints": [
+                    {"Name": "CONTROLLER", "Host": f"controller-{c}.kafka.svc.cluster.local", "Port": 9095}
+                ],
+                "KRaftVersionFeature": {"MinSupportedVersion": 0, "MaxSupportedVersion": 1},
+            }
+            for c in self.controllers
+        ]
 
     # -- snapshot ----------------------------------------------------------------------------------
 
@@ -355,22 +466,47 @@ class _Gen:
                     yield self.r_config(2, self.topic_names[t], k, v)
         for i in range(20):
             self.count("ClientQuotaRecord")
-            yield encode_metadata_record("ClientQuotaRecord", 0, {
-                "Entity": [{"EntityType": "client-id", "EntityName": f"app-{i:02d}"}],
-                "Key": "producer_byte_rate", "Value": float(1048576 * (i + 1))})
+            yield encode_metadata_record(
+                "ClientQuotaRecord",
+                0,
+                {
+                    "Entity": [{"EntityType": "client-id", "EntityName": f"app-{i:02d}"}],
+                    "Key": "producer_byte_rate",
+                    "Value": float(1048576 * (i + 1)),
+                },
+            )
         self.next_producer_id = max(self.next_producer_id, 2_000_000)
         yield self.r_producer_ids()
         for i in range(100):
             self.count("AccessControlEntryRecord")
-            yield encode_metadata_record("AccessControlEntryRecord", 0, {
-                "Id": self.uuid(), "ResourceType": 2, "ResourceName": f"{DOMAINS[i % len(DOMAINS)]}.",
-                "PatternType": 4, "Principal": f"User:svc-{i:03d}", "Host": "*", "Operation": 3 + i % 2,
-                "PermissionType": 3})
+            yield encode_metadata_record(
+                "AccessControlEntryRecord",
+                0,
+                {
+                    "Id": self.uuid(),
+                    "ResourceType": 2,
+                    "ResourceName": f"{DOMAINS[i % len(DOMAINS)]}.",
+                    "PatternType": 4,
+                    "Principal": f"User:svc-{i:03d}",
+                    "Host": "*",
+                    "Operation": 3 + i % 2,
+                    "PermissionType": 3,
+                },
+            )
         for i in range(5):
             self.count("UserScramCredentialRecord")
-            yield encode_metadata_record("UserScramCredentialRecord", 0, {
-                "Name": f"svc-{i:03d}", "Mechanism": 2, "Salt": rng.randbytes(16), "StoredKey": rng.randbytes(64),
-                "ServerKey": rng.randbytes(64), "Iterations": 8192})
+            yield encode_metadata_record(
+                "UserScramCredentialRecord",
+                0,
+                {
+                    "Name": f"svc-{i:03d}",
+                    "Mechanism": 2,
+                    "Salt": rng.randbytes(16),
+                    "StoredKey": rng.randbytes(64),
+                    "ServerKey": rng.randbytes(64),
+                    "Iterations": 8192,
+                },
+            )
 
     # -- log events (each returns the records of one controller batch) -----------------------------
 
@@ -531,10 +667,16 @@ class _Gen:
         self.epoch += 1
         self.leader = self.rng.choice(self.controllers)
         self.count("LeaderChange")
-        return encode_control_record("LeaderChange", {
-            "Version": 0, "LeaderId": self.leader, "Voters": [{"VoterId": c} for c in self.controllers],
-            "GrantingVoters": [{"VoterId": c} for c in self.controllers if c != self.leader][:1] + [
-                {"VoterId": self.leader}]})
+        return encode_control_record(
+            "LeaderChange",
+            {
+                "Version": 0,
+                "LeaderId": self.leader,
+                "Voters": [{"VoterId": c} for c in self.controllers],
+                "GrantingVoters": [{"VoterId": c} for c in self.controllers if c != self.leader][:1]
+                + [{"VoterId": self.leader}],
+            },
+        )
 
     def events(self, offset_of_next):  # -> Iterator[tuple[str, list]]
         """An endless stream of controller batches: ("data", [values]) or ("control", [(k, v)])."""
@@ -545,8 +687,17 @@ class _Gen:
         # roll ~touch/2 (+4 broker records).  Mix of the tail at full size: ~80% PartitionChange,
         # ~12% NoOp, ~7% Config, topic creations/deletions, a few dozen broker rolls, producer-id
         # blocks and raft leader changes.
-        kinds = (("isr", 45), ("noop", 60), ("leader", 2), ("config", 15), ("roll", 0.02), ("create", 2),
-                 ("delete", 0.7), ("pid", 1), ("raft", 0.02))
+        kinds = (
+            ("isr", 45),
+            ("noop", 60),
+            ("leader", 2),
+            ("config", 15),
+            ("roll", 0.02),
+            ("create", 2),
+            ("delete", 0.7),
+            ("pid", 1),
+            ("raft", 0.02),
+        )
         names = [k for k, _ in kinds]
         weights = [w for _, w in kinds]
         while True:
@@ -580,17 +731,31 @@ class _Gen:
             if not self.alive[t]:
                 continue
             st = self.part(t, p, keep=False)
-            out.append({"topic": self.topic_names[t], "partition": p, "replicas": list(st.replicas),
-                        "isr": list(st.isr), "leader": st.leader, "leader_epoch": st.leader_epoch,
-                        "partition_epoch": st.partition_epoch})
+            out.append(
+                {
+                    "topic": self.topic_names[t],
+                    "partition": p,
+                    "replicas": list(st.replicas),
+                    "isr": list(st.isr),
+                    "leader": st.leader,
+                    "leader_epoch": st.leader_epoch,
+                    "partition_epoch": st.partition_epoch,
+                }
+            )
         return out
 
     def expected(self) -> dict[str, int]:
         alive = [t for t in range(len(self.topic_names)) if self.alive[t]]
-        configs = (sum(1 for t, kv in self.topic_configs.items() if kv and self.alive[t])
-                   + sum(1 for kv in self.broker_configs.values() if kv))
-        return {"brokers": len(self.brokers), "controllers": len(self.controllers), "topics": len(alive),
-                "partitions": sum(self.topic_parts[t] for t in alive), "configs": configs}
+        configs = sum(1 for t, kv in self.topic_configs.items() if kv and self.alive[t]) + sum(
+            1 for kv in self.broker_configs.values() if kv
+        )
+        return {
+            "brokers": len(self.brokers),
+            "controllers": len(self.controllers),
+            "topics": len(alive),
+            "partitions": sum(self.topic_parts[t] for t in alive),
+            "configs": configs,
+        }
 
 
 # --------------------------------------------------------------------------------------------------
@@ -607,7 +772,7 @@ class _LogWriter:
         self.size = 0
         self.segments: list[str] = []
         self.total = 0
-        self.epochs: list[tuple[int, int]] = []     # (epoch, start offset)
+        self.epochs: list[tuple[int, int]] = []  # (epoch, start offset)
 
     def append(self, base_offset: int, epoch: int, batch: bytes) -> None:
         if self.fh is None or self.size + len(batch) > self.segment_bytes and self.size > 0:
@@ -635,7 +800,7 @@ def _pack_batches(values: list[bytes], limit: int = MAX_BATCH_BYTES):  # -> Iter
     cur: list[bytes] = []
     size = BATCH_OVERHEAD
     for v in values:
-        rec = len(v) + 8                     # value + record framing (length, attrs, deltas, key, headers)
+        rec = len(v) + 8  # value + record framing (length, attrs, deltas, key, headers)
         if cur and size + rec > limit:
             yield cur
             cur = []
@@ -657,7 +822,7 @@ def generate(p: GenParams, out: Path, log=print) -> GenResult:
     g = _Gen(p)
 
     # The log as Kafka keeps it: the first segment starts `overlap` records before the snapshot.
-    end_offset = 3_000_000 + p.overlap_records   # the snapshot's end offset (exclusive)
+    end_offset = 3_000_000 + p.overlap_records  # the snapshot's end offset (exclusive)
     offset = end_offset - p.overlap_records
     writer = _LogWriter(mdir, p.segment_bytes)
 
@@ -686,35 +851,46 @@ def generate(p: GenParams, out: Path, log=print) -> GenResult:
     g.mix.clear()
     snap_epoch = g.epoch
     snap_ts = g.now
-    log(f"  log before the snapshot: {p.overlap_records} records; writing the snapshot "
-        f"({p.topics * p.partitions:,} partitions) ...")
+    log(
+        f"  log before the snapshot: {p.overlap_records} records; writing the snapshot "
+        f"({p.topics * p.partitions:,} partitions) ..."
+    )
 
-    sample_keys = [(t, g.rng.randrange(g.topic_parts[t])) for t in
-                   (g.rng.randrange(len(g.topic_names)) for _ in range(10))]
-    sample_keys += list(g.parts)[:10]            # some that the log before the snapshot touched
+    sample_keys = [
+        (t, g.rng.randrange(g.topic_parts[t]))
+        for t in (g.rng.randrange(len(g.topic_names)) for _ in range(10))
+    ]
+    sample_keys += list(g.parts)[:10]  # some that the log before the snapshot touched
 
     # The snapshot of the state at end_offset - 1.
     snap_name = f"{end_offset:020d}-{snap_epoch:010d}.checkpoint"
     snap_records = 0
     with open(mdir / snap_name, "wb") as fh:
         ts = snap_ts + 5_000
-        header = [encode_control_record("SnapshotHeader", {"Version": 0, "LastContainedLogTimestamp": snap_ts}),
-                  encode_control_record("KRaftVersion", {"Version": 0, "KRaftVersion": 1}),
-                  encode_control_record("KRaftVoters", {"Version": 0, "Voters": g.voters()})]
+        header = [
+            encode_control_record("SnapshotHeader", {"Version": 0, "LastContainedLogTimestamp": snap_ts}),
+            encode_control_record("KRaftVersion", {"Version": 0, "KRaftVersion": 1}),
+            encode_control_record("KRaftVoters", {"Version": 0, "Voters": g.voters()}),
+        ]
         fh.write(build_batch(0, snap_epoch, header, ts, control=True))
         rel = len(header)
         for batch in _pack_batches(g.snapshot_records()):
             fh.write(build_batch(rel, snap_epoch, batch, ts))
             rel += len(batch)
             snap_records += len(batch)
-        fh.write(build_batch(rel, snap_epoch, [encode_control_record("SnapshotFooter", {"Version": 0})], ts,
-                             control=True))
+        fh.write(
+            build_batch(
+                rel, snap_epoch, [encode_control_record("SnapshotFooter", {"Version": 0})], ts, control=True
+            )
+        )
     expected_snapshot = g.expected()
     samples_snapshot = g.samples(sample_keys)
     mix_snapshot = dict(g.mix)
     g.mix.clear()
-    log(f"  snapshot {snap_name}: {snap_records:,} records, {(mdir / snap_name).stat().st_size / 2**20:.1f} MiB; "
-        f"writing the log tail ({p.tail_records:,} records) ...")
+    log(
+        f"  snapshot {snap_name}: {snap_records:,} records, {(mdir / snap_name).stat().st_size / 2**20:.1f} MiB; "
+        f"writing the log tail ({p.tail_records:,} records) ..."
+    )
 
     # The tail after the snapshot.
     tail_start = offset
@@ -725,29 +901,53 @@ def generate(p: GenParams, out: Path, log=print) -> GenResult:
         (write_data if kind == "data" else write_control)(recs)
         n_batches += 1 if recs else 0
     writer.close()
-    sample_keys += list(g.parts)[-10:]            # recently touched by the tail
+    sample_keys += list(g.parts)[-10:]  # recently touched by the tail
 
     # Small files.
-    (mdir / "quorum-state").write_text(json.dumps({
-        "leaderId": g.leader, "leaderEpoch": g.epoch, "votedId": -1,
-        "votedDirectoryId": "AAAAAAAAAAAAAAAAAAAAAA", "data_version": 1}, separators=(",", ":")))
+    (mdir / "quorum-state").write_text(
+        json.dumps(
+            {
+                "leaderId": g.leader,
+                "leaderEpoch": g.epoch,
+                "votedId": -1,
+                "votedDirectoryId": "AAAAAAAAAAAAAAAAAAAAAA",
+                "data_version": 1,
+            },
+            separators=(",", ":"),
+        )
+    )
     (mdir / "leader-epoch-checkpoint").write_text(
-        f"0\n{len(writer.epochs)}\n" + "".join(f"{e} {o}\n" for e, o in writer.epochs))
+        f"0\n{len(writer.epochs)}\n" + "".join(f"{e} {o}\n" for e, o in writer.epochs)
+    )
     (mdir / "partition.metadata").write_text(f"version: 0\ntopic_id: {uuid_to_str(METADATA_TOPIC_ID)}")
     (tmp / "meta.properties").write_text(
         "#\n#Thu Oct 09 08:53:20 UTC 2025\n"
         f"node.id={g.leader}\ndirectory.id={uuid_to_str(g.controller_dirs[g.leader])}\nversion=1\n"
-        f"cluster.id={g.cluster_id}\n")
+        f"cluster.id={g.cluster_id}\n"
+    )
     boot = [encode_control_record("SnapshotHeader", {"Version": 0, "LastContainedLogTimestamp": 0})]
     with open(tmp / "bootstrap.checkpoint", "wb") as fh:
         fh.write(build_batch(0, 0, boot, 1_759_990_000_000, control=True))
-        feats = [encode_metadata_record("FeatureLevelRecord", 0, {"Name": "metadata.version",
-                                                                  "FeatureLevel": MV_LEVEL})]
-        feats += [encode_metadata_record("FeatureLevelRecord", 0, {"Name": n, "FeatureLevel": lv})
-                  for n, lv in FINALIZED if n != "kraft.version"]
+        feats = [
+            encode_metadata_record(
+                "FeatureLevelRecord", 0, {"Name": "metadata.version", "FeatureLevel": MV_LEVEL}
+            )
+        ]
+        feats += [
+            encode_metadata_record("FeatureLevelRecord", 0, {"Name": n, "FeatureLevel": lv})
+            for n, lv in FINALIZED
+            if n != "kraft.version"
+        ]
         fh.write(build_batch(1, 0, feats, 1_759_990_000_000))
-        fh.write(build_batch(1 + len(feats), 0, [encode_control_record("SnapshotFooter", {"Version": 0})],
-                             1_759_990_000_000, control=True))
+        fh.write(
+            build_batch(
+                1 + len(feats),
+                0,
+                [encode_control_record("SnapshotFooter", {"Version": 0})],
+                1_759_990_000_000,
+                control=True,
+            )
+        )
 
     mix = {k: v for k, v in sorted(g.mix.items())}
     mix["snapshot:" + "total"] = snap_records
@@ -756,14 +956,27 @@ def generate(p: GenParams, out: Path, log=print) -> GenResult:
     for k, v in sorted(mix_before.items()):
         mix["log-before-snapshot:" + k] = v
     result = GenResult(
-        params=p, root=str(final), metadata_dir=str(final / "__cluster_metadata-0"),
+        params=p,
+        root=str(final),
+        metadata_dir=str(final / "__cluster_metadata-0"),
         snapshot=str(final / "__cluster_metadata-0" / snap_name),
         segments=[str(final / "__cluster_metadata-0" / s) for s in writer.segments],
-        snapshot_end_offset=end_offset, snapshot_epoch=snap_epoch, snapshot_records=snap_records,
-        snapshot_bytes=(mdir / snap_name).stat().st_size, tail_records=offset - tail_start, tail_batches=n_batches,
-        log_bytes=writer.total, last_offset=offset - 1, last_epoch=g.epoch, expected=g.expected(),
-        expected_snapshot=expected_snapshot, samples=g.samples(sample_keys), samples_snapshot=samples_snapshot,
-        seconds=round(time.monotonic() - started, 1), record_mix=mix)
+        snapshot_end_offset=end_offset,
+        snapshot_epoch=snap_epoch,
+        snapshot_records=snap_records,
+        snapshot_bytes=(mdir / snap_name).stat().st_size,
+        tail_records=offset - tail_start,
+        tail_batches=n_batches,
+        log_bytes=writer.total,
+        last_offset=offset - 1,
+        last_epoch=g.epoch,
+        expected=g.expected(),
+        expected_snapshot=expected_snapshot,
+        samples=g.samples(sample_keys),
+        samples_snapshot=samples_snapshot,
+        seconds=round(time.monotonic() - started, 1),
+        record_mix=mix,
+    )
     if final.exists():
         shutil.rmtree(final)
     os.rename(tmp, final)
@@ -776,15 +989,20 @@ def add_size_arguments(ap: argparse.ArgumentParser) -> None:
     """``--topics --partitions --scale --out``: the directory the after-load benchmarks use."""
     ap.add_argument("--topics", type=int, default=100_000)
     ap.add_argument("--partitions", type=int, default=10)
-    ap.add_argument("--scale", type=float, default=1.0, help="multiply --topics and the tail (0.1 for a quick run)")
+    ap.add_argument(
+        "--scale", type=float, default=1.0, help="multiply --topics and the tail (0.1 for a quick run)"
+    )
     ap.add_argument("--out", type=Path, default=Path(__file__).resolve().parent / "out")
 
 
 def params_from(args: argparse.Namespace) -> GenParams:
     """The load.py directory at ``args.scale``: 100k topics x 10 partitions and a 1M-record tail at 1.0."""
-    return GenParams(topics=max(1, round(args.topics * args.scale)), partitions=args.partitions,
-                     tail_records=max(0, round(1_000_000 * args.scale)),
-                     overlap_records=max(100, round(5000 * args.scale)))
+    return GenParams(
+        topics=max(1, round(args.topics * args.scale)),
+        partitions=args.partitions,
+        tail_records=max(0, round(1_000_000 * args.scale)),
+        overlap_records=max(100, round(5000 * args.scale)),
+    )
 
 
 def machine_line(what: str) -> str:

@@ -48,8 +48,13 @@ from metashell.spark.inputs import find_datasets, plan_units
 def fleet(n: int, scale: float, out: Path) -> list[str]:
     dirs = []
     for i in range(n):
-        p = metagen.GenParams(topics=max(1, round(2000 * scale)), partitions=10,
-                              tail_records=max(100, round(20000 * scale)), overlap_records=100, seed=1000 + i)
+        p = metagen.GenParams(
+            topics=max(1, round(2000 * scale)),
+            partitions=10,
+            tail_records=max(100, round(20000 * scale)),
+            overlap_records=100,
+            seed=1000 + i,
+        )
         dirs.append(metagen.ensure(p, out / "fleet", log=lambda *_: None).root)
     return dirs
 
@@ -67,7 +72,9 @@ def spark_run(cores: int, dirs: list[str]) -> dict[str, float]:
 
     spark = session(f"local[{cores}]", f"bench-{cores}", **{"spark.sql.shuffle.partitions": str(cores * 4)})
     try:
-        spark.read.format("kraft-metadata").option("table", "snapshots").load(dirs[:1]).count()   # warm up (no image kept)
+        spark.read.format("kraft-metadata").option("table", "snapshots").load(
+            dirs[:1]
+        ).count()  # warm up (no image kept)
         rows: dict[str, float] = {}
         t = time.perf_counter()
         records = spark.read.format("kraft-metadata").load(dirs)
@@ -75,8 +82,9 @@ def spark_run(cores: int, dirs: list[str]) -> dict[str, float]:
         rows["records_s"] = time.perf_counter() - t
         rows["records"] = float(records.count())
         t = time.perf_counter()
-        spark.read.format("kraft-metadata").option("table", "partitions").load(dirs) \
-            .write.format("noop").mode("overwrite").save()
+        spark.read.format("kraft-metadata").option("table", "partitions").load(dirs).write.format(
+            "noop"
+        ).mode("overwrite").save()
         rows["partitions_s"] = time.perf_counter() - t
         return rows
     finally:
@@ -103,8 +111,12 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     metagen.add_size_arguments(ap)
     ap.add_argument("--clusters", type=int, default=50)
-    ap.add_argument("--no-pin", dest="pin", action="store_false",
-                    help="let local[1] use every CPU (the JVM converts beside the Python worker)")
+    ap.add_argument(
+        "--no-pin",
+        dest="pin",
+        action="store_false",
+        help="let local[1] use every CPU (the JVM converts beside the Python worker)",
+    )
     ap.add_argument("--child", help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.child:
@@ -113,29 +125,45 @@ def main() -> int:
     n = args.clusters if args.scale >= 1 else max(2, round(args.clusters * args.scale * 2))
     workloads = {"one big cluster": [big], f"{n} clusters": fleet(n, args.scale, args.out)}
     results: dict[str, Any] = {}
-    lines = [metagen.machine_line(f"{big}; {n} generated clusters"),
-             "each Spark run pinned to as many CPUs as it has cores" if args.pin
-             else "Spark runs not pinned: local[1] may use the second CPU too"]
+    lines = [
+        metagen.machine_line(f"{big}; {n} generated clusters"),
+        "each Spark run pinned to as many CPUs as it has cores"
+        if args.pin
+        else "Spark runs not pinned: local[1] may use the second CPU too",
+    ]
     for name, dirs in workloads.items():
         units = plan_units(find_datasets(dirs))
         size = sum(u.size for u in units if u.lo == 0)
         _total, applied, load_s = loader_rate(dirs)
         loader = applied / load_s
-        res: dict[str, Any] = {"pinned": args.pin, "dirs": len(dirs), "bytes": size, "units": len(units), "loader_records": applied,
-                               "loader_s": load_s, "loader_rps": loader}
+        res: dict[str, Any] = {
+            "pinned": args.pin,
+            "dirs": len(dirs),
+            "bytes": size,
+            "units": len(units),
+            "loader_records": applied,
+            "loader_s": load_s,
+            "loader_rps": loader,
+        }
         lines.append(f"\n{name}: {len(dirs)} dir(s), {size / 1e6:.0f} MB in {len(units)} unit(s)")
-        lines.append(f"  in-process loader: {applied:,} records applied in {load_s:.1f} s = {loader:,.0f} records/s")
+        lines.append(
+            f"  in-process loader: {applied:,} records applied in {load_s:.1f} s = {loader:,.0f} records/s"
+        )
         lines.append(f"  {'':<24} {'1 core':>20} {'2 cores':>20} {'speed-up':>9}")
         per: dict[int, dict[str, float]] = {}
         for cores in (1, 2):
             per[cores] = spark_run_in_child(cores, dirs, args.pin)
         res["spark"] = per
         recs = per[1]["records"]
-        for what, count, key in (("records table", recs, "records_s"), ("partitions (image) table", applied,
-                                                                         "partitions_s")):
+        for what, count, key in (
+            ("records table", recs, "records_s"),
+            ("partitions (image) table", applied, "partitions_s"),
+        ):
             r1, r2 = count / per[1][key], count / per[2][key]
-            lines.append(f"  {what:<24} {r1:>12,.0f} rec/s {r2:>12,.0f} rec/s {r2 / r1:>8.2f}x"
-                         f"   per core vs loader: {r1 / loader:.2f}x")
+            lines.append(
+                f"  {what:<24} {r1:>12,.0f} rec/s {r2:>12,.0f} rec/s {r2 / r1:>8.2f}x"
+                f"   per core vs loader: {r1 / loader:.2f}x"
+            )
         results[name] = res
     print("\n".join(lines))
     metagen.save_results(args.out, "spark", results)

@@ -54,8 +54,10 @@ def _child(root: str, timeline: bool, commands: bool) -> dict:
     t0 = time.perf_counter()
     source = open_directory(root, lambda _w: None, True, timeline=timeline)
     load_s = time.perf_counter() - t0
-    out: dict = {"load_s": round(load_s, 2),
-                 "rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024}
+    out: dict = {
+        "load_s": round(load_s, 2),
+        "rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024,
+    }
     if not commands:
         return out
     assert source.travel is not None
@@ -72,8 +74,9 @@ def _child(root: str, timeline: bool, commands: bool) -> dict:
 
     counts = Counter(id(e[0]) for e in timeline_obj.entries if type(e[0]) is Partition)
     busiest = counts.most_common(1)[0][0]
-    topic, pid = next((t.name, i) for t in image.topics.by_id.values() for i, p in t.partitions.items()
-                      if id(p) == busiest)
+    topic, pid = next(
+        (t.name, i) for t in image.topics.by_id.values() for i, p in t.partitions.items() if id(p) == busiest
+    )
     out["history_changes"] = counts[busiest]
     start, end = timeline_obj.start, image.provenance.offset
     shell = Shell(source.root, io.StringIO(), io.StringIO(), Settings())
@@ -90,9 +93,12 @@ def _child(root: str, timeline: bool, commands: bool) -> dict:
 
     rows = []
     middle = (start + end) // 2
-    for line in (f"history /topics/{topic}/{pid}", f"history /topics/{topic}",
-                 f"log --type PartitionChangeRecord --from {end - 2000}",
-                 f"log --from {middle} --to {middle + 2000}"):
+    for line in (
+        f"history /topics/{topic}/{pid}",
+        f"history /topics/{topic}",
+        f"log --type PartitionChangeRecord --from {end - 2000}",
+        f"log --from {middle} --to {middle + 2000}",
+    ):
         s, n = run(line)
         rows.append({"command": line, "s": round(s, 3), "lines": n})
     points = [start + (end - start) * f // 100 for f in (25, 75, 10, 90, 50, 60, 30, 80, 5, 95)]
@@ -111,8 +117,10 @@ def _child(root: str, timeline: bool, commands: bool) -> dict:
 
 
 def _spawn(root: str, timeline: bool, commands: bool) -> dict:
-    code = (f"import sys, json; sys.path.insert(0, {str(REPO / 'bench')!r}); import time_travel as t; "
-            f"print(json.dumps(t._child({root!r}, {timeline}, {commands})))")
+    code = (
+        f"import sys, json; sys.path.insert(0, {str(REPO / 'bench')!r}); import time_travel as t; "
+        f"print(json.dumps(t._child({root!r}, {timeline}, {commands})))"
+    )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     return json.loads(done.stdout.strip().splitlines()[-1])
 
@@ -128,8 +136,10 @@ def main() -> int:
     with_tl = _spawn(root, True, True)
     print("\n" + metagen.machine_line(root))
     print(f"load without journal: {without['load_s']} s, peak RSS {without['rss_mb']} MB")
-    print(f"load with journal:    {with_tl['load_s']} s, peak RSS {with_tl['rss_mb']} MB "
-          f"({with_tl['journal_entries']:,} entries, ~{with_tl['journal_mb_estimate']} MB estimated)")
+    print(
+        f"load with journal:    {with_tl['load_s']} s, peak RSS {with_tl['rss_mb']} MB "
+        f"({with_tl['journal_entries']:,} entries, ~{with_tl['journal_mb_estimate']} MB estimated)"
+    )
     print(f"\n{'command':<62} {'s':>7} {'lines':>8}")
     print("-" * 79)
     for r in with_tl["rows"]:

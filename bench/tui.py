@@ -46,7 +46,7 @@ def main() -> int:
     t0 = time.perf_counter()
     alone = open_directory(root, lambda _w: None, True)
     load_s = time.perf_counter() - t0
-    del alone       # one image at a time: its garbage must not be collected during the app's timings
+    del alone  # one image at a time: its garbage must not be collected during the app's timings
     gc.collect()
     rows: dict[str, float] = {}
 
@@ -70,6 +70,7 @@ def main() -> int:
 
             tree = app.query_one("#tree", Tree)
             topics = next(c for c in tree.root.children if c.data == "/topics")
+
             async def timed(what: str, action: Callable[[], object]) -> None:
                 t, c = time.perf_counter(), time.process_time()
                 action()
@@ -81,8 +82,10 @@ def main() -> int:
             names = sorted(app.shell.root.ctx.image.topics.by_name)
             await timed("expand /topics (first page drawn)", topics.expand)
             await timed("expand /topicIds (100k ids, first page drawn)", ids.expand)
-            await timed("jump to the middle topic of /topics (table drawn)",
-                        lambda: app.go_to(f"/topics/{names[len(names) // 2]}"))
+            await timed(
+                "jump to the middle topic of /topics (table drawn)",
+                lambda: app.go_to(f"/topics/{names[len(names) // 2]}"),
+            )
             for query in ("orders", "ship", "0100151", "zz9"):
                 t = time.perf_counter()
                 hits = list(app.search_paths(query))[:50]

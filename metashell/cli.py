@@ -33,6 +33,7 @@ EXIT_OK, EXIT_ERROR, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
 
 DESCRIPTION = "The Apache Kafka metadata shell (metashell): browse KRaft cluster metadata like a filesystem."
 
+
 def _commands_help() -> str:
     from metashell.shell.spec import COMMAND_NAMES, SPECS
 
@@ -74,58 +75,112 @@ def _prog() -> str:
 
 
 def build_parser(prog: str | None = None) -> argparse.ArgumentParser:
-    p = _Parser(prog=prog or _prog(), description=DESCRIPTION, epilog=EPILOG.format(commands=_commands_help()),
-                allow_abbrev=False,
-                formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--directory", "-d", metavar="DIRECTORY",
-                   help="The __cluster_metadata-0 directory to read (or the log dir that contains it).")
-    p.add_argument("--snapshot", "-s", metavar="SNAPSHOT",
-                   help="The metadata snapshot file to read: one .checkpoint or .log file, as Kafka's "
-                        "shell does.")
-    p.add_argument("--bootstrap-controller", "-q", metavar="BOOTSTRAP_CONTROLLER",
-                   help="The bootstrap.controllers, used to communicate directly with the metadata "
-                        "quorum: host:port[,host:port...] of controller listeners (live mode).")
-    p.add_argument("--config", metavar="CONFIG",
-                   help="The configuration file to use: Kafka client properties for live mode "
-                        "(security.protocol, ssl.*, sasl.mechanism, sasl.jaas.config).")
-    p.add_argument("-c", dest="commands", metavar="COMMANDS", action="append",
-                   help="Run these ';'-separated commands and exit (may be repeated).")
-    p.add_argument("--json", action="store_true",
-                   help="Machine output: JSON lines from ls, cat, find, tree, pwd and history.")
-    p.add_argument("--no-redact", action="store_true",
-                   help="Show secrets (password configs, SCRAM salts/keys, token HMACs) instead of "
-                        "[redacted].")
-    p.add_argument("--no-color", action="store_true",
-                   help="Never colour output (colour is also off when NO_COLOR is set or stdout is "
-                        "not a terminal).")
-    p.add_argument("--no-pager", action="store_true",
-                   help="In the interactive shell, never page long output (default: through $PAGER, "
-                        "less -FRX, when it does not fit on the screen).")
-    p.add_argument("--max-batch-bytes", metavar="BYTES", type=_size,
-                   help="Largest record batch to read, and to inflate when compressed (default 64 MiB; "
-                        "Kafka writes at most 8 MiB). A larger one is reported as corrupt. Accepts "
-                        "K, M and G suffixes.")
-    p.add_argument("--at", metavar="OFFSET|TIME",
-                   help="Load the metadata as it was after this log offset, or after the last batch "
-                        "appended at or before this time (ISO 8601, e.g. 2026-11-22T03:55:00Z; or "
-                        "@epoch-ms). In the shell, 'at' moves the session later.")
-    p.add_argument("--diff-with", metavar="DIR|FILE",
-                   help="Compare with another metadata directory or file and exit (diff --with): status 1 "
-                        "when they differ.")
-    p.add_argument("--salvage", action="store_true",
-                   help="Load around corruption instead of failing: the log up to the first corrupt "
-                        "batch, the newest intact snapshot when a newer one is damaged. Warnings and "
-                        "/provenance say what was skipped.")
-    p.add_argument("--tui", action="store_true",
-                   help="Browse in a full-screen terminal UI (tree, detail pane, command line, search) "
-                        "instead of the shell.")
-    p.add_argument("--path", metavar="PATH",
-                   help="With --tui: start with this path selected (e.g. /topics/orders).")
-    p.add_argument("--version", action="version", version=f"metashell {__version__}",
-                   help="Print the version and exit.")
-    p.add_argument("command", nargs=argparse.REMAINDER,
-                   help="The command to run, as separate words (Kafka's form); without it, commands "
-                        "come from -c, from stdin when it is not a terminal, or interactively.")
+    p = _Parser(
+        prog=prog or _prog(),
+        description=DESCRIPTION,
+        epilog=EPILOG.format(commands=_commands_help()),
+        allow_abbrev=False,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument(
+        "--directory",
+        "-d",
+        metavar="DIRECTORY",
+        help="The __cluster_metadata-0 directory to read (or the log dir that contains it).",
+    )
+    p.add_argument(
+        "--snapshot",
+        "-s",
+        metavar="SNAPSHOT",
+        help="The metadata snapshot file to read: one .checkpoint or .log file, as Kafka's shell does.",
+    )
+    p.add_argument(
+        "--bootstrap-controller",
+        "-q",
+        metavar="BOOTSTRAP_CONTROLLER",
+        help="The bootstrap.controllers, used to communicate directly with the metadata "
+        "quorum: host:port[,host:port...] of controller listeners (live mode).",
+    )
+    p.add_argument(
+        "--config",
+        metavar="CONFIG",
+        help="The configuration file to use: Kafka client properties for live mode "
+        "(security.protocol, ssl.*, sasl.mechanism, sasl.jaas.config).",
+    )
+    p.add_argument(
+        "-c",
+        dest="commands",
+        metavar="COMMANDS",
+        action="append",
+        help="Run these ';'-separated commands and exit (may be repeated).",
+    )
+    p.add_argument(
+        "--json",
+        action="store_true",
+        help="Machine output: JSON lines from ls, cat, find, tree, pwd and history.",
+    )
+    p.add_argument(
+        "--no-redact",
+        action="store_true",
+        help="Show secrets (password configs, SCRAM salts/keys, token HMACs) instead of [redacted].",
+    )
+    p.add_argument(
+        "--no-color",
+        action="store_true",
+        help="Never colour output (colour is also off when NO_COLOR is set or stdout is not a terminal).",
+    )
+    p.add_argument(
+        "--no-pager",
+        action="store_true",
+        help="In the interactive shell, never page long output (default: through $PAGER, "
+        "less -FRX, when it does not fit on the screen).",
+    )
+    p.add_argument(
+        "--max-batch-bytes",
+        metavar="BYTES",
+        type=_size,
+        help="Largest record batch to read, and to inflate when compressed (default 64 MiB; "
+        "Kafka writes at most 8 MiB). A larger one is reported as corrupt. Accepts "
+        "K, M and G suffixes.",
+    )
+    p.add_argument(
+        "--at",
+        metavar="OFFSET|TIME",
+        help="Load the metadata as it was after this log offset, or after the last batch "
+        "appended at or before this time (ISO 8601, e.g. 2026-11-22T03:55:00Z; or "
+        "@epoch-ms). In the shell, 'at' moves the session later.",
+    )
+    p.add_argument(
+        "--diff-with",
+        metavar="DIR|FILE",
+        help="Compare with another metadata directory or file and exit (diff --with): status 1 "
+        "when they differ.",
+    )
+    p.add_argument(
+        "--salvage",
+        action="store_true",
+        help="Load around corruption instead of failing: the log up to the first corrupt "
+        "batch, the newest intact snapshot when a newer one is damaged. Warnings and "
+        "/provenance say what was skipped.",
+    )
+    p.add_argument(
+        "--tui",
+        action="store_true",
+        help="Browse in a full-screen terminal UI (tree, detail pane, command line, search) "
+        "instead of the shell.",
+    )
+    p.add_argument(
+        "--path", metavar="PATH", help="With --tui: start with this path selected (e.g. /topics/orders)."
+    )
+    p.add_argument(
+        "--version", action="version", version=f"metashell {__version__}", help="Print the version and exit."
+    )
+    p.add_argument(
+        "command",
+        nargs=argparse.REMAINDER,
+        help="The command to run, as separate words (Kafka's form); without it, commands "
+        "come from -c, from stdin when it is not a terminal, or interactively.",
+    )
     return p
 
 
@@ -144,11 +199,20 @@ def _size(text: str) -> int:
 
 
 def _check_usage(args: argparse.Namespace) -> None:
-    given = [name for name, value in (("--directory", args.directory), ("--snapshot", args.snapshot),
-                                      ("--bootstrap-controller", args.bootstrap_controller)) if value]
+    given = [
+        name
+        for name, value in (
+            ("--directory", args.directory),
+            ("--snapshot", args.snapshot),
+            ("--bootstrap-controller", args.bootstrap_controller),
+        )
+        if value
+    ]
     if not given:
-        raise UsageError("no metadata source: give one of --directory/-d DIR, --snapshot/-s FILE or "
-                         "--bootstrap-controller/-q HOST:PORT")
+        raise UsageError(
+            "no metadata source: give one of --directory/-d DIR, --snapshot/-s FILE or "
+            "--bootstrap-controller/-q HOST:PORT"
+        )
     if len(given) > 1:
         raise UsageError(f"give only one metadata source, not both {given[0]} and {given[1]}")
     if args.bootstrap_controller:
@@ -164,11 +228,14 @@ def _check_usage(args: argparse.Namespace) -> None:
     if args.at is not None and args.bootstrap_controller:
         raise UsageError("--at applies to files (--directory, --snapshot); live mode follows the log's end")
     if args.salvage and args.bootstrap_controller:
-        raise UsageError("--salvage applies to files (--directory, --snapshot); live mode reads what the "
-                         "controllers send")
+        raise UsageError(
+            "--salvage applies to files (--directory, --snapshot); live mode reads what the controllers send"
+        )
     if args.commands and args.command:
-        raise UsageError(f"give commands either with -c or as words after the options, not both "
-                         f"(got -c and {' '.join(args.command)!r})")
+        raise UsageError(
+            f"give commands either with -c or as words after the options, not both "
+            f"(got -c and {' '.join(args.command)!r})"
+        )
     if args.tui and (args.commands or args.command or args.diff_with):
         raise UsageError("--tui is interactive: give commands in its command line (':'), not with -c")
     if args.path is not None and not args.tui:
@@ -198,8 +265,13 @@ def _is_tty(stream: TextIO) -> bool:
         return False
 
 
-def run(argv: Sequence[str] | None = None, *, stdin: TextIO | None = None, stdout: TextIO | None = None,
-        stderr: TextIO | None = None) -> int:
+def run(
+    argv: Sequence[str] | None = None,
+    *,
+    stdin: TextIO | None = None,
+    stdout: TextIO | None = None,
+    stderr: TextIO | None = None,
+) -> int:
     """Parse ``argv`` and run; returns the exit status.  Raises MetashellError/UsageError."""
     from metashell.shell.commands import Settings, Shell
     from metashell.shell.output import color_wanted
@@ -233,8 +305,14 @@ def run(argv: Sequence[str] | None = None, *, stdin: TextIO | None = None, stdou
         stderr.write("Loading...\n")
         stderr.flush()
     if args.directory:
-        source = open_directory(args.directory, warn, redact, salvage=args.salvage, at=args.at,
-                                timeline=not one_shot or _may_travel(args.commands or args.command))
+        source = open_directory(
+            args.directory,
+            warn,
+            redact,
+            salvage=args.salvage,
+            at=args.at,
+            timeline=not one_shot or _may_travel(args.commands or args.command),
+        )
     elif args.snapshot:
         source = open_file(args.snapshot, warn, redact, salvage=args.salvage, at=args.at)
     else:
@@ -274,8 +352,9 @@ def run(argv: Sequence[str] | None = None, *, stdin: TextIO | None = None, stdou
             try:
                 from metashell.shell.repl import run_repl
 
-                return run_repl(shell, label=source.label, banner=text, status=source.status,
-                                paging=not args.no_pager)
+                return run_repl(
+                    shell, label=source.label, banner=text, status=source.status, paging=not args.no_pager
+                )
             except ImportError:  # pragma: no cover - prompt-toolkit is a dependency
                 pass
         stderr.write(text + "\n")

@@ -7,8 +7,9 @@ and the CLI can turn any of them into the one-line message an operator sees at 3
 from __future__ import annotations
 
 
-def located(message: str, source: str | None = None, offset: int | None = None,
-            position: int | None = None) -> str:
+def located(
+    message: str, source: str | None = None, offset: int | None = None, position: int | None = None
+) -> str:
     """``source: offset N: byte offset P: message``, with the parts that are known: how every error
     and warning names where it happened."""
     where = []
@@ -36,8 +37,9 @@ class DecodeError(MetashellError):
 
     def located(self, source: str | None = None, base: int = 0) -> DecodeError:
         """Return a copy placed in ``source`` with offsets shifted by ``base``."""
-        return type(self)(self.message, source or self.source,
-                          None if self.offset is None else self.offset + base)
+        return type(self)(
+            self.message, source or self.source, None if self.offset is None else self.offset + base
+        )
 
     def __str__(self) -> str:
         return located(self.message, self.source, position=self.offset)

@@ -47,7 +47,7 @@ def render() -> str:
             release.setdefault(TYPE_IDS[rtype], set()).add(key)
             if ctype == "PASSWORD":
                 password[TYPE_IDS[rtype]].add(key)
-        for rid, keys in release.items():   # known to every release that has the resource type
+        for rid, keys in release.items():  # known to every release that has the resource type
             known[rid] = keys if rid not in known else known[rid] & keys
 
     def table(name: str, data: dict[int, set[str]], doc: str) -> str:
@@ -60,23 +60,29 @@ def render() -> str:
         lines.append(f'"""{doc}"""')
         return "\n".join(lines)
 
-    return "\n".join([
-        '"""Kafka\'s config keys per resource type, and which are PASSWORD-typed: GENERATED, do not edit.',
-        "",
-        f"Made by ``python scripts/gen_config_keys.py`` from the ConfigDefs of Kafka {' and '.join(RELEASES)}",
-        "(KafkaConfig, LogConfig, GroupConfig, ClientMetricsConfigs). Resource type ids are",
-        "ConfigResource.Type's: 2 TOPIC, 4 BROKER, 16 CLIENT_METRICS, 32 GROUP.",
-        '"""',
-        "",
-        "from __future__ import annotations",
-        "",
-        f"RELEASES = {RELEASES!r}",
-        "",
-        table("KNOWN", known, "Keys every release defines, per resource type (others are sensitive)."),
-        "",
-        table("PASSWORD", password, "Keys some release types ``ConfigDef.Type.PASSWORD``, per resource type."),
-        "",
-    ])
+    return "\n".join(
+        [
+            '"""Kafka\'s config keys per resource type, and which are PASSWORD-typed: GENERATED, do not edit.',
+            "",
+            f"Made by ``python scripts/gen_config_keys.py`` from the ConfigDefs of Kafka {' and '.join(RELEASES)}",
+            "(KafkaConfig, LogConfig, GroupConfig, ClientMetricsConfigs). Resource type ids are",
+            "ConfigResource.Type's: 2 TOPIC, 4 BROKER, 16 CLIENT_METRICS, 32 GROUP.",
+            '"""',
+            "",
+            "from __future__ import annotations",
+            "",
+            f"RELEASES = {RELEASES!r}",
+            "",
+            table("KNOWN", known, "Keys every release defines, per resource type (others are sensitive)."),
+            "",
+            table(
+                "PASSWORD",
+                password,
+                "Keys some release types ``ConfigDef.Type.PASSWORD``, per resource type.",
+            ),
+            "",
+        ]
+    )
 
 
 def main(argv: list[str] | None = None) -> int:

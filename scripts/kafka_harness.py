@@ -77,11 +77,36 @@ from harness.resolve import MAVEN_CENTRAL, lock_path, repository_url, write_lock
 from harness.tls import make_tls_material
 
 __all__ = [
-    "CACHE_LAYOUT", "DEFAULT_VERSION", "JVM_FLAGS", "MAVEN_CENTRAL", "READY_MARKER", "SASL_PASSWORD",
-    "SASL_USER", "SCALA_VERSION", "SERVER_HEAP", "SUPPORTED_VERSIONS", "TOOL_CLASSES", "TOOL_HEAP",
-    "_LIVE_CLUSTERS", "_LIVE_LOCK", "HarnessError", "KafkaCluster", "KafkaDist", "KafkaNode",
-    "KafkaUnavailable", "cache_root", "check_java", "find_javac", "free_ports", "java_executable",
-    "lock_path", "make_tls_material", "random_kafka_uuid", "repository_url", "tail", "write_properties",
+    "CACHE_LAYOUT",
+    "DEFAULT_VERSION",
+    "JVM_FLAGS",
+    "MAVEN_CENTRAL",
+    "READY_MARKER",
+    "SASL_PASSWORD",
+    "SASL_USER",
+    "SCALA_VERSION",
+    "SERVER_HEAP",
+    "SUPPORTED_VERSIONS",
+    "TOOL_CLASSES",
+    "TOOL_HEAP",
+    "_LIVE_CLUSTERS",
+    "_LIVE_LOCK",
+    "HarnessError",
+    "KafkaCluster",
+    "KafkaDist",
+    "KafkaNode",
+    "KafkaUnavailable",
+    "cache_root",
+    "check_java",
+    "find_javac",
+    "free_ports",
+    "java_executable",
+    "lock_path",
+    "make_tls_material",
+    "random_kafka_uuid",
+    "repository_url",
+    "tail",
+    "write_properties",
 ]
 
 
@@ -92,8 +117,10 @@ def _cli_fetch(args: argparse.Namespace) -> int:
         dist.ensure()
         info = dist.info
         how = "cached" if was_ready else f"downloaded in {info['download_seconds']}s"
-        print(f"{dist.describe_jars()}: {len(info['jars'])} jars, {info['bytes'] / 1e6:.1f} MB in {dist.dir} "
-              f"({how})")
+        print(
+            f"{dist.describe_jars()}: {len(info['jars'])} jars, {info['bytes'] / 1e6:.1f} MB in {dist.dir} "
+            f"({how})"
+        )
     return 0
 
 
@@ -101,9 +128,16 @@ def _cli_start(args: argparse.Namespace) -> int:
     dist = KafkaDist(args.version).ensure()
     workdir = Path(args.dir) if args.dir else Path(tempfile.mkdtemp(prefix="metashell-kafka-"))
     overrides = dict(kv.split("=", 1) for kv in args.set or [])
-    cluster = KafkaCluster(dist, workdir, mode=args.mode, security=args.security,
-                           controllers=args.controllers, brokers=args.brokers,
-                           broker_overrides=overrides, controller_overrides=overrides)
+    cluster = KafkaCluster(
+        dist,
+        workdir,
+        mode=args.mode,
+        security=args.security,
+        controllers=args.controllers,
+        brokers=args.brokers,
+        broker_overrides=overrides,
+        controller_overrides=overrides,
+    )
     stop = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
     with cluster:

@@ -433,9 +433,13 @@ def compiled_ops(dist: KafkaDist) -> Path:
     tmp = Path(tempfile.mkdtemp(prefix=".fixture-ops-", dir=dist.dir))
     try:
         (tmp / "FixtureOps.java").write_text(JAVA_SOURCE)
-        proc = subprocess.run([str(javac), "-nowarn", "-d", str(tmp), "-cp", dist.classpath,
-                               str(tmp / "FixtureOps.java")], check=False, capture_output=True, text=True,
-                              timeout=300)
+        proc = subprocess.run(
+            [str(javac), "-nowarn", "-d", str(tmp), "-cp", dist.classpath, str(tmp / "FixtureOps.java")],
+            check=False,
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
         if proc.returncode != 0:
             raise HarnessError(f"javac FixtureOps failed:\n{proc.stdout}{proc.stderr}")
         (tmp / "FixtureOps.java").unlink()
@@ -449,8 +453,9 @@ def compiled_ops(dist: KafkaDist) -> Path:
 class Ops:
     """A long-lived FixtureOps JVM talking to one endpoint (broker, controller or SASL listener)."""
 
-    def __init__(self, dist: KafkaDist, props: dict[str, Any], workdir: Path, name: str,
-                 log: Callable[[str], None]) -> None:
+    def __init__(
+        self, dist: KafkaDist, props: dict[str, Any], workdir: Path, name: str, log: Callable[[str], None]
+    ) -> None:
         self.name = name
         self.log = log
         cfg = write_properties(workdir / f"ops-{name}.properties", props)
@@ -459,8 +464,9 @@ class Ops:
         cp = cmd.index("-cp")
         cmd[cp + 1] = f"{classes}{os.pathsep}{cmd[cp + 1]}"
         self._stderr = open(workdir / f"ops-{name}.log", "ab")  # noqa: SIM115 - closed in close()
-        self.proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self._stderr,
-                                     text=True, bufsize=1)
+        self.proc = subprocess.Popen(
+            cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self._stderr, text=True, bufsize=1
+        )
         self._sel = selectors.DefaultSelector()
         assert self.proc.stdout is not None
         self._sel.register(self.proc.stdout, selectors.EVENT_READ)
@@ -522,8 +528,15 @@ class Ops:
 
 
 class FixtureCluster(KafkaCluster):
-    def __init__(self, dist: KafkaDist, workdir: Path, *, sasl_broker_listener: bool = False,
-                 dynamic_quorum: bool = False, **kw: Any) -> None:
+    def __init__(
+        self,
+        dist: KafkaDist,
+        workdir: Path,
+        *,
+        sasl_broker_listener: bool = False,
+        dynamic_quorum: bool = False,
+        **kw: Any,
+    ) -> None:
         super().__init__(dist, workdir, **kw)
         self.sasl_ports: dict[int, int] = {}
         if sasl_broker_listener:
@@ -536,8 +549,10 @@ class FixtureCluster(KafkaCluster):
             if len(self.controllers) == 1 and mode_of(kw) == "combined":
                 self.format_args = ["--standalone", *self.format_args]
             else:
-                voters = ",".join(f"{n.node_id}@127.0.0.1:{n.controller_port}:{self.directory_ids[n.node_id]}"
-                                  for n in self.controllers)
+                voters = ",".join(
+                    f"{n.node_id}@127.0.0.1:{n.controller_port}:{self.directory_ids[n.node_id]}"
+                    for n in self.controllers
+                )
                 self.format_args = ["--initial-controllers", voters, *self.format_args]
 
     def start(self, timeout: float = 240) -> FixtureCluster:
@@ -614,7 +629,7 @@ class FixtureCluster(KafkaCluster):
             "security.protocol": "SASL_PLAINTEXT",
             "sasl.mechanism": "SCRAM-SHA-512",
             "sasl.jaas.config": "org.apache.kafka.common.security.scram.ScramLoginModule required "
-                                f'username="{user}" password="{password}";',
+            f'username="{user}" password="{password}";',
         }
 
 
@@ -634,8 +649,9 @@ def mode_of(kw: dict[str, Any]) -> str:
     return str(kw.get("mode", "combined"))
 
 
-def small_log_settings(version: str, segment_bytes: int, snapshot_bytes: int,
-                       noop_ms: int = 2000) -> dict[str, Any]:
+def small_log_settings(
+    version: str, segment_bytes: int, snapshot_bytes: int, noop_ms: int = 2000
+) -> dict[str, Any]:
     """Server settings that force several metadata segments and snapshots on a small cluster."""
     p: dict[str, Any] = {
         "metadata.log.max.record.bytes.between.snapshots": snapshot_bytes,
@@ -676,12 +692,19 @@ class Context:
         return s
 
     def broker_ops(self) -> Ops:
-        return self.ops("broker", {"bootstrap.servers": self.cluster.bootstrap_servers,
-                                   **self.cluster.client_properties("broker")})
+        return self.ops(
+            "broker",
+            {"bootstrap.servers": self.cluster.bootstrap_servers, **self.cluster.client_properties("broker")},
+        )
 
     def controller_ops(self) -> Ops:
-        return self.ops("controller", {"bootstrap.controllers": self.cluster.controller_bootstrap,
-                                       **self.cluster.client_properties("controller")})
+        return self.ops(
+            "controller",
+            {
+                "bootstrap.controllers": self.cluster.controller_bootstrap,
+                **self.cluster.client_properties("controller"),
+            },
+        )
 
     def close(self) -> None:
         for s in self.sessions:
@@ -751,10 +774,18 @@ class Scenario:
 def run_demo(dist: KafkaDist, workdir: Path, log: Log) -> FixtureCluster:
     """A small, pleasant single-node combined cluster (the README's demo): a few topics with configs,
     ACLs, quotas, SCRAM users, one deleted topic, one partition increase, a little produced data."""
-    settings = {**small_log_settings(dist.version, segment_bytes=2048, snapshot_bytes=2500),
-                **SECURITY_SETTINGS}
-    cluster = FixtureCluster(dist, workdir, mode="combined", dynamic_quorum=True,
-                             broker_overrides=settings, controller_overrides=settings)
+    settings = {
+        **small_log_settings(dist.version, segment_bytes=2048, snapshot_bytes=2500),
+        **SECURITY_SETTINGS,
+    }
+    cluster = FixtureCluster(
+        dist,
+        workdir,
+        mode="combined",
+        dynamic_quorum=True,
+        broker_overrides=settings,
+        controller_overrides=settings,
+    )
     cluster.start(timeout=180)
     ctx = Context(dist, cluster, workdir, log)
     try:
@@ -809,16 +840,29 @@ def run_split(dist: KafkaDist, workdir: Path, log: Log) -> FixtureCluster:
     at 4.0-IV3 then upgraded to 4.4-IV2 (ELR, controller unregistration, group configs...).
     """
     v4 = int(dist.version.split(".")[0]) >= 4
-    settings = {**small_log_settings(dist.version, segment_bytes=6 * 1024, snapshot_bytes=10 * 1024),
-                **SECURITY_SETTINGS}
+    settings = {
+        **small_log_settings(dist.version, segment_bytes=6 * 1024, snapshot_bytes=10 * 1024),
+        **SECURITY_SETTINGS,
+    }
     # The controller listener stays PLAINTEXT: SCRAM credentials live in the metadata log, so a
     # multi-controller quorum cannot authenticate its own votes with them.  The SASL admin user is
     # created at format time where the metadata.version allows it (4.x), later via the Admin API (3.9).
     cluster = FixtureCluster(
-        dist, workdir, mode="split", controllers=3, brokers=2, security="plaintext",
-        sasl_broker_listener=True, dynamic_quorum=v4, release_version="4.0-IV3" if v4 else "3.3-IV0",
-        format_args=["--add-scram", f"SCRAM-SHA-512=[name={SASL_USER},password={SASL_PASSWORD}]"] if v4 else [],
-        broker_overrides=settings, controller_overrides=settings)
+        dist,
+        workdir,
+        mode="split",
+        controllers=3,
+        brokers=2,
+        security="plaintext",
+        sasl_broker_listener=True,
+        dynamic_quorum=v4,
+        release_version="4.0-IV3" if v4 else "3.3-IV0",
+        format_args=["--add-scram", f"SCRAM-SHA-512=[name={SASL_USER},password={SASL_PASSWORD}]"]
+        if v4
+        else [],
+        broker_overrides=settings,
+        controller_overrides=settings,
+    )
     cluster.start(timeout=240)
     ctx = Context(dist, cluster, workdir, log)
     b4, b5 = cluster.node(4), cluster.node(5)
@@ -903,11 +947,22 @@ def run_split(dist: KafkaDist, workdir: Path, log: Log) -> FixtureCluster:
         log(f"  tokens kept: {t1[0]} {t2[0]}")
 
         # -- client-metrics and group configs ---------------------------------------------------
-        b("alter-config", "CLIENT_METRICS", "producer-metrics", "set:metrics=org.apache.kafka.producer.",
-          "set:interval.ms=30000", "set:match=client_id=app-.*")
+        b(
+            "alter-config",
+            "CLIENT_METRICS",
+            "producer-metrics",
+            "set:metrics=org.apache.kafka.producer.",
+            "set:interval.ms=30000",
+            "set:match=client_id=app-.*",
+        )
         if v4:
-            b("alter-config", "GROUP", "orders-app", "set:consumer.session.timeout.ms=50000",
-              "set:consumer.heartbeat.interval.ms=6000")
+            b(
+                "alter-config",
+                "GROUP",
+                "orders-app",
+                "set:consumer.session.timeout.ms=50000",
+                "set:consumer.heartbeat.interval.ms=6000",
+            )
 
         # -- producers: ProducerIdsRecord, __transaction_state -----------------------------------
         b.retry("produce", "orders", 200, 100)
@@ -917,7 +972,7 @@ def run_split(dist: KafkaDist, workdir: Path, log: Log) -> FixtureCluster:
         if v4:
             upgrade_features(b, log)
             b("alter-config", "TOPIC", "ledger", "set:min.insync.replicas=1")  # ClearElr(ledger)
-            b("alter-config", "BROKER", "", "set:min.insync.replicas=1")      # ClearElr(all topics)
+            b("alter-config", "BROKER", "", "set:min.insync.replicas=1")  # ClearElr(all topics)
         log(f"  features now: {b('features')}")
 
         # -- reassignments: two finished (one more near the end stays in flight) ----------------
@@ -938,13 +993,14 @@ def run_split(dist: KafkaDist, workdir: Path, log: Log) -> FixtureCluster:
         start_node(b4)
         wait_until("broker 4 back", lambda: 4 in live_brokers(b), 120)
 
-
         # -- controller fail-over ------------------------------------------------------------------
         leader = cluster.stable_leader()
         assert leader is not None
         log(f"  killing active controller {leader}")
         cluster.node(leader).kill()
-        wait_until("a new controller leader", lambda: cluster.stable_leader(exclude=(leader,)) is not None, 90)
+        wait_until(
+            "a new controller leader", lambda: cluster.stable_leader(exclude=(leader,)) is not None, 90
+        )
         start_node(cluster.node(leader))
         wait_until("controllers agree on the leader", lambda: cluster.stable_leader() is not None, 90)
         # Direct-to-controller Admin calls need metadata.version >= 3.7-IV0, and a session opened
@@ -958,8 +1014,16 @@ def run_split(dist: KafkaDist, workdir: Path, log: Log) -> FixtureCluster:
             x = next(n for n in (3, 2, 1) if n != leader)
             c.retry("remove-voter", x, cluster.directory_ids[x], attempts=10)
             wait_until(f"voter {x} removed", lambda: str(x) not in quorum(c)["voters"].split(","), 60)
-            c.retry("add-voter", x, cluster.directory_ids[x], "CONTROLLER", "127.0.0.1",
-                    cluster.node(x).controller_port, attempts=20, delay=3)
+            c.retry(
+                "add-voter",
+                x,
+                cluster.directory_ids[x],
+                "CONTROLLER",
+                "127.0.0.1",
+                cluster.node(x).controller_port,
+                attempts=20,
+                delay=3,
+            )
             wait_until(f"voter {x} back", lambda: str(x) in quorum(c)["voters"].split(","), 60)
 
         # -- broker unregistration (stopped broker), re-registration -------------------------------
@@ -979,8 +1043,13 @@ def run_split(dist: KafkaDist, workdir: Path, log: Log) -> FixtureCluster:
         # is killed, so it is still in progress when the cluster stops ------------------------------
         b("alter-config", "BROKER", "4", "set:leader.replication.throttled.rate=1")
         b("alter-config", "BROKER", "5", "set:follower.replication.throttled.rate=1")
-        b("alter-config", "TOPIC", "slowmove", "set:leader.replication.throttled.replicas=0:4",
-          "set:follower.replication.throttled.replicas=0:5")
+        b(
+            "alter-config",
+            "TOPIC",
+            "slowmove",
+            "set:leader.replication.throttled.replicas=0:4",
+            "set:follower.replication.throttled.replicas=0:5",
+        )
         b("reassign", "slowmove", 0, "5")
         in_flight = b("list-reassignments")
         log(f"  reassignments in flight: {in_flight}")
@@ -1030,8 +1099,13 @@ class Jvm:
         self.log_path.parent.mkdir(parents=True, exist_ok=True)
         self._offset = self.log_path.stat().st_size if self.log_path.exists() else 0
         with open(self.log_path, "ab") as out:
-            self.proc = subprocess.Popen(self.cmd, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                                         cwd=self.log_path.parent)
+            self.proc = subprocess.Popen(
+                self.cmd,
+                stdout=out,
+                stderr=subprocess.STDOUT,
+                stdin=subprocess.DEVNULL,
+                cwd=self.log_path.parent,
+            )
         return self
 
     def text(self) -> str:
@@ -1043,9 +1117,12 @@ class Jvm:
         def seen() -> bool:
             assert self.proc is not None
             if self.proc.poll() is not None:
-                raise HarnessError(f"{self.name} exited ({self.proc.returncode}); see {self.log_path}:\n"
-                                   f"{harness.tail(self.log_path)}")
+                raise HarnessError(
+                    f"{self.name} exited ({self.proc.returncode}); see {self.log_path}:\n"
+                    f"{harness.tail(self.log_path)}"
+                )
             return marker in self.text()
+
         wait_until(f"{self.name}: {marker!r}", seen, timeout, every=0.25)
 
     def running(self) -> bool:
@@ -1118,29 +1195,47 @@ def run_zk_migration(dist: KafkaDist, workdir: Path, log: Log) -> Nodes:
     zk_port, broker_port, ctl_port = free_ports(3)
     (workdir / "zk").mkdir(parents=True)
     zk_cfg = workdir / "zk" / "zoo.cfg"
-    zk_cfg.write_text(f"clientPort={zk_port}\nclientPortAddress=127.0.0.1\ndataDir={workdir / 'zk' / 'data'}\n"
-                      "admin.enableServer=false\ntickTime=2000\nmaxClientCnxns=0\n")
-    zk = Jvm("zookeeper", dist.java_cmd("org.apache.zookeeper.server.ZooKeeperServerMain", str(zk_cfg),
-                                        heap="128m", kind="server"), workdir / "zk" / "server.log").start()
+    zk_cfg.write_text(
+        f"clientPort={zk_port}\nclientPortAddress=127.0.0.1\ndataDir={workdir / 'zk' / 'data'}\n"
+        "admin.enableServer=false\ntickTime=2000\nmaxClientCnxns=0\n"
+    )
+    zk = Jvm(
+        "zookeeper",
+        dist.java_cmd(
+            "org.apache.zookeeper.server.ZooKeeperServerMain", str(zk_cfg), heap="128m", kind="server"
+        ),
+        workdir / "zk" / "server.log",
+    ).start()
     zk.wait_for("binding to port", 60)
     zk_connect = f"127.0.0.1:{zk_port}"
     data = workdir / "broker-1" / "data"
     ctl_dir = workdir / "controller-3000" / "metadata"
     broker_props: dict[str, Any] = {
-        "broker.id": 1, "zookeeper.connect": zk_connect,
+        "broker.id": 1,
+        "zookeeper.connect": zk_connect,
         "listeners": f"PLAINTEXT://127.0.0.1:{broker_port}",
         "advertised.listeners": f"PLAINTEXT://127.0.0.1:{broker_port}",
-        "log.dirs": data, "num.partitions": 1, "auto.create.topics.enable": False,
-        "offsets.topic.replication.factor": 1, "transaction.state.log.replication.factor": 1,
-        "transaction.state.log.min.isr": 1, "num.network.threads": 2, "num.io.threads": 2,
-        "log.cleaner.dedupe.buffer.size": 4 * 1024 * 1024, "group.initial.rebalance.delay.ms": 0,
-        "authorizer.class.name": "kafka.security.authorizer.AclAuthorizer", "super.users": "User:ANONYMOUS",
+        "log.dirs": data,
+        "num.partitions": 1,
+        "auto.create.topics.enable": False,
+        "offsets.topic.replication.factor": 1,
+        "transaction.state.log.replication.factor": 1,
+        "transaction.state.log.min.isr": 1,
+        "num.network.threads": 2,
+        "num.io.threads": 2,
+        "log.cleaner.dedupe.buffer.size": 4 * 1024 * 1024,
+        "group.initial.rebalance.delay.ms": 0,
+        "authorizer.class.name": "kafka.security.authorizer.AclAuthorizer",
+        "super.users": "User:ANONYMOUS",
         "inter.broker.protocol.version": "3.9",
     }
     bcfg = workdir / "broker-1" / "server.properties"
     write_properties(bcfg, broker_props)
-    broker = Jvm("zk-broker-1", dist.java_cmd("kafka.Kafka", str(bcfg), heap="384m", kind="server"),
-                 workdir / "broker-1" / "server.log").start()
+    broker = Jvm(
+        "zk-broker-1",
+        dist.java_cmd("kafka.Kafka", str(bcfg), heap="384m", kind="server"),
+        workdir / "broker-1" / "server.log",
+    ).start()
     broker.wait_for("[KafkaServer id=1] started", 120)
     ctx_sessions: list[Ops] = []
 
@@ -1167,40 +1262,73 @@ def run_zk_migration(dist: KafkaDist, workdir: Path, log: Log) -> Nodes:
         b.retry("produce", "inventory", 20, 100)
         b.close()
         ctx_sessions.clear()
-        cluster_id = next(line.split("=", 1)[1] for line in (data / "meta.properties").read_text().splitlines()
-                          if line.startswith("cluster.id="))
+        cluster_id = next(
+            line.split("=", 1)[1]
+            for line in (data / "meta.properties").read_text().splitlines()
+            if line.startswith("cluster.id=")
+        )
 
         ctl_base: dict[str, Any] = {
-            "process.roles": "controller", "node.id": 3000,
+            "process.roles": "controller",
+            "node.id": 3000,
             "controller.quorum.voters": f"3000@127.0.0.1:{ctl_port}",
-            "controller.listener.names": "CONTROLLER", "listeners": f"CONTROLLER://127.0.0.1:{ctl_port}",
+            "controller.listener.names": "CONTROLLER",
+            "listeners": f"CONTROLLER://127.0.0.1:{ctl_port}",
             "listener.security.protocol.map": "CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT",
-            "metadata.log.dir": ctl_dir, "log.dirs": ctl_dir,
+            "metadata.log.dir": ctl_dir,
+            "log.dirs": ctl_dir,
             "authorizer.class.name": "org.apache.kafka.metadata.authorizer.StandardAuthorizer",
             "super.users": "User:ANONYMOUS",
             **small_log_settings(dist.version, segment_bytes=16 * 1024, snapshot_bytes=40 * 1024),
         }
-        migrating = {**ctl_base, "zookeeper.metadata.migration.enable": True, "zookeeper.connect": zk_connect,
-                     "zookeeper.metadata.migration.min.batch.size": 1}
+        migrating = {
+            **ctl_base,
+            "zookeeper.metadata.migration.enable": True,
+            "zookeeper.connect": zk_connect,
+            "zookeeper.metadata.migration.min.batch.size": 1,
+        }
         ccfg = workdir / "controller-3000" / "server.properties"
         write_properties(ccfg, migrating)
-        dist.run("kafka-storage", "format", "-t", cluster_id, "-c", ccfg, "--release-version", "3.9",
-                 check=True, timeout=180)
-        controller = Jvm("controller-3000", dist.java_cmd("kafka.Kafka", str(ccfg), heap="384m", kind="server"),
-                         workdir / "controller-3000" / "server.log").start()
+        dist.run(
+            "kafka-storage",
+            "format",
+            "-t",
+            cluster_id,
+            "-c",
+            ccfg,
+            "--release-version",
+            "3.9",
+            check=True,
+            timeout=180,
+        )
+        controller = Jvm(
+            "controller-3000",
+            dist.java_cmd("kafka.Kafka", str(ccfg), heap="384m", kind="server"),
+            workdir / "controller-3000" / "server.log",
+        ).start()
         controller.wait_for("Kafka Server started", 120)
 
         log("  restarting broker 1 with migration enabled")
         broker.stop()
-        write_properties(bcfg, {**broker_props, "zookeeper.metadata.migration.enable": True,
-                                "controller.quorum.voters": f"3000@127.0.0.1:{ctl_port}",
-                                "controller.listener.names": "CONTROLLER",
-                                "listener.security.protocol.map": "PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT"})
+        write_properties(
+            bcfg,
+            {
+                **broker_props,
+                "zookeeper.metadata.migration.enable": True,
+                "controller.quorum.voters": f"3000@127.0.0.1:{ctl_port}",
+                "controller.listener.names": "CONTROLLER",
+                "listener.security.protocol.map": "PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT",
+            },
+        )
         broker.start()
         controller.wait_for("Starting ZK migration", 180)
         part = ctl_dir / "__cluster_metadata-0"
-        wait_until("the ZK migration transaction to be under way",
-                   lambda: transaction_open(part)[0] and transaction_open(part)[1] >= 30, 60, every=0.1)
+        wait_until(
+            "the ZK migration transaction to be under way",
+            lambda: transaction_open(part)[0] and transaction_open(part)[1] >= 30,
+            60,
+            every=0.1,
+        )
         controller.kill()
         is_open, records = transaction_open(part)
         log(f"  killed controller 3000 mid-migration: transaction open={is_open}, {records} records written")
@@ -1218,7 +1346,17 @@ def run_zk_migration(dist: KafkaDist, workdir: Path, log: Log) -> Nodes:
         b = ops("dual-write")  # the ZK broker forwards to the KRaft controller; writes go to both
         try:
             b.retry("create-topic", "post-migration", 2, 1, attempts=3, timeout=60)
-            b("acl-create", "TOPIC", "post-migration", "LITERAL", "User:zoe", "*", "WRITE", "ALLOW", timeout=60)
+            b(
+                "acl-create",
+                "TOPIC",
+                "post-migration",
+                "LITERAL",
+                "User:zoe",
+                "*",
+                "WRITE",
+                "ALLOW",
+                timeout=60,
+            )
             b("alter-config", "TOPIC", "shipments", "set:retention.ms=172800000", timeout=60)
             b("scram-upsert", "yara", "SCRAM-SHA-512", 4096, "yara-secret", timeout=60)
         except OpError as exc:  # best effort: the fixture's point is the migration itself
@@ -1228,14 +1366,24 @@ def run_zk_migration(dist: KafkaDist, workdir: Path, log: Log) -> Nodes:
 
         log("  finalizing: broker 1 in KRaft mode, controller without migration")
         broker.stop()
-        kraft_broker = {k: v for k, v in broker_props.items()
-                        if k not in ("broker.id", "zookeeper.connect", "inter.broker.protocol.version")}
-        write_properties(bcfg, {**kraft_broker, "process.roles": "broker", "node.id": 1,
-                                "controller.quorum.voters": f"3000@127.0.0.1:{ctl_port}",
-                                "controller.listener.names": "CONTROLLER",
-                                "listener.security.protocol.map": "PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT",
-                                "authorizer.class.name": ctl_base["authorizer.class.name"],
-                                **small_log_settings(dist.version, 16 * 1024, 40 * 1024)})
+        kraft_broker = {
+            k: v
+            for k, v in broker_props.items()
+            if k not in ("broker.id", "zookeeper.connect", "inter.broker.protocol.version")
+        }
+        write_properties(
+            bcfg,
+            {
+                **kraft_broker,
+                "process.roles": "broker",
+                "node.id": 1,
+                "controller.quorum.voters": f"3000@127.0.0.1:{ctl_port}",
+                "controller.listener.names": "CONTROLLER",
+                "listener.security.protocol.map": "PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT",
+                "authorizer.class.name": ctl_base["authorizer.class.name"],
+                **small_log_settings(dist.version, 16 * 1024, 40 * 1024),
+            },
+        )
         broker.start()
         broker.wait_for("Kafka Server started", 180)
         controller.stop()
@@ -1257,17 +1405,41 @@ def run_zk_migration(dist: KafkaDist, workdir: Path, log: Log) -> Nodes:
 
 
 SCENARIOS: tuple[Scenario, ...] = (
-    Scenario("demo", "4.4.0", "combined", {"demo": 1},
-             "single combined node (dynamic quorum, --standalone): a few topics, configs, ACLs, quotas, "
-             "SCRAM users", run_demo),
-    Scenario("kafka-4.4-split", "4.4.0", "split", {"kafka-4.4-split-c1": 1, "kafka-4.4-broker": 4},
-             "3 controllers (dynamic quorum, SASL/SCRAM controller listener) + 2 brokers, MV 4.0-IV3 -> "
-             "4.4-IV2, everything", run_split),
-    Scenario("kafka-3.9-split", "3.9.2", "split", {"kafka-3.9-split-c1": 1, "kafka-3.9-broker": 4},
-             "3 controllers (static quorum) + 2 brokers, MV 3.3-IV0 -> 3.9-IV0, everything", run_split),
-    Scenario("kafka-3.9-zk-migration", "3.9.2", "zk-migration", {"kafka-3.9-zk-migration": 3000},
-             "ZooKeeper cluster migrated to a KRaft controller that crashed mid-migration (aborted "
-             "metadata transaction), dual-write, then finalized", run_zk_migration),
+    Scenario(
+        "demo",
+        "4.4.0",
+        "combined",
+        {"demo": 1},
+        "single combined node (dynamic quorum, --standalone): a few topics, configs, ACLs, quotas, "
+        "SCRAM users",
+        run_demo,
+    ),
+    Scenario(
+        "kafka-4.4-split",
+        "4.4.0",
+        "split",
+        {"kafka-4.4-split-c1": 1, "kafka-4.4-broker": 4},
+        "3 controllers (dynamic quorum, SASL/SCRAM controller listener) + 2 brokers, MV 4.0-IV3 -> "
+        "4.4-IV2, everything",
+        run_split,
+    ),
+    Scenario(
+        "kafka-3.9-split",
+        "3.9.2",
+        "split",
+        {"kafka-3.9-split-c1": 1, "kafka-3.9-broker": 4},
+        "3 controllers (static quorum) + 2 brokers, MV 3.3-IV0 -> 3.9-IV0, everything",
+        run_split,
+    ),
+    Scenario(
+        "kafka-3.9-zk-migration",
+        "3.9.2",
+        "zk-migration",
+        {"kafka-3.9-zk-migration": 3000},
+        "ZooKeeper cluster migrated to a KRaft controller that crashed mid-migration (aborted "
+        "metadata transaction), dual-write, then finalized",
+        run_zk_migration,
+    ),
 )
 
 
@@ -1317,8 +1489,15 @@ def _uvarint(buf: bytes, pos: int) -> tuple[int, int]:
         shift += 7
 
 
-CONTROL_NAMES = {0: "Abort", 1: "Commit", 2: "LeaderChange", 3: "SnapshotHeader", 4: "SnapshotFooter",
-                 5: "KRaftVersion", 6: "KRaftVoters"}
+CONTROL_NAMES = {
+    0: "Abort",
+    1: "Commit",
+    2: "LeaderChange",
+    3: "SnapshotHeader",
+    4: "SnapshotFooter",
+    5: "KRaftVersion",
+    6: "KRaftVoters",
+}
 
 
 def iter_records(path: Path) -> Iterator[tuple[int, bool, bytes | None, bytes | None]]:
@@ -1330,8 +1509,8 @@ def iter_records(path: Path) -> Iterator[tuple[int, bool, bytes | None, bytes | 
         end = pos + 12 + length
         if end > len(data):
             break  # torn tail
-        attributes, = struct.unpack_from(">h", data, pos + 21)
-        count, = struct.unpack_from(">i", data, pos + 57)
+        (attributes,) = struct.unpack_from(">h", data, pos + 21)
+        (count,) = struct.unpack_from(">i", data, pos + 57)
         if attributes & 0x7:
             raise ValueError(f"{path}: compressed batch at byte {pos} (KRaft never compresses)")
         control = bool(attributes & 0x20)
@@ -1342,10 +1521,10 @@ def iter_records(path: Path) -> Iterator[tuple[int, bool, bytes | None, bytes | 
             _ts, rp = _varint(data, rp)
             delta, rp = _varint(data, rp)
             klen, rp = _varint(data, rp)
-            key = None if klen < 0 else data[rp:rp + klen]
+            key = None if klen < 0 else data[rp : rp + klen]
             rp += max(klen, 0)
             vlen, rp = _varint(data, rp)
-            value = None if vlen < 0 else data[rp:rp + vlen]
+            value = None if vlen < 0 else data[rp : rp + vlen]
             rp += max(vlen, 0)
             headers, rp = _varint(data, rp)
             for _h in range(headers):
@@ -1367,6 +1546,7 @@ def record_name(control: bool, key: bytes | None, value: bytes | None) -> str:
     api_key, p = _uvarint(value, p)
     try:
         from metashell.protocol.metadata import record_types
+
         return record_types().get(api_key, f"UnknownApiKey{api_key}")
     except ImportError:  # pragma: no cover - the project package is not installed
         return f"apiKey{api_key}"
@@ -1411,8 +1591,15 @@ def inventory(fixture: Path) -> dict[str, Any]:
 # CLI
 
 
-CONTROL_TYPES = ("c:LeaderChange", "c:SnapshotHeader", "c:SnapshotFooter", "c:KRaftVersion", "c:KRaftVoters",
-                 "c:Abort", "c:Commit")
+CONTROL_TYPES = (
+    "c:LeaderChange",
+    "c:SnapshotHeader",
+    "c:SnapshotFooter",
+    "c:KRaftVersion",
+    "c:KRaftVoters",
+    "c:Abort",
+    "c:Commit",
+)
 
 
 def coverage_table(manifest: dict[str, dict[str, Any]]) -> str:
@@ -1421,8 +1608,7 @@ def coverage_table(manifest: dict[str, dict[str, Any]]) -> str:
 
     names = sorted(manifest)
     types = [record_types()[k] for k in sorted(record_types())] + list(CONTROL_TYPES)
-    lines = ["| record type | " + " | ".join(f"`{n}`" for n in names) + " |",
-             "|---|" + "---:|" * len(names)]
+    lines = ["| record type | " + " | ".join(f"`{n}`" for n in names) + " |", "|---|" + "---:|" * len(names)]
     for t in types:
         cells = [str(manifest[n]["record_types"].get(t, "")) for n in names]
         lines.append(f"| {t} | " + " | ".join(cells) + " |")
@@ -1459,8 +1645,10 @@ def generate(scenario: Scenario, out: Path, workroot: Path, log: Log) -> dict[st
             "generation_seconds": seconds,
             **inv,
         }
-        log(f"   {fixture}: {inv['bytes']} bytes, {inv['segments']} segments, {len(inv['snapshots'])} "
-            f"snapshots, tail after snapshot: {inv['has_log_tail_after_snapshot']}")
+        log(
+            f"   {fixture}: {inv['bytes']} bytes, {inv['segments']} segments, {len(inv['snapshots'])} "
+            f"snapshots, tail after snapshot: {inv['has_log_tail_after_snapshot']}"
+        )
     return entries
 
 
@@ -1468,18 +1656,26 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--version", help="only scenarios of this Kafka version (3.9.2, 4.4.0)")
     parser.add_argument("--only", action="append", help="only this scenario or fixture name (repeatable)")
-    parser.add_argument("--out", default=str(REPO / "fixtures"), help="fixtures directory (default: fixtures/)")
+    parser.add_argument(
+        "--out", default=str(REPO / "fixtures"), help="fixtures directory (default: fixtures/)"
+    )
     parser.add_argument("--workdir", help="keep the cluster dirs (configs, server logs) here")
-    parser.add_argument("--summary", action="store_true",
-                        help="print the record-type coverage table of --out (from its manifest.json) and exit")
+    parser.add_argument(
+        "--summary",
+        action="store_true",
+        help="print the record-type coverage table of --out (from its manifest.json) and exit",
+    )
     args = parser.parse_args(argv)
     out = Path(args.out).resolve()
     if args.summary:
         print(coverage_table(json.loads((out / "manifest.json").read_text())))
         return 0
-    chosen = [sc for sc in SCENARIOS
-              if (not args.version or sc.version == args.version)
-              and (not args.only or sc.name in args.only or set(sc.outputs) & set(args.only))]
+    chosen = [
+        sc
+        for sc in SCENARIOS
+        if (not args.version or sc.version == args.version)
+        and (not args.only or sc.name in args.only or set(sc.outputs) & set(args.only))
+    ]
     if not chosen:
         names = ", ".join(sc.name for sc in SCENARIOS)
         print(f"error: no scenario matches (scenarios: {names})", file=sys.stderr)

@@ -84,15 +84,25 @@ def _cache_file(version: str, digest: str, tool: str, args: list[str]) -> Path:
     return cache_root() / "oracle" / version / digest[:2] / f"{digest[:16]}-{key[:24]}.json"
 
 
-def run_tool(path: Path | str, tool: str, args: list[str], *, version: str = DEFAULT_VERSION,
-             timeout: float = 120, use_cache: bool = True, strict: bool = True) -> str:
+def run_tool(
+    path: Path | str,
+    tool: str,
+    args: list[str],
+    *,
+    version: str = DEFAULT_VERSION,
+    timeout: float = 120,
+    use_cache: bool = True,
+    strict: bool = True,
+) -> str:
     """Run Kafka ``tool`` with ``args`` where the string ``{FILE}`` stands for a private copy of
     ``path``; return stdout with the copy's path replaced by ``path`` as given."""
     src = _check_file(Path(path))
     digest = sha256_of(src)
     dist = KafkaDist(version)
     program = tool == CAUGHT_UP
-    cache = _cache_file(version, digest, f"{tool}:{sha256_of(CAUGHT_UP_SOURCE)[:16]}" if program else tool, args)
+    cache = _cache_file(
+        version, digest, f"{tool}:{sha256_of(CAUGHT_UP_SOURCE)[:16]}" if program else tool, args
+    )
     if use_cache and cache.exists():
         out = json.loads(cache.read_text())["stdout"]
         return out.replace(_PLACEHOLDER, str(path))
@@ -105,7 +115,9 @@ def run_tool(path: Path | str, tool: str, args: list[str], *, version: str = DEF
         shutil.copyfile(src, copy)
         real_args = [a.replace("{FILE}", str(copy)) for a in args]
         if program:
-            proc = dist.run_program(CAUGHT_UP_SOURCE, *real_args, beside=SHELL, timeout=timeout, cwd=Path(tmp))
+            proc = dist.run_program(
+                CAUGHT_UP_SOURCE, *real_args, beside=SHELL, timeout=timeout, cwd=Path(tmp)
+            )
         else:
             proc = dist.run(tool, *real_args, timeout=timeout, cwd=Path(tmp))
     stdout = proc.stdout.replace(str(copy), _PLACEHOLDER)
@@ -125,10 +137,19 @@ def run_tool(path: Path | str, tool: str, args: list[str], *, version: str = DEF
     if use_cache and (proc.returncode == 0 or program) and cacheable:
         cache.parent.mkdir(parents=True, exist_ok=True)
         tmpfile = cache.with_suffix(f".{os.getpid()}.tmp")
-        tmpfile.write_text(json.dumps({
-            "version": version, "tool_version": tool_version, "jars": jars, "tool": tool, "args": args,
-            "sha256": digest, "stdout": stdout,
-        }))
+        tmpfile.write_text(
+            json.dumps(
+                {
+                    "version": version,
+                    "tool_version": tool_version,
+                    "jars": jars,
+                    "tool": tool,
+                    "args": args,
+                    "sha256": digest,
+                    "stdout": stdout,
+                }
+            )
+        )
         os.replace(tmpfile, cache)
     return stdout.replace(_PLACEHOLDER, str(path))
 
@@ -145,8 +166,14 @@ def _looks_unpublished(tool: str, stdout: str) -> bool:
     return tool == "kafka-metadata-shell" and _UNPUBLISHED in stdout
 
 
-def java_shell(path: Path | str, *command_words: str, version: str = DEFAULT_VERSION,
-               timeout: float = 120, use_cache: bool = True, strict: bool = True) -> str:
+def java_shell(
+    path: Path | str,
+    *command_words: str,
+    version: str = DEFAULT_VERSION,
+    timeout: float = 120,
+    use_cache: bool = True,
+    strict: bool = True,
+) -> str:
     """stdout of Kafka's metadata shell: ``MetadataShell --snapshot FILE <command words>``.
 
     Example: ``java_shell(f, "ls", "/image")``.  Several words form one command (the shell joins
@@ -158,8 +185,15 @@ def java_shell(path: Path | str, *command_words: str, version: str = DEFAULT_VER
     args = ["--snapshot", "{FILE}", *command_words]
     for attempt in range(3):  # its one-shot mode hangs at random on small files: ask again
         try:
-            out = run_tool(path, "kafka-metadata-shell", args, version=version, timeout=timeout,
-                           use_cache=use_cache and attempt == 0, strict=strict)
+            out = run_tool(
+                path,
+                "kafka-metadata-shell",
+                args,
+                version=version,
+                timeout=timeout,
+                use_cache=use_cache and attempt == 0,
+                strict=strict,
+            )
             break
         except OracleError:
             raise
@@ -169,13 +203,25 @@ def java_shell(path: Path | str, *command_words: str, version: str = DEFAULT_VER
     for _ in range(2):  # an image that was not published yet: ask again (a truly empty one stays so)
         if not _looks_unpublished("kafka-metadata-shell", out):
             break
-        out = run_tool(path, "kafka-metadata-shell", args, version=version, timeout=timeout,
-                       use_cache=False, strict=strict)
+        out = run_tool(
+            path,
+            "kafka-metadata-shell",
+            args,
+            version=version,
+            timeout=timeout,
+            use_cache=False,
+            strict=strict,
+        )
     return out
 
 
-def java_shell_caught_up(path: Path | str, *command_words: str, version: str = DEFAULT_VERSION,
-                         timeout: float = 120, use_cache: bool = True) -> tuple[str, int]:
+def java_shell_caught_up(
+    path: Path | str,
+    *command_words: str,
+    version: str = DEFAULT_VERSION,
+    timeout: float = 120,
+    use_cache: bool = True,
+) -> tuple[str, int]:
     """Kafka's metadata shell once its loader has applied the WHOLE file: ``(stdout, lastAppliedOffset)``.
 
     ``scripts/java/CaughtUpMetadataShell.java`` runs the shell's own classes (loader, file reader,
@@ -188,16 +234,28 @@ def java_shell_caught_up(path: Path | str, *command_words: str, version: str = D
     """
     if not command_words:
         raise OracleError("java_shell_caught_up needs a command")
-    out = run_tool(path, CAUGHT_UP, ["{FILE}", *command_words], version=version, timeout=timeout,
-                   use_cache=use_cache, strict=False)
+    out = run_tool(
+        path,
+        CAUGHT_UP,
+        ["{FILE}", *command_words],
+        version=version,
+        timeout=timeout,
+        use_cache=use_cache,
+        strict=False,
+    )
     first, _, rest = out.partition("\n")
     if not first.startswith("lastAppliedOffset="):
         raise OracleError(f"{CAUGHT_UP} on {path}: unexpected first line {first[:200]!r}")
     return rest, int(first.split("=", 1)[1])
 
 
-def java_shell_settled(path: Path | str, *command_words: str, version: str = DEFAULT_VERSION,
-                       empty: str | None = None, timeout: float = 60) -> str:
+def java_shell_settled(
+    path: Path | str,
+    *command_words: str,
+    version: str = DEFAULT_VERSION,
+    empty: str | None = None,
+    timeout: float = 60,
+) -> str:
     """What Kafka's shell prints for the command once its loader has the whole file.
 
     Kafka's one-shot shell has two timing bugs (:func:`java_shell_caught_up`): it hangs for good when
@@ -218,8 +276,9 @@ def java_shell_settled(path: Path | str, *command_words: str, version: str = DEF
             if out == caught_up:
                 break
             time.sleep(1)
-            out = java_shell(path, *command_words, version=version, timeout=timeout, strict=False,
-                             use_cache=False)
+            out = java_shell(
+                path, *command_words, version=version, timeout=timeout, strict=False, use_cache=False
+            )
     except HarnessError:
         return caught_up
     if out != caught_up and (out == empty or _looks_unpublished(SHELL, out)):
@@ -227,26 +286,45 @@ def java_shell_settled(path: Path | str, *command_words: str, version: str = DEF
     return out
 
 
-def dump_log(path: Path | str, version: str = DEFAULT_VERSION, *, timeout: float = 300,
-             use_cache: bool = True, strict: bool = True, extra_args: tuple[str, ...] = ()) -> str:
+def dump_log(
+    path: Path | str,
+    version: str = DEFAULT_VERSION,
+    *,
+    timeout: float = 300,
+    use_cache: bool = True,
+    strict: bool = True,
+    extra_args: tuple[str, ...] = (),
+) -> str:
     """stdout of ``kafka-dump-log --cluster-metadata-decoder --files FILE`` (every record decoded)."""
-    return run_tool(path, "kafka-dump-log", ["--cluster-metadata-decoder", *extra_args, "--files", "{FILE}"],
-                    version=version, timeout=timeout, use_cache=use_cache, strict=strict)
+    return run_tool(
+        path,
+        "kafka-dump-log",
+        ["--cluster-metadata-decoder", *extra_args, "--files", "{FILE}"],
+        version=version,
+        timeout=timeout,
+        use_cache=use_cache,
+        strict=strict,
+    )
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description="Run Kafka's metadata shell / log dumper on one file.")
-    parser.add_argument("--version", default=DEFAULT_VERSION,
-                        help=f"Kafka version (default {DEFAULT_VERSION})")
+    parser.add_argument(
+        "--version", default=DEFAULT_VERSION, help=f"Kafka version (default {DEFAULT_VERSION})"
+    )
     parser.add_argument("--no-cache", action="store_true", help="always run the JVM")
-    parser.add_argument("--lenient", action="store_true",
-                        help="print output even if the tool reported a fault")
+    parser.add_argument(
+        "--lenient", action="store_true", help="print output even if the tool reported a fault"
+    )
     sub = parser.add_subparsers(dest="cmd", required=True)
     s = sub.add_parser("shell", help="MetadataShell --snapshot FILE <command...>")
     s.add_argument("file")
     s.add_argument("words", nargs=argparse.REMAINDER, help="shell command, e.g. ls /image")
-    c = sub.add_parser("caught-up", help="the shell's classes after the whole file is applied "
-                       "(prints lastAppliedOffset=N first; N <= 0: Kafka's own shell hangs)")
+    c = sub.add_parser(
+        "caught-up",
+        help="the shell's classes after the whole file is applied "
+        "(prints lastAppliedOffset=N first; N <= 0: Kafka's own shell hangs)",
+    )
     c.add_argument("file")
     c.add_argument("words", nargs=argparse.REMAINDER, help="shell command, e.g. ls /image")
     d = sub.add_parser("dump", help="DumpLogSegments --cluster-metadata-decoder --files FILE")
@@ -254,15 +332,22 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         if args.cmd == "shell":
-            out = java_shell(args.file, *(args.words or ["ls", "/"]), version=args.version,
-                             use_cache=not args.no_cache, strict=not args.lenient)
+            out = java_shell(
+                args.file,
+                *(args.words or ["ls", "/"]),
+                version=args.version,
+                use_cache=not args.no_cache,
+                strict=not args.lenient,
+            )
         elif args.cmd == "caught-up":
-            text, applied = java_shell_caught_up(args.file, *(args.words or ["ls", "/"]),
-                                                 version=args.version, use_cache=not args.no_cache)
+            text, applied = java_shell_caught_up(
+                args.file, *(args.words or ["ls", "/"]), version=args.version, use_cache=not args.no_cache
+            )
             out = f"lastAppliedOffset={applied}\n{text}"
         else:
-            out = dump_log(args.file, version=args.version, use_cache=not args.no_cache,
-                           strict=not args.lenient)
+            out = dump_log(
+                args.file, version=args.version, use_cache=not args.no_cache, strict=not args.lenient
+            )
     except HarnessError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1

@@ -65,8 +65,13 @@ def corpus_dirs() -> list[Any]:
     """
     paths = corpus_paths()
     if not paths:
-        return [pytest.param(None, id="no-corpus",
-                             marks=pytest.mark.skip(reason=f"corpus not available: {CORPUS} is absent"))]
+        return [
+            pytest.param(
+                None,
+                id="no-corpus",
+                marks=pytest.mark.skip(reason=f"corpus not available: {CORPUS} is absent"),
+            )
+        ]
     return [pytest.param(p, id=p.name) for p in paths]
 
 
@@ -78,8 +83,9 @@ def kafka_unavailable(reason: str) -> NoReturn:
     """Skip (laptop) or fail (CI, METASHELL_REQUIRE_KAFKA=1) with a one-line reason."""
     reason = " ".join(str(reason).split())[:300]
     if REQUIRE_KAFKA:
-        pytest.fail(f"real Kafka required (METASHELL_REQUIRE_KAFKA=1) but unavailable: {reason}",
-                    pytrace=False)
+        pytest.fail(
+            f"real Kafka required (METASHELL_REQUIRE_KAFKA=1) but unavailable: {reason}", pytrace=False
+        )
     pytest.skip(f"real Kafka unavailable: {reason}")
 
 
@@ -123,8 +129,15 @@ class ClusterFactory:
         self._tmp = tmp_factory
         self.clusters: list[kafka_harness.KafkaCluster] = []
 
-    def __call__(self, version: str = kafka_harness.DEFAULT_VERSION, mode: str = "combined", *,
-                 start: bool = True, timeout: float = 240, **kw: Any) -> kafka_harness.KafkaCluster:
+    def __call__(
+        self,
+        version: str = kafka_harness.DEFAULT_VERSION,
+        mode: str = "combined",
+        *,
+        start: bool = True,
+        timeout: float = 240,
+        **kw: Any,
+    ) -> kafka_harness.KafkaCluster:
         dist = get_dist(version)
         workdir = self._tmp.mktemp(f"kafka-{version}-{mode}-{kw.get('security', 'plaintext')}")
         cluster = kafka_harness.KafkaCluster(dist, workdir, mode=mode, **kw)
@@ -164,7 +177,7 @@ def spark() -> Iterator[Any]:
     try:
         import pyspark  # noqa: F401
     except ImportError:
-        if os.environ.get("METASHELL_REQUIRE_KAFKA"):     # CI: the test command installs the extra
+        if os.environ.get("METASHELL_REQUIRE_KAFKA"):  # CI: the test command installs the extra
             raise
         pytest.skip("the spark extra is not installed: run scripts/test (pip install -e '.[test,spark]')")
     from metashell.spark import session
@@ -199,8 +212,11 @@ def pytest_unconfigure(config: pytest.Config) -> None:
     import traceback
 
     def leaked() -> list[threading.Thread]:
-        return [t for t in threading.enumerate()
-                if t is not threading.main_thread() and not t.daemon and t.is_alive()]
+        return [
+            t
+            for t in threading.enumerate()
+            if t is not threading.main_thread() and not t.daemon and t.is_alive()
+        ]
 
     deadline = time.monotonic() + THREAD_GRACE_SECONDS
     while leaked() and time.monotonic() < deadline:
@@ -210,8 +226,10 @@ def pytest_unconfigure(config: pytest.Config) -> None:
         return
     frames = sys._current_frames()
     out = sys.__stderr__ or sys.stderr
-    out.write(f"\nERROR: {len(threads)} non-daemon thread(s) still running after the tests "
-              f"({THREAD_GRACE_SECONDS:.0f} s grace); the interpreter would wait for them for ever:\n")
+    out.write(
+        f"\nERROR: {len(threads)} non-daemon thread(s) still running after the tests "
+        f"({THREAD_GRACE_SECONDS:.0f} s grace); the interpreter would wait for them for ever:\n"
+    )
     for t in threads:
         out.write(f"--- thread {t.name!r}\n")
         frame = frames.get(t.ident or -1)

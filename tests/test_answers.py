@@ -24,17 +24,27 @@ DEMO = FIXTURES / "demo"
 
 
 def broker(bid: int, fenced: bool = False, shutdown: bool = False) -> BrokerRegistration:
-    return BrokerRegistration(bid, 10 + bid, bytes(16), {}, {"metadata.version": (7, 33)}, None, fenced,
-                              shutdown, False, ())
+    return BrokerRegistration(
+        bid, 10 + bid, bytes(16), {}, {"metadata.version": (7, 33)}, None, fenced, shutdown, False, ()
+    )
 
 
-def part(replicas: tuple[int, ...], isr: tuple[int, ...], leader: int, adding: tuple[int, ...] = (),
-         removing: tuple[int, ...] = (), elr: tuple[int, ...] = ()) -> Partition:
+def part(
+    replicas: tuple[int, ...],
+    isr: tuple[int, ...],
+    leader: int,
+    adding: tuple[int, ...] = (),
+    removing: tuple[int, ...] = (),
+    elr: tuple[int, ...] = (),
+) -> Partition:
     return Partition(replicas, (bytes(16),) * len(replicas), isr, removing, adding, elr, (), leader, 0, 3, 5)
 
 
-def image_with(partitions: dict[str, dict[int, Partition]], brokers: list[BrokerRegistration],
-               configs: dict[tuple[int, str], dict[str, str]] | None = None) -> MetadataImage:
+def image_with(
+    partitions: dict[str, dict[int, Partition]],
+    brokers: list[BrokerRegistration],
+    configs: dict[tuple[int, str], dict[str, str]] | None = None,
+) -> MetadataImage:
     img = MetadataImage()
     for b in brokers:
         img.cluster.brokers[b.id] = b
@@ -55,9 +65,17 @@ def run(img: MetadataImage, line: str) -> tuple[int, str, str]:
 
 
 def test_healthy_cluster() -> None:
-    img = image_with({"t": {0: part((1, 2, 3), (1, 2, 3), 1), 1: part((2, 3, 1), (2, 3, 1), 2),
-                            2: part((3, 1, 2), (3, 1, 2), 3)}},
-                     [broker(1), broker(2), broker(3)], {(4, ""): {"min.insync.replicas": "2"}})
+    img = image_with(
+        {
+            "t": {
+                0: part((1, 2, 3), (1, 2, 3), 1),
+                1: part((2, 3, 1), (2, 3, 1), 2),
+                2: part((3, 1, 2), (3, 1, 2), 3),
+            }
+        },
+        [broker(1), broker(2), broker(3)],
+        {(4, ""): {"min.insync.replicas": "2"}},
+    )
     report = check_health(img)
     assert report.healthy and report.verdict().startswith("HEALTHY: 3 broker(s), 1 topic(s), 3 partition(s)")
     assert run(img, "health --exit-code") == (0, report.verdict() + "\n", "")
@@ -65,15 +83,24 @@ def test_healthy_cluster() -> None:
 
 def test_each_rule_on_a_known_image() -> None:
     img = image_with(
-        {"a": {0: part((1, 2, 3), (1,), 1),                      # under-replicated, under min ISR (2)
-               1: part((2, 1), (2, 1), 2),                       # at min ISR
-               2: part((3, 1), (3,), 3)},                        # leader fenced -> offline
-         "b": {0: part((1, 2, 4), (1, 2), 1, adding=(4,), removing=(3,))},   # reassigning, RF 2: not URP
-         "c": {0: part((2,), (), -1, elr=(2,))}},                # offline, ELR in use
+        {
+            "a": {
+                0: part((1, 2, 3), (1,), 1),  # under-replicated, under min ISR (2)
+                1: part((2, 1), (2, 1), 2),  # at min ISR
+                2: part((3, 1), (3,), 3),
+            },  # leader fenced -> offline
+            "b": {0: part((1, 2, 4), (1, 2), 1, adding=(4,), removing=(3,))},  # reassigning, RF 2: not URP
+            "c": {0: part((2,), (), -1, elr=(2,))},
+        },  # offline, ELR in use
         [broker(1), broker(2), broker(3, fenced=True), broker(4, shutdown=True), broker(5)],
-        {(4, ""): {"min.insync.replicas": "2"}, (2, "c"): {"min.insync.replicas": "1"}})
-    found = {f.key: [(i.topic, i.partition) for i in f.items] if f.items and hasattr(f.items[0], "topic")
-             else f.items for f in check_health(img).findings}
+        {(4, ""): {"min.insync.replicas": "2"}, (2, "c"): {"min.insync.replicas": "1"}},
+    )
+    found = {
+        f.key: [(i.topic, i.partition) for i in f.items]
+        if f.items and hasattr(f.items[0], "topic")
+        else f.items
+        for f in check_health(img).findings
+    }
     assert found["offline-partitions"] == [("a", 2), ("c", 0)]
     assert found["under-replicated-partitions"] == [("a", 0), ("a", 2), ("c", 0)]
     assert found["under-min-isr-partitions"] == [("a", 0), ("a", 2), ("c", 0)]
@@ -82,16 +109,24 @@ def test_each_rule_on_a_known_image() -> None:
     assert [b["broker"] for b in found["fenced-brokers"]] == [3]
     assert [b["broker"] for b in found["shutting-down-brokers"]] == [4]
     assert [b["broker"] for b in found["brokers-without-replicas"]] == [5]
-    assert effective_min_isr(img, "c") == (1, "topic") and effective_min_isr(img, "a") == (2, "cluster default")
+    assert effective_min_isr(img, "c") == (1, "topic") and effective_min_isr(img, "a") == (
+        2,
+        "cluster default",
+    )
 
     status, out, _ = run(img, "describe --at-min-isr-partitions")
     assert status == 0 and [ln.split("\tLeader")[0] for ln in out.splitlines()] == [
-        "\tTopic: a\tPartition: 1", "\tTopic: b\tPartition: 0"]
+        "\tTopic: a\tPartition: 1",
+        "\tTopic: b\tPartition: 0",
+    ]
     _, out, _ = run(img, "describe b")
     assert out.splitlines() == [
         "Topic: b\tTopicId: AgICAgICAgICAgICAgICAg\tPartitionCount: 1\tReplicationFactor: 2\tConfigs: ",
-        ("\tTopic: b\tPartition: 0\tLeader: 1\tReplicas: 1,2,4\tIsr: 1,2\tAdding Replicas: 4\tRemoving Replicas: 3"
-        "\tElr: \tLastKnownElr: ")]
+        (
+            "\tTopic: b\tPartition: 0\tLeader: 1\tReplicas: 1,2,4\tIsr: 1,2\tAdding Replicas: 4\tRemoving Replicas: 3"
+            "\tElr: \tLastKnownElr: "
+        ),
+    ]
     status, out, _ = run(img, "health --exit-code")
     assert status == 1 and out.startswith("CRITICAL: 2 offline partition(s)")
 
@@ -110,7 +145,7 @@ def test_health_on_the_demo() -> None:
     lines = out.splitlines()
     assert lines[0].startswith("CRITICAL: 12 offline partition(s) (no live leader)")
     assert "  broker 1 (epoch 13): fenced" in lines
-    assert "  12 of them belong to a finding above" in lines         # listed once, under "offline"
+    assert "  12 of them belong to a finding above" in lines  # listed once, under "offline"
     assert sum(1 for ln in lines if ln.startswith("  orders-0:")) == 1
     assert run_cli("-d", str(DEMO), "health", "--exit-code")[0] == 1
     status, out, _ = run_cli("-d", str(DEMO), "--json", "health")
@@ -123,8 +158,13 @@ def test_describe_on_the_demo() -> None:
     status, out, _ = run_cli("-d", str(DEMO), "describe", "orders")
     lines = out.splitlines()
     assert status == 0 and len(lines) == 7
-    assert lines[0].startswith("Topic: orders\tTopicId: ") and "\tPartitionCount: 6\tReplicationFactor: 1\t" in lines[0]
-    assert lines[1] == "\tTopic: orders\tPartition: 0\tLeader: none\tReplicas: 1\tIsr: \tElr: 1\tLastKnownElr: 1"
+    assert (
+        lines[0].startswith("Topic: orders\tTopicId: ")
+        and "\tPartitionCount: 6\tReplicationFactor: 1\t" in lines[0]
+    )
+    assert (
+        lines[1] == "\tTopic: orders\tPartition: 0\tLeader: none\tReplicas: 1\tIsr: \tElr: 1\tLastKnownElr: 1"
+    )
     status, out, _ = run_cli("-d", str(DEMO), "describe", "--topics-with-overrides")
     assert status == 0 and all(ln.startswith("Topic: ") for ln in out.splitlines())
     status, out, err = run_cli("-d", str(DEMO), "describe", "nope", "pay*")
@@ -165,14 +205,32 @@ def test_describe_acl_on_the_fixture() -> None:
         assert status == 0, err
         return out.splitlines()[-1]
 
-    assert last("--principal", "User:mallory", "--resource", "topic:payments", "--operation", "read",
-                "--host", "10.0.0.66").startswith("Decision: DENIED (a DENY binding")
-    assert last("--principal", "User:mallory", "--resource", "topic:payments", "--operation", "read",
-                "--host", "10.0.0.1").startswith("Decision: DENIED (no binding allows it")
-    assert last("--principal", "User:bob", "--resource", "topic:payments", "--operation", "describe") \
-        .startswith("Decision: ALLOWED")        # WRITE on the prefix "pay" implies DESCRIBE
-    assert last("--principal", "User:bob", "--resource", "group:nobody", "--operation", "read") \
-        .startswith("Decision: DENIED (no binding exists for this resource")
+    assert last(
+        "--principal",
+        "User:mallory",
+        "--resource",
+        "topic:payments",
+        "--operation",
+        "read",
+        "--host",
+        "10.0.0.66",
+    ).startswith("Decision: DENIED (a DENY binding")
+    assert last(
+        "--principal",
+        "User:mallory",
+        "--resource",
+        "topic:payments",
+        "--operation",
+        "read",
+        "--host",
+        "10.0.0.1",
+    ).startswith("Decision: DENIED (no binding allows it")
+    assert last(
+        "--principal", "User:bob", "--resource", "topic:payments", "--operation", "describe"
+    ).startswith("Decision: ALLOWED")  # WRITE on the prefix "pay" implies DESCRIBE
+    assert last("--principal", "User:bob", "--resource", "group:nobody", "--operation", "read").startswith(
+        "Decision: DENIED (no binding exists for this resource"
+    )
     status, out, _ = run_cli("-d", fixture, "--json", "describe", "acl", "--principal", "User:alice")
     doc = json.loads(out)
     assert doc["decision"] is None and {b["principal"] for b in doc["bindings"]} == {"User:alice", "User:*"}
@@ -181,8 +239,13 @@ def test_describe_acl_on_the_fixture() -> None:
 
 
 def test_no_eligible_leader() -> None:
-    img = image_with({"d": {0: part((1, 2), (), -1), 1: part((1, 2), (), -1, elr=(2,)), 2: part((1, 2), (2,), -1)}},
-                     [broker(1, fenced=True), broker(2)])
-    found = {f.key: [(i.topic, i.partition) for i in f.items] for f in check_health(img).findings
-             if f.key in ("no-eligible-leader", "offline-partitions")}
+    img = image_with(
+        {"d": {0: part((1, 2), (), -1), 1: part((1, 2), (), -1, elr=(2,)), 2: part((1, 2), (2,), -1)}},
+        [broker(1, fenced=True), broker(2)],
+    )
+    found = {
+        f.key: [(i.topic, i.partition) for i in f.items]
+        for f in check_health(img).findings
+        if f.key in ("no-eligible-leader", "offline-partitions")
+    }
     assert found == {"offline-partitions": [("d", 0), ("d", 1), ("d", 2)], "no-eligible-leader": [("d", 0)]}

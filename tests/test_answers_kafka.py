@@ -27,8 +27,12 @@ from metashell.image.loader import load_directory
 pytestmark = [pytest.mark.kafka, pytest.mark.timeout(900)]
 
 VERSION = "4.4.0"
-FILTERS = ("--under-replicated-partitions", "--unavailable-partitions", "--under-min-isr-partitions",
-           "--at-min-isr-partitions")
+FILTERS = (
+    "--under-replicated-partitions",
+    "--unavailable-partitions",
+    "--under-min-isr-partitions",
+    "--at-min-isr-partitions",
+)
 
 
 def _partition_lines(text: str) -> list[str]:
@@ -53,10 +57,13 @@ def _acl_set(text: str) -> set[tuple[str, ...]]:
 
 @pytest.fixture(scope="module")
 def degraded(kafka_cluster_module: Any, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
-    secured = {"authorizer.class.name": "org.apache.kafka.metadata.authorizer.StandardAuthorizer",
-               "super.users": "User:ANONYMOUS"}
-    cluster = kafka_cluster_module(VERSION, "combined", brokers=2, broker_overrides=secured,
-                                   controller_overrides=secured)
+    secured = {
+        "authorizer.class.name": "org.apache.kafka.metadata.authorizer.StandardAuthorizer",
+        "super.users": "User:ANONYMOUS",
+    }
+    cluster = kafka_cluster_module(
+        VERSION, "combined", brokers=2, broker_overrides=secured, controller_overrides=secured
+    )
     bs = cluster.bootstrap_servers
 
     def admin(tool: str, *args: str) -> str:
@@ -65,29 +72,80 @@ def degraded(kafka_cluster_module: Any, tmp_path_factory: pytest.TempPathFactory
     def topics(*args: str) -> str:
         return admin("kafka-topics", "--describe", *args)
 
-    admin("kafka-configs", "--entity-type", "brokers", "--entity-default", "--alter", "--add-config",
-          "min.insync.replicas=2")
-    for acl in (("--allow-principal", "User:alice", "--operation", "Read", "--topic", "spread"),
-                ("--allow-principal", "User:alice", "--operation", "Read", "--group", "spread-app"),
-                ("--allow-principal", "User:bob", "--operation", "Write", "--topic", "pa",
-                 "--resource-pattern-type", "prefixed"),
-                ("--deny-principal", "User:mallory", "--deny-host", "10.0.0.66", "--operation", "Read",
-                 "--topic", "pair"),
-                ("--allow-principal", "User:*", "--operation", "Describe", "--topic", "*")):
+    admin(
+        "kafka-configs",
+        "--entity-type",
+        "brokers",
+        "--entity-default",
+        "--alter",
+        "--add-config",
+        "min.insync.replicas=2",
+    )
+    for acl in (
+        ("--allow-principal", "User:alice", "--operation", "Read", "--topic", "spread"),
+        ("--allow-principal", "User:alice", "--operation", "Read", "--group", "spread-app"),
+        (
+            "--allow-principal",
+            "User:bob",
+            "--operation",
+            "Write",
+            "--topic",
+            "pa",
+            "--resource-pattern-type",
+            "prefixed",
+        ),
+        (
+            "--deny-principal",
+            "User:mallory",
+            "--deny-host",
+            "10.0.0.66",
+            "--operation",
+            "Read",
+            "--topic",
+            "pair",
+        ),
+        ("--allow-principal", "User:*", "--operation", "Describe", "--topic", "*"),
+    ):
         admin("kafka-acls", "--add", "--force", *acl)
     admin("kafka-topics", "--create", "--topic", "spread", "--partitions", "6", "--replication-factor", "3")
-    admin("kafka-topics", "--create", "--topic", "strict", "--partitions", "3", "--replication-factor", "3",
-          "--config", "min.insync.replicas=3")
+    admin(
+        "kafka-topics",
+        "--create",
+        "--topic",
+        "strict",
+        "--partitions",
+        "3",
+        "--replication-factor",
+        "3",
+        "--config",
+        "min.insync.replicas=3",
+    )
     admin("kafka-topics", "--create", "--topic", "pair", "--replica-assignment", "1:2,2:3,3:1,1:3")
     admin("kafka-topics", "--create", "--topic", "lonely", "--replica-assignment", "3,3")
-    admin("kafka-topics", "--create", "--topic", "loose", "--replica-assignment", "1",
-          "--config", "min.insync.replicas=1")
+    admin(
+        "kafka-topics",
+        "--create",
+        "--topic",
+        "loose",
+        "--replica-assignment",
+        "1",
+        "--config",
+        "min.insync.replicas=1",
+    )
     # Data in loose-0 and a 1 byte/s throttle: moving it onto broker 3 never finishes.
-    cluster.admin("kafka-console-producer", "--bootstrap-server", bs, "--topic", "loose",
-                  input="".join(f"{i:06d} " + "x" * 1000 + "\n" for i in range(300)), check=True)
+    cluster.admin(
+        "kafka-console-producer",
+        "--bootstrap-server",
+        bs,
+        "--topic",
+        "loose",
+        input="".join(f"{i:06d} " + "x" * 1000 + "\n" for i in range(300)),
+        check=True,
+    )
     plan = tmp_path_factory.mktemp("reassign") / "plan.json"
-    plan.write_text(json.dumps({"version": 1, "partitions": [{"topic": "loose", "partition": 0,
-                                                               "replicas": [1, 3]}]}))
+    plan.write_text(
+        json.dumps({"version": 1, "partitions": [{"topic": "loose", "partition": 0, "replicas": [1, 3]}]})
+    )
     admin("kafka-reassign-partitions", "--reassignment-json-file", str(plan), "--execute", "--throttle", "1")
     deadline = time.monotonic() + 120
     while "Adding Replicas: 3" not in topics("--topic", "loose"):
@@ -100,8 +158,9 @@ def degraded(kafka_cluster_module: Any, tmp_path_factory: pytest.TempPathFactory
     kafka: dict[str, Any] = {f: _partition_lines(topics(f)) for f in FILTERS}
     kafka["all"] = topics()
     for topic in ("spread", "pair", "lonely"):
-        kafka[f"acls-{topic}"] = _acl_set(admin("kafka-acls", "--list", "--topic", topic,
-                                                 "--resource-pattern-type", "match"))
+        kafka[f"acls-{topic}"] = _acl_set(
+            admin("kafka-acls", "--list", "--topic", topic, "--resource-pattern-type", "match")
+        )
     kafka["acls-alice"] = _acl_set(admin("kafka-acls", "--list", "--principal", "User:alice"))
     return {"cluster": cluster, "dir": cluster.node(1).metadata_dir, "kafka": kafka}
 
@@ -120,7 +179,9 @@ def test_describe_everything_matches_kafka(degraded: dict[str, Any]) -> None:
     assert _partition_lines(out) == _partition_lines(kafka)
     # topic lines: everything but Configs (kafka-topics adds broker-level settings there)
     heads = sorted(line.split("\tConfigs:")[0] for line in out.splitlines() if line.startswith("Topic: "))
-    assert heads == sorted(line.split("\tConfigs:")[0] for line in kafka.splitlines() if line.startswith("Topic: "))
+    assert heads == sorted(
+        line.split("\tConfigs:")[0] for line in kafka.splitlines() if line.startswith("Topic: ")
+    )
     assert "\tConfigs: min.insync.replicas=3" in out
 
 
@@ -129,18 +190,25 @@ def test_health_names_the_known_damage(degraded: dict[str, Any]) -> None:
     found = {f.key: f for f in report.findings}
 
     def parts(key: str) -> list[str]:
-        return sorted(f"\tTopic: {i.topic}\tPartition: {i.partition}" for i in found[key].items) if key in found else []
+        return (
+            sorted(f"\tTopic: {i.topic}\tPartition: {i.partition}" for i in found[key].items)
+            if key in found
+            else []
+        )
 
     def kafka(option: str) -> list[str]:
         return sorted(line.split("\tLeader")[0] for line in degraded["kafka"][option])
 
-    assert parts("offline-partitions") == kafka("--unavailable-partitions") == [
-        "\tTopic: lonely\tPartition: 0", "\tTopic: lonely\tPartition: 1"]
+    assert (
+        parts("offline-partitions")
+        == kafka("--unavailable-partitions")
+        == ["\tTopic: lonely\tPartition: 0", "\tTopic: lonely\tPartition: 1"]
+    )
     assert parts("under-replicated-partitions") == kafka("--under-replicated-partitions")
     assert parts("under-min-isr-partitions") == kafka("--under-min-isr-partitions")
     assert [i["broker"] for i in found["fenced-brokers"].items] == [3]
     assert [(i.topic, i.partition) for i in found["reassignments"].items] == [("loose", 0)]
-    assert "min-isr-unknown" not in found          # the cluster default is in the metadata
+    assert "min-isr-unknown" not in found  # the cluster default is in the metadata
     assert not report.healthy and report.verdict().startswith("CRITICAL: 2 offline partition(s)")
 
     status, out, _ = run_cli("-d", str(degraded["dir"]), "health", "--exit-code")
@@ -173,19 +241,31 @@ def test_acls_of_a_principal_and_decisions(degraded: dict[str, Any]) -> None:
     _, out, _ = run_cli("-d", str(degraded["dir"]), "describe", "acl", "--principal", "User:alice")
     mine = _acl_set(out)
     assert {b for b in mine if b[3] == "User:alice"} == degraded["kafka"]["acls-alice"]
-    assert any(b[3] == "User:*" for b in mine)        # the wildcard principal applies to alice too
+    assert any(b[3] == "User:*" for b in mine)  # the wildcard principal applies to alice too
 
     def decision(*args: str) -> str:
         _, out, _ = run_cli("-d", str(degraded["dir"]), "describe", "acl", *args)
         return out.splitlines()[-1]
 
-    assert decision("--principal", "User:alice", "--resource", "topic:spread", "--operation", "read") \
-        .startswith("Decision: ALLOWED")
-    assert decision("--principal", "User:alice", "--resource", "topic:spread", "--operation", "write") \
-        .startswith("Decision: DENIED")
-    assert decision("--principal", "User:bob", "--resource", "topic:pair", "--operation", "write") \
-        .startswith("Decision: ALLOWED")                 # the prefixed "pa" binding
-    assert decision("--principal", "User:mallory", "--resource", "topic:pair", "--operation", "read",
-                    "--host", "10.0.0.66").startswith("Decision: DENIED (a DENY binding")
-    assert decision("--principal", "User:carol", "--resource", "topic:pair", "--operation", "describe") \
-        .startswith("Decision: ALLOWED")                 # User:* may describe every topic
+    assert decision(
+        "--principal", "User:alice", "--resource", "topic:spread", "--operation", "read"
+    ).startswith("Decision: ALLOWED")
+    assert decision(
+        "--principal", "User:alice", "--resource", "topic:spread", "--operation", "write"
+    ).startswith("Decision: DENIED")
+    assert decision("--principal", "User:bob", "--resource", "topic:pair", "--operation", "write").startswith(
+        "Decision: ALLOWED"
+    )  # the prefixed "pa" binding
+    assert decision(
+        "--principal",
+        "User:mallory",
+        "--resource",
+        "topic:pair",
+        "--operation",
+        "read",
+        "--host",
+        "10.0.0.66",
+    ).startswith("Decision: DENIED (a DENY binding")
+    assert decision(
+        "--principal", "User:carol", "--resource", "topic:pair", "--operation", "describe"
+    ).startswith("Decision: ALLOWED")  # User:* may describe every topic

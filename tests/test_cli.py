@@ -25,9 +25,11 @@ CORPUS = SHARED / "corpus"
 needs_shared = pytest.mark.skipif(not LOGDIR.is_dir(), reason="../shared reference pack is absent")
 REPO = Path(__file__).resolve().parents[1]
 
-PARTITION = ("PartitionRegistration(replicas=[1], directories=[EREREREREREiIiIiIiIiIg], isr=[1], "
-             "removingReplicas=[], addingReplicas=[], elr=[], lastKnownElr=[], leader=1, "
-             "leaderRecoveryState=RECOVERED, leaderEpoch=1, partitionEpoch=1)")
+PARTITION = (
+    "PartitionRegistration(replicas=[1], directories=[EREREREREREiIiIiIiIiIg], isr=[1], "
+    "removingReplicas=[], addingReplicas=[], elr=[], lastKnownElr=[], leader=1, "
+    "leaderRecoveryState=RECOVERED, leaderEpoch=1, partitionEpoch=1)"
+)
 
 
 class _Stream(io.StringIO):
@@ -39,7 +41,9 @@ class _Stream(io.StringIO):
         return self._tty
 
 
-def run_cli(*argv: str, stdin: str = "", monkeypatch: pytest.MonkeyPatch | None = None) -> tuple[int, str, str]:
+def run_cli(
+    *argv: str, stdin: str = "", monkeypatch: pytest.MonkeyPatch | None = None
+) -> tuple[int, str, str]:
     """``main(argv)`` with stdin/stdout/stderr captured (none of them a terminal)."""
     out, err = _Stream(), _Stream()
     saved = sys.stdin, sys.stdout, sys.stderr
@@ -64,17 +68,21 @@ def one_line(err: str) -> str:
 # usage errors: exit 2, one line
 # ------------------------------------------------------------------------------------------------
 
+
 def test_no_source_is_a_usage_error() -> None:
     status, out, err = run_cli("-c", "ls")
     assert status == 2 and out == ""
     assert "no metadata source" in one_line(err) and "--directory" in err
 
 
-@pytest.mark.parametrize("argv, names", [
-    (["-d", "a", "-s", "b"], "--directory and --snapshot"),
-    (["--snapshot", "b", "-q", "h:1"], "--snapshot and --bootstrap-controller"),
-    (["-d", "a", "--bootstrap-controller", "h:1"], "--directory and --bootstrap-controller"),
-])
+@pytest.mark.parametrize(
+    "argv, names",
+    [
+        (["-d", "a", "-s", "b"], "--directory and --snapshot"),
+        (["--snapshot", "b", "-q", "h:1"], "--snapshot and --bootstrap-controller"),
+        (["-d", "a", "--bootstrap-controller", "h:1"], "--directory and --bootstrap-controller"),
+    ],
+)
 def test_two_sources_is_a_usage_error(argv: list[str], names: str) -> None:
     status, out, err = run_cli(*argv, "-c", "ls")
     assert status == 2 and out == ""
@@ -96,12 +104,22 @@ def test_other_usage_errors() -> None:
 def test_help_documents_every_option() -> None:
     status, out, err = run_cli("--help")
     assert status == 0 and err == ""
-    for text in ("--directory DIRECTORY, -d DIRECTORY", "--snapshot SNAPSHOT, -s SNAPSHOT",
-                 "--bootstrap-controller BOOTSTRAP_CONTROLLER, -q BOOTSTRAP_CONTROLLER", "--config CONFIG",
-                 "-c COMMANDS", "--json", "--no-redact", "--no-color", "--version",
-                 "The __cluster_metadata-0 directory to read", "The metadata snapshot file to read",
-                 "used to communicate directly with the metadata", "The configuration file to use",
-                 "exit status: 0 success, 1 any error, 2 bad usage"):
+    for text in (
+        "--directory DIRECTORY, -d DIRECTORY",
+        "--snapshot SNAPSHOT, -s SNAPSHOT",
+        "--bootstrap-controller BOOTSTRAP_CONTROLLER, -q BOOTSTRAP_CONTROLLER",
+        "--config CONFIG",
+        "-c COMMANDS",
+        "--json",
+        "--no-redact",
+        "--no-color",
+        "--version",
+        "The __cluster_metadata-0 directory to read",
+        "The metadata snapshot file to read",
+        "used to communicate directly with the metadata",
+        "The configuration file to use",
+        "exit status: 0 success, 1 any error, 2 bad usage",
+    ):
         assert text in " ".join(out.split()) or text in out, text
 
 
@@ -114,9 +132,12 @@ def test_version() -> None:
 # source errors: exit 1, one line naming the file
 # ------------------------------------------------------------------------------------------------
 
+
 def test_missing_paths(tmp_path: Path) -> None:
     status, out, err = run_cli("-d", str(tmp_path / "nope"), "-c", "ls")
-    assert (status, out) == (1, "") and one_line(err) == f"error: {tmp_path / 'nope'}: no such file or directory"
+    assert (status, out) == (1, "") and one_line(
+        err
+    ) == f"error: {tmp_path / 'nope'}: no such file or directory"
     status, _, err = run_cli("-s", str(tmp_path / "nope.log"), "ls")
     assert status == 1 and "no such file or directory" in one_line(err)
 
@@ -144,7 +165,9 @@ def test_unreadable_directory(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -
     try:
         if os.geteuid() == 0:  # root reads anything: simulate what a normal user gets
             real_access = os.access
-            monkeypatch.setattr(os, "access", lambda p, m, **k: False if Path(p) == d else real_access(p, m, **k))
+            monkeypatch.setattr(
+                os, "access", lambda p, m, **k: False if Path(p) == d else real_access(p, m, **k)
+            )
         status, out, err = run_cli("-d", str(d), "-c", "ls")
     finally:
         d.chmod(0o700)
@@ -185,8 +208,14 @@ def test_torn_tail_is_a_warning(tmp_path: Path) -> None:
 def test_live_mode_fails_in_one_line() -> None:
     # Port 1 on localhost refuses connections; whether live mode exists yet or not, the answer is
     # one line and exit status 1.
-    proc = subprocess.run([sys.executable, "-m", "metashell", "-q", "127.0.0.1:1", "-c", "ls /"],
-                          check=False, capture_output=True, text=True, timeout=90, cwd=REPO)
+    proc = subprocess.run(
+        [sys.executable, "-m", "metashell", "-q", "127.0.0.1:1", "-c", "ls /"],
+        check=False,
+        capture_output=True,
+        text=True,
+        timeout=90,
+        cwd=REPO,
+    )
     assert proc.returncode == 1 and proc.stdout == ""
     one_line(proc.stderr)
 
@@ -194,6 +223,7 @@ def test_live_mode_fails_in_one_line() -> None:
 # ------------------------------------------------------------------------------------------------
 # one-shot forms
 # ------------------------------------------------------------------------------------------------
+
 
 @needs_shared
 def test_kafka_positional_form() -> None:
@@ -214,7 +244,9 @@ def test_snapshot_option_reads_one_file() -> None:
 
 @needs_shared
 def test_dash_c_runs_several_commands() -> None:
-    status, out, err = run_cli("-d", str(LOGDIR), "-c", "cd /image/topics; pwd; ls", "-c", "cat byName/foo/id")
+    status, out, err = run_cli(
+        "-d", str(LOGDIR), "-c", "cd /image/topics; pwd; ls", "-c", "cat byName/foo/id"
+    )
     assert (status, out, err) == (0, "/image/topics\nbyId\nbyName\nASNFZ4mrze8P7cuph2VDIQ\n", "")
 
 
@@ -253,11 +285,18 @@ def test_commands_from_stdin() -> None:
 
 @needs_shared
 def test_json_flag() -> None:
-    status, out, _ = run_cli("-d", str(LOGDIR), "--json", "-c", "ls /image/topics; cat /image/topics/byName/foo/id")
+    status, out, _ = run_cli(
+        "-d", str(LOGDIR), "--json", "-c", "ls /image/topics; cat /image/topics/byName/foo/id"
+    )
     rows = [json.loads(line) for line in out.splitlines()]
     assert status == 0
-    assert rows[0] == {"path": "/image/topics/byId", "name": "byId", "type": "dir", "kind": rows[0]["kind"],
-                       "children": 1}
+    assert rows[0] == {
+        "path": "/image/topics/byId",
+        "name": "byId",
+        "type": "dir",
+        "kind": rows[0]["kind"],
+        "children": 1,
+    }
     assert rows[-1]["path"] == "/image/topics/byName/foo/id" and rows[-1]["value"] == "ASNFZ4mrze8P7cuph2VDIQ"
 
 
@@ -304,20 +343,36 @@ def test_broken_pipe_is_quiet() -> None:
 # the real entry points
 # ------------------------------------------------------------------------------------------------
 
+
 @needs_shared
 def test_python_dash_m_and_console_scripts() -> None:
-    proc = subprocess.run([sys.executable, "-m", "metashell", "-d", str(LOGDIR), "cat", "/image/topics/byName/foo/0"],
-                          check=False, capture_output=True, text=True, timeout=60, cwd=REPO)
+    proc = subprocess.run(
+        [sys.executable, "-m", "metashell", "-d", str(LOGDIR), "cat", "/image/topics/byName/foo/0"],
+        check=False,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd=REPO,
+    )
     assert (proc.returncode, proc.stdout, proc.stderr) == (0, PARTITION + "\n", "")
     for script in ("kafka-metadata-shell", "metashell"):
         exe = shutil.which(script)
         if exe is None:
             continue
-        proc = subprocess.run([exe, "--directory", str(LOGDIR), "cat", "/image/topics/byName/foo/id"],
-                              check=False, capture_output=True, text=True, timeout=60)
+        proc = subprocess.run(
+            [exe, "--directory", str(LOGDIR), "cat", "/image/topics/byName/foo/id"],
+            check=False,
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
         assert (proc.returncode, proc.stdout, proc.stderr) == (0, "ASNFZ4mrze8P7cuph2VDIQ\n", ""), script
-    proc = subprocess.run([sys.executable, "-m", "metashell"], check=False, capture_output=True, text=True, timeout=60, cwd=REPO)
-    assert proc.returncode == 2 and proc.stdout == "" and proc.stderr.startswith("metashell: error: no metadata")
+    proc = subprocess.run(
+        [sys.executable, "-m", "metashell"], check=False, capture_output=True, text=True, timeout=60, cwd=REPO
+    )
+    assert (
+        proc.returncode == 2 and proc.stdout == "" and proc.stderr.startswith("metashell: error: no metadata")
+    )
 
 
 @pytest.mark.corpus
@@ -333,7 +388,9 @@ def test_every_corpus_directory_opens_in_one_shot_mode() -> None:
 
 
 DEMO = REPO / "fixtures" / "demo"
-needs_demo = pytest.mark.skipif(not (DEMO / "__cluster_metadata-0").is_dir(), reason="fixtures/demo not generated")
+needs_demo = pytest.mark.skipif(
+    not (DEMO / "__cluster_metadata-0").is_dir(), reason="fixtures/demo not generated"
+)
 
 
 @needs_demo
@@ -348,15 +405,24 @@ def test_redaction_by_default_and_no_redact() -> None:
 
 @needs_shared
 def test_every_command_in_one_shot_mode() -> None:
-    script = ("ls /image; cd /image; pwd; cat provenance; find topics/byName; tree features; ls -l features; "
-              "history 1; help; man tree; tree -L 1 /image/cluster; find /image -type d -name 'by*'")
+    script = (
+        "ls /image; cd /image; pwd; cat provenance; find topics/byName; tree features; ls -l features; "
+        "history 1; help; man tree; tree -L 1 /image/cluster; find /image -type d -name 'by*'"
+    )
     status, out, err = run_cli("-d", str(LOGDIR), "-c", script)
     assert (status, err) == (0, "")
-    for expected in ("acls\nclientQuotas\n", "\n/image\n", "offset 10, epoch 2, time 2023-11-14T22:13:26.5Z[UTC]\n",
-                     "topics/byName\ntopics/byName/foo\ntopics/byName/foo/0\n", "metadataVersion:\n  ",
-                     "    0  " + script[:20], "usage: {" + ",".join(spec.COMMAND_NAMES) + "} ...",
-                     "tree: Show the contents of metadata nodes in a tree structure.\n",
-                     "brokers:\ncontrollers:\n", "/image/acls/byId\n/image/topics/byId\n/image/topics/byName\n"):
+    for expected in (
+        "acls\nclientQuotas\n",
+        "\n/image\n",
+        "offset 10, epoch 2, time 2023-11-14T22:13:26.5Z[UTC]\n",
+        "topics/byName\ntopics/byName/foo\ntopics/byName/foo/0\n",
+        "metadataVersion:\n  ",
+        "    0  " + script[:20],
+        "usage: {" + ",".join(spec.COMMAND_NAMES) + "} ...",
+        "tree: Show the contents of metadata nodes in a tree structure.\n",
+        "brokers:\ncontrollers:\n",
+        "/image/acls/byId\n/image/topics/byId\n/image/topics/byName\n",
+    ):
         assert expected in out, expected
 
 
@@ -397,7 +463,9 @@ def test_live_mode_goes_through_the_hook(monkeypatch: pytest.MonkeyPatch, tmp_pa
     monkeypatch.setattr(sources, "_live_opener", lambda: opener)
     props = tmp_path / "client.properties"
     props.write_text("security.protocol=PLAINTEXT\n")
-    status, out, err = run_cli("-q", "c1:9093,c2:9093", "--config", str(props), "cat", "/image/topics/byName/foo/id")
+    status, out, err = run_cli(
+        "-q", "c1:9093,c2:9093", "--config", str(props), "cat", "/image/topics/byName/foo/id"
+    )
     assert (status, out, err) == (0, "ASNFZ4mrze8P7cuph2VDIQ\n", "")
     assert calls == [("c1:9093,c2:9093", str(props)), ("wait", sources.LIVE_WAIT_SECONDS), "close"]
     status, _, err = run_cli("-q", "c1:9093", "--config", str(tmp_path / "missing.properties"), "ls")

@@ -68,5 +68,7 @@ def test_corpus_directory_warns_as_recorded(directory: Path) -> None:
 def test_baseline_names_only_corpus_paths() -> None:
     if not corpus_paths():
         pytest.skip(f"corpus not available: {CORPUS} is absent")
-    names = {d.name for d in corpus_paths()} | {f"{d.name}/{f.name}" for d in corpus_paths() for f in _files(d)}
+    names = {d.name for d in corpus_paths()} | {
+        f"{d.name}/{f.name}" for d in corpus_paths() for f in _files(d)
+    }
     assert set(_baseline()) <= names

@@ -24,11 +24,15 @@ REPO = Path(__file__).resolve().parents[1]
 SHARED = REPO.parent / "shared"
 sys.path.insert(0, str(REPO / "scripts"))
 
-_BATCH = re.compile(r"^baseOffset: (-?\d+) lastOffset: (-?\d+) count: (\d+) .*?partitionLeaderEpoch: (-?\d+) "
-                    r"isTransactional: (\w+) isControl: (\w+) .*?position: (\d+) CreateTime: (-?\d+) "
-                    r"size: (\d+) magic: (\d+) compresscodec: (\w+) crc: (\d+) isvalid: (\w+)")
-_RECORD = re.compile(r"^\| offset: (-?\d+) CreateTime: (-?\d+) keySize: (-?\d+) valueSize: (-?\d+) .*?"
-                     r"headerKeys: \[[^\]]*\] (?:payload: (.*)|(\w+):? (\{.*\}))$")
+_BATCH = re.compile(
+    r"^baseOffset: (-?\d+) lastOffset: (-?\d+) count: (\d+) .*?partitionLeaderEpoch: (-?\d+) "
+    r"isTransactional: (\w+) isControl: (\w+) .*?position: (\d+) CreateTime: (-?\d+) "
+    r"size: (\d+) magic: (\d+) compresscodec: (\w+) crc: (\d+) isvalid: (\w+)"
+)
+_RECORD = re.compile(
+    r"^\| offset: (-?\d+) CreateTime: (-?\d+) keySize: (-?\d+) valueSize: (-?\d+) .*?"
+    r"headerKeys: \[[^\]]*\] (?:payload: (.*)|(\w+):? (\{.*\}))$"
+)
 
 
 def kafka_files() -> list[Path]:
@@ -48,8 +52,23 @@ def parse_dump(text: str) -> tuple[list[tuple], dict[int, Any]]:
         m = _BATCH.match(line)
         if m:
             g = m.groups()
-            batches.append((int(g[0]), int(g[1]), int(g[2]), int(g[3]), g[4] == "true", g[5] == "true",
-                            int(g[6]), int(g[7]), int(g[8]), int(g[9]), g[10], int(g[11]), g[12] == "true"))
+            batches.append(
+                (
+                    int(g[0]),
+                    int(g[1]),
+                    int(g[2]),
+                    int(g[3]),
+                    g[4] == "true",
+                    g[5] == "true",
+                    int(g[6]),
+                    int(g[7]),
+                    int(g[8]),
+                    int(g[9]),
+                    g[10],
+                    int(g[11]),
+                    g[12] == "true",
+                )
+            )
             continue
         m = _RECORD.match(line)
         if m:
@@ -67,17 +86,34 @@ def ours(path: Path) -> tuple[list[tuple], dict[int, Any]]:
     batches: list[tuple] = []
     records: dict[int, Any] = {}
     for b in iter_file_batches(path, lenient_tail=path.suffix == ".log"):
-        batches.append((b.base_offset, b.last_offset, b.records_count, b.partition_leader_epoch,
-                        b.is_transactional, b.is_control, b.position, b.max_timestamp, b.size, b.magic,
-                        b.compression_name, b.crc, b.crc_valid()))
+        batches.append(
+            (
+                b.base_offset,
+                b.last_offset,
+                b.records_count,
+                b.partition_leader_epoch,
+                b.is_transactional,
+                b.is_control,
+                b.position,
+                b.max_timestamp,
+                b.size,
+                b.magic,
+                b.compression_name,
+                b.crc,
+                b.crc_valid(),
+            )
+        )
         for offset, _ts, key, value in b.entries():
             if b.is_control:
                 ctl = decode_control_record(key, value)
                 records[offset] = (ctl.name, control_to_kafka_json(ctl))
             else:
                 rec = decode_metadata_record(value)
-                records[offset] = {"type": record_type_name(rec.name), "version": rec.version,
-                                   "data": to_kafka_json(rec.name, rec.version, rec.data)}
+                records[offset] = {
+                    "type": record_type_name(rec.name),
+                    "version": rec.version,
+                    "data": to_kafka_json(rec.name, rec.version, rec.data),
+                }
     return batches, records
 
 
@@ -97,8 +133,11 @@ def test_records_equal_kafka_dump_log(path: Path, kafka_oracle: Any) -> None:
     for o in unknown_to_kafka:
         # only record types newer than the oracle's Kafka may be undecodable to it, never to us
         assert "Unknown metadata id" in k_records[o][1] and isinstance(o_records[o], dict), k_records[o]
-    mismatches = [(o, o_records[o], k_records[o]) for o in k_records
-                  if o not in unknown_to_kafka and _norm(o_records[o]) != _norm(k_records[o])]
+    mismatches = [
+        (o, o_records[o], k_records[o])
+        for o in k_records
+        if o not in unknown_to_kafka and _norm(o_records[o]) != _norm(k_records[o])
+    ]
     assert not mismatches, f"{len(mismatches)} record(s) differ; first: {mismatches[0]}"
 
 
@@ -135,4 +174,6 @@ def test_log_json_equals_kafka_dump_log(path: Path, kafka_oracle: Any) -> None:
                 continue
             assert d["control"] and d["type"] == kafka[0]
         else:
-            assert _norm({"type": d["type"], "version": d["version"], "data": d["data"]}) == _norm(kafka), offset
+            assert _norm({"type": d["type"], "version": d["version"], "data": d["data"]}) == _norm(kafka), (
+                offset
+            )

@@ -28,8 +28,15 @@ NOT_PRODUCIBLE: dict[str, str] = {
 }
 
 #: Control record types the KRaft layer writes.
-CONTROL_TYPES = {"c:LeaderChange", "c:SnapshotHeader", "c:SnapshotFooter", "c:KRaftVersion", "c:KRaftVoters",
-                 "c:Abort", "c:Commit"}
+CONTROL_TYPES = {
+    "c:LeaderChange",
+    "c:SnapshotHeader",
+    "c:SnapshotFooter",
+    "c:KRaftVersion",
+    "c:KRaftVoters",
+    "c:Abort",
+    "c:Commit",
+}
 
 KEPT_ROOT_FILES = {"meta.properties", "bootstrap.checkpoint", "__cluster_metadata-0"}
 KEPT_PARTITION_FILES = {"quorum-state", "leader-epoch-checkpoint", "partition.metadata"}
@@ -50,7 +57,9 @@ def manifest() -> dict[str, dict]:
 def params() -> list:
     dirs = fixture_dirs()
     if not dirs:
-        return [pytest.param(None, id="no-fixtures", marks=pytest.mark.skip(reason="fixtures/ has no fixture"))]
+        return [
+            pytest.param(None, id="no-fixtures", marks=pytest.mark.skip(reason="fixtures/ has no fixture"))
+        ]
     return [pytest.param(d, id=d.name) for d in dirs]
 
 

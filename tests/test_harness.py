@@ -24,16 +24,28 @@ from metashell.image.loader import load_file
 pytestmark = pytest.mark.kafka
 
 TOPIC = "harness-topic"
-IMAGE_CHILDREN = {"acls", "clientQuotas", "cluster", "configs", "delegationToken", "features",
-                  "producerIds", "provenance", "scram", "topics"}
+IMAGE_CHILDREN = {
+    "acls",
+    "clientQuotas",
+    "cluster",
+    "configs",
+    "delegationToken",
+    "features",
+    "producerIds",
+    "provenance",
+    "scram",
+    "topics",
+}
 
 
 def small_metadata_log(version: str) -> dict[str, Any]:
     """Thresholds that make even a tiny cluster roll metadata segments and write snapshots."""
     # A segment must hold the largest batch: creating a topic is ONE batch (1 + partitions records),
     # so 4 KiB segments mean at most ~30 partitions per topic.
-    p: dict[str, Any] = {"metadata.log.max.record.bytes.between.snapshots": 2000,
-                         "metadata.max.idle.interval.ms": 500}
+    p: dict[str, Any] = {
+        "metadata.log.max.record.bytes.between.snapshots": 2000,
+        "metadata.max.idle.interval.ms": 500,
+    }
     if int(version.split(".")[0]) >= 4:
         p["internal.metadata.log.segment.bytes"] = 4096
     else:
@@ -54,13 +66,33 @@ def metadata_files(cluster: KafkaCluster) -> set[str]:
 def stopped_combined(request: pytest.FixtureRequest, kafka_cluster_module: Any) -> dict[str, Any]:
     version = request.param
     overrides = small_metadata_log(version)
-    cluster = kafka_cluster_module(version, "combined", broker_overrides=overrides,
-                                   controller_overrides=overrides)
-    created = cluster.admin("kafka-topics", "--bootstrap-server", cluster.bootstrap_servers, "--create",
-                            "--topic", TOPIC, "--partitions", "20", "--replication-factor", "1")
+    cluster = kafka_cluster_module(
+        version, "combined", broker_overrides=overrides, controller_overrides=overrides
+    )
+    created = cluster.admin(
+        "kafka-topics",
+        "--bootstrap-server",
+        cluster.bootstrap_servers,
+        "--create",
+        "--topic",
+        TOPIC,
+        "--partitions",
+        "20",
+        "--replication-factor",
+        "1",
+    )
     for i in range(2):  # more bytes: roll a segment or two
-        cluster.admin("kafka-topics", "--bootstrap-server", cluster.bootstrap_servers, "--create",
-                      "--topic", f"filler-{i}", "--partitions", "20", check=True)
+        cluster.admin(
+            "kafka-topics",
+            "--bootstrap-server",
+            cluster.bootstrap_servers,
+            "--create",
+            "--topic",
+            f"filler-{i}",
+            "--partitions",
+            "20",
+            check=True,
+        )
     listed = cluster.admin("kafka-topics", "--bootstrap-server", cluster.bootstrap_servers, "--list")
     cluster.stop()
     return {"cluster": cluster, "created": created, "listed": listed, "version": version}
@@ -89,6 +121,7 @@ def test_oracle_shell_ls_image(stopped_combined: dict[str, Any], kafka_oracle: A
     before = metadata_files(cluster)
     out = kafka_oracle.java_shell(first_log, "ls", "/image", version=version)
     assert set(out.split()) == IMAGE_CHILDREN
+
     # The topic is in the first segment (it was created right after start-up) and in the newest
     # snapshot -- unless Kafka's loader never catches up on that file, where its shell shows the
     # empty image (see "Kafka's catch-up gate" in metashell/image/loader.py); where the segment
@@ -159,8 +192,18 @@ def test_split_cluster_survives_killing_the_active_controller(kafka_cluster: Any
     assert not cluster.node(leader).is_running()
     new_leader = cluster.wait_for_leader(timeout=90, exclude=[leader])
     assert new_leader != leader
-    created = cluster.admin("kafka-topics", "--bootstrap-server", cluster.bootstrap_servers, "--create",
-                            "--topic", "after-failover", "--partitions", "2", "--replication-factor", "2")
+    created = cluster.admin(
+        "kafka-topics",
+        "--bootstrap-server",
+        cluster.bootstrap_servers,
+        "--create",
+        "--topic",
+        "after-failover",
+        "--partitions",
+        "2",
+        "--replication-factor",
+        "2",
+    )
     assert created.returncode == 0, created.stderr[-2000:]
     cluster.node(leader).start(timeout=120)  # restart the killed voter; it rejoins as a follower
     assert cluster.node(leader).is_running()
@@ -187,8 +230,16 @@ def test_sasl_scram_controller_listener(version: str, kafka_cluster: Any, tmp_pa
     assert status["LeaderId"] == "1"
     bad = tmp_path / "bad.properties"
     bad.write_text(text.replace(kafka_harness.SASL_PASSWORD, "wrong-password"))
-    proc = cluster.admin("kafka-metadata-quorum", "--bootstrap-controller", cluster.controller_bootstrap,
-                         "--command-config", bad, "describe", "--status", timeout=90)
+    proc = cluster.admin(
+        "kafka-metadata-quorum",
+        "--bootstrap-controller",
+        cluster.controller_bootstrap,
+        "--command-config",
+        bad,
+        "describe",
+        "--status",
+        timeout=90,
+    )
     assert proc.returncode != 0
     assert "Authentication failed" in proc.stdout + proc.stderr
 
@@ -199,14 +250,18 @@ def test_ssl_controller_listener(version: str, kafka_cluster: Any) -> None:
     assert cluster.controller_protocol == "SSL"
     ctx = ssl.create_default_context(cafile=str(cluster.tls["ca"]))
     port = cluster.nodes[0].controller_port
-    with (socket.create_connection(("127.0.0.1", port), timeout=10) as raw,
-          ctx.wrap_socket(raw, server_hostname="127.0.0.1") as tls):
+    with (
+        socket.create_connection(("127.0.0.1", port), timeout=10) as raw,
+        ctx.wrap_socket(raw, server_hostname="127.0.0.1") as tls,
+    ):
         cert = tls.getpeercert()
         assert tls.version() in ("TLSv1.2", "TLSv1.3")
     assert ("IP Address", "127.0.0.1") in cert["subjectAltName"]
     # an untrusting client is refused
-    with (socket.create_connection(("127.0.0.1", port), timeout=10) as raw,
-          pytest.raises(ssl.SSLCertVerificationError)):
+    with (
+        socket.create_connection(("127.0.0.1", port), timeout=10) as raw,
+        pytest.raises(ssl.SSLCertVerificationError),
+    ):
         ssl.create_default_context().wrap_socket(raw, server_hostname="127.0.0.1")
     assert cluster.quorum_status()["LeaderId"] == "1"  # Kafka's own client, PEM truststore
 
@@ -219,9 +274,19 @@ def test_ssl_controller_listener(version: str, kafka_cluster: Any) -> None:
 def test_dist_classpath_and_tools(version: str) -> None:
     dist = get_dist(version)
     assert f"kafka_2.13-{version}.jar" in dist.classpath
-    for tool in ("kafka-topics", "kafka-configs", "kafka-acls", "kafka-features", "kafka-metadata-quorum",
-                 "kafka-reassign-partitions", "kafka-delegation-tokens", "kafka-leader-election",
-                 "kafka-storage", "kafka-metadata-shell", "kafka-dump-log"):
+    for tool in (
+        "kafka-topics",
+        "kafka-configs",
+        "kafka-acls",
+        "kafka-features",
+        "kafka-metadata-quorum",
+        "kafka-reassign-partitions",
+        "kafka-delegation-tokens",
+        "kafka-leader-election",
+        "kafka-storage",
+        "kafka-metadata-shell",
+        "kafka-dump-log",
+    ):
         assert "." in dist.tool_class(tool)
     assert dist.tool_version("kafka-storage") == version
     assert dist.tool_version("kafka-metadata-shell") == version  # 4.4.0: rebuilt against 4.4.0 jars

@@ -77,24 +77,53 @@ def scripted(kafka_cluster_module: Any, tmp_path_factory: pytest.TempPathFactory
     admin("kafka-topics", "--create", "--topic", "orders", "--partitions", "3", "--replication-factor", "3")
     admin("kafka-topics", "--create", "--topic", "gone", "--partitions", "1", "--replication-factor", "1")
     step("created", lambda i: len(parts(i, "orders")) == 3 and "gone" in i.topics.by_name)
-    admin("kafka-configs", "--entity-type", "topics", "--entity-name", "orders", "--alter", "--add-config",
-          "retention.ms=1000")
+    admin(
+        "kafka-configs",
+        "--entity-type",
+        "topics",
+        "--entity-name",
+        "orders",
+        "--alter",
+        "--add-config",
+        "retention.ms=1000",
+    )
     step("configured", lambda i: i.configs.get((2, "orders"), {}).get("retention.ms") == "1000")
     cluster.node(3).kill()
-    step("killed", lambda i: i.cluster.brokers[3].fenced and all(3 not in p.isr for p in parts(i, "orders").values()),
-         timeout=180)
+    step(
+        "killed",
+        lambda i: i.cluster.brokers[3].fenced and all(3 not in p.isr for p in parts(i, "orders").values()),
+        timeout=180,
+    )
     cluster.node(3).start()
-    step("restarted", lambda i: not i.cluster.brokers[3].fenced
-         and all(3 in p.isr for p in parts(i, "orders").values()), timeout=180)
+    step(
+        "restarted",
+        lambda i: not i.cluster.brokers[3].fenced and all(3 in p.isr for p in parts(i, "orders").values()),
+        timeout=180,
+    )
     plan = tmp_path_factory.mktemp("reassign") / "plan.json"
-    plan.write_text(json.dumps({"version": 1, "partitions": [{"topic": "orders", "partition": 0,
-                                                               "replicas": [1, 2]}]}))
+    plan.write_text(
+        json.dumps({"version": 1, "partitions": [{"topic": "orders", "partition": 0, "replicas": [1, 2]}]})
+    )
     admin("kafka-reassign-partitions", "--reassignment-json-file", str(plan), "--execute")
-    step("reassigned", lambda i: parts(i, "orders")[0].replicas == (1, 2) and not parts(i, "orders")[0].adding_replicas
-         and not parts(i, "orders")[0].removing_replicas)
+    step(
+        "reassigned",
+        lambda i: (
+            parts(i, "orders")[0].replicas == (1, 2)
+            and not parts(i, "orders")[0].adding_replicas
+            and not parts(i, "orders")[0].removing_replicas
+        ),
+    )
     admin("kafka-topics", "--delete", "--topic", "gone")
-    admin("kafka-configs", "--entity-type", "topics", "--entity-name", "orders", "--alter", "--delete-config",
-          "retention.ms")
+    admin(
+        "kafka-configs",
+        "--entity-type",
+        "topics",
+        "--entity-name",
+        "orders",
+        "--alter",
+        "--delete-config",
+        "retention.ms",
+    )
     step("cleaned", lambda i: "gone" not in i.topics.by_name and (2, "orders") not in i.configs)
     admin("kafka-topics", "--delete", "--topic", "orders")
     step("deleted", lambda i: "orders" not in i.topics.by_name)
@@ -109,7 +138,16 @@ def test_at_each_step_shows_what_the_script_had_done(scripted: dict[str, Any]) -
     source = open_directory(str(d), lambda _w: None, True)
     assert source.travel is not None
     last = source.image.provenance.offset
-    for name in ("deleted", "created", "killed", "reassigned", "configured", "restarted", "cleaned", "created"):
+    for name in (
+        "deleted",
+        "created",
+        "killed",
+        "reassigned",
+        "configured",
+        "restarted",
+        "cleaned",
+        "created",
+    ):
         root, label = source.travel.move(str(off[name]))
         img = root.ctx.image
         assert img.provenance.offset == off[name]
@@ -122,12 +160,18 @@ def test_at_each_step_shows_what_the_script_had_done(scripted: dict[str, Any]) -
             continue
         assert orders is not None and sorted(orders.partitions) == [0, 1, 2]
         assert ("gone" in img.topics.by_name) == (name != "cleaned")
-        assert config.get("retention.ms") == ("1000" if name in ("configured", "killed", "restarted", "reassigned")
-                                              else None)
+        assert config.get("retention.ms") == (
+            "1000" if name in ("configured", "killed", "restarted", "reassigned") else None
+        )
         assert img.cluster.brokers[3].fenced == (name == "killed")
         in_isr = [3 in p.isr for p in orders.partitions.values()]
-        assert in_isr == ([False] * 3 if name == "killed" else [True, True, True] if name in
-                          ("created", "configured", "restarted") else in_isr)
+        assert in_isr == (
+            [False] * 3
+            if name == "killed"
+            else [True, True, True]
+            if name in ("created", "configured", "restarted")
+            else in_isr
+        )
         assert (orders.partitions[0].replicas == (1, 2)) == (name in ("reassigned", "cleaned"))
 
     status, out, err = run_cli("-d", str(d), "--at", str(off["killed"]), "--json", "cat", "/brokers/3")
@@ -145,12 +189,16 @@ def test_history_tells_the_story_in_order(scripted: dict[str, Any]) -> None:
 
     p0 = history("/topics/orders/0")
     assert p0[0]["summary"].startswith("partition created") and p0[0]["offset"] <= off["created"]
-    assert p0[-1]["summary"] == "topic orders deleted" and off["reassigned"] < p0[-1]["offset"] <= off["deleted"]
+    assert (
+        p0[-1]["summary"] == "topic orders deleted" and off["reassigned"] < p0[-1]["offset"] <= off["deleted"]
+    )
     shrink = [c for c in p0 if off["configured"] < c["offset"] <= off["killed"] and "Isr" in c["changes"]]
     assert shrink and 3 in shrink[0]["changes"]["Isr"][0] and 3 not in shrink[-1]["changes"]["Isr"][1]
     grow = [c for c in p0 if off["killed"] < c["offset"] <= off["restarted"] and "Isr" in c["changes"]]
     assert grow and 3 in grow[-1]["changes"]["Isr"][1]
-    moved = [c for c in p0 if off["restarted"] < c["offset"] <= off["reassigned"] and "Replicas" in c["changes"]]
+    moved = [
+        c for c in p0 if off["restarted"] < c["offset"] <= off["reassigned"] and "Replicas" in c["changes"]
+    ]
     assert moved and moved[-1]["changes"]["Replicas"][1] == [1, 2]
 
     b3 = history("/brokers/3")
@@ -166,25 +214,58 @@ def test_history_tells_the_story_in_order(scripted: dict[str, Any]) -> None:
     assert off["reassigned"] < retention[1]["offset"] <= off["cleaned"]
 
     gone = history("/topics/gone")
-    assert [c["summary"].split(" (")[0] for c in gone] == ["topic gone created", "partition 0 created",
-                                                          "topic gone deleted"]
+    assert [c["summary"].split(" (")[0] for c in gone] == [
+        "topic gone created",
+        "partition 0 created",
+        "topic gone deleted",
+    ]
 
 
 def test_log_and_diff_show_each_step(scripted: dict[str, Any]) -> None:
     d, off = scripted["dir"], scripted["offsets"]
-    status, out, err = run_cli("-d", str(d), "log", "--from", str(off["created"] + 1), "--to",
-                               str(off["configured"]), "--type", "ConfigRecord")
+    status, out, err = run_cli(
+        "-d",
+        str(d),
+        "log",
+        "--from",
+        str(off["created"] + 1),
+        "--to",
+        str(off["configured"]),
+        "--type",
+        "ConfigRecord",
+    )
     assert status == 0, err
     assert [line.split(None, 5)[-1] for line in out.splitlines()] == ["config retention.ms of orders set"]
-    status, out, _ = run_cli("-d", str(d), "log", "--from", str(off["reassigned"] + 1), "--to",
-                             str(off["deleted"]), "--type", "RemoveTopicRecord")
-    assert [line.split(None, 5)[-1] for line in out.splitlines()] == ["topic gone deleted", "topic orders deleted"]
+    status, out, _ = run_cli(
+        "-d",
+        str(d),
+        "log",
+        "--from",
+        str(off["reassigned"] + 1),
+        "--to",
+        str(off["deleted"]),
+        "--type",
+        "RemoveTopicRecord",
+    )
+    assert [line.split(None, 5)[-1] for line in out.splitlines()] == [
+        "topic gone deleted",
+        "topic orders deleted",
+    ]
 
-    status, out, _ = run_cli("-d", str(d), "diff", "--from", str(off["created"]), "--to", str(off["configured"]),
-                             "/configs")
+    status, out, _ = run_cli(
+        "-d", str(d), "diff", "--from", str(off["created"]), "--to", str(off["configured"]), "/configs"
+    )
     assert status == 1 and out.splitlines()[2:] == ["+/configs/topic/orders/retention.ms: 1000"]
-    status, out, _ = run_cli("-d", str(d), "diff", "--from", str(off["restarted"]), "--to",
-                             str(off["reassigned"]), "/topics/orders/0")
+    status, out, _ = run_cli(
+        "-d",
+        str(d),
+        "diff",
+        "--from",
+        str(off["restarted"]),
+        "--to",
+        str(off["reassigned"]),
+        "/topics/orders/0",
+    )
     assert status == 1 and "+/topics/orders/0 replicas: [1,2]" in out.splitlines()
     status, out, _ = run_cli("-d", str(d), "diff", "--from", str(off["cleaned"]), "--to", str(off["cleaned"]))
     assert status == 0 and out == ""

@@ -35,13 +35,18 @@ INC = b"3" * 8 + b"D" * 8
 
 # ------------------------------------------------------------------------------------------ helpers
 
+
 def image_state(img: MetadataImage) -> dict[str, Any]:
     """Everything in the image except provenance and quorum bookkeeping, comparable with ==."""
     return {
-        "brokers": img.cluster.brokers, "controllers": img.cluster.controllers,
+        "brokers": img.cluster.brokers,
+        "controllers": img.cluster.controllers,
         "topics": {k: (t.name, t.partitions) for k, t in img.topics.by_id.items()},
         "by_name": {n: t.id for n, t in img.topics.by_name.items()},
-        "configs": img.configs, "quotas": img.client_quotas, "acls": img.acls, "scram": img.scram,
+        "configs": img.configs,
+        "quotas": img.client_quotas,
+        "acls": img.acls,
+        "scram": img.scram,
         "tokens": img.delegation_tokens,
         "features": (img.features.finalized, img.features.metadata_version, img.features.zk_migration_state),
         "producer_ids": img.producer_ids.next_producer_id,
@@ -56,8 +61,10 @@ def ctl(name: str, data: dict[str, Any]) -> tuple[bytes, bytes]:
     return encode_control_record(name, data)
 
 
-LEADER_CHANGE = ctl("LeaderChange", {"Version": 0, "LeaderId": 1, "Voters": [{"VoterId": 1}],
-                                     "GrantingVoters": [{"VoterId": 1}]})
+LEADER_CHANGE = ctl(
+    "LeaderChange",
+    {"Version": 0, "LeaderId": 1, "Voters": [{"VoterId": 1}], "GrantingVoters": [{"VoterId": 1}]},
+)
 
 
 def topic(name: str, tid: bytes) -> bytes:
@@ -65,8 +72,19 @@ def topic(name: str, tid: bytes) -> bytes:
 
 
 def partition(tid: bytes, pid: int, leader: int = 1, epoch: int = 0) -> bytes:
-    return rec("PartitionRecord", 0, {"PartitionId": pid, "TopicId": tid, "Replicas": [1, 2], "Isr": [1, 2],
-                                      "Leader": leader, "LeaderEpoch": epoch, "PartitionEpoch": epoch})
+    return rec(
+        "PartitionRecord",
+        0,
+        {
+            "PartitionId": pid,
+            "TopicId": tid,
+            "Replicas": [1, 2],
+            "Isr": [1, 2],
+            "Leader": leader,
+            "LeaderEpoch": epoch,
+            "PartitionEpoch": epoch,
+        },
+    )
 
 
 def config(name: str, value: str | None, resource: str = "foo") -> bytes:
@@ -79,12 +97,16 @@ def write_log(path: Path, batches: list[tuple[int, int, list, int, bool]]) -> Pa
     return path
 
 
-def write_snapshot(path: Path, epoch: int, records: list[bytes], header_ts: int, batch_ts: int = 5000) -> Path:
+def write_snapshot(
+    path: Path, epoch: int, records: list[bytes], header_ts: int, batch_ts: int = 5000
+) -> Path:
     header = ctl("SnapshotHeader", {"Version": 0, "LastContainedLogTimestamp": header_ts})
     footer = ctl("SnapshotFooter", {"Version": 0})
-    path.write_bytes(build_batch(0, epoch, [header], batch_ts, control=True)
-                     + build_batch(1, epoch, records, batch_ts)
-                     + build_batch(1 + len(records), epoch, [footer], batch_ts, control=True))
+    path.write_bytes(
+        build_batch(0, epoch, [header], batch_ts, control=True)
+        + build_batch(1, epoch, records, batch_ts)
+        + build_batch(1 + len(records), epoch, [footer], batch_ts, control=True)
+    )
     return path
 
 
@@ -94,6 +116,7 @@ def prov(img: MetadataImage) -> tuple[int, int, int]:
 
 
 # ------------------------------------------------------------------------------------------ reference vectors
+
 
 def _expected_blocks() -> list[str]:
     text = (VECTORS / "expected-shell-output-for-metadata-log-dir.txt").read_text()
@@ -129,11 +152,13 @@ def _check_against_expected_tree(img: MetadataImage, block: str) -> None:
     assert sorted(img.topics.by_name) == topic_names
     for tname in topic_names:
         t = img.topics.by_name[tname]
-        tid = re.search(rf"^    {re.escape(tname)}:\n(?:      .*\n)*?      id:\n        (\S+)", names,
-                        re.MULTILINE).group(1)
+        tid = re.search(
+            rf"^    {re.escape(tname)}:\n(?:      .*\n)*?      id:\n        (\S+)", names, re.MULTILINE
+        ).group(1)
         assert uuid_to_str(t.id) == tid and img.topics.by_id[uuid_from_str(tid)] is t
-        for pid_text, fields in re.findall(r"^      (\d+):\n        PartitionRegistration\((.*)\)$", names,
-                                           re.MULTILINE):
+        for pid_text, fields in re.findall(
+            r"^      (\d+):\n        PartitionRegistration\((.*)\)$", names, re.MULTILINE
+        ):
             p = t.partitions[int(pid_text)]
             kv = dict(re.findall(r"(\w+)=(\[[^\]]*\]|[^,]+)", fields))
             ints = lambda s: tuple(int(x) for x in s.strip("[]").split(", ") if x)
@@ -143,7 +168,10 @@ def _check_against_expected_tree(img: MetadataImage, block: str) -> None:
             assert p.elr == ints(kv["elr"]) and p.last_known_elr == ints(kv["lastKnownElr"])
             assert [uuid_to_str(d) for d in p.directories] == kv["directories"].strip("[]").split(", ")
             assert (p.leader, p.leader_epoch, p.partition_epoch) == (
-                int(kv["leader"]), int(kv["leaderEpoch"]), int(kv["partitionEpoch"]))
+                int(kv["leader"]),
+                int(kv["leaderEpoch"]),
+                int(kv["partitionEpoch"]),
+            )
             assert LEADER_RECOVERY_STATE_NAMES[p.leader_recovery_state] == kv["leaderRecoveryState"]
 
 
@@ -155,14 +183,17 @@ def test_reference_directory_matches_kafka_after_snapshot_and_after_log() -> Non
     _check_against_expected_tree(result.image, after_log)
     p = result.image.provenance
     assert p.snapshot.end_offset == 8 and p.snapshot.epoch == 1
-    assert [Path(s).name for s in p.sources] == ["00000000000000000008-0000000001.checkpoint",
-                                                 "00000000000000000008.log"]
+    assert [Path(s).name for s in p.sources] == [
+        "00000000000000000008-0000000001.checkpoint",
+        "00000000000000000008.log",
+    ]
     # time travel to the snapshot's last offset gives the first expected tree
     _check_against_expected_tree(rebuild_at(result, 7).image, after_snapshot)
     _check_against_expected_tree(load_directory(VECTOR_DIR, until_offset=7).image, after_snapshot)
     # the log from offset 0 alone (no snapshot) reaches the same state as the snapshot
-    _check_against_expected_tree(load_file(VECTOR_DIR / "__cluster_metadata-0" / "00000000000000000000.log").image,
-                                 after_snapshot)
+    _check_against_expected_tree(
+        load_file(VECTOR_DIR / "__cluster_metadata-0" / "00000000000000000000.log").image, after_snapshot
+    )
 
 
 @needs_vectors
@@ -190,41 +221,62 @@ def test_load_file_follows_the_java_shell() -> None:
 
 # ------------------------------------------------------------------------------------------ synthetic logs
 
+
 def test_transaction_spanning_batches_publishes_only_when_closed(tmp_path: Path) -> None:
     part = tmp_path / "__cluster_metadata-0"
     part.mkdir()
-    write_log(part / "00000000000000000000.log", [
-        (0, 1, [LEADER_CHANGE], 1000, True),
-        (1, 1, [rec("BeginTransactionRecord", 0, {"Name": "t"}), topic("foo", T1)], 2000, False),
-        (3, 1, [partition(T1, 0), rec("EndTransactionRecord", 0, {})], 3000, False),
-        (5, 1, [rec("BeginTransactionRecord", 0, {}), topic("bar", T2)], 4000, False),
-        (7, 1, [rec("AbortTransactionRecord", 0, {})], 5000, False),
-        (8, 2, [LEADER_CHANGE], 6000, True),
-        (9, 2, [rec("BeginTransactionRecord", 0, {}), config("k", "v")], 7000, False),
-    ])
+    write_log(
+        part / "00000000000000000000.log",
+        [
+            (0, 1, [LEADER_CHANGE], 1000, True),
+            (1, 1, [rec("BeginTransactionRecord", 0, {"Name": "t"}), topic("foo", T1)], 2000, False),
+            (3, 1, [partition(T1, 0), rec("EndTransactionRecord", 0, {})], 3000, False),
+            (5, 1, [rec("BeginTransactionRecord", 0, {}), topic("bar", T2)], 4000, False),
+            (7, 1, [rec("AbortTransactionRecord", 0, {})], 5000, False),
+            (8, 2, [LEADER_CHANGE], 6000, True),
+            (9, 2, [rec("BeginTransactionRecord", 0, {}), config("k", "v")], 7000, False),
+        ],
+    )
     result = load_directory(tmp_path)
     img = result.image
     assert sorted(img.topics.by_name) == ["foo"] and 0 in img.topics.by_name["foo"].partitions
-    assert img.configs == {}                                  # still inside the last transaction
-    assert prov(img) == (8, 2, 6000)                          # the control batch published, not batch 9
+    assert img.configs == {}  # still inside the last transaction
+    assert prov(img) == (8, 2, 6000)  # the control batch published, not batch 9
     assert result.fault_count == 0
     assert any("ends inside a metadata transaction" in w.message for w in result.warnings)
     for offset, expected in [(2, (0, 1, 1000)), (4, (4, 1, 3000)), (6, (4, 1, 3000)), (7, (7, 1, 5000))]:
         assert prov(rebuild_at(result, offset).image) == expected, offset
     assert sorted(rebuild_at(result, 4).image.topics.by_name) == ["foo"]
-    assert rebuild_at(result, 3).image.topics.by_id == {}     # transaction not closed yet
+    assert rebuild_at(result, 3).image.topics.by_id == {}  # transaction not closed yet
 
 
 def test_snapshot_then_log_and_partial_log(tmp_path: Path) -> None:
     part = tmp_path / "__cluster_metadata-0"
     part.mkdir()
-    write_snapshot(part / "00000000000000000010-0000000003.checkpoint", 3,
-                   [rec("FeatureLevelRecord", 0, {"Name": "metadata.version", "FeatureLevel": 21}),
-                    topic("foo", T1), partition(T1, 0, epoch=4), config("retention.ms", "1")], 9999)
-    write_log(part / "00000000000000000010.log", [
-        (10, 3, [rec("PartitionChangeRecord", 0, {"PartitionId": 0, "TopicId": T1, "Leader": 2})], 11000, False),
-        (11, 3, [rec("RemoveTopicRecord", 0, {"TopicId": T1}), topic("bar", T2)], 12000, False),
-    ])
+    write_snapshot(
+        part / "00000000000000000010-0000000003.checkpoint",
+        3,
+        [
+            rec("FeatureLevelRecord", 0, {"Name": "metadata.version", "FeatureLevel": 21}),
+            topic("foo", T1),
+            partition(T1, 0, epoch=4),
+            config("retention.ms", "1"),
+        ],
+        9999,
+    )
+    write_log(
+        part / "00000000000000000010.log",
+        [
+            (
+                10,
+                3,
+                [rec("PartitionChangeRecord", 0, {"PartitionId": 0, "TopicId": T1, "Leader": 2})],
+                11000,
+                False,
+            ),
+            (11, 3, [rec("RemoveTopicRecord", 0, {"TopicId": T1}), topic("bar", T2)], 12000, False),
+        ],
+    )
     result = load_directory(part)
     img = result.image
     assert prov(img) == (12, 3, 12000) and result.warnings == [] and not result.partial
@@ -238,7 +290,7 @@ def test_snapshot_then_log_and_partial_log(tmp_path: Path) -> None:
     (part / "00000000000000000010-0000000003.checkpoint").unlink()
     partial = load_directory(part)
     assert partial.partial and any(w.kind == "partial-image" for w in partial.warnings)
-    assert partial.fault_count == 2          # PartitionChange and RemoveTopic for an unknown topic
+    assert partial.fault_count == 2  # PartitionChange and RemoveTopic for an unknown topic
     assert {w.offset for w in partial.faults} == {10, 11}
 
 
@@ -246,13 +298,16 @@ def test_file_mode_drops_deltas_kafka_cannot_apply(tmp_path: Path) -> None:
     """A lone later segment naming partitions of a topic it never created: Kafka's loader fails to
     apply that whole delta (one batch, or a whole transaction) and keeps the image from before it."""
     change = rec("PartitionChangeRecord", 0, {"PartitionId": 0, "TopicId": T1, "Leader": 2})
-    seg = write_log(tmp_path / "00000000000000000010.log", [
-        (10, 3, [config("a", "1"), change], 1000, False),                       # dropped whole
-        (12, 3, [config("b", "2")], 2000, False),                               # applied
-        (13, 3, [rec("BeginTransactionRecord", 0, {}), topic("bar", T2)], 3000, False),
-        (15, 3, [partition(T1, 1), rec("EndTransactionRecord", 0, {})], 4000, False),   # txn dropped
-        (17, 3, [topic("foo", T1), change, config("c", "3")], 5000, False),     # topic known again
-    ])
+    seg = write_log(
+        tmp_path / "00000000000000000010.log",
+        [
+            (10, 3, [config("a", "1"), change], 1000, False),  # dropped whole
+            (12, 3, [config("b", "2")], 2000, False),  # applied
+            (13, 3, [rec("BeginTransactionRecord", 0, {}), topic("bar", T2)], 3000, False),
+            (15, 3, [partition(T1, 1), rec("EndTransactionRecord", 0, {})], 4000, False),  # txn dropped
+            (17, 3, [topic("foo", T1), change, config("c", "3")], 5000, False),  # topic known again
+        ],
+    )
     result = load_file(seg)
     img = result.image
     assert img.configs == {(2, "foo"): {"b": "2", "c": "3"}}
@@ -271,11 +326,14 @@ def test_file_mode_drops_deltas_kafka_cannot_apply(tmp_path: Path) -> None:
 
 
 def test_torn_tail_and_bad_records_are_warnings(tmp_path: Path) -> None:
-    seg = write_log(tmp_path / "00000000000000000000.log", [
-        (0, 1, [topic("foo", T1), b"\x01\x63\x00", b"\x01\x02\x00"], 1000, False),
-        (3, 1, [config("k", "v")], 2000, False),
-    ])
-    seg.write_bytes(seg.read_bytes()[:-5])                   # cut the last batch
+    seg = write_log(
+        tmp_path / "00000000000000000000.log",
+        [
+            (0, 1, [topic("foo", T1), b"\x01\x63\x00", b"\x01\x02\x00"], 1000, False),
+            (3, 1, [config("k", "v")], 2000, False),
+        ],
+    )
+    seg.write_bytes(seg.read_bytes()[:-5])  # cut the last batch
     result = load_file(seg)
     kinds = [(w.kind, w.offset) for w in result.warnings]
     assert ("unknown", 1) in kinds and ("decode", 2) in kinds and "torn-tail" in [k for k, _ in kinds]
@@ -286,27 +344,38 @@ def test_torn_tail_and_bad_records_are_warnings(tmp_path: Path) -> None:
 
 def test_live_batches_and_snapshot_replacing_the_image() -> None:
     loader = ImageLoader()
-    stream = build_batch(0, 1, [LEADER_CHANGE], 100, control=True) + \
-        build_batch(1, 1, [topic("old", T1), partition(T1, 0)], 200)
+    stream = build_batch(0, 1, [LEADER_CHANGE], 100, control=True) + build_batch(
+        1, 1, [topic("old", T1), partition(T1, 0)], 200
+    )
     for batch in iter_batches(stream, "fetch"):
         loader.apply_batch(batch, batch.entries())
     assert sorted(loader.image.topics.by_name) == ["old"] and prov(loader.image) == (2, 1, 200)
     assert loader.image.quorum.leader_id == 1
     before = loader.image
-    loader.apply_batch(RecordBatch.parse(build_batch(3, 1, [
-        rec("ProducerIdsRecord", 0, {"BrokerId": 1, "BrokerEpoch": 1, "NextProducerId": 5000}),
-        rec("FeatureLevelRecord", 0, {"Name": "metadata.version", "FeatureLevel": 21}),
-        rec("FeatureLevelRecord", 0, {"Name": "group.version", "FeatureLevel": 1}),
-        rec("BeginTransactionRecord", 0, {})], 300)))
+    loader.apply_batch(
+        RecordBatch.parse(
+            build_batch(
+                3,
+                1,
+                [
+                    rec("ProducerIdsRecord", 0, {"BrokerId": 1, "BrokerEpoch": 1, "NextProducerId": 5000}),
+                    rec("FeatureLevelRecord", 0, {"Name": "metadata.version", "FeatureLevel": 21}),
+                    rec("FeatureLevelRecord", 0, {"Name": "group.version", "FeatureLevel": 1}),
+                    rec("BeginTransactionRecord", 0, {}),
+                ],
+                300,
+            )
+        )
+    )
     assert loader.replayer.in_transaction
-    snap = build_batch(0, 4, [ctl("SnapshotHeader", {"Version": 0, "LastContainedLogTimestamp": 777})], 900,
-                       control=True) + build_batch(1, 4, [topic("new", T2), rec("EndTransactionRecord", 0, {})],
-                                                   900)
+    snap = build_batch(
+        0, 4, [ctl("SnapshotHeader", {"Version": 0, "LastContainedLogTimestamp": 777})], 900, control=True
+    ) + build_batch(1, 4, [topic("new", T2), rec("EndTransactionRecord", 0, {})], 900)
     loader.apply_snapshot([(b, None) for b in iter_batches(snap, "snapshot")], 50, 4, "snapshot")
     img = loader.image
-    assert img is before                                            # replaced in place
+    assert img is before  # replaced in place
     assert sorted(img.topics.by_name) == ["new"] and img.topics.by_id.keys() == {T2}
-    assert prov(img) == (49, 4, 777) and img.quorum.leader_id == 1   # quorum info survives
+    assert prov(img) == (49, 4, 777) and img.quorum.leader_id == 1  # quorum info survives
     # finishSnapshot semantics: finalized features go, metadata.version and producer ids stay
     assert img.features.finalized == {} and img.features.metadata_version == 21
     assert img.producer_ids.next_producer_id == 5000
@@ -319,8 +388,16 @@ def test_live_batches_and_snapshot_replacing_the_image() -> None:
     assert prov(img) == (50, 4, 1000) and img.configs == {(2, "new"): {"k": "v"}}
     # begin_snapshot() followed by log batches (no finish): the log's transactions still work
     loader.begin_snapshot()
-    loader.apply_batch(RecordBatch.parse(build_batch(0, 5, [rec("BeginTransactionRecord", 0, {}), topic("t", T1),
-                                                           rec("EndTransactionRecord", 0, {})], 2000)))
+    loader.apply_batch(
+        RecordBatch.parse(
+            build_batch(
+                0,
+                5,
+                [rec("BeginTransactionRecord", 0, {}), topic("t", T1), rec("EndTransactionRecord", 0, {})],
+                2000,
+            )
+        )
+    )
     assert sorted(img.topics.by_name) == ["t"] and loader.replayer.fault_count == 2
     loader.reset()
     assert img.is_empty() and prov(img) == (-1, -1, -1) and loader.image is img
@@ -337,6 +414,7 @@ def test_not_a_directory_and_missing_file_raise_user_errors(tmp_path: Path) -> N
 
 # ------------------------------------------------------------------------------------------ corpus
 
+
 def _readme_rows() -> dict[str, dict[str, Any]]:
     rows = {}
     for line in (CORPUS / "README.md").read_text().splitlines():
@@ -352,10 +430,15 @@ def _readme_rows() -> dict[str, dict[str, Any]]:
         controllers = re.search(r"RegisterController ids=\[([\d, ]*)\]", notes).group(1)
         ids = lambda s: sorted(int(x) for x in s.split(",") if x.strip())
         rows[cells[0]] = {
-            "mv": mv, "features": {k: int(v) for k, v in feats.items()},
-            "records": int(cells[3].split()[0]), "checkpoints": int(cells[4]),
-            "leader": int(qs.group(1)), "epoch": int(qs.group(2)), "voters": ids(qs.group(3)),
-            "brokers": ids(brokers), "controllers": ids(controllers),
+            "mv": mv,
+            "features": {k: int(v) for k, v in feats.items()},
+            "records": int(cells[3].split()[0]),
+            "checkpoints": int(cells[4]),
+            "leader": int(qs.group(1)),
+            "epoch": int(qs.group(2)),
+            "voters": ids(qs.group(3)),
+            "brokers": ids(brokers),
+            "controllers": ids(controllers),
         }
     return rows
 
@@ -394,9 +477,12 @@ def test_corpus_directory_loads_with_zero_faults(directory: Path) -> None:
     assert sorted(img.cluster.brokers) == row["brokers"]
     assert sorted(img.cluster.controllers) == row["controllers"]
     q = img.quorum
-    assert (q.leader_id, q.leader_epoch, sorted(v.id for v in q.voters)) == (row["leader"], row["epoch"],
-                                                                           row["voters"])
-    assert img.provenance.offset == row["records"] - 1       # every log offset is covered
+    assert (q.leader_id, q.leader_epoch, sorted(v.id for v in q.voters)) == (
+        row["leader"],
+        row["epoch"],
+        row["voters"],
+    )
+    assert img.provenance.offset == row["records"] - 1  # every log offset is covered
     if row["checkpoints"] == 0:
         assert result.records == row["records"] and img.provenance.snapshot is None
     topics, parts = _independent_topic_count(directory)
@@ -406,24 +492,37 @@ def test_corpus_directory_loads_with_zero_faults(directory: Path) -> None:
 
 
 @pytest.mark.skipif(not CORPUS_DIRS, reason="../shared/corpus is absent")
-@pytest.mark.parametrize("directory", [d for d in CORPUS_DIRS if list(d.glob("*/*.checkpoint"))],
-                         ids=lambda p: p.name)
+@pytest.mark.parametrize(
+    "directory", [d for d in CORPUS_DIRS if list(d.glob("*/*.checkpoint"))], ids=lambda p: p.name
+)
 def test_corpus_snapshots_equal_replaying_the_log(directory: Path) -> None:
     """Kafka wrote each snapshot from its own image: replaying the log up to the snapshot's last
     offset must give exactly the snapshot's content, and snapshot + tail must equal the full log."""
     d = open_metadata_dir(directory)
     if not d.segments or d.segments[0].base_offset != 0:
         pytest.skip("the log no longer starts at offset 0")
-    full_plan = ReadPlan([PlanStep("log", s.path, str(s.path), lenient_tail=s is d.segments[-1],
-                                   base_offset=s.base_offset) for s in d.segments], None, 0)
+    full_plan = ReadPlan(
+        [
+            PlanStep("log", s.path, str(s.path), lenient_tail=s is d.segments[-1], base_offset=s.base_offset)
+            for s in d.segments
+        ],
+        None,
+        0,
+    )
     full = load_plan(full_plan)
     assert full.fault_count == 0
     assert image_state(full.image) == image_state(load_directory(directory).image)
     for snap in d.snapshots:
         if snap.is_bootstrap:
             continue
-        from_snapshot = load_plan(ReadPlan([PlanStep("snapshot", snap.path, str(snap.path), snapshot=snap)],
-                                           snap, snap.end_offset, directory=None))
+        from_snapshot = load_plan(
+            ReadPlan(
+                [PlanStep("snapshot", snap.path, str(snap.path), snapshot=snap)],
+                snap,
+                snap.end_offset,
+                directory=None,
+            )
+        )
         from_log = load_plan(full_plan, until_offset=snap.end_offset - 1)
         assert image_state(from_snapshot.image) == image_state(from_log.image), snap.name
         assert prov(from_snapshot.image)[:2] == prov(from_log.image)[:2] == (snap.end_offset - 1, snap.epoch)

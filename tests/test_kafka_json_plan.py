@@ -19,8 +19,13 @@ _text = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
 
 def test_the_plan_equals_the_reference_on_every_record() -> None:
     roots = [FIXTURES, REPO.parent / "shared" / "corpus"]
-    files = [p for root in roots if root.is_dir() for p in sorted(root.rglob("*"))
-             if p.suffix in (".log", ".checkpoint") and p.is_file()]
+    files = [
+        p
+        for root in roots
+        if root.is_dir()
+        for p in sorted(root.rglob("*"))
+        if p.suffix in (".log", ".checkpoint") and p.is_file()
+    ]
     seen: set[tuple[str, int]] = set()
     n = 0
     for path in files:
@@ -43,15 +48,26 @@ def _strategy(f: Any, spec: Any, version: int) -> Any:
     from hypothesis import strategies as st
 
     ints = {"int8": 8, "int16": 16, "int32": 32, "int64": 64}
-    scalars = {"bool": st.booleans(), "uint16": st.integers(0, 2**16 - 1), "uint32": st.integers(0, 2**32 - 1),
-               "float64": st.floats(allow_nan=False), "string": st.text(max_size=12),
-               "uuid": st.binary(min_size=16, max_size=16), "bytes": st.binary(max_size=12),
-               "records": st.binary(max_size=12),
-               **{t: st.integers(-(2 ** (b - 1)), 2 ** (b - 1) - 1) for t, b in ints.items()}}
+    scalars = {
+        "bool": st.booleans(),
+        "uint16": st.integers(0, 2**16 - 1),
+        "uint32": st.integers(0, 2**32 - 1),
+        "float64": st.floats(allow_nan=False),
+        "string": st.text(max_size=12),
+        "uuid": st.binary(min_size=16, max_size=16),
+        "bytes": st.binary(max_size=12),
+        "records": st.binary(max_size=12),
+        **{t: st.integers(-(2 ** (b - 1)), 2 ** (b - 1) - 1) for t, b in ints.items()},
+    }
     et = f.element_type
     if f.is_struct:
-        sub = st.fixed_dictionaries({s.name: _strategy(s, spec, version)
-                                     for s in (f.fields or spec.structs[et]) if version in s.versions})
+        sub = st.fixed_dictionaries(
+            {
+                s.name: _strategy(s, spec, version)
+                for s in (f.fields or spec.structs[et])
+                if version in s.versions
+            }
+        )
         one = sub
     else:
         one = scalars[et]
@@ -66,22 +82,28 @@ def test_the_text_writers_equal_json_on_any_record_of_any_version() -> None:
     from metashell.protocol import registry
     from metashell.protocol.metadata import encode_metadata_record, record_types
 
-    cases = [(name, v) for name in sorted(record_types().values())
-             for v in range(registry.spec(name).valid_versions.lo, registry.spec(name).valid_versions.hi + 1)]
+    cases = [
+        (name, v)
+        for name in sorted(record_types().values())
+        for v in range(registry.spec(name).valid_versions.lo, registry.spec(name).valid_versions.hi + 1)
+    ]
 
     @st.composite
     def records(draw: Any) -> tuple[str, int, dict[str, Any]]:
         name, version = draw(st.sampled_from(cases))
         spec = registry.spec(name)
-        data = draw(st.fixed_dictionaries({f.name: _strategy(f, spec, version) for f in spec.fields
-                                           if version in f.versions}))
+        data = draw(
+            st.fixed_dictionaries(
+                {f.name: _strategy(f, spec, version) for f in spec.fields if version in f.versions}
+            )
+        )
         return name, version, data
 
     @settings(max_examples=1500, deadline=None, suppress_health_check=list(HealthCheck))
     @given(records())
     def check(case: tuple[str, int, dict[str, Any]]) -> None:
         name, version, data = case
-        rec = decode_metadata_record(encode_metadata_record(name, version, data))   # as the decoders give it
+        rec = decode_metadata_record(encode_metadata_record(name, version, data))  # as the decoders give it
         doc = to_kafka_json(rec.name, rec.version, rec.data)
         assert to_kafka_json_text(rec.name, rec.version, rec.data) == _text(doc)
 

@@ -43,15 +43,24 @@ def test_nearest_version_prefers_same_minor_and_the_older_patch() -> None:
     assert resolve.nearest_version("1.0", []) is None
 
 
-@pytest.mark.parametrize("wording", [
-    ("[ERROR] Failed to execute goal on project kafka-runtime-4.4.0: Could not resolve dependencies for project "
-    "metashell.harness:kafka-runtime-4.4.0:pom:1: Could not find artifact "
-    "org.eclipse.jetty.ee10:jetty-ee10-servlets:jar:12.0.39 in central (https://repo.maven.apache.org/maven2)"),
-    ("[ERROR] The following artifacts could not be resolved: org.eclipse.jetty.ee10:jetty-ee10-servlets:jar:12.0.39 "
-    "(absent): org.eclipse.jetty.ee10:jetty-ee10-servlets:jar:12.0.39 was not found"),
-    ("[ERROR] Failed to collect dependencies at org.apache.kafka:kafka-tools:jar:4.4.0 -> "
-    "org.eclipse.jetty.ee10:jetty-ee10-servlets:jar:12.0.39: Failed to read artifact descriptor"),
-])
+@pytest.mark.parametrize(
+    "wording",
+    [
+        (
+            "[ERROR] Failed to execute goal on project kafka-runtime-4.4.0: Could not resolve dependencies for project "
+            "metashell.harness:kafka-runtime-4.4.0:pom:1: Could not find artifact "
+            "org.eclipse.jetty.ee10:jetty-ee10-servlets:jar:12.0.39 in central (https://repo.maven.apache.org/maven2)"
+        ),
+        (
+            "[ERROR] The following artifacts could not be resolved: org.eclipse.jetty.ee10:jetty-ee10-servlets:jar:12.0.39 "
+            "(absent): org.eclipse.jetty.ee10:jetty-ee10-servlets:jar:12.0.39 was not found"
+        ),
+        (
+            "[ERROR] Failed to collect dependencies at org.apache.kafka:kafka-tools:jar:4.4.0 -> "
+            "org.eclipse.jetty.ee10:jetty-ee10-servlets:jar:12.0.39: Failed to read artifact descriptor"
+        ),
+    ],
+)
 def test_maven_error_wordings_name_the_coordinates(wording: str) -> None:
     named = {str(c) for c in resolve._named_coordinates("[INFO] noise\n" + wording)}
     assert "org.eclipse.jetty.ee10:jetty-ee10-servlets:jar:12.0.39" in named
@@ -71,14 +80,23 @@ def test_locks_are_in_the_repo_for_every_version_the_suite_uses() -> None:
 # from empty caches, and with a registry that lacks jars (slow: real downloads)
 
 
-def _fetch(versions: list[str], m2: Path, cache: Path, repo: str | None = None) -> subprocess.CompletedProcess[str]:
+def _fetch(
+    versions: list[str], m2: Path, cache: Path, repo: str | None = None
+) -> subprocess.CompletedProcess[str]:
     env = dict(os.environ, METASHELL_KAFKA_CACHE=str(cache))
     env["MAVEN_OPTS"] = f"{env.get('MAVEN_OPTS', '')} -Dmaven.repo.local={m2}".strip()
     env.pop("METASHELL_MAVEN_REPO", None)
     if repo:
         env["METASHELL_MAVEN_REPO"] = repo
-    return subprocess.run([sys.executable, str(SCRIPTS / "kafka_harness.py"), "fetch", *versions],
-                          capture_output=True, text=True, env=env, timeout=1800, check=False, cwd=REPO)
+    return subprocess.run(
+        [sys.executable, str(SCRIPTS / "kafka_harness.py"), "fetch", *versions],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=1800,
+        check=False,
+        cwd=REPO,
+    )
 
 
 def _stamp(cache: Path, version: str) -> dict[str, Any]:
@@ -88,7 +106,7 @@ def _stamp(cache: Path, version: str) -> dict[str, Any]:
 
 def _versions_the_suite_uses() -> list[str]:
     versions = set(KAFKA_VERSIONS)
-    for v in KAFKA_VERSIONS:   # a partly published release runs some classes from a complete one
+    for v in KAFKA_VERSIONS:  # a partly published release runs some classes from a complete one
         lock = resolve.read_lock(v)
         if lock and lock.substitutes:
             versions.add(max(lock.substitutes.values(), key=version_key))
@@ -116,28 +134,42 @@ def test_every_version_resolves_from_empty_caches_exactly_as_locked(fresh: dict[
         assert res["source"] == "lock", (
             f"Kafka {version}: the registry no longer serves the locked jars ({res.get('lock_problem')}); "
             f"the harness repaired it ({res}), but every machine must run the same jars: "
-            f"review and run `python scripts/kafka_harness.py lock {version}`")
+            f"review and run `python scripts/kafka_harness.py lock {version}`"
+        )
 
 
 @pytest.mark.slow
 @pytest.mark.kafka
-def test_a_registry_missing_jars_still_gives_a_working_dist(fresh: dict[str, Path], tmp_path: Path,
-                                                            kafka_oracle: Any) -> None:
+def test_a_registry_missing_jars_still_gives_a_working_dist(
+    fresh: dict[str, Path], tmp_path: Path, kafka_oracle: Any
+) -> None:
     """A file repository made from the fresh Maven repository, less two locked jars: jopt-simple
     5.0.4 (only 5.0.3 is served: pinned) and jose4j (no version at all: excluded)."""
     repo = tmp_path / "repo"
     shutil.copytree(fresh["m2"], repo, copy_function=os.link)
     got = subprocess.run(
-        ["mvn", "-B", "-q", f"-Dmaven.repo.local={repo}",
-         "org.apache.maven.plugins:maven-dependency-plugin:3.6.1:get",
-         "-Dartifact=net.sf.jopt-simple:jopt-simple:5.0.3", "-Dtransitive=false"],
-        capture_output=True, text=True, timeout=600, check=False, stdin=subprocess.DEVNULL)
+        [
+            "mvn",
+            "-B",
+            "-q",
+            f"-Dmaven.repo.local={repo}",
+            "org.apache.maven.plugins:maven-dependency-plugin:3.6.1:get",
+            "-Dartifact=net.sf.jopt-simple:jopt-simple:5.0.3",
+            "-Dtransitive=false",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+        stdin=subprocess.DEVNULL,
+    )
     assert got.returncode == 0, got.stdout[-800:]
     jopt = repo / "net/sf/jopt-simple/jopt-simple"
     shutil.rmtree(jopt / "5.0.4")
     (jopt / "maven-metadata.xml").write_text(
         "<metadata><groupId>net.sf.jopt-simple</groupId><artifactId>jopt-simple</artifactId>"
-        "<versioning><versions><version>5.0.3</version></versions></versioning></metadata>")
+        "<versioning><versions><version>5.0.3</version></versions></versioning></metadata>"
+    )
     shutil.rmtree(repo / "org/bitbucket/b_c/jose4j")
 
     cache = tmp_path / "kafka"
@@ -158,10 +190,16 @@ def test_a_registry_missing_jars_still_gives_a_working_dist(fresh: dict[str, Pat
     repaired, locked = KafkaDist("4.4.0", cache), KafkaDist("4.4.0", fresh["cache"])
     for dist in (repaired, locked):
         assert dist.is_ready()
-    dumps = [d.run("kafka-dump-log", "--cluster-metadata-decoder", "--files", segment, check=True).stdout
-             for d in (repaired, locked)]
+    dumps = [
+        d.run("kafka-dump-log", "--cluster-metadata-decoder", "--files", segment, check=True).stdout
+        for d in (repaired, locked)
+    ]
     assert dumps[0] == dumps[1] and "baseOffset: 0" in dumps[0]
     # Kafka's shell classes, waiting for the whole file (its one-shot mode can hang on small files).
-    shells = [d.run_program(kafka_oracle.CAUGHT_UP_SOURCE, segment, "find", "/image",
-                            beside=kafka_oracle.SHELL, check=True).stdout for d in (repaired, locked)]
+    shells = [
+        d.run_program(
+            kafka_oracle.CAUGHT_UP_SOURCE, segment, "find", "/image", beside=kafka_oracle.SHELL, check=True
+        ).stdout
+        for d in (repaired, locked)
+    ]
     assert shells[0] == shells[1] and "/image/features/metadataVersion" in shells[0]

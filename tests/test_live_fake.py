@@ -64,11 +64,18 @@ class FakeController:
         self.next_offset = 0
         self.hw = 0
         self.log_start = 0
-        self.snapshot: tuple[int, int, bytes] | None = None   # (end offset, epoch, bytes)
+        self.snapshot: tuple[int, int, bytes] | None = None  # (end offset, epoch, bytes)
         self.snapshot_page = 64
         self.api_versions_max = 4
-        self.api_keys: dict[int, tuple[int, int]] = {1: (4, 17), 18: (0, 4), 55: (0, 2), 59: (0, 1),
-                                                     60: (0, 1), 17: (0, 1), 36: (0, 2)}
+        self.api_keys: dict[int, tuple[int, int]] = {
+            1: (4, 17),
+            18: (0, 4),
+            55: (0, 2),
+            59: (0, 1),
+            60: (0, 1),
+            17: (0, 1),
+            36: (0, 2),
+        }
         self.describe_cluster_error = 0
         self.peers: dict[int, tuple[str, int]] = {}
         #: hooks: (api, version, body) -> response body, or "close", or None for the default
@@ -89,11 +96,17 @@ class FakeController:
 
     # -- log ----------------------------------------------------------------------------------------
 
-    def append(self, values: list[bytes], epoch: int | None = None, commit: bool = True,
-               control: bool = False) -> int:
+    def append(
+        self, values: list[bytes], epoch: int | None = None, commit: bool = True, control: bool = False
+    ) -> int:
         with self.cond:
-            b = build_batch(self.next_offset, self.epoch if epoch is None else epoch, values,
-                            int(time.time() * 1000), control=control)
+            b = build_batch(
+                self.next_offset,
+                self.epoch if epoch is None else epoch,
+                values,
+                int(time.time() * 1000),
+                control=control,
+            )
             self.batches.append(b)
             self.next_offset += len(values)
             if commit:
@@ -153,9 +166,15 @@ class FakeController:
                 self.requests.append((api, version, body))
                 corr = header["CorrelationId"]
                 if api == "ApiVersions" and version > self.api_versions_max:
-                    resp = messages.encode_response("ApiVersions", 0, corr, {
-                        "ErrorCode": 35, "ApiKeys": [{"ApiKey": 18, "MinVersion": 0,
-                                                      "MaxVersion": self.api_versions_max}]})
+                    resp = messages.encode_response(
+                        "ApiVersions",
+                        0,
+                        corr,
+                        {
+                            "ErrorCode": 35,
+                            "ApiKeys": [{"ApiKey": 18, "MinVersion": 0, "MaxVersion": self.api_versions_max}],
+                        },
+                    )
                     c.sendall(resp)
                     continue
                 hook = self.hooks.get(api)
@@ -188,28 +207,50 @@ class FakeController:
     # -- default handlers ---------------------------------------------------------------------------
 
     def _ApiVersions(self, version: int, body: dict) -> dict:
-        return {"ErrorCode": 0, "ApiKeys": [{"ApiKey": k, "MinVersion": lo, "MaxVersion": hi}
-                                            for k, (lo, hi) in sorted(self.api_keys.items())]}
+        return {
+            "ErrorCode": 0,
+            "ApiKeys": [
+                {"ApiKey": k, "MinVersion": lo, "MaxVersion": hi}
+                for k, (lo, hi) in sorted(self.api_keys.items())
+            ],
+        }
 
     def _DescribeCluster(self, version: int, body: dict) -> dict:
         if self.describe_cluster_error:
             return {"ErrorCode": self.describe_cluster_error, "ErrorMessage": "nope", "ClusterId": ""}
         brokers = [{"BrokerId": self.node_id, "Host": "127.0.0.1", "Port": self.port}]
         brokers += [{"BrokerId": i, "Host": h, "Port": p} for i, (h, p) in self.peers.items()]
-        return {"ErrorCode": 0, "EndpointType": 2, "ClusterId": self.cluster_id,
-                "ControllerId": self.leader_id, "Brokers": brokers}
+        return {
+            "ErrorCode": 0,
+            "EndpointType": 2,
+            "ClusterId": self.cluster_id,
+            "ControllerId": self.leader_id,
+            "Brokers": brokers,
+        }
 
     def _partition(self, **kw: Any) -> dict:
-        p = {"PartitionIndex": 0, "ErrorCode": 0, "HighWatermark": self.hw, "LastStableOffset": -1,
-             "LogStartOffset": self.log_start, "DivergingEpoch": NONE,
-             "CurrentLeader": {"LeaderId": self.leader_id, "LeaderEpoch": self.epoch},
-             "SnapshotId": NO_SNAPSHOT, "AbortedTransactions": [], "PreferredReadReplica": -1, "Records": b""}
+        p = {
+            "PartitionIndex": 0,
+            "ErrorCode": 0,
+            "HighWatermark": self.hw,
+            "LastStableOffset": -1,
+            "LogStartOffset": self.log_start,
+            "DivergingEpoch": NONE,
+            "CurrentLeader": {"LeaderId": self.leader_id, "LeaderEpoch": self.epoch},
+            "SnapshotId": NO_SNAPSHOT,
+            "AbortedTransactions": [],
+            "PreferredReadReplica": -1,
+            "Records": b"",
+        }
         p.update(kw)
         return p
 
     def fetch_response(self, partition: dict, top_error: int = 0, endpoints: list | None = None) -> dict:
-        return {"ErrorCode": top_error, "Responses": [{"TopicId": METADATA_TOPIC_ID, "Partitions": [partition]}],
-                "NodeEndpoints": endpoints or []}
+        return {
+            "ErrorCode": top_error,
+            "Responses": [{"TopicId": METADATA_TOPIC_ID, "Partitions": [partition]}],
+            "NodeEndpoints": endpoints or [],
+        }
 
     def _Fetch(self, version: int, body: dict) -> dict:
         if body.get("ClusterId") not in (None, self.cluster_id):
@@ -217,21 +258,24 @@ class FakeController:
         part = body["Topics"][0]["Partitions"][0]
         if self.leader_id != self.node_id:
             leader = {"LeaderId": self.leader_id, "LeaderEpoch": self.epoch}
-            eps = [{"NodeId": i, "Host": h, "Port": p} for i, (h, p) in self.peers.items()
-                   if i == self.leader_id]
-            return self.fetch_response(self._partition(ErrorCode=6, CurrentLeader=leader),
-                                       endpoints=eps if version >= 17 else None)
+            eps = [
+                {"NodeId": i, "Host": h, "Port": p} for i, (h, p) in self.peers.items() if i == self.leader_id
+            ]
+            return self.fetch_response(
+                self._partition(ErrorCode=6, CurrentLeader=leader), endpoints=eps if version >= 17 else None
+            )
         if part["CurrentLeaderEpoch"] < self.epoch:
             return self.fetch_response(self._partition(ErrorCode=74))
         offset = part["FetchOffset"]
         if self.snapshot and (offset < self.log_start or (offset == 0 and self.snapshot[0] > 0)):
-            return self.fetch_response(self._partition(SnapshotId={"EndOffset": self.snapshot[0],
-                                                                   "Epoch": self.snapshot[1]}))
+            return self.fetch_response(
+                self._partition(SnapshotId={"EndOffset": self.snapshot[0], "Epoch": self.snapshot[1]})
+            )
         deadline = time.monotonic() + body["MaxWaitMs"] / 1000
         with self.cond:
             while offset >= self.next_offset and time.monotonic() < deadline and not self.closed:
                 self.cond.wait(max(0.0, deadline - time.monotonic()))
-            if part["CurrentLeaderEpoch"] != self.epoch:   # a new epoch began while parked
+            if part["CurrentLeaderEpoch"] != self.epoch:  # a new epoch began while parked
                 return self.fetch_response(self._partition(ErrorCode=74))
             return self.fetch_response(self._partition(Records=self.records_from(offset)))
 
@@ -244,18 +288,43 @@ class FakeController:
             p = {"Index": 0, "ErrorCode": 98, "SnapshotId": sid}
         else:
             pos = part["Position"]
-            chunk = data[pos:pos + min(body["MaxBytes"], self.snapshot_page)]
-            p = {"Index": 0, "ErrorCode": 0, "SnapshotId": sid, "Size": len(data), "Position": pos,
-                 "CurrentLeader": {"LeaderId": self.leader_id, "LeaderEpoch": self.epoch},
-                 "UnalignedRecords": chunk}
+            chunk = data[pos : pos + min(body["MaxBytes"], self.snapshot_page)]
+            p = {
+                "Index": 0,
+                "ErrorCode": 0,
+                "SnapshotId": sid,
+                "Size": len(data),
+                "Position": pos,
+                "CurrentLeader": {"LeaderId": self.leader_id, "LeaderEpoch": self.epoch},
+                "UnalignedRecords": chunk,
+            }
         return {"ErrorCode": 0, "Topics": [{"Name": "__cluster_metadata", "Partitions": [p]}]}
 
     def _DescribeQuorum(self, version: int, body: dict) -> dict:
-        nodes = [{"NodeId": i, "Listeners": [{"Name": "CONTROLLER", "Host": h, "Port": p}]}
-                 for i, (h, p) in [(self.node_id, ("127.0.0.1", self.port)), *self.peers.items()]]
-        return {"ErrorCode": 0, "Topics": [{"TopicName": "__cluster_metadata", "Partitions": [{
-            "PartitionIndex": 0, "ErrorCode": 0, "LeaderId": self.leader_id, "LeaderEpoch": self.epoch,
-            "HighWatermark": self.hw, "CurrentVoters": [], "Observers": []}]}], "Nodes": nodes}
+        nodes = [
+            {"NodeId": i, "Listeners": [{"Name": "CONTROLLER", "Host": h, "Port": p}]}
+            for i, (h, p) in [(self.node_id, ("127.0.0.1", self.port)), *self.peers.items()]
+        ]
+        return {
+            "ErrorCode": 0,
+            "Topics": [
+                {
+                    "TopicName": "__cluster_metadata",
+                    "Partitions": [
+                        {
+                            "PartitionIndex": 0,
+                            "ErrorCode": 0,
+                            "LeaderId": self.leader_id,
+                            "LeaderEpoch": self.epoch,
+                            "HighWatermark": self.hw,
+                            "CurrentVoters": [],
+                            "Observers": [],
+                        }
+                    ],
+                }
+            ],
+            "Nodes": nodes,
+        }
 
 
 def make_snapshot(end_offset: int, epoch: int, values: list[bytes]) -> bytes:
@@ -278,12 +347,22 @@ class Collector:
             self.cond.notify_all()
 
     def offsets(self) -> list[int]:
-        return [e[0] for ev in self.events if isinstance(ev, RecordsCommitted) for cb in ev.batches
-                for e in cb.entries]
+        return [
+            e[0]
+            for ev in self.events
+            if isinstance(ev, RecordsCommitted)
+            for cb in ev.batches
+            for e in cb.entries
+        ]
 
     def values(self) -> list[bytes | None]:
-        return [e[3] for ev in self.events if isinstance(ev, RecordsCommitted) for cb in ev.batches
-                for e in cb.entries]
+        return [
+            e[3]
+            for ev in self.events
+            if isinstance(ev, RecordsCommitted)
+            for cb in ev.batches
+            for e in cb.entries
+        ]
 
     def of(self, kind: type) -> list[Any]:
         return [e for e in self.events if isinstance(e, kind)]
@@ -327,7 +406,7 @@ def test_api_versions_fallback_to_server_max(ctrl: FakeController) -> None:
 
 
 def test_version_selection_respects_minimum(ctrl: FakeController) -> None:
-    ctrl.api_keys[1] = (0, 12)   # a server whose Fetch cannot carry a topic id
+    ctrl.api_keys[1] = (0, 12)  # a server whose Fetch cannot carry a topic id
     with Connection(Endpoint("127.0.0.1", ctrl.port), ClientConfig()).connect() as conn:
         with pytest.raises(LiveError, match=r"supports Fetch v0-12 but metashell needs v13"):
             conn.version("Fetch")
@@ -335,10 +414,13 @@ def test_version_selection_respects_minimum(ctrl: FakeController) -> None:
 
 
 def test_correlation_id_mismatch_is_an_error(ctrl: FakeController) -> None:
-    ctrl.hooks["DescribeQuorum"] = lambda v, b: messages.encode_response("DescribeQuorum", v, 999, {
-        "ErrorCode": 0, "Topics": []})
-    with Connection(Endpoint("127.0.0.1", ctrl.port), ClientConfig()).connect() as conn, \
-            pytest.raises(LiveError, match="correlation id 999"):
+    ctrl.hooks["DescribeQuorum"] = lambda v, b: messages.encode_response(
+        "DescribeQuorum", v, 999, {"ErrorCode": 0, "Topics": []}
+    )
+    with (
+        Connection(Endpoint("127.0.0.1", ctrl.port), ClientConfig()).connect() as conn,
+        pytest.raises(LiveError, match="correlation id 999"),
+    ):
         conn.request("DescribeQuorum", {"Topics": []})
 
 
@@ -370,8 +452,11 @@ def test_all_endpoints_unreachable_lists_each() -> None:
 
 def test_unexpected_close_is_one_line(ctrl: FakeController) -> None:
     ctrl.hooks["ApiVersions"] = lambda v, b: "close"
-    with pytest.raises(LiveConnectionError, match=r"closed the connection during version negotiation \(is it a "
-                                                  r"TLS listener\? check security.protocol\)"):
+    with pytest.raises(
+        LiveConnectionError,
+        match=r"closed the connection during version negotiation \(is it a "
+        r"TLS listener\? check security.protocol\)",
+    ):
         LiveSource(ctrl.endpoint).connect()
 
 
@@ -402,8 +487,10 @@ def test_broker_endpoint_is_named(ctrl: FakeController) -> None:
     ctrl.describe_cluster_error = 114
     with pytest.raises(LiveError) as ei:
         LiveSource(ctrl.endpoint).connect()
-    assert str(ei.value) == (f"{ctrl.endpoint}: this is a broker endpoint; give the controller listener "
-                             "(controller.listener.names)")
+    assert str(ei.value) == (
+        f"{ctrl.endpoint}: this is a broker endpoint; give the controller listener "
+        "(controller.listener.names)"
+    )
 
 
 def test_old_controller_falls_back_with_a_warning(ctrl: FakeController) -> None:
@@ -413,10 +500,12 @@ def test_old_controller_falls_back_with_a_warning(ctrl: FakeController) -> None:
     try:
         col.wait_for(lambda: col.offsets() == [0])
         warnings = [str(w) for w in col.of(LiveWarning)]
-        assert any("cannot list the controllers (UNSUPPORTED_VERSION: nope); using the bootstrap" in w
-                   for w in warnings)
+        assert any(
+            "cannot list the controllers (UNSUPPORTED_VERSION: nope); using the bootstrap" in w
+            for w in warnings
+        )
         fetch = next(b for api, _, b in ctrl.requests if api == "Fetch")
-        assert fetch["ClusterId"] is None   # unknown without DescribeCluster
+        assert fetch["ClusterId"] is None  # unknown without DescribeCluster
     finally:
         src.stop()
 
@@ -435,13 +524,18 @@ def test_no_describe_cluster_v1_falls_back(ctrl: FakeController) -> None:
 def test_wrong_cluster_id_is_refused(ctrl: FakeController) -> None:
     with pytest.raises(LiveError) as ei:
         LiveSource(ctrl.endpoint, cluster_id="AAAAAAAAAAAAAAAAAAAAAA").connect()
-    assert str(ei.value) == f"wrong cluster: {ctrl.endpoint} belongs to cluster {CLUSTER}, not AAAAAAAAAAAAAAAAAAAAAA"
+    assert (
+        str(ei.value)
+        == f"wrong cluster: {ctrl.endpoint} belongs to cluster {CLUSTER}, not AAAAAAAAAAAAAAAAAAAAAA"
+    )
 
 
 def test_inconsistent_cluster_id_from_fetch(ctrl: FakeController) -> None:
-    ctrl.describe_cluster_error = 35   # no cluster id from DescribeCluster: Fetch does the check
+    ctrl.describe_cluster_error = 35  # no cluster id from DescribeCluster: Fetch does the check
     src = LiveSource(ctrl.endpoint, cluster_id="AAAAAAAAAAAAAAAAAAAAAA", max_wait_ms=100)
-    with pytest.raises(LiveError, match="wrong cluster: .* is not a controller of cluster AAAAAAAAAAAAAAAAAAAAAA"):
+    with pytest.raises(
+        LiveError, match="wrong cluster: .* is not a controller of cluster AAAAAAAAAAAAAAAAAAAAAA"
+    ):
         src.run_until_caught_up(timeout=10)
     assert src.status.state == "failed"
 
@@ -491,14 +585,14 @@ def test_records_wait_for_the_high_watermark(ctrl: FakeController) -> None:
         col.wait_for(lambda: col.offsets() == [0])
         time.sleep(0.3)
         assert col.offsets() == [0]
-        ctrl.commit(2)   # HW inside the second batch: only offset 1 is committed
+        ctrl.commit(2)  # HW inside the second batch: only offset 1 is committed
         col.wait_for(lambda: col.offsets() == [0, 1])
         time.sleep(0.2)
         assert col.offsets() == [0, 1]
         ctrl.append([topic_record("d")])
         col.wait_for(lambda: col.offsets() == [0, 1, 2, 3])
         partial = [cb for ev in col.of(RecordsCommitted) for cb in ev.batches if not cb.complete]
-        assert len(partial) == 2   # the batch cut by the HW, then its rest
+        assert len(partial) == 2  # the batch cut by the HW, then its rest
         assert src.status.lag == 0
     finally:
         src.stop()
@@ -511,10 +605,10 @@ def test_truncated_last_batch_is_ignored(ctrl: FakeController) -> None:
 
     def cut(version: int, body: dict) -> dict | None:
         calls.append(1)
-        if len(calls) == 2:   # after the epoch round trip: all of batch 0, half of batch 1
+        if len(calls) == 2:  # after the epoch round trip: all of batch 0, half of batch 1
             data = ctrl.records_from(0)
             first = len(ctrl.batches[0])
-            return ctrl.fetch_response(ctrl._partition(Records=data[:first + 30]))
+            return ctrl.fetch_response(ctrl._partition(Records=data[: first + 30]))
         return None
 
     ctrl.hooks["Fetch"] = cut
@@ -522,7 +616,9 @@ def test_truncated_last_batch_is_ignored(ctrl: FakeController) -> None:
     try:
         col.wait_for(lambda: col.offsets() == [0, 1, 2])
         assert not col.of(LiveWarning)
-        offsets = [b["Topics"][0]["Partitions"][0]["FetchOffset"] for api, _, b in ctrl.requests if api == "Fetch"]
+        offsets = [
+            b["Topics"][0]["Partitions"][0]["FetchOffset"] for api, _, b in ctrl.requests if api == "Fetch"
+        ]
         assert offsets[:3] == [0, 0, 1]
     finally:
         src.stop()
@@ -550,8 +646,8 @@ def test_batch_starting_before_the_fetch_offset_is_not_redelivered(ctrl: FakeCon
 
 
 def test_diverging_epoch_truncates_pending_records(ctrl: FakeController) -> None:
-    ctrl.append([topic_record("a")])                       # offset 0, committed
-    ctrl.append([topic_record("lost1"), topic_record("lost2")], commit=False)   # 1-2, epoch 1, never committed
+    ctrl.append([topic_record("a")])  # offset 0, committed
+    ctrl.append([topic_record("lost1"), topic_record("lost2")], commit=False)  # 1-2, epoch 1, never committed
     src, col = start(ctrl.endpoint)
     try:
         col.wait_for(lambda: col.offsets() == [0])
@@ -587,14 +683,23 @@ def test_snapshot_paged_download_and_restart_when_it_vanishes(ctrl: FakeControll
     snap = make_snapshot(12, 1, values)
     ctrl.snapshot = (12, 1, snap)
     ctrl.log_start = ctrl.next_offset = ctrl.hw = 12
-    ctrl.append([topic_record("after")])      # offset 12
+    ctrl.append([topic_record("after")])  # offset 12
     pages = []
 
     def flaky(version: int, body: dict) -> dict | None:
         pages.append(body["Topics"][0]["Partitions"][0]["Position"])
-        if len(pages) == 3:   # the leader deleted the snapshot mid-download
-            return {"ErrorCode": 0, "Topics": [{"Name": "__cluster_metadata", "Partitions": [{
-                "Index": 0, "ErrorCode": 98, "SnapshotId": {"EndOffset": 12, "Epoch": 1}}]}]}
+        if len(pages) == 3:  # the leader deleted the snapshot mid-download
+            return {
+                "ErrorCode": 0,
+                "Topics": [
+                    {
+                        "Name": "__cluster_metadata",
+                        "Partitions": [
+                            {"Index": 0, "ErrorCode": 98, "SnapshotId": {"EndOffset": 12, "Epoch": 1}}
+                        ],
+                    }
+                ],
+            }
         return None
 
     ctrl.hooks["FetchSnapshot"] = flaky
@@ -604,7 +709,7 @@ def test_snapshot_paged_download_and_restart_when_it_vanishes(ctrl: FakeControll
         loaded = col.of(SnapshotLoaded)
         assert len(loaded) == 1
         assert loaded[0].data == snap and loaded[0].snapshot_id.end_offset == 12
-        assert pages[:4] == [0, 64, 128, 0]   # restarted from position 0 after SNAPSHOT_NOT_FOUND
+        assert pages[:4] == [0, 64, 128, 0]  # restarted from position 0 after SNAPSHOT_NOT_FOUND
         assert src.status.snapshot_id is not None
         v = next(v for api, v, _ in ctrl.requests if api == "FetchSnapshot")
         assert v == 1
@@ -617,9 +722,12 @@ def test_not_leader_follows_node_endpoints() -> None:
     try:
         a.leader_id = b.leader_id = 2
         a.peers = {2: ("127.0.0.1", b.port)}
-        a.hooks["DescribeCluster"] = lambda v, body: {"ErrorCode": 0, "ClusterId": CLUSTER, "ControllerId": -1,
-                                                      "Brokers": [{"BrokerId": 1, "Host": "127.0.0.1",
-                                                                   "Port": a.port}]}
+        a.hooks["DescribeCluster"] = lambda v, body: {
+            "ErrorCode": 0,
+            "ClusterId": CLUSTER,
+            "ControllerId": -1,
+            "Brokers": [{"BrokerId": 1, "Host": "127.0.0.1", "Port": a.port}],
+        }
         b.append([topic_record("x")], epoch=3)
         src = LiveSource(a.endpoint, max_wait_ms=100)
         st = src.run_until_caught_up(timeout=10)
@@ -633,7 +741,7 @@ def test_unknown_leader_is_found_through_describe_quorum_nodes() -> None:
     a, b = FakeController(node_id=1, epoch=4), FakeController(node_id=2, epoch=4)
     try:
         for c in (a, b):
-            c.api_keys[1] = (4, 16)        # no NodeEndpoints in Fetch responses before v17
+            c.api_keys[1] = (4, 16)  # no NodeEndpoints in Fetch responses before v17
             c.describe_cluster_error = 35  # and no controller list from DescribeCluster
             c.leader_id = 2
         a.peers = {2: ("127.0.0.1", b.port)}
@@ -709,22 +817,29 @@ def test_stop_interrupts_a_long_poll(ctrl: FakeController) -> None:
 
 def _sasl_config(mechanism: str) -> ClientConfig:
     module = "plain.PlainLoginModule" if mechanism == "PLAIN" else "scram.ScramLoginModule"
-    return ClientConfig.from_properties({
-        "security.protocol": "SASL_PLAINTEXT", "sasl.mechanism": mechanism,
-        "sasl.jaas.config": f'org.apache.kafka.common.security.{module} required username="u" password="pw-123";'})
+    return ClientConfig.from_properties(
+        {
+            "security.protocol": "SASL_PLAINTEXT",
+            "sasl.mechanism": mechanism,
+            "sasl.jaas.config": f'org.apache.kafka.common.security.{module} required username="u" password="pw-123";',
+        }
+    )
 
 
 def test_unsupported_sasl_mechanism_is_one_line(ctrl: FakeController) -> None:
     ctrl.hooks["SaslHandshake"] = lambda v, b: {"ErrorCode": 33, "Mechanisms": ["PLAIN"]}
     with pytest.raises(LiveError) as ei:
         LiveSource(ctrl.endpoint, _sasl_config("SCRAM-SHA-512")).connect()
-    assert str(ei.value) == (f"{ctrl.endpoint} does not enable SASL mechanism SCRAM-SHA-512 (enabled: PLAIN); "
-                             "check sasl.mechanism")
+    assert str(ei.value) == (
+        f"{ctrl.endpoint} does not enable SASL mechanism SCRAM-SHA-512 (enabled: PLAIN); check sasl.mechanism"
+    )
 
 
 def test_sasl_against_a_plaintext_listener_is_one_line(ctrl: FakeController) -> None:
     ctrl.hooks["SaslHandshake"] = lambda v, b: {"ErrorCode": 34, "Mechanisms": []}
-    with pytest.raises(LiveError, match=r"does not expect SASL authentication \(is the listener PLAINTEXT or SSL"):
+    with pytest.raises(
+        LiveError, match=r"does not expect SASL authentication \(is the listener PLAINTEXT or SSL"
+    ):
         LiveSource(ctrl.endpoint, _sasl_config("PLAIN")).connect()
 
 
@@ -739,8 +854,10 @@ def test_sasl_authentication_failed_is_one_line_without_the_password(ctrl: FakeC
     ctrl.hooks["SaslAuthenticate"] = auth
     with pytest.raises(LiveError) as ei:
         LiveSource(ctrl.endpoint, _sasl_config("PLAIN")).connect()
-    assert str(ei.value) == (f"SASL authentication failed on {ctrl.endpoint} (PLAIN, user 'u'): "
-                             "Authentication failed: Invalid username or password")
+    assert str(ei.value) == (
+        f"SASL authentication failed on {ctrl.endpoint} (PLAIN, user 'u'): "
+        "Authentication failed: Invalid username or password"
+    )
     assert "pw-123" not in str(ei.value)
     assert seen == [(2, b"\0u\0pw-123")]
     # ApiVersions first (allowed before authentication), then the handshake
@@ -760,13 +877,16 @@ def test_top_level_fetch_error_is_one_line(ctrl: FakeController) -> None:
 
 def test_partition_error_is_one_line(ctrl: FakeController) -> None:
     ctrl.hooks["Fetch"] = lambda v, b: ctrl.fetch_response(ctrl._partition(ErrorCode=3))
-    with pytest.raises(LiveError, match=r"rejected Fetch of __cluster_metadata-0: UNKNOWN_TOPIC_OR_PARTITION "
-                                        r"\(offset 0, epoch 0\)"):
+    with pytest.raises(
+        LiveError,
+        match=r"rejected Fetch of __cluster_metadata-0: UNKNOWN_TOPIC_OR_PARTITION "
+        r"\(offset 0, epoch 0\)",
+    ):
         LiveSource(ctrl.endpoint).run_until_caught_up(timeout=10)
 
 
 def test_old_broker_without_describe_cluster_v1_is_named(ctrl: FakeController) -> None:
     ctrl.api_keys[60] = (0, 0)
-    ctrl.api_keys[3] = (0, 12)   # Metadata: only brokers serve it
+    ctrl.api_keys[3] = (0, 12)  # Metadata: only brokers serve it
     with pytest.raises(LiveError, match="this is a broker endpoint"):
         LiveSource(ctrl.endpoint).connect()

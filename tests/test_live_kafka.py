@@ -98,21 +98,34 @@ def dist(request: pytest.FixtureRequest) -> Any:
 
 
 def _quorum(dist: Any, workdir: Path) -> Any:
-    common = {"authorizer.class.name": AUTHORIZER, "super.users": "User:ANONYMOUS",
-              "allow.everyone.if.no.acl.found": "true"}
-    ctrl = dict(common, **{
-        "metadata.log.max.snapshot.interval.ms": 3000,
-        "metadata.log.segment.ms": 8000,
-        "metadata.max.retention.ms": 15000,
-    })
-    return kafka_harness.KafkaCluster(dist, workdir, mode="split", controllers=3, brokers=1,
-                                      controller_overrides=ctrl, broker_overrides=common)
+    common = {
+        "authorizer.class.name": AUTHORIZER,
+        "super.users": "User:ANONYMOUS",
+        "allow.everyone.if.no.acl.found": "true",
+    }
+    ctrl = dict(
+        common,
+        **{
+            "metadata.log.max.snapshot.interval.ms": 3000,
+            "metadata.log.segment.ms": 8000,
+            "metadata.max.retention.ms": 15000,
+        },
+    )
+    return kafka_harness.KafkaCluster(
+        dist,
+        workdir,
+        mode="split",
+        controllers=3,
+        brokers=1,
+        controller_overrides=ctrl,
+        broker_overrides=common,
+    )
 
 
 @pytest.fixture
 def quorum(pool: ClusterPool, dist: Any) -> Any:
     c = pool.get(("quorum", dist.version), lambda wd: _quorum(dist, wd))
-    for n in c.nodes:   # a previous test may have killed one
+    for n in c.nodes:  # a previous test may have killed one
         if not n.is_running():
             n.start(wait=True, timeout=180)
     return c
@@ -121,21 +134,34 @@ def quorum(pool: ClusterPool, dist: Any) -> Any:
 @pytest.fixture
 def sasl(pool: ClusterPool, dist: Any) -> Any:
     common = {"authorizer.class.name": AUTHORIZER, "super.users": "User:admin;User:ANONYMOUS"}
-    return pool.get(("sasl", dist.version), lambda wd: kafka_harness.KafkaCluster(
-        dist, wd, mode="combined", security="sasl_scram", controller_overrides=common, broker_overrides=common))
+    return pool.get(
+        ("sasl", dist.version),
+        lambda wd: kafka_harness.KafkaCluster(
+            dist,
+            wd,
+            mode="combined",
+            security="sasl_scram",
+            controller_overrides=common,
+            broker_overrides=common,
+        ),
+    )
 
 
 @pytest.fixture
 def tls(pool: ClusterPool, dist: Any) -> Any:
-    return pool.get(("ssl", dist.version), lambda wd: kafka_harness.KafkaCluster(
-        dist, wd, mode="combined", security="ssl"))
+    return pool.get(
+        ("ssl", dist.version),
+        lambda wd: kafka_harness.KafkaCluster(dist, wd, mode="combined", security="ssl"),
+    )
 
 
 @pytest.fixture
 def old_mv(pool: ClusterPool, dist: Any) -> Any:
     """A controller whose metadata.version predates controller registrations (3.7-IV0)."""
-    return pool.get(("old-mv", dist.version), lambda wd: kafka_harness.KafkaCluster(
-        dist, wd, mode="combined", release_version="3.6-IV2"))
+    return pool.get(
+        ("old-mv", dist.version),
+        lambda wd: kafka_harness.KafkaCluster(dist, wd, mode="combined", release_version="3.6-IV2"),
+    )
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -219,13 +245,20 @@ CLI = "import sys; from metashell.cli import main; sys.exit(main(sys.argv[1:]))"
 
 def run_cli(*args: str, timeout: float = 60) -> tuple[subprocess.CompletedProcess[str], float]:
     t0 = time.monotonic()
-    proc = subprocess.run([sys.executable, "-c", CLI, *args], check=False, capture_output=True, text=True,
-                          timeout=timeout, cwd=REPO)
+    proc = subprocess.run(
+        [sys.executable, "-c", CLI, *args],
+        check=False,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        cwd=REPO,
+    )
     return proc, time.monotonic() - t0
 
 
-def assert_one_line_failure(proc: subprocess.CompletedProcess[str], elapsed: float, needle: str,
-                            secret: str | None = None) -> None:
+def assert_one_line_failure(
+    proc: subprocess.CompletedProcess[str], elapsed: float, needle: str, secret: str | None = None
+) -> None:
     assert proc.returncode == 1, (proc.returncode, proc.stdout, proc.stderr)
     lines = [ln for ln in proc.stderr.splitlines() if not ln.startswith("warning:")]
     assert len(lines) == 1, proc.stderr
@@ -247,8 +280,9 @@ def test_bootstrap_learns_cluster_and_controllers(quorum: Any) -> None:
         st = src.status
         assert st.cluster_id == quorum.cluster_id
         assert sorted(st.controllers) == [1, 2, 3]
-        assert {int(ep.rsplit(":", 1)[1]) for ep in st.controllers.values()} == \
-            {n.controller_port for n in quorum.controllers}
+        assert {int(ep.rsplit(":", 1)[1]) for ep in st.controllers.values()} == {
+            n.controller_port for n in quorum.controllers
+        }
     finally:
         src.stop()
 
@@ -258,20 +292,49 @@ def test_changes_appear_in_the_live_tree(quorum: Any) -> None:
     try:
         session.wait_caught_up(60)
         admin(quorum, "kafka-topics", "--create", "--topic", "live-t1", "--partitions", "3")
-        admin(quorum, "kafka-configs", "--alter", "--entity-type", "topics", "--entity-name", "live-t1",
-              "--add-config", "retention.ms=123456")
-        admin(quorum, "kafka-acls", "--add", "--allow-principal", "User:bob", "--operation", "Read",
-              "--topic", "live-t1")
-        admin(quorum, "kafka-configs", "--alter", "--entity-type", "users", "--entity-name", "carol",
-              "--add-config", "SCRAM-SHA-256=[iterations=4096,password=carol-secret]")
+        admin(
+            quorum,
+            "kafka-configs",
+            "--alter",
+            "--entity-type",
+            "topics",
+            "--entity-name",
+            "live-t1",
+            "--add-config",
+            "retention.ms=123456",
+        )
+        admin(
+            quorum,
+            "kafka-acls",
+            "--add",
+            "--allow-principal",
+            "User:bob",
+            "--operation",
+            "Read",
+            "--topic",
+            "live-t1",
+        )
+        admin(
+            quorum,
+            "kafka-configs",
+            "--alter",
+            "--entity-type",
+            "users",
+            "--entity-name",
+            "carol",
+            "--add-config",
+            "SCRAM-SHA-256=[iterations=4096,password=carol-secret]",
+        )
         img = session.image
 
         def arrived() -> bool:
             p = paths(img)
-            return ("/image/topics/byName/live-t1/2" in p and
-                    "/image/configs/TOPIC:live-t1/retention.ms" in p and
-                    "/image/scram/SCRAM-SHA-256/carol" in p and
-                    any(q.startswith("/image/acls/byId/") for q in p))
+            return (
+                "/image/topics/byName/live-t1/2" in p
+                and "/image/configs/TOPIC:live-t1/retention.ms" in p
+                and "/image/scram/SCRAM-SHA-256/carol" in p
+                and any(q.startswith("/image/acls/byId/") for q in p)
+            )
 
         wait_for(session, arrived, what="topic, config, ACL and SCRAM user")
         assert text(img, "/image/configs/TOPIC:live-t1/retention.ms") == "123456"
@@ -305,8 +368,11 @@ def test_log_that_starts_after_a_snapshot_is_served_by_fetch_snapshot(quorum: An
         assert session.image.provenance.snapshot is not None
         assert "/image/topics/byName/snap-t/1" in paths(session.image)
         admin(quorum, "kafka-topics", "--create", "--topic", "after-snap", "--partitions", "1")
-        wait_for(session, lambda: "/image/topics/byName/after-snap/0" in paths(session.image),
-                 what="a record after the snapshot")
+        wait_for(
+            session,
+            lambda: "/image/topics/byName/after-snap/0" in paths(session.image),
+            what="a record after the snapshot",
+        )
     finally:
         session.close()
 
@@ -320,8 +386,12 @@ def test_follows_a_new_leader_and_matches_an_offline_load(quorum: Any, tmp_path:
         assert old in (1, 2, 3)
         quorum.node(old).kill()
         admin(quorum, "kafka-topics", "--create", "--topic", "after-kill", "--partitions", "2")
-        wait_for(session, lambda: "/image/topics/byName/after-kill/1" in paths(session.image), timeout=120,
-                 what="a topic created after the leader died")
+        wait_for(
+            session,
+            lambda: "/image/topics/byName/after-kill/1" in paths(session.image),
+            timeout=120,
+            what="a topic created after the leader died",
+        )
         st = session.status
         assert st.leader_id not in (-1, old) and st.leader_epoch > 0
         # Freeze the live image (nothing is applied until sync) and load a survivor's directory
@@ -345,12 +415,15 @@ def test_follows_a_new_leader_and_matches_an_offline_load(quorum: Any, tmp_path:
             live_json = json.loads(text(session.image, "/provenance"))
             offline_json = json.loads(text(offline.image, "/provenance"))
             assert {k: live_json[k] for k in keys} == {k: offline_json[k] for k in keys}
-            assert set(live_json) == set(offline_json)          # one schema whatever the source
+            assert set(live_json) == set(offline_json)  # one schema whatever the source
         if "/quorum" in live_dump:
             # the offline leader depends on whether a LeaderChange record lies after the snapshot used
             q = json.loads(text(session.image, "/quorum"))
-            assert (q["clusterId"], q["leaderId"], q["leaderEpoch"]) == (quorum.cluster_id, st.leader_id,
-                                                                          st.leader_epoch)
+            assert (q["clusterId"], q["leaderId"], q["leaderEpoch"]) == (
+                quorum.cluster_id,
+                st.leader_id,
+                st.leader_epoch,
+            )
     finally:
         session.close()
         if old > 0:
@@ -365,7 +438,7 @@ def test_the_client_is_not_a_quorum_member(quorum: Any) -> None:
         voters = sorted(v["ReplicaId"] for v in q["CurrentVoters"])
         observers = sorted(o["ReplicaId"] for o in q["Observers"])
         assert voters == [1, 2, 3]
-        assert observers == [4]   # the broker only
+        assert observers == [4]  # the broker only
     finally:
         src.stop()
 
@@ -373,8 +446,9 @@ def test_the_client_is_not_a_quorum_member(quorum: Any) -> None:
 def test_error_lines(quorum: Any) -> None:
     # a broker endpoint
     proc, elapsed = run_cli("-q", quorum.bootstrap_servers, "-c", "ls /")
-    assert_one_line_failure(proc, elapsed, "this is a broker endpoint; give the controller listener "
-                                           "(controller.listener.names)")
+    assert_one_line_failure(
+        proc, elapsed, "this is a broker endpoint; give the controller listener (controller.listener.names)"
+    )
     # an unreachable host
     dead = kafka_harness.free_ports(1)[0]
     proc, elapsed = run_cli("-q", f"127.0.0.1:{dead}", "-c", "ls /")
@@ -397,14 +471,19 @@ def test_one_shot_cli_prints_the_live_tree(quorum: Any) -> None:
 
 def _sasl_props(mechanism: str, user: str, password: str) -> dict[str, str]:
     module = "plain.PlainLoginModule" if mechanism == "PLAIN" else "scram.ScramLoginModule"
-    return {"security.protocol": "SASL_PLAINTEXT", "sasl.mechanism": mechanism,
-            "sasl.jaas.config": f'org.apache.kafka.common.security.{module} required '
-                                f'username="{user}" password="{password}";'}
+    return {
+        "security.protocol": "SASL_PLAINTEXT",
+        "sasl.mechanism": mechanism,
+        "sasl.jaas.config": f"org.apache.kafka.common.security.{module} required "
+        f'username="{user}" password="{password}";',
+    }
 
 
 @pytest.mark.parametrize("mechanism", ["SCRAM-SHA-256", "SCRAM-SHA-512", "PLAIN"])
 def test_sasl_mechanisms(sasl: Any, mechanism: str) -> None:
-    cfg = ClientConfig.from_properties(_sasl_props(mechanism, kafka_harness.SASL_USER, kafka_harness.SASL_PASSWORD))
+    cfg = ClientConfig.from_properties(
+        _sasl_props(mechanism, kafka_harness.SASL_USER, kafka_harness.SASL_PASSWORD)
+    )
     session = LiveSession(sasl.controller_bootstrap, cfg)
     try:
         session.wait_caught_up(60)
@@ -415,8 +494,9 @@ def test_sasl_mechanisms(sasl: Any, mechanism: str) -> None:
 
 def test_sasl_from_a_config_file_via_the_cli(sasl: Any, tmp_path: Path) -> None:
     cfg = sasl.client_config_file(tmp_path / "client.properties", for_="controller")
-    proc, _ = run_cli("-q", sasl.controller_bootstrap, "--config", str(cfg), "-c", "ls /image/scram",
-                      timeout=120)
+    proc, _ = run_cli(
+        "-q", sasl.controller_bootstrap, "--config", str(cfg), "-c", "ls /image/scram", timeout=120
+    )
     assert proc.returncode == 0, proc.stderr
     assert "SCRAM-SHA-256" in proc.stdout
 
@@ -432,18 +512,30 @@ def test_wrong_password_is_one_line(sasl: Any, tmp_path: Path) -> None:
 
 
 def test_user_without_cluster_action_is_refused(sasl: Any) -> None:
-    admin(sasl, "kafka-configs", "--alter", "--entity-type", "users", "--entity-name", "reader",
-          "--add-config", "SCRAM-SHA-256=[iterations=4096,password=reader-secret]")
+    admin(
+        sasl,
+        "kafka-configs",
+        "--alter",
+        "--entity-type",
+        "users",
+        "--entity-name",
+        "reader",
+        "--add-config",
+        "SCRAM-SHA-256=[iterations=4096,password=reader-secret]",
+    )
     cfg = ClientConfig.from_properties(_sasl_props("SCRAM-SHA-256", "reader", "reader-secret"))
     deadline = time.monotonic() + 60
-    while True:   # the credential reaches the controller a moment after the broker acknowledged it
+    while True:  # the credential reaches the controller a moment after the broker acknowledged it
         events: list[Any] = []
         try:
             LiveSource(sasl.controller_bootstrap, cfg, max_wait_ms=200).run_until_caught_up(events.append, 30)
         except AuthorizationError as e:
             assert "CLUSTER_ACTION on the CLUSTER resource" in str(e)
-            assert any("denied DescribeCluster (needs ALTER on CLUSTER)" in str(w)
-                       for w in events if isinstance(w, LiveWarning))
+            assert any(
+                "denied DescribeCluster (needs ALTER on CLUSTER)" in str(w)
+                for w in events
+                if isinstance(w, LiveWarning)
+            )
             return
         except AuthenticationError:
             assert time.monotonic() < deadline
@@ -469,12 +561,16 @@ def test_tls_with_the_harness_ca(tls: Any, tmp_path: Path) -> None:
     p12 = tls.tls.get("truststore_p12")
     props = {"security.protocol": "SSL"}
     if p12 is not None and Path(p12).exists():
-        props |= {"ssl.truststore.type": "PKCS12", "ssl.truststore.location": str(p12),
-                  "ssl.truststore.password": "changeit"}
+        props |= {
+            "ssl.truststore.type": "PKCS12",
+            "ssl.truststore.location": str(p12),
+            "ssl.truststore.password": "changeit",
+        }
     else:
         props |= {"ssl.truststore.type": "PEM", "ssl.truststore.location": str(tls.tls["ca"])}
-    st = LiveSource(f"localhost:{port}", ClientConfig.from_properties(props), max_wait_ms=200) \
-        .run_until_caught_up(timeout=60)
+    st = LiveSource(
+        f"localhost:{port}", ClientConfig.from_properties(props), max_wait_ms=200
+    ).run_until_caught_up(timeout=60)
     assert st.caught_up
 
 
@@ -498,7 +594,9 @@ def test_old_metadata_version_falls_back_to_the_bootstrap_endpoints(old_mv: Any)
     src = LiveSource(old_mv.controller_bootstrap, max_wait_ms=200)
     st = src.run_until_caught_up(events.append, timeout=60)
     warnings = [str(e) for e in events if isinstance(e, LiveWarning)]
-    assert any("cannot list the controllers (UNSUPPORTED_VERSION" in w and "using the bootstrap endpoints" in w
-               for w in warnings), warnings
+    assert any(
+        "cannot list the controllers (UNSUPPORTED_VERSION" in w and "using the bootstrap endpoints" in w
+        for w in warnings
+    ), warnings
     assert st.caught_up and st.leader_id == 1
-    assert st.cluster_id is None   # nobody told us; Fetch goes without ClusterId
+    assert st.cluster_id is None  # nobody told us; Fetch goes without ClusterId

@@ -27,7 +27,9 @@ from metashell.live.tls import build_tls
 
 pytestmark = pytest.mark.timeout(60)
 
-SCRAM_JAAS = 'org.apache.kafka.common.security.scram.ScramLoginModule required username="alice" password="s3cr=t;x";'
+SCRAM_JAAS = (
+    'org.apache.kafka.common.security.scram.ScramLoginModule required username="alice" password="s3cr=t;x";'
+)
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -44,16 +46,19 @@ def test_jaas_grammar() -> None:
     assert m.name == "org.apache.kafka.common.security.scram.ScramLoginModule"
     assert m.flag == "required"
     assert m.options == {"username": "alice", "password": 'p"w d;', "tokenauth": "true"}
-    assert "p\"w" not in repr(m)
+    assert 'p"w' not in repr(m)
 
 
-@pytest.mark.parametrize("text, message", [
-    ("Module required username=a", "not terminated by ';'"),
-    ("Module mandatory username=a;", "invalid control flag 'mandatory'"),
-    ('Module required password="unterminated;', "unterminated quoted value"),
-    ("Module required username;", "expected '=' after option username"),
-    ("", "empty"),
-])
+@pytest.mark.parametrize(
+    "text, message",
+    [
+        ("Module required username=a", "not terminated by ';'"),
+        ("Module mandatory username=a;", "invalid control flag 'mandatory'"),
+        ('Module required password="unterminated;', "unterminated quoted value"),
+        ("Module required username;", "expected '=' after option username"),
+        ("", "empty"),
+    ],
+)
 def test_jaas_errors(text: str, message: str) -> None:
     with pytest.raises(ConfigError, match=message):
         parse_jaas_config(text)
@@ -67,9 +72,11 @@ def test_jaas_errors_never_show_values() -> None:
 
 def test_client_config_sasl_scram(tmp_path: Path) -> None:
     f = tmp_path / "client.properties"
-    f.write_text("security.protocol=SASL_SSL\nsasl.mechanism=SCRAM-SHA-512\n"
-                 f"sasl.jaas.config={SCRAM_JAAS}\nssl.truststore.password=changeit\nclient.id=ops\n"
-                 "request.timeout.ms=5000\n")
+    f.write_text(
+        "security.protocol=SASL_SSL\nsasl.mechanism=SCRAM-SHA-512\n"
+        f"sasl.jaas.config={SCRAM_JAAS}\nssl.truststore.password=changeit\nclient.id=ops\n"
+        "request.timeout.ms=5000\n"
+    )
     cfg = ClientConfig.from_file(f)
     assert cfg.uses_sasl and cfg.uses_tls and cfg.client_id == "ops" and cfg.request_timeout == 5.0
     assert cfg.sasl is not None and cfg.sasl.username == "alice" and cfg.sasl.mechanism == "SCRAM-SHA-512"
@@ -79,23 +86,43 @@ def test_client_config_sasl_scram(tmp_path: Path) -> None:
 
 
 def test_redact_properties() -> None:
-    props = {"sasl.jaas.config": SCRAM_JAAS, "ssl.keystore.password": "x", "ssl.key.password": "y",
-             "ssl.keystore.key": "-----BEGIN", "security.protocol": "SSL"}
+    props = {
+        "sasl.jaas.config": SCRAM_JAAS,
+        "ssl.keystore.password": "x",
+        "ssl.key.password": "y",
+        "ssl.keystore.key": "-----BEGIN",
+        "security.protocol": "SSL",
+    }
     red = redact_properties(props)
     assert red["security.protocol"] == "SSL"
     assert all(v == "[hidden]" for k, v in red.items() if k != "security.protocol")
     assert str(Secret("pw")) == "[hidden]" and "pw" not in repr(Secret("pw"))
 
 
-@pytest.mark.parametrize("props, message", [
-    ({"security.protocol": "SASL_PLAINTEXT", "sasl.mechanism": "GSSAPI", "sasl.jaas.config": "x required;"},
-     "sasl.mechanism GSSAPI is not supported"),
-    ({"security.protocol": "SASL_PLAINTEXT", "sasl.mechanism": "PLAIN"}, "needs sasl.jaas.config"),
-    ({"security.protocol": "SASL_PLAINTEXT", "sasl.mechanism": "PLAIN", "sasl.jaas.config": SCRAM_JAAS},
-     "does not match login module"),
-    ({"security.protocol": "TLS"}, "security.protocol must be one of"),
-    ({"request.timeout.ms": "soon"}, "request.timeout.ms must be a number"),
-])
+@pytest.mark.parametrize(
+    "props, message",
+    [
+        (
+            {
+                "security.protocol": "SASL_PLAINTEXT",
+                "sasl.mechanism": "GSSAPI",
+                "sasl.jaas.config": "x required;",
+            },
+            "sasl.mechanism GSSAPI is not supported",
+        ),
+        ({"security.protocol": "SASL_PLAINTEXT", "sasl.mechanism": "PLAIN"}, "needs sasl.jaas.config"),
+        (
+            {
+                "security.protocol": "SASL_PLAINTEXT",
+                "sasl.mechanism": "PLAIN",
+                "sasl.jaas.config": SCRAM_JAAS,
+            },
+            "does not match login module",
+        ),
+        ({"security.protocol": "TLS"}, "security.protocol must be one of"),
+        ({"request.timeout.ms": "soon"}, "request.timeout.ms must be a number"),
+    ],
+)
 def test_client_config_errors(props: dict[str, str], message: str) -> None:
     with pytest.raises(ConfigError, match=message) as ei:
         ClientConfig.from_properties(props)
@@ -124,9 +151,13 @@ def test_plain_token() -> None:
 def test_scram_sha256_rfc7677_vector() -> None:
     m = Scram(_settings("SCRAM-SHA-256"), nonce="rOprNGfwEbeRWgbNEkqO")
     assert m.first() == b"n,,n=user,r=rOprNGfwEbeRWgbNEkqO"
-    final = m.respond(b"r=rOprNGfwEbeRWgbNEkqO%hvYDpWUa2RaTCAfuxFIlj)hNlF$k0,s=W22ZaJ0SNY7soEsUEjb6gQ==,i=4096")
-    assert final == (b"c=biws,r=rOprNGfwEbeRWgbNEkqO%hvYDpWUa2RaTCAfuxFIlj)hNlF$k0,"
-                     b"p=dHzbZapWIk4jUhN+Ute9ytag9zjfMHgsqmmiz7AndVQ=")
+    final = m.respond(
+        b"r=rOprNGfwEbeRWgbNEkqO%hvYDpWUa2RaTCAfuxFIlj)hNlF$k0,s=W22ZaJ0SNY7soEsUEjb6gQ==,i=4096"
+    )
+    assert final == (
+        b"c=biws,r=rOprNGfwEbeRWgbNEkqO%hvYDpWUa2RaTCAfuxFIlj)hNlF$k0,"
+        b"p=dHzbZapWIk4jUhN+Ute9ytag9zjfMHgsqmmiz7AndVQ="
+    )
     assert m.respond(b"v=6rriTRBi23WpRR/wtup+mMhUZUn/dB5nLTJRsjl95G4=") is None
     assert m.complete()
 
@@ -154,7 +185,7 @@ def test_scram_round_trip(mech: str) -> None:
     without_proof, proof_b64 = final.rsplit(",p=", 1)
     auth = f"{bare},{server_first},{without_proof}".encode()
     client_key = bytes(a ^ b for a, b in zip(base64.b64decode(proof_b64), hmac.new(stored, auth, h).digest()))
-    assert hashlib.new(h, client_key).digest() == stored   # the server accepts the proof
+    assert hashlib.new(h, client_key).digest() == stored  # the server accepts the proof
     sig = base64.b64encode(hmac.new(server_key, auth, h).digest())
     assert m.respond(b"v=" + sig) is None and m.complete()
 
@@ -191,10 +222,16 @@ def _cert(subject: str, key, issuer_name, issuer_key, *, ca: bool = False, sans:
     from cryptography.hazmat.primitives import hashes
 
     now = dt.datetime.now(dt.UTC) - dt.timedelta(days=1)
-    b = (x509.CertificateBuilder().subject_name(_name(subject)).issuer_name(issuer_name)
-         .public_key(key.public_key()).serial_number(x509.random_serial_number())
-         .not_valid_before(now).not_valid_after(now + dt.timedelta(days=30))
-         .add_extension(x509.BasicConstraints(ca=ca, path_length=None), critical=True))
+    b = (
+        x509.CertificateBuilder()
+        .subject_name(_name(subject))
+        .issuer_name(issuer_name)
+        .public_key(key.public_key())
+        .serial_number(x509.random_serial_number())
+        .not_valid_before(now)
+        .not_valid_after(now + dt.timedelta(days=30))
+        .add_extension(x509.BasicConstraints(ca=ca, path_length=None), critical=True)
+    )
     if sans:
         b = b.add_extension(x509.SubjectAlternativeName(sans), critical=False)
     return b.sign(issuer_key, hashes.SHA256())
@@ -227,15 +264,18 @@ def pki(tmp_path_factory: pytest.TempPathFactory) -> dict:
         cp.write_bytes(c.public_bytes(Encoding.PEM))
         return kp, cp
 
-    out["server"] = server("localhost", [x509.DNSName("localhost"),
-                                         x509.IPAddress(ipaddress.ip_address("127.0.0.1"))])
+    out["server"] = server(
+        "localhost", [x509.DNSName("localhost"), x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]
+    )
     out["wrong_host"] = server("elsewhere", [x509.DNSName("elsewhere.example")])
     ca_pem = ca.public_bytes(Encoding.PEM)
     (d / "ca.pem").write_bytes(ca_pem)
     out["ca_pem"] = ca_pem.decode()
     (d / "other.pem").write_bytes(other_ca.public_bytes(Encoding.PEM))
     enc = BestAvailableEncryption(b"changeit")
-    (d / "trust.p12").write_bytes(pkcs12.serialize_java_truststore([pkcs12.PKCS12Certificate(ca, b"ca")], enc))
+    (d / "trust.p12").write_bytes(
+        pkcs12.serialize_java_truststore([pkcs12.PKCS12Certificate(ca, b"ca")], enc)
+    )
     # client identity for mutual TLS
     ck = ec.generate_private_key(ec.SECP256R1())
     cc = _cert("client", ck, ca.subject, ca_key)
@@ -289,11 +329,14 @@ class TlsServer:
 
 
 def _handshake(props: dict[str, str], port: int, host: str = "127.0.0.1", base: Path | None = None) -> None:
-    cfg = ClientConfig.from_properties({"security.protocol": "SSL", **props},
-                                       base_dir=str(base) if base else None)
+    cfg = ClientConfig.from_properties(
+        {"security.protocol": "SSL", **props}, base_dir=str(base) if base else None
+    )
     tls = build_tls(cfg)
-    with socket.create_connection(("127.0.0.1", port), timeout=5) as raw, \
-            tls.context.wrap_socket(raw, server_hostname=host):
+    with (
+        socket.create_connection(("127.0.0.1", port), timeout=5) as raw,
+        tls.context.wrap_socket(raw, server_hostname=host),
+    ):
         pass
 
 
@@ -304,12 +347,27 @@ def server(pki: dict):
     s.close()
 
 
-@pytest.mark.parametrize("props", [
-    {"ssl.truststore.type": "PEM", "ssl.truststore.location": "ca.pem"},
-    {"ssl.truststore.type": "PKCS12", "ssl.truststore.location": "trust.p12", "ssl.truststore.password": "changeit"},
-    {"ssl.truststore.type": "JKS", "ssl.truststore.location": "trust.jks", "ssl.truststore.password": "changeit"},
-    {"ssl.truststore.location": "trust.p12", "ssl.truststore.password": "changeit"},  # JKS type reads PKCS12
-], ids=["pem", "pkcs12", "jks", "pkcs12-as-jks"])
+@pytest.mark.parametrize(
+    "props",
+    [
+        {"ssl.truststore.type": "PEM", "ssl.truststore.location": "ca.pem"},
+        {
+            "ssl.truststore.type": "PKCS12",
+            "ssl.truststore.location": "trust.p12",
+            "ssl.truststore.password": "changeit",
+        },
+        {
+            "ssl.truststore.type": "JKS",
+            "ssl.truststore.location": "trust.jks",
+            "ssl.truststore.password": "changeit",
+        },
+        {
+            "ssl.truststore.location": "trust.p12",
+            "ssl.truststore.password": "changeit",
+        },  # JKS type reads PKCS12
+    ],
+    ids=["pem", "pkcs12", "jks", "pkcs12-as-jks"],
+)
 def test_truststores(pki: dict, server: TlsServer, props: dict[str, str]) -> None:
     _handshake(props, server.port, base=pki["dir"])
 
@@ -320,7 +378,10 @@ def test_inline_pem_truststore(pki: dict, server: TlsServer) -> None:
 
 def test_untrusted_server_fails(pki: dict, server: TlsServer) -> None:
     with pytest.raises(ssl.SSLCertVerificationError):
-        _handshake({"ssl.truststore.type": "PEM", "ssl.truststore.location": str(pki["dir"] / "other.pem")}, server.port)
+        _handshake(
+            {"ssl.truststore.type": "PEM", "ssl.truststore.location": str(pki["dir"] / "other.pem")},
+            server.port,
+        )
 
 
 def test_hostname_verification_default_and_disabled(pki: dict) -> None:
@@ -336,9 +397,15 @@ def test_hostname_verification_default_and_disabled(pki: dict) -> None:
 
 def test_wrong_truststore_password(pki: dict) -> None:
     with pytest.raises(ConfigError, match="wrong ssl.truststore.password") as ei:
-        build_tls(ClientConfig.from_properties({
-            "security.protocol": "SSL", "ssl.truststore.location": str(pki["dir"] / "trust.jks"),
-            "ssl.truststore.password": "wrongpass"}))
+        build_tls(
+            ClientConfig.from_properties(
+                {
+                    "security.protocol": "SSL",
+                    "ssl.truststore.location": str(pki["dir"] / "trust.jks"),
+                    "ssl.truststore.password": "wrongpass",
+                }
+            )
+        )
     assert "wrongpass" not in str(ei.value)
 
 
@@ -348,17 +415,30 @@ def test_client_certificates(pki: dict, kind: str) -> None:
     d = pki["dir"]
     props = {"ssl.truststore.type": "PEM", "ssl.truststore.location": str(d / "ca.pem")}
     if kind == "pem-file":
-        props |= {"ssl.keystore.type": "PEM", "ssl.keystore.location": str(d / "client.pem"),
-                  "ssl.key.password": "keypw"}
+        props |= {
+            "ssl.keystore.type": "PEM",
+            "ssl.keystore.location": str(d / "client.pem"),
+            "ssl.key.password": "keypw",
+        }
     elif kind == "pem-inline":
-        props |= {"ssl.keystore.type": "PEM", "ssl.keystore.key": pki["client_key_pem"],
-                  "ssl.keystore.certificate.chain": pki["client_chain_pem"], "ssl.key.password": "keypw"}
+        props |= {
+            "ssl.keystore.type": "PEM",
+            "ssl.keystore.key": pki["client_key_pem"],
+            "ssl.keystore.certificate.chain": pki["client_chain_pem"],
+            "ssl.key.password": "keypw",
+        }
     elif kind == "pkcs12":
-        props |= {"ssl.keystore.type": "PKCS12", "ssl.keystore.location": str(d / "client.p12"),
-                  "ssl.keystore.password": "changeit"}
+        props |= {
+            "ssl.keystore.type": "PKCS12",
+            "ssl.keystore.location": str(d / "client.p12"),
+            "ssl.keystore.password": "changeit",
+        }
     else:
-        props |= {"ssl.keystore.location": str(d / "client.jks"), "ssl.keystore.password": "changeit",
-                  "ssl.key.password": "keypw"}
+        props |= {
+            "ssl.keystore.location": str(d / "client.jks"),
+            "ssl.keystore.password": "changeit",
+            "ssl.key.password": "keypw",
+        }
     try:
         _handshake(props, s.port)
         import time
@@ -372,35 +452,84 @@ def test_client_certificates(pki: dict, kind: str) -> None:
         s.close()
 
 
-@pytest.mark.parametrize(("props", "reason"), [
-    ({"ssl.truststore.type": "PKCS12", "ssl.truststore.location": "ca.pem", "ssl.truststore.password": "wrong"},
-     "ssl.truststore.location {d}/ca.pem is PEM text, but ssl.truststore.type is PKCS12"),
-    ({"ssl.truststore.location": "ca.pem"},
-     "ssl.truststore.location {d}/ca.pem is PEM text, but ssl.truststore.type is JKS"),
-    ({"ssl.truststore.type": "PEM", "ssl.truststore.location": "trust.p12"},
-     "ssl.truststore.location {d}/trust.p12 is a binary PKCS12 store, but ssl.truststore.type is PEM"),
-    ({"ssl.truststore.type": "PEM", "ssl.truststore.location": "ca.pem", "ssl.truststore.password": "x"},
-     "ssl.truststore.password cannot be specified for PEM format"),
-    ({"ssl.truststore.certificates": "-----BEGIN CERTIFICATE-----"},
-     "ssl.truststore.certificates can be specified only for PEM, but ssl.truststore.type is JKS"),
-    ({"ssl.truststore.password": "x"}, "ssl.truststore.password is specified, but no ssl.truststore.location"),
-    ({"ssl.truststore.type": "BCFKS"}, "ssl.truststore.type BCFKS is not supported"),
-    ({"ssl.keystore.type": "PKCS12", "ssl.keystore.location": "client.p12"},
-     "ssl.keystore.location is specified, but ssl.keystore.password is not"),
-    ({"ssl.keystore.type": "PEM", "ssl.keystore.location": "client.pem", "ssl.keystore.password": "keypw"},
-     "ssl.keystore.password cannot be specified with PEM format, only ssl.key.password"),
-    ({"ssl.keystore.type": "PEM", "ssl.keystore.key": "k"},
-     "ssl.keystore.key is specified, but ssl.keystore.certificate.chain is not"),
-    ({"ssl.keystore.certificate.chain": "c"},
-     "ssl.keystore.certificate.chain is specified, but ssl.keystore.key is not"),
-], ids=["pkcs12-declared-pem-file", "jks-default-pem-file", "pem-declared-binary-file", "pem-with-password",
-        "inline-certs-not-pem", "password-without-store", "unknown-type", "keystore-without-password",
-        "pem-keystore-with-store-password", "key-without-chain", "chain-without-key"])
+@pytest.mark.parametrize(
+    ("props", "reason"),
+    [
+        (
+            {
+                "ssl.truststore.type": "PKCS12",
+                "ssl.truststore.location": "ca.pem",
+                "ssl.truststore.password": "wrong",
+            },
+            "ssl.truststore.location {d}/ca.pem is PEM text, but ssl.truststore.type is PKCS12",
+        ),
+        (
+            {"ssl.truststore.location": "ca.pem"},
+            "ssl.truststore.location {d}/ca.pem is PEM text, but ssl.truststore.type is JKS",
+        ),
+        (
+            {"ssl.truststore.type": "PEM", "ssl.truststore.location": "trust.p12"},
+            "ssl.truststore.location {d}/trust.p12 is a binary PKCS12 store, but ssl.truststore.type is PEM",
+        ),
+        (
+            {
+                "ssl.truststore.type": "PEM",
+                "ssl.truststore.location": "ca.pem",
+                "ssl.truststore.password": "x",
+            },
+            "ssl.truststore.password cannot be specified for PEM format",
+        ),
+        (
+            {"ssl.truststore.certificates": "-----BEGIN CERTIFICATE-----"},
+            "ssl.truststore.certificates can be specified only for PEM, but ssl.truststore.type is JKS",
+        ),
+        (
+            {"ssl.truststore.password": "x"},
+            "ssl.truststore.password is specified, but no ssl.truststore.location",
+        ),
+        ({"ssl.truststore.type": "BCFKS"}, "ssl.truststore.type BCFKS is not supported"),
+        (
+            {"ssl.keystore.type": "PKCS12", "ssl.keystore.location": "client.p12"},
+            "ssl.keystore.location is specified, but ssl.keystore.password is not",
+        ),
+        (
+            {
+                "ssl.keystore.type": "PEM",
+                "ssl.keystore.location": "client.pem",
+                "ssl.keystore.password": "keypw",
+            },
+            "ssl.keystore.password cannot be specified with PEM format, only ssl.key.password",
+        ),
+        (
+            {"ssl.keystore.type": "PEM", "ssl.keystore.key": "k"},
+            "ssl.keystore.key is specified, but ssl.keystore.certificate.chain is not",
+        ),
+        (
+            {"ssl.keystore.certificate.chain": "c"},
+            "ssl.keystore.certificate.chain is specified, but ssl.keystore.key is not",
+        ),
+    ],
+    ids=[
+        "pkcs12-declared-pem-file",
+        "jks-default-pem-file",
+        "pem-declared-binary-file",
+        "pem-with-password",
+        "inline-certs-not-pem",
+        "password-without-store",
+        "unknown-type",
+        "keystore-without-password",
+        "pem-keystore-with-store-password",
+        "key-without-chain",
+        "chain-without-key",
+    ],
+)
 def test_kafka_refuses_these_and_so_does_metashell(pki: dict, props: dict[str, str], reason: str) -> None:
     """DefaultSslEngineFactory's rules: the declared store type and passwords are honoured; the
     message names the setting at fault and never a password."""
     d = pki["dir"]
-    full = {"security.protocol": "SSL"} | {k: str(d / v) if k.endswith(".location") else v for k, v in props.items()}
+    full = {"security.protocol": "SSL"} | {
+        k: str(d / v) if k.endswith(".location") else v for k, v in props.items()
+    }
     with pytest.raises(ConfigError) as ei:
         build_tls(ClientConfig.from_properties(full))
     assert reason.format(d=d) in str(ei.value)
@@ -409,6 +538,12 @@ def test_kafka_refuses_these_and_so_does_metashell(pki: dict, props: dict[str, s
 
 def test_encrypted_key_without_password(pki: dict) -> None:
     with pytest.raises(ConfigError, match="encrypted; set ssl.key.password"):
-        build_tls(ClientConfig.from_properties({
-            "security.protocol": "SSL", "ssl.keystore.type": "PEM",
-            "ssl.keystore.location": str(pki["dir"] / "client.pem")}))
+        build_tls(
+            ClientConfig.from_properties(
+                {
+                    "security.protocol": "SSL",
+                    "ssl.keystore.type": "PEM",
+                    "ssl.keystore.location": str(pki["dir"] / "client.pem"),
+                }
+            )
+        )

@@ -39,6 +39,7 @@ def values(n: int, size: int = 40) -> list[bytes]:
 
 # ------------------------------------------------------------------------------------------ varints
 
+
 @pytest.mark.parametrize("n", [0, 1, -1, 63, -64, 64, 8191, -8192, 8192, 2**31 - 1, -(2**31)])
 def test_varint_round_trip(n: int) -> None:
     enc = encode_varint(n)
@@ -90,8 +91,14 @@ def expected_decoding() -> dict[str, list[dict]]:
             fields["records"] = []
             current.append(fields)
         elif m := _RECORD_RE.match(line):
-            current[-1]["records"].append({"offset": int(m.group(1)), "timestamp": int(m.group(2)),
-                                           "size": int(m.group(3)), "value": bytes.fromhex(m.group(4))})
+            current[-1]["records"].append(
+                {
+                    "offset": int(m.group(1)),
+                    "timestamp": int(m.group(2)),
+                    "size": int(m.group(3)),
+                    "value": bytes.fromhex(m.group(4)),
+                }
+            )
         elif "-> CONTROL" in line:
             current[-1]["records"][-1]["key"] = bytes.fromhex(_KEY_RE.search(line).group(1))
     return files
@@ -112,7 +119,10 @@ def test_vectors_decode_exactly_as_kafka() -> None:
             position += b.size
             crc_dec, crc_hex = re.match(r"(\d+)\((0x[0-9a-f]+)\)", exp["crc"]).groups()
             assert (b.base_offset, b.last_offset, b.size) == (
-                int(exp["baseOffset"]), int(exp["lastOffset"]), int(exp["sizeInBytes"]))
+                int(exp["baseOffset"]),
+                int(exp["lastOffset"]),
+                int(exp["sizeInBytes"]),
+            )
             assert b.partition_leader_epoch == int(exp["partitionLeaderEpoch"])
             assert b.magic == int(exp["magic"]) == 2
             assert b.crc == int(crc_dec) == int(crc_hex, 16)
@@ -123,7 +133,10 @@ def test_vectors_decode_exactly_as_kafka() -> None:
             assert str(b.is_control).lower() == exp["control"]
             assert b.max_timestamp == int(exp["maxTimestamp"])
             assert (b.producer_id, b.producer_epoch, b.base_sequence) == (
-                int(exp["producerId"]), int(exp["producerEpoch"]), int(exp["baseSequence"]))
+                int(exp["producerId"]),
+                int(exp["producerEpoch"]),
+                int(exp["baseSequence"]),
+            )
             assert b.records_count == int(exp["count"])
             assert b.kraft_anomalies() == []
             entries = b.entries()
@@ -142,27 +155,37 @@ def test_worked_example_header_fields() -> None:
     raw = (VECTORS / "metadata-log-dir/__cluster_metadata-0/00000000000000000000.log").read_bytes()[:91]
     b = RecordBatch.parse(raw, source="example")
     assert (b.base_offset, b.batch_length, b.partition_leader_epoch, b.magic, b.crc, b.attributes) == (
-        0, 79, 1, 2, 0x1154EAF9, 0x0020)
+        0,
+        79,
+        1,
+        2,
+        0x1154EAF9,
+        0x0020,
+    )
     assert (b.last_offset_delta, b.base_timestamp, b.max_timestamp) == (0, T0, T0)
     assert (b.producer_id, b.producer_epoch, b.base_sequence, b.records_count) == (-1, -1, -1, 1)
     assert b.is_control and not b.is_transactional and b.compression == 0 and b.timestamp_type == 0
     assert b.raw() == raw
-    assert b.entries() == [(0, T0, bytes.fromhex("00000002"),
-                            bytes.fromhex("00000000000102000000010002000000010000"))]
+    assert b.entries() == [
+        (0, T0, bytes.fromhex("00000002"), bytes.fromhex("00000000000102000000010002000000010000"))
+    ]
 
 
 @needs_vectors
 def test_encoder_matches_kafka_byte_for_byte() -> None:
     """build_batch re-encodes every vector batch (uncompressed, and Kafka's gzip one) identically."""
-    files = [*(VECTORS / "metadata-log-dir/__cluster_metadata-0").glob("*.log"),
-             *(VECTORS / "metadata-log-dir/__cluster_metadata-0").glob("*.checkpoint"),
-             VECTORS / "misc/gzip-compressed-batch.bin"]
+    files = [
+        *(VECTORS / "metadata-log-dir/__cluster_metadata-0").glob("*.log"),
+        *(VECTORS / "metadata-log-dir/__cluster_metadata-0").glob("*.checkpoint"),
+        VECTORS / "misc/gzip-compressed-batch.bin",
+    ]
     n = 0
     for f in files:
         for b in iter_file_batches(f):
             recs = [(k, v) if b.is_control else v for _, _, k, v in b.entries()]
-            rebuilt = build_batch(b.base_offset, b.partition_leader_epoch, recs, b.base_timestamp,
-                                  b.is_control, b.compression)
+            rebuilt = build_batch(
+                b.base_offset, b.partition_leader_epoch, recs, b.base_timestamp, b.is_control, b.compression
+            )
             assert rebuilt == b.raw(), (f.name, b.position)
             n += 1
     assert n == 10
@@ -173,7 +196,7 @@ def test_gzip_vector() -> None:
     raw = (VECTORS / "misc/gzip-compressed-batch.bin").read_bytes()
     (b,), w = collect(raw)
     assert w == [] and b.compression_name == "gzip" and b.size == 122 == len(raw)
-    assert raw[HEADER_SIZE:HEADER_SIZE + 10] == bytes.fromhex("1f8b08000000000000ff")  # Java's header
+    assert raw[HEADER_SIZE : HEADER_SIZE + 10] == bytes.fromhex("1f8b08000000000000ff")  # Java's header
     assert [e[0] for e in b.entries()] == [0, 1]
     assert b.entries()[1][3] == bytes.fromhex("01140000")  # NoOpRecord
 
@@ -184,18 +207,23 @@ def test_crc32c_check_value() -> None:
 
 # ------------------------------------------------------------------------------------------ codecs
 
+
 def kafka_gzip(data: bytes) -> bytes:
     """java.util.zip.GZIPOutputStream framing (header 1f8b08 00 00000000 00 ff)."""
     c = zlib.compressobj(6, zlib.DEFLATED, -15)
-    return (bytes.fromhex("1f8b08000000000000ff") + c.compress(data) + c.flush()
-            + struct.pack("<II", zlib.crc32(data), len(data)))
+    return (
+        bytes.fromhex("1f8b08000000000000ff")
+        + c.compress(data)
+        + c.flush()
+        + struct.pack("<II", zlib.crc32(data), len(data))
+    )
 
 
 def kafka_snappy(data: bytes, block: int = 32 * 1024) -> bytes:
     """snappy-java SnappyOutputStream: magic, version 1, compatible 1, then (int32 BE len, raw block)*."""
     out = b"\x82SNAPPY\x00" + struct.pack(">ii", 1, 1)
     for i in range(0, len(data), block):
-        comp = bytes(cramjam.snappy.compress_raw(data[i:i + block]))
+        comp = bytes(cramjam.snappy.compress_raw(data[i : i + block]))
         out += struct.pack(">i", len(comp)) + comp
     return out
 
@@ -205,7 +233,7 @@ def kafka_lz4(data: bytes, raw_blocks: bool = False) -> bytes:
     blocks (uncompressed ones flagged with the high bit), end mark 0."""
     out = bytes.fromhex("04224d18604082")
     for i in range(0, len(data), 65536):
-        chunk = data[i:i + 65536]
+        chunk = data[i : i + 65536]
         if raw_blocks:
             out += struct.pack("<I", len(chunk) | 0x80000000) + chunk
         else:
@@ -258,8 +286,9 @@ def test_snappy_without_xerial_header_is_a_raw_block() -> None:
 
 @pytest.mark.parametrize("codec", [1, 2, 3, 4])
 def test_garbage_compressed_area_is_a_decode_error(codec: int) -> None:
-    raw = batch_with_area(codec, b"\x82SNAPPY\x00\x00\x00\x00\x01\x00\x00\x00\x01\x00\x00\x00\x05junk!",
-                          b"", 1)
+    raw = batch_with_area(
+        codec, b"\x82SNAPPY\x00\x00\x00\x00\x01\x00\x00\x00\x01\x00\x00\x00\x05junk!", b"", 1
+    )
     with pytest.raises(CorruptBatchError, match="do not decompress") as e:
         collect(raw)
     assert e.value.source == "test.log" and e.value.offset == 0
@@ -273,9 +302,13 @@ def test_unknown_codec_is_corrupt() -> None:
 
 # ------------------------------------------------------------------------------------------ iteration
 
+
 def three_batches() -> list[bytes]:
-    return [build_batch(0, 1, values(3), T0), build_batch(3, 1, values(2), T0 + 1),
-            build_batch(5, 2, values(4), T0 + 2)]
+    return [
+        build_batch(0, 1, values(3), T0),
+        build_batch(3, 1, values(2), T0 + 1),
+        build_batch(5, 2, values(4), T0 + 2),
+    ]
 
 
 def test_iterates_batches_and_positions() -> None:
@@ -369,7 +402,7 @@ def test_small_batch_length_is_corrupt() -> None:
 
 def fix_crc(data: bytearray, pos: int = 0) -> bytes:
     size = struct.unpack_from(">i", data, pos + 8)[0] + 12
-    struct.pack_into(">I", data, pos + 17, crc32c(bytes(data[pos + 21:pos + size])))
+    struct.pack_into(">I", data, pos + 17, crc32c(bytes(data[pos + 21 : pos + size])))
     return bytes(data)
 
 
@@ -432,6 +465,7 @@ def test_chunked_file_reading_matches_in_memory(tmp_path: Path) -> None:
 
 # ------------------------------------------------------------------------------------------ records
 
+
 def test_records_with_keys_headers_and_log_append_time() -> None:
     recs = [(b"k1", b"v1", [("h", b"x"), ("n", None)]), (None, None), (b"", b"")]
     data = bytearray(build_batch(10, 1, recs, T0, attributes=0x08))  # LogAppendTime
@@ -439,8 +473,11 @@ def test_records_with_keys_headers_and_log_append_time() -> None:
     (b,), _ = collect(fix_crc(data))
     assert b.timestamp_type_name == "LogAppendTime"
     assert b.entries() == [(10, T0 + 99, b"k1", b"v1"), (11, T0 + 99, None, None), (12, T0 + 99, b"", b"")]
-    assert b.records() == [Record(10, T0 + 99, b"k1", b"v1", [("h", b"x"), ("n", None)]),
-                           Record(11, T0 + 99, None, None), Record(12, T0 + 99, b"", b"")]
+    assert b.records() == [
+        Record(10, T0 + 99, b"k1", b"v1", [("h", b"x"), ("n", None)]),
+        Record(11, T0 + 99, None, None),
+        Record(12, T0 + 99, b"", b""),
+    ]
     problems = b.kraft_anomalies()
     assert "2 data record(s) with a non-null key" in problems
     assert "2 record(s) with a null or empty value" in problems
@@ -448,8 +485,9 @@ def test_records_with_keys_headers_and_log_append_time() -> None:
 
 
 def test_timestamp_deltas_and_long_varints() -> None:
-    body = encode_record(0, None, b"a" * 300, timestamp_delta=-5) + encode_record(20000, None, b"b",
-                                                                                   timestamp_delta=2**40)
+    body = encode_record(0, None, b"a" * 300, timestamp_delta=-5) + encode_record(
+        20000, None, b"b", timestamp_delta=2**40
+    )
     data = batch_with_area(0, body, body, 2)
     (b,), _ = collect(data)
     assert b.entries() == [(5, T0 - 5, None, b"a" * 300), (20005, T0 + 2**40, None, b"b")]

@@ -35,7 +35,9 @@ SHARED = Path(__file__).resolve().parents[2] / "shared"
 VECTORS = SHARED / "reference" / "test-vectors"
 VECTOR_DIR = VECTORS / "metadata-log-dir"
 CORPUS = SHARED / "corpus"
-needs_vectors = pytest.mark.skipif(not VECTOR_DIR.is_dir(), reason="../shared/reference/test-vectors is absent")
+needs_vectors = pytest.mark.skipif(
+    not VECTOR_DIR.is_dir(), reason="../shared/reference/test-vectors is absent"
+)
 needs_corpus = pytest.mark.skipif(not CORPUS.is_dir(), reason="../shared/corpus is absent")
 CORPUS_DIRS = sorted(p for p in CORPUS.iterdir() if p.is_dir()) if CORPUS.is_dir() else []
 T0 = 1_700_000_000_000
@@ -43,6 +45,7 @@ PART = "__cluster_metadata-0"
 
 
 # ------------------------------------------------------------------------------------------ helpers
+
 
 def ctl_key(kind: int) -> bytes:
     return struct.pack(">hh", 0, kind)
@@ -72,8 +75,9 @@ def snapshot_bytes(end_offset: int, epoch: int = 1, header: bool = True, footer:
     out = b""
     n = 0
     if header:
-        out += build_batch(0, epoch, [(ctl_key(3), b"\x00\x00" + struct.pack(">q", T0) + b"\x00")], T0,
-                           control=True)
+        out += build_batch(
+            0, epoch, [(ctl_key(3), b"\x00\x00" + struct.pack(">q", T0) + b"\x00")], T0, control=True
+        )
         n = 1
     values = [b"s%d" % o for o in range(end_offset)]
     out += build_batch(n, epoch, values or [b"empty"], T0)
@@ -83,9 +87,14 @@ def snapshot_bytes(end_offset: int, epoch: int = 1, header: bool = True, footer:
     return out
 
 
-def make_dir(root: Path, segments: dict[int, bytes] | None = None, snapshots: dict[tuple[int, int], bytes]
-             | None = None, extra: dict[str, bytes] | None = None, bootstrap: bytes | None = None,
-             meta: str | None = "version=1\nnode.id=3\ncluster.id=abc\n") -> Path:
+def make_dir(
+    root: Path,
+    segments: dict[int, bytes] | None = None,
+    snapshots: dict[tuple[int, int], bytes] | None = None,
+    extra: dict[str, bytes] | None = None,
+    bootstrap: bytes | None = None,
+    meta: str | None = "version=1\nnode.id=3\ncluster.id=abc\n",
+) -> Path:
     part = root / PART
     part.mkdir(parents=True)
     for base, data in (segments or {}).items():
@@ -103,8 +112,12 @@ def make_dir(root: Path, segments: dict[int, bytes] | None = None, snapshots: di
 
 def read_all(plan, **kw) -> tuple[list[tuple[str, int, bytes | None]], PlanReader]:
     reader = PlanReader(plan, **kw)
-    out = [(item.kind, off, value) for item in reader for off, _ts, _key, value in item.records
-           if not item.batch.is_control]
+    out = [
+        (item.kind, off, value)
+        for item in reader
+        for off, _ts, _key, value in item.records
+        if not item.batch.is_control
+    ]
     return out, reader
 
 
@@ -114,24 +127,28 @@ def kinds(reader: PlanReader) -> list[str]:
 
 # ------------------------------------------------------------------------------------------ properties
 
-@pytest.mark.parametrize("text,expected", [
-    ("a=b\nc:d\ne f\n  g = h  \n", {"a": "b", "c": "d", "e": "f", "g": "h  "}),
-    ("# comment\n! also\n\n   \nk=v", {"k": "v"}),
-    ("key\n", {"key": ""}),
-    ("key = = x", {"key": "= x"}),
-    ("key:=x", {"key": "=x"}),
-    ("a\\=b=c", {"a=b": "c"}),
-    ("a\\ b c", {"a b": "c"}),
-    ("k=\\u0041\\t\\n\\\\x\\q", {"k": "A\t\n\\xq"}),
-    ("k=val\\\n    ue\\\n  !s", {"k": "value!s"}),
-    ("k=a\\\\\nj=b", {"k": "a\\", "j": "b"}),
-    ("# c\\\nk=v", {"k": "v"}),
-    ("k=v\\\n", {"k": "v"}),
-    ("a=1\r\nb=2\rc=3", {"a": "1", "b": "2", "c": "3"}),
-    ("k=1\nk=2", {"k": "2"}),
-    ("k=\\u00zz", {"k": "\\u00zz"}),
-    ("cluster.id=", {"cluster.id": ""}),
-])
+
+@pytest.mark.parametrize(
+    "text,expected",
+    [
+        ("a=b\nc:d\ne f\n  g = h  \n", {"a": "b", "c": "d", "e": "f", "g": "h  "}),
+        ("# comment\n! also\n\n   \nk=v", {"k": "v"}),
+        ("key\n", {"key": ""}),
+        ("key = = x", {"key": "= x"}),
+        ("key:=x", {"key": "=x"}),
+        ("a\\=b=c", {"a=b": "c"}),
+        ("a\\ b c", {"a b": "c"}),
+        ("k=\\u0041\\t\\n\\\\x\\q", {"k": "A\t\n\\xq"}),
+        ("k=val\\\n    ue\\\n  !s", {"k": "value!s"}),
+        ("k=a\\\\\nj=b", {"k": "a\\", "j": "b"}),
+        ("# c\\\nk=v", {"k": "v"}),
+        ("k=v\\\n", {"k": "v"}),
+        ("a=1\r\nb=2\rc=3", {"a": "1", "b": "2", "c": "3"}),
+        ("k=1\nk=2", {"k": "2"}),
+        ("k=\\u00zz", {"k": "\\u00zz"}),
+        ("cluster.id=", {"cluster.id": ""}),
+    ],
+)
 def test_java_properties(text: str, expected: dict[str, str]) -> None:
     assert parse_properties(text) == expected
 
@@ -144,8 +161,12 @@ def test_properties_are_latin1() -> None:
 def test_meta_properties_v1_and_v0(tmp_path: Path) -> None:
     w: list[LogWarning] = []
     m = read_meta_properties(VECTOR_DIR / "meta.properties", w)
-    assert (m.version, m.node_id, m.cluster_id, m.directory_id) == (1, 1, "MkU3OEVBNTcwNTJENDM2Qg",
-                                                                     "EREREREREREiIiIiIiIiIg")
+    assert (m.version, m.node_id, m.cluster_id, m.directory_id) == (
+        1,
+        1,
+        "MkU3OEVBNTcwNTJENDM2Qg",
+        "EREREREREREiIiIiIiIiIg",
+    )
     m0 = read_meta_properties(VECTORS / "misc" / "meta.properties.v0", w)
     assert (m0.version, m0.node_id, m0.cluster_id, m0.directory_id) == (0, 1, "MkU3OEVBNTcwNTJENDM2Qg", None)
     assert w == []
@@ -162,31 +183,48 @@ def test_meta_properties_v1_and_v0(tmp_path: Path) -> None:
 def test_quorum_state_versions(tmp_path: Path) -> None:
     w: list[LogWarning] = []
     q0 = read_quorum_state(VECTORS / "misc" / "quorum-state.v0", w)
-    assert (q0.data_version, q0.leader_id, q0.leader_epoch, q0.voted_id, q0.current_voters) == (0, 1, 1, -1,
-                                                                                                 [1, 2, 3])
+    assert (q0.data_version, q0.leader_id, q0.leader_epoch, q0.voted_id, q0.current_voters) == (
+        0,
+        1,
+        1,
+        -1,
+        [1, 2, 3],
+    )
     q1 = read_quorum_state(VECTORS / "misc" / "quorum-state.v1-voted", w)
-    assert (q1.data_version, q1.leader_id, q1.leader_epoch, q1.voted_id, q1.voted_directory_id,
-            q1.current_voters) == (1, -1, 2, 3, "EREREREREREiIiIiIiIiIg", None)
+    assert (
+        q1.data_version,
+        q1.leader_id,
+        q1.leader_epoch,
+        q1.voted_id,
+        q1.voted_directory_id,
+        q1.current_voters,
+    ) == (1, -1, 2, 3, "EREREREREREiIiIiIiIiIg", None)
     assert w == []
     f = tmp_path / "quorum-state"
     f.write_text('{"leaderId":2,"leaderEpoch":9,"data_version":7,"currentVoters":null}\nignored')
     q = read_quorum_state(f, w)
     assert (q.leader_id, q.leader_epoch, q.current_voters) == (2, 9, None) and [x.kind for x in w] == [
-        "quorum-state"]
+        "quorum-state"
+    ]
     f.write_text("{not json")
     assert read_quorum_state(f, w) is None and len(w) == 2
 
 
 def test_snapshot_names() -> None:
     assert parse_snapshot_name("00000000000000000008-0000000001.checkpoint") == (8, 1)
-    for name in ["00000000000000000008-0000000001.checkpoint.part",
-                 "00000000000000000008-0000000001-123.checkpoint.part",
-                 "00000000000000000008-0000000001.checkpoint.deleted", "bootstrap.checkpoint",
-                 "00000000000000000008.snapshot", "8-1.checkpoint"]:
+    for name in [
+        "00000000000000000008-0000000001.checkpoint.part",
+        "00000000000000000008-0000000001-123.checkpoint.part",
+        "00000000000000000008-0000000001.checkpoint.deleted",
+        "bootstrap.checkpoint",
+        "00000000000000000008.snapshot",
+        "8-1.checkpoint",
+    ]:
         assert parse_snapshot_name(name) is None
 
 
 # ------------------------------------------------------------------------------------------ the vector dir
+
 
 @needs_vectors
 def test_vector_directory_plan_and_read() -> None:
@@ -200,18 +238,27 @@ def test_vector_directory_plan_and_read() -> None:
         assert d.warnings == [] and d.bootstrap is None
         plan = d.plan()
         assert plan.start_offset == 8 and plan.snapshot.end_offset == 8
-        assert [Path(f).name for f in plan.files] == ["00000000000000000008-0000000001.checkpoint",
-                                                       "00000000000000000008.log"]
+        assert [Path(f).name for f in plan.files] == [
+            "00000000000000000008-0000000001.checkpoint",
+            "00000000000000000008.log",
+        ]
         reader = PlanReader(plan)
         items = list(reader)
         assert [(i.kind, i.batch.base_offset, len(i.records)) for i in items] == [
-            ("snapshot", 0, 3), ("snapshot", 3, 4), ("snapshot", 7, 1), ("log", 8, 1), ("log", 9, 2)]
+            ("snapshot", 0, 3),
+            ("snapshot", 3, 4),
+            ("snapshot", 7, 1),
+            ("log", 8, 1),
+            ("log", 9, 2),
+        ]
         assert items[3].batch.position == 0 and items[4].batch.position == 91
         assert items[0].step.snapshot.end_offset == 8
         assert reader.warnings == [] and reader.log_last_offset == 10
         assert reader.files_read == plan.files
         assert [(e.kind, e.base_offset, e.last_offset, e.position) for e in reader.index][-2:] == [
-            ("log", 8, 8, 0), ("log", 9, 10, 91)]
+            ("log", 8, 8, 0),
+            ("log", 9, 10, 91),
+        ]
 
 
 @needs_vectors
@@ -227,16 +274,24 @@ def test_vector_directory_time_travel() -> None:
 
 # ------------------------------------------------------------------------------------------ plans
 
+
 def test_newest_complete_snapshot_and_ignored_files(tmp_path: Path) -> None:
-    root = make_dir(tmp_path, segments={0: log_bytes((0, 10)), 10: log_bytes((10, 20))},
-                    snapshots={(0, 0): snapshot_bytes(0, 0), (5, 1): snapshot_bytes(5),
-                               (12, 1): snapshot_bytes(12)},
-                    extra={"00000000000000000015-0000000001.checkpoint.deleted": b"x",
-                           "00000000000000000018-0000000001-77.checkpoint.part": b"x",
-                           "00000000000000000005.log.deleted": b"x", "00000000000000000010.index": b"",
-                           "00000000000000000010.timeindex": b"", "00000000000000000010.snapshot": b"",
-                           "00000000000000000003.log.cleaned": b"", "00000000000000000004.log.swap": b"",
-                           "quorum-state.tmp": b"{}"})
+    root = make_dir(
+        tmp_path,
+        segments={0: log_bytes((0, 10)), 10: log_bytes((10, 20))},
+        snapshots={(0, 0): snapshot_bytes(0, 0), (5, 1): snapshot_bytes(5), (12, 1): snapshot_bytes(12)},
+        extra={
+            "00000000000000000015-0000000001.checkpoint.deleted": b"x",
+            "00000000000000000018-0000000001-77.checkpoint.part": b"x",
+            "00000000000000000005.log.deleted": b"x",
+            "00000000000000000010.index": b"",
+            "00000000000000000010.timeindex": b"",
+            "00000000000000000010.snapshot": b"",
+            "00000000000000000003.log.cleaned": b"",
+            "00000000000000000004.log.swap": b"",
+            "quorum-state.tmp": b"{}",
+        },
+    )
     d = open_metadata_dir(root)
     assert [(s.end_offset, s.epoch) for s in d.snapshots] == [(0, 0), (5, 1), (12, 1)]
     assert d.snapshots[0].is_bootstrap and d.latest_snapshot().end_offset == 12
@@ -252,7 +307,9 @@ def test_newest_complete_snapshot_and_ignored_files(tmp_path: Path) -> None:
 
 
 def test_batch_straddling_the_snapshot_end(tmp_path: Path) -> None:
-    root = make_dir(tmp_path, segments={0: log_bytes((0, 3), (3, 8), (8, 10))}, snapshots={(5, 1): snapshot_bytes(5)})
+    root = make_dir(
+        tmp_path, segments={0: log_bytes((0, 3), (3, 8), (8, 10))}, snapshots={(5, 1): snapshot_bytes(5)}
+    )
     got, reader = read_all(open_metadata_dir(root).plan())
     assert [o for k, o, _ in got if k == "log"] == [5, 6, 7, 8, 9]
     assert reader.warnings == []
@@ -311,7 +368,9 @@ def test_gaps_overlaps_and_snapshot_ahead(tmp_path: Path) -> None:
     root = make_dir(tmp_path / "dup", segments={0: log_bytes((0, 6)), 5: log_bytes((2, 4), (4, 8))})
     got, reader = read_all(open_metadata_dir(root).plan())
     assert [o for _, o, _ in got] == list(range(8)) and kinds(reader) == ["overlap"]
-    root = make_dir(tmp_path / "ahead", segments={0: log_bytes((0, 10))}, snapshots={(20, 1): snapshot_bytes(20)})
+    root = make_dir(
+        tmp_path / "ahead", segments={0: log_bytes((0, 10))}, snapshots={(20, 1): snapshot_bytes(20)}
+    )
     got, reader = read_all(open_metadata_dir(root).plan())
     assert [k for k, _, _ in got] == ["snapshot"] * 20 and kinds(reader) == ["snapshot-ahead"]
 
@@ -323,18 +382,25 @@ def test_snapshot_without_header_or_footer(tmp_path: Path) -> None:
 
 
 def test_kraft_invariants_are_warnings(tmp_path: Path) -> None:
-    data = log_bytes((0, 2)) + build_batch(2, 1, [(b"key", b"v2")], T0) + build_batch(3, 1, [(None, None)], T0)
+    data = (
+        log_bytes((0, 2)) + build_batch(2, 1, [(b"key", b"v2")], T0) + build_batch(3, 1, [(None, None)], T0)
+    )
     root = make_dir(tmp_path, segments={0: data})
     got, reader = read_all(open_metadata_dir(root).plan())
     assert [o for _, o, _ in got] == [0, 1, 2, 3]
     assert kinds(reader) == ["kraft-invariant", "kraft-invariant"]
-    assert "non-null key" in reader.warnings[0].message and "null or empty value" in reader.warnings[1].message
+    assert (
+        "non-null key" in reader.warnings[0].message and "null or empty value" in reader.warnings[1].message
+    )
 
 
 def test_until_offset_picks_older_snapshot_and_seek(tmp_path: Path) -> None:
     seg0 = log_bytes(*[(i, i + 3) for i in range(0, 30, 3)])
-    root = make_dir(tmp_path, segments={0: seg0, 30: log_bytes((30, 40))},
-                    snapshots={(9, 1): snapshot_bytes(9), (33, 1): snapshot_bytes(33)})
+    root = make_dir(
+        tmp_path,
+        segments={0: seg0, 30: log_bytes((30, 40))},
+        snapshots={(9, 1): snapshot_bytes(9), (33, 1): snapshot_bytes(33)},
+    )
     d = open_metadata_dir(root)
     full = PlanReader(d.plan())
     list(full)
@@ -352,6 +418,7 @@ def test_until_offset_picks_older_snapshot_and_seek(tmp_path: Path) -> None:
 
 # ------------------------------------------------------------------------------------------ damage
 
+
 def test_torn_tail_of_last_segment(tmp_path: Path) -> None:
     seg = log_bytes((0, 3), (3, 6))
     root = make_dir(tmp_path, segments={0: seg + log_bytes((6, 9))[:40]})
@@ -368,7 +435,9 @@ def test_corruption_in_the_middle_is_an_error(tmp_path: Path) -> None:
     with pytest.raises(CorruptBatchError) as e:
         read_all(open_metadata_dir(root).plan())
     assert e.value.offset == first and e.value.source == str(root / PART / "00000000000000000000.log")
-    assert re.match(rf"{re.escape(str(root))}.*00000000000000000000\.log: byte offset {first}: ", str(e.value))
+    assert re.match(
+        rf"{re.escape(str(root))}.*00000000000000000000\.log: byte offset {first}: ", str(e.value)
+    )
     assert isinstance(e.value, MetashellError)
 
 
@@ -388,8 +457,11 @@ def test_bad_last_batch_depends_on_the_segment(tmp_path: Path) -> None:
 
 
 def test_files_deleted_while_reading(tmp_path: Path) -> None:
-    root = make_dir(tmp_path, segments={0: log_bytes((0, 5)), 5: log_bytes((5, 10))},
-                    snapshots={(3, 1): snapshot_bytes(3), (7, 1): snapshot_bytes(7)})
+    root = make_dir(
+        tmp_path,
+        segments={0: log_bytes((0, 5)), 5: log_bytes((5, 10))},
+        snapshots={(3, 1): snapshot_bytes(3), (7, 1): snapshot_bytes(7)},
+    )
     d = open_metadata_dir(root)
     plan = d.plan()
     # Kafka deletes the newest snapshot's predecessor... and we planned with the newest: delete it
@@ -445,9 +517,14 @@ def test_partition_dir_under_another_name(tmp_path: Path) -> None:
 
 # ------------------------------------------------------------------------------------------ --snapshot FILE
 
+
 def test_plan_file(tmp_path: Path) -> None:
-    root = make_dir(tmp_path, segments={7: log_bytes((7, 10))}, snapshots={(5, 2): snapshot_bytes(5, 2)},
-                    bootstrap=snapshot_bytes(1, 0))
+    root = make_dir(
+        tmp_path,
+        segments={7: log_bytes((7, 10))},
+        snapshots={(5, 2): snapshot_bytes(5, 2)},
+        bootstrap=snapshot_bytes(1, 0),
+    )
     plan = plan_file(root / PART / "00000000000000000005-0000000002.checkpoint")
     assert [(s.kind, s.lenient_tail) for s in plan.steps] == [("snapshot", False)]
     assert (plan.snapshot.end_offset, plan.snapshot.epoch) == (5, 2) and plan.start_offset == 0
@@ -465,6 +542,7 @@ def test_plan_file(tmp_path: Path) -> None:
 
 
 # ------------------------------------------------------------------------------------------ read-only
+
 
 class _WriteSpy:
     """Fails the test on any open() for writing, and records what was opened."""
@@ -488,8 +566,10 @@ class _WriteSpy:
 
 
 def tree_state(root: Path) -> list[tuple[str, int, int, int]]:
-    return sorted((str(p.relative_to(root)), p.stat().st_size, p.stat().st_mtime_ns, p.stat().st_mode)
-                  for p in [root, *root.rglob("*")])
+    return sorted(
+        (str(p.relative_to(root)), p.stat().st_size, p.stat().st_mtime_ns, p.stat().st_mode)
+        for p in [root, *root.rglob("*")]
+    )
 
 
 def make_read_only(root: Path) -> None:
@@ -522,6 +602,7 @@ def test_read_only_copy_is_never_written(tmp_path: Path, monkeypatch: pytest.Mon
 
 
 # ------------------------------------------------------------------------------------------ the corpus
+
 
 def corpus_expectations() -> dict[str, tuple[int, int]]:
     """README table: folder -> (log records, .checkpoint files)."""

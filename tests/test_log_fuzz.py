@@ -40,10 +40,15 @@ def _seeds() -> list[bytes]:
         seeds.append((VECTORS / "misc" / "gzip-compressed-batch.bin").read_bytes())
     vals = [bytes([i]) * (i * 7 % 90) for i in range(1, 12)]
     for codec in range(5):
-        seeds.append(build_batch(0, 1, vals, T0, compression=codec)
-                     + build_batch(11, 1, [(b"k", b"v", [("h", b"x")])], T0 + 5, compression=codec))
-    seeds.append(build_batch(0, 1, [(b"\x00\x00\x00\x03", b"\x00\x00" + bytes(9))], T0, control=True)
-                 + build_batch(1, 1, vals[:3], T0) + bytes(64))
+        seeds.append(
+            build_batch(0, 1, vals, T0, compression=codec)
+            + build_batch(11, 1, [(b"k", b"v", [("h", b"x")])], T0 + 5, compression=codec)
+        )
+    seeds.append(
+        build_batch(0, 1, [(b"\x00\x00\x00\x03", b"\x00\x00" + bytes(9))], T0, control=True)
+        + build_batch(1, 1, vals[:3], T0)
+        + bytes(64)
+    )
     return seeds
 
 
@@ -58,7 +63,7 @@ def reseal(buf: bytes) -> bytes:
         size = struct.unpack_from(">i", b, pos + 8)[0] + 12
         if size < HEADER_SIZE or pos + size > len(b):
             break
-        struct.pack_into(">I", b, pos + 17, crc32c(bytes(b[pos + 21:pos + size])))
+        struct.pack_into(">I", b, pos + 17, crc32c(bytes(b[pos + 21 : pos + size])))
         pos += size
     return bytes(b)
 
@@ -76,7 +81,7 @@ def mutate(buf: bytes, rnd: random.Random) -> bytes:
         elif kind == "insert":
             b[i:i] = rnd.randbytes(rnd.randint(1, 8))
         elif kind == "delete":
-            del b[i:i + rnd.randint(1, 8)]
+            del b[i : i + rnd.randint(1, 8)]
         else:
             del b[i:]
     return bytes(b)
@@ -135,8 +140,13 @@ def record_areas(draw: st.DrawFn) -> tuple[bytes, int, int]:
         area = bytearray()
         for i in range(n):
             value = None if rnd.random() < 0.1 else rnd.randbytes(rnd.choice((0, 1, 10, 63, 64, 80)))
-            area += encode_record(rnd.choice(_OFFSET_DELTAS) if i else 0, rnd.choice(_KEYS), value,
-                                  rnd.choice(_TS_DELTAS), rnd.choice(_HEADERS))
+            area += encode_record(
+                rnd.choice(_OFFSET_DELTAS) if i else 0,
+                rnd.choice(_KEYS),
+                value,
+                rnd.choice(_TS_DELTAS),
+                rnd.choice(_HEADERS),
+            )
         body = mutate(bytes(area), rnd) if area and rnd.random() < 0.7 else bytes(area)
     else:
         body = rnd.randbytes(rnd.randint(0, 120))
@@ -177,13 +187,26 @@ def test_fuzz_properties_never_raise(text: str) -> None:
 # -- batch headers ----------------------------------------------------------------------------------
 
 #: (name, struct format, byte offset) of every header field a fuzzer may rewrite.
-_HEADER_FIELDS = (("baseOffset", ">q", 0), ("batchLength", ">i", 8), ("partitionLeaderEpoch", ">i", 12),
-                  ("magic", ">b", 16), ("attributes", ">h", 21), ("lastOffsetDelta", ">i", 23),
-                  ("baseTimestamp", ">q", 27), ("maxTimestamp", ">q", 35), ("producerId", ">q", 43),
-                  ("producerEpoch", ">h", 51), ("baseSequence", ">i", 53), ("recordsCount", ">i", 57))
-_EXTREMES = {"b": (-128, -1, 0, 1, 2, 3, 127), "h": (-32768, -1, 0, 1, 7, 8, 0x20, 0x27, 0x40, 32767),
-             "i": (-2**31, -1, 0, 1, 13, 14, 60, 61, 2**24, 2**31 - 1),
-             "q": (-2**63, -1, 0, 1, 2**24, 2**48, 2**63 - 1)}
+_HEADER_FIELDS = (
+    ("baseOffset", ">q", 0),
+    ("batchLength", ">i", 8),
+    ("partitionLeaderEpoch", ">i", 12),
+    ("magic", ">b", 16),
+    ("attributes", ">h", 21),
+    ("lastOffsetDelta", ">i", 23),
+    ("baseTimestamp", ">q", 27),
+    ("maxTimestamp", ">q", 35),
+    ("producerId", ">q", 43),
+    ("producerEpoch", ">h", 51),
+    ("baseSequence", ">i", 53),
+    ("recordsCount", ">i", 57),
+)
+_EXTREMES = {
+    "b": (-128, -1, 0, 1, 2, 3, 127),
+    "h": (-32768, -1, 0, 1, 7, 8, 0x20, 0x27, 0x40, 32767),
+    "i": (-(2**31), -1, 0, 1, 13, 14, 60, 61, 2**24, 2**31 - 1),
+    "q": (-(2**63), -1, 0, 1, 2**24, 2**48, 2**63 - 1),
+}
 
 
 @st.composite
@@ -211,6 +234,7 @@ def test_fuzz_batch_headers(buf: bytes, lenient: bool) -> None:
 
 
 # -- compressed payloads ----------------------------------------------------------------------------
+
 
 @st.composite
 def compressed_batches(draw: st.DrawFn) -> tuple[bytes, int]:
@@ -257,14 +281,32 @@ def test_fuzz_compressed_payloads(case: tuple[bytes, int]) -> None:
 # -- directory layouts ------------------------------------------------------------------------------
 
 _SMALL_FILES = {
-    "quorum-state": (b'{"leaderId":1,"leaderEpoch":2,"votedId":-1,"currentVoters":[{"voterId":1}],"data_version":0}',
-                     b"{", b"[]", b'{"leaderEpoch":"x"}', b"[" * 5000, b"\xff\xfe"),
-    "../meta.properties": (b"version=1\ncluster.id=abc\nnode.id=1\n", b"\x00\x01garbage", b"node.id=x\n", b""),
+    "quorum-state": (
+        b'{"leaderId":1,"leaderEpoch":2,"votedId":-1,"currentVoters":[{"voterId":1}],"data_version":0}',
+        b"{",
+        b"[]",
+        b'{"leaderEpoch":"x"}',
+        b"[" * 5000,
+        b"\xff\xfe",
+    ),
+    "../meta.properties": (
+        b"version=1\ncluster.id=abc\nnode.id=1\n",
+        b"\x00\x01garbage",
+        b"node.id=x\n",
+        b"",
+    ),
     "leader-epoch-checkpoint": (b"0\n1\n0 0\n", b"x\ny\n", b"0\n5\n1 2\n"),
     "partition.metadata": (b"version: 0\ntopic_id: AAAAAAAAAAAAAAAAAAAAAQ\n", b"\x00"),
 }
-_NAMES = ("{:020d}.log", "{:020d}-{:010d}.checkpoint", "{:020d}.log.deleted", "{:020d}-{:010d}.checkpoint.part",
-          "{:019d}.log", "{:020d}.index", "{:020d}.snapshot")
+_NAMES = (
+    "{:020d}.log",
+    "{:020d}-{:010d}.checkpoint",
+    "{:020d}.log.deleted",
+    "{:020d}-{:010d}.checkpoint.part",
+    "{:019d}.log",
+    "{:020d}.index",
+    "{:020d}.snapshot",
+)
 
 
 @st.composite
@@ -277,9 +319,17 @@ def layouts(draw: st.DrawFn) -> dict[str, object]:
     for _ in range(rnd.randint(0, 6)):
         name = rnd.choice(_NAMES).format(rnd.choice((0, 3, 11, 12, 2**40)), rnd.randint(0, 3))
         seed = rnd.choice(SEEDS)
-        content = rnd.choice((seed, mutate(seed, rnd), reseal(mutate(seed, rnd)), seed[:rnd.randrange(len(seed) + 1)],
-                              b"", bytes(rnd.randint(1, 200))))
-        files[name] = None if rnd.random() < 0.05 else content    # None: a directory of that name
+        content = rnd.choice(
+            (
+                seed,
+                mutate(seed, rnd),
+                reseal(mutate(seed, rnd)),
+                seed[: rnd.randrange(len(seed) + 1)],
+                b"",
+                bytes(rnd.randint(1, 200)),
+            )
+        )
+        files[name] = None if rnd.random() < 0.05 else content  # None: a directory of that name
     for name, variants in _SMALL_FILES.items():
         if rnd.random() < 0.6:
             files[name] = rnd.choice(variants)
@@ -287,8 +337,10 @@ def layouts(draw: st.DrawFn) -> dict[str, object]:
 
 
 def _snapshot_of(root: Path) -> dict[str, tuple[int, int, int]]:
-    return {str(p.relative_to(root)): (p.stat().st_mode, p.stat().st_size, p.stat().st_mtime_ns)
-            for p in sorted(root.rglob("*"))}
+    return {
+        str(p.relative_to(root)): (p.stat().st_mode, p.stat().st_size, p.stat().st_mtime_ns)
+        for p in sorted(root.rglob("*"))
+    }
 
 
 @settings(max_examples=300, deadline=None, suppress_health_check=list(HealthCheck))

@@ -29,16 +29,23 @@ from metashell.log.scan import iter_batches
 RSS_BOUND_MB = 300
 MIB = 1 << 20
 
-_WRAPPER = ("import resource, subprocess, sys; p = subprocess.run(sys.argv[1:], capture_output=True, "
-            "text=True); sys.stdout.write(p.stdout); sys.stderr.write(p.stderr); "
-            "print('MAXRSS', resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss, file=sys.stderr); "
-            "sys.exit(p.returncode)")
+_WRAPPER = (
+    "import resource, subprocess, sys; p = subprocess.run(sys.argv[1:], capture_output=True, "
+    "text=True); sys.stdout.write(p.stdout); sys.stderr.write(p.stderr); "
+    "print('MAXRSS', resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss, file=sys.stderr); "
+    "sys.exit(p.returncode)"
+)
 
 
 def run_measured(*args: str) -> tuple[int, str, float]:
     """Run ``metashell ARGS`` in its own process: (exit status, stderr, peak RSS in MB)."""
-    proc = subprocess.run([sys.executable, "-c", _WRAPPER, sys.executable, "-m", "metashell", *args],
-                          capture_output=True, text=True, timeout=120, check=False)
+    proc = subprocess.run(
+        [sys.executable, "-c", _WRAPPER, sys.executable, "-m", "metashell", *args],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
     err, _, rss = proc.stderr.rpartition("MAXRSS ")
     return proc.returncode, err, int(rss) / 1024
 
@@ -70,15 +77,15 @@ def bomb(codec: str, inflated: int = 1 << 30) -> bytes:
         co = zlib.compressobj(9, zlib.DEFLATED, 31)
         chunk = bytes(16 * MIB)
         return b"".join(co.compress(chunk) for _ in range(inflated // len(chunk))) + co.flush()
-    if codec == "snappy":   # xerial stream, one raw block whose preamble claims the whole size
+    if codec == "snappy":  # xerial stream, one raw block whose preamble claims the whole size
         block = _uvarint(inflated) + b"\x00\x00"
         return b"\x82SNAPPY\x00" + struct.pack(">iii", 1, 1, len(block)) + block
-    if codec == "lz4":      # one frame of repeated 4 MiB blocks
+    if codec == "lz4":  # one frame of repeated 4 MiB blocks
         desc = b"\x60\x70"
         block = bytes(cramjam.lz4.compress_block(bytes(4 * MIB), store_size=False))
         blocks = (struct.pack("<I", len(block)) + block) * (inflated // (4 * MIB))
         return struct.pack("<I", 0x184D2204) + desc + bytes([(_xxh32(desc) >> 8) & 0xFF]) + blocks + bytes(4)
-    if codec == "zstd":     # concatenated frames
+    if codec == "zstd":  # concatenated frames
         return bytes(cramjam.zstd.compress(bytes(16 * MIB))) * (inflated // (16 * MIB))
     raise ValueError(codec)
 
@@ -101,8 +108,9 @@ def test_bomb_in_a_file_is_one_located_error_in_bounded_memory(codec: str, tmp_p
     path.write_bytes(frame(bomb(codec), attributes=CODECS[codec]) + VALID)
     status, err, rss = run_measured("-s", str(path), "-c", "ls /")
     assert status == 1, err
-    assert err.count("\n") == 1 and err.startswith(f"error: {path}: byte offset 0: batch at base offset 0: "
-                                                   f"{codec} records inflate beyond 67108864 bytes"), err
+    assert err.count("\n") == 1 and err.startswith(
+        f"error: {path}: byte offset 0: batch at base offset 0: {codec} records inflate beyond 67108864 bytes"
+    ), err
     assert rss < RSS_BOUND_MB, f"{codec} bomb: peak RSS {rss:.0f} MB"
 
 
@@ -120,14 +128,14 @@ def test_the_cap_is_an_option(tmp_path: Path) -> None:
     status, err, _ = run_measured("-s", str(path), "--max-batch-bytes", "16M", "-c", "ls /")
     assert status == 1 and "inflate beyond 16777216 bytes" in err
     status, err, _ = run_measured("-s", str(path), "--max-batch-bytes", "64M", "-c", "ls /")
-    assert "inflate beyond" not in err      # now it inflates, and fails as the garbage it is
+    assert "inflate beyond" not in err  # now it inflates, and fails as the garbage it is
     status, err, _ = run_measured("-s", str(path), "--max-batch-bytes", "12", "-c", "ls /")
     assert status == 2 and err.count("\n") == 1
 
 
 def test_lying_batch_length_allocates_nothing(tmp_path: Path) -> None:
     path = tmp_path / "liar.log"
-    with open(path, "wb") as f:   # 4 KiB on disk, header claims 2 GiB
+    with open(path, "wb") as f:  # 4 KiB on disk, header claims 2 GiB
         f.write(struct.pack(">qiib", 0, 0x7FFFFFFF, 0, 2) + bytes(100))
         f.truncate(4096)
     status, err, rss = run_measured("-s", str(path), "-c", "ls /")
@@ -176,8 +184,9 @@ def test_sparse_zero_filled_segment_ends_at_once(tmp_path: Path) -> None:
     assert status == 0 and rss < 100, err
 
 
-def test_zero_filled_tail_that_is_not_sparse_is_looked_at_boundedly(tmp_path: Path,
-                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+def test_zero_filled_tail_that_is_not_sparse_is_looked_at_boundedly(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     from metashell.log import files
 
     monkeypatch.setattr(files, "ZERO_TAIL_LOOK", 2 * MIB)
@@ -242,12 +251,17 @@ def test_garbage_client_config_lines_are_reported() -> None:
 def test_garbage_meta_properties_and_wrong_typed_quorum_state_warn(tmp_path: Path) -> None:
     (demo_copy(tmp_path) / "meta.properties").write_bytes(bytes(range(256)) * 2)
     (tmp_path / "__cluster_metadata-0" / "quorum-state").write_text(
-        '{"leaderId":"abc","leaderEpoch":[1],"votedId":true,"data_version":0,"currentVoters":"x"}')
+        '{"leaderId":"abc","leaderEpoch":[1],"votedId":true,"data_version":0,"currentVoters":"x"}'
+    )
     status, err, _ = run_measured("-d", str(tmp_path), "-c", "ls /topics")
     assert status == 0
-    for expected in ("leaderId 'abc' is not a number", "leaderEpoch [1] is not a number",
-                     "votedId True is not a number", "currentVoters is not a list",
-                     "meta.properties: holds none of meta.properties' keys"):
+    for expected in (
+        "leaderId 'abc' is not a number",
+        "leaderEpoch [1] is not a number",
+        "votedId True is not a number",
+        "currentVoters is not a list",
+        "meta.properties: holds none of meta.properties' keys",
+    ):
         assert expected in err, err
 
 
@@ -273,8 +287,13 @@ def test_out_of_memory_is_one_line_naming_the_file(tmp_path: Path, headroom_mb: 
         sys.path.remove(str(REPO / "bench"))
     params = metagen.GenParams(topics=10_000, partitions=10, tail_records=1000, overlap_records=100)
     root = metagen.generate(params, tmp_path, log=lambda *a: None).root
-    proc = subprocess.run([sys.executable, "-c", _OOM_CHILD, root, str(headroom_mb)], capture_output=True,
-                          text=True, timeout=120, check=False)
+    proc = subprocess.run(
+        [sys.executable, "-c", _OOM_CHILD, root, str(headroom_mb)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
     assert proc.returncode == 1 and proc.stdout == "", proc.stderr[-2000:]
     (line,) = proc.stderr.splitlines()
     assert line.startswith("error: ") and ".checkpoint" in line and "out of memory while loading" in line

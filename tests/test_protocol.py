@@ -34,8 +34,11 @@ def _vector_lines(name: str, prefix: str) -> list[tuple[str, str]]:
 @needs_shared
 def test_every_metadata_record_vector_round_trips() -> None:
     vectors = _vector_lines("metadata-record-values.txt", r"(?:\w+)")
-    rows = re.findall(r"^(\w+) v(\d+) size=\d+ hex=([0-9a-f]+)", (VECTORS / "metadata-record-values.txt").read_text(),
-                      re.MULTILINE)
+    rows = re.findall(
+        r"^(\w+) v(\d+) size=\d+ hex=([0-9a-f]+)",
+        (VECTORS / "metadata-record-values.txt").read_text(),
+        re.MULTILINE,
+    )
     assert len(rows) >= 12 and vectors
     for label, version, hexed in rows:
         raw = bytes.fromhex(hexed)
@@ -59,8 +62,11 @@ def test_partition_record_v2_elr_fields() -> None:
 @needs_shared
 def test_every_wire_frame_round_trips() -> None:
     text = (VECTORS / "wire-frames.txt").read_text()
-    rows = re.findall(r"^(REQUEST|RESPONSE) (\w+)\S* apiKey=\d+ v(\d+) headerVersion=\d+\n.*\n\s+frame=([0-9a-f]+)",
-                      text, re.MULTILINE)
+    rows = re.findall(
+        r"^(REQUEST|RESPONSE) (\w+)\S* apiKey=\d+ v(\d+) headerVersion=\d+\n.*\n\s+frame=([0-9a-f]+)",
+        text,
+        re.MULTILINE,
+    )
     assert len(rows) >= 15
     for kind, api, version, hexed in rows:
         frame = bytes.fromhex(hexed)
@@ -83,10 +89,12 @@ def test_api_versions_fallback_is_read_as_v0() -> None:
 
 
 def test_control_records_match_formats_examples() -> None:
-    key, value = encode_control_record("LeaderChange", {"Version": 0, "LeaderId": 1, "Voters": [{"VoterId": 1}],
-                                                        "GrantingVoters": [{"VoterId": 1}]})
+    key, value = encode_control_record(
+        "LeaderChange",
+        {"Version": 0, "LeaderId": 1, "Voters": [{"VoterId": 1}], "GrantingVoters": [{"VoterId": 1}]},
+    )
     assert key == bytes.fromhex("00000002")
-    assert value == bytes.fromhex("0000000000010200000001000200000001" "0000")
+    assert value == bytes.fromhex("00000000000102000000010002000000010000")
     ctl = decode_control_record(key, value)
     assert ctl.name == "LeaderChange" and ctl.data["LeaderId"] == 1
     key, value = encode_control_record("SnapshotHeader", {"LastContainedLogTimestamp": 1700000002000})
@@ -96,7 +104,7 @@ def test_control_records_match_formats_examples() -> None:
 
 
 def test_unknown_tags_are_kept() -> None:
-    raw = bytes.fromhex("01140000")[:-1] + bytes.fromhex("01" "63" "02" "abcd")  # NoOp + tag 99
+    raw = bytes.fromhex("01140000")[:-1] + bytes.fromhex("016302abcd")  # NoOp + tag 99
     rec = decode_metadata_record(raw)
     assert rec.data["_unknown_tags"] == {99: b"\xab\xcd"}
     assert encode_metadata_record("NoOpRecord", 0, rec.data) == raw
@@ -146,8 +154,14 @@ def _same_fields(where: str, version: int, ref_fields, our_fields, ref, ours) ->
         assert (version in a.nullable_versions) == (version in b.nullable_versions), f"{where}.{a.name}"
         assert a.tagged(version) == b.tagged(version) and (not a.tagged(version) or a.tag == b.tag)
         if a.is_struct:
-            _same_fields(f"{where}.{a.name}", version, a.fields or ref.structs[a.element_type],
-                         b.fields or ours.structs[b.element_type], ref, ours)
+            _same_fields(
+                f"{where}.{a.name}",
+                version,
+                a.fields or ref.structs[a.element_type],
+                b.fields or ours.structs[b.element_type],
+                ref,
+                ours,
+            )
 
 
 def test_every_metadata_record_version_has_codecs() -> None:

@@ -49,8 +49,11 @@ def _sample(name: str, version: int, n: int) -> dict[str, Any]:
 
 DECODERS = ReplayDecoders()
 
-CASES = [(name, v) for key, name in sorted(record_types().items())
-         for v in range(registry.spec(name).valid_versions.lo, registry.spec(name).valid_versions.hi + 1)]
+CASES = [
+    (name, v)
+    for key, name in sorted(record_types().items())
+    for v in range(registry.spec(name).valid_versions.lo, registry.spec(name).valid_versions.hi + 1)
+]
 
 
 @pytest.mark.parametrize(("name", "version"), CASES)
@@ -63,7 +66,7 @@ def test_fast_paths_match_reference(name: str, version: int, n: int) -> None:
     assert rec.data == reference
     _key, tname, fn, positional = DECODERS[value[:3]]
     assert (tname, positional) == (name, False)
-    for _ in range(2):       # the second time the tagged section may come from the memo cache
+    for _ in range(2):  # the second time the tagged section may come from the memo cache
         data, end = fn(value, 3, len(value))
         assert end == len(value)
         assert _lists(data) == reference
@@ -88,7 +91,7 @@ def test_tag_cache_never_accepts_bad_bytes() -> None:
         data, end = fn(good, 3, len(good))
         assert end == len(good) and data["Isr"] == (1, 2, 3) and data["Leader"] == 2
     with pytest.raises(DecodeError):
-        decode_metadata_record(good + b"\x00")        # same section plus garbage: not a cache hit
+        decode_metadata_record(good + b"\x00")  # same section plus garbage: not a cache hit
     data, end = fn(good + b"\x00", 3, len(good) + 1)
     assert end != len(good) + 1
     with pytest.raises(DecodeError):
@@ -99,7 +102,7 @@ def test_tag_cache_never_accepts_bad_bytes() -> None:
 @pytest.mark.parametrize("n", [0, 3, 100])
 def test_positional_decoders(name: str, n: int) -> None:
     spec = registry.spec(name)
-    fields = tuple(reversed([f.name for f in spec.fields]))     # any order the caller asks for
+    fields = tuple(reversed([f.name for f in spec.fields]))  # any order the caller asks for
     table = ReplayDecoders({name: fields})
     for version in range(spec.valid_versions.lo, spec.valid_versions.hi + 1):
         value = encode_metadata_record(name, version, _sample(name, version, n))

@@ -19,14 +19,31 @@ from conftest import KAFKA_VERSIONS, REPO, SCRIPTS
 from metashell.tree.config_keys import KNOWN, PASSWORD
 from metashell.tree.redact import is_sensitive_config
 
-TYPES = (4, 2, 32, 16)   # columns of ConfigKeys' output: BROKER, TOPIC, GROUP, CLIENT_METRICS
+TYPES = (4, 2, 32, 16)  # columns of ConfigKeys' output: BROKER, TOPIC, GROUP, CLIENT_METRICS
 TRICKY = [
-    "custom.api.token", "confluent.license", "passw\u0130rd", "SSL.KEYSTORE.PASSWORD", "Ssl.keystore.location",
-    "listener.name.external.ssl.keystore.password", "listener.name.external.ssl.keystore.location",
-    "listener.name.sasl_ssl.plain.sasl.jaas.config", "listener.name.sasl_ssl.scram-sha-256.sasl.jaas.config",
-    "listener.name.x.ssl.keystore.certificate.chain", "listener.name.x.num.io.threads",
-    "listener.name.x", "listener.name.", "sasl.jaas.config ", "retention.ms\u200b", "", "log.retention.hours",
-    "consumer.session.timeout.ms", "interval.ms", "metrics", "match", "cleanup.policy", "password",
+    "custom.api.token",
+    "confluent.license",
+    "passw\u0130rd",
+    "SSL.KEYSTORE.PASSWORD",
+    "Ssl.keystore.location",
+    "listener.name.external.ssl.keystore.password",
+    "listener.name.external.ssl.keystore.location",
+    "listener.name.sasl_ssl.plain.sasl.jaas.config",
+    "listener.name.sasl_ssl.scram-sha-256.sasl.jaas.config",
+    "listener.name.x.ssl.keystore.certificate.chain",
+    "listener.name.x.num.io.threads",
+    "listener.name.x",
+    "listener.name.",
+    "sasl.jaas.config ",
+    "retention.ms\u200b",
+    "",
+    "log.retention.hours",
+    "consumer.session.timeout.ms",
+    "interval.ms",
+    "metrics",
+    "match",
+    "cleanup.policy",
+    "password",
 ]
 
 
@@ -34,8 +51,9 @@ def kafka_sensitivity(version: str, keys: list[str]) -> dict[str, list[bool | No
     from conftest import get_dist
 
     dist = get_dist(version)
-    out = dist.run_program(SCRIPTS / "java" / "ConfigKeys.java", "check", *keys, beside="kafka.Kafka",
-                           check=True, timeout=300).stdout
+    out = dist.run_program(
+        SCRIPTS / "java" / "ConfigKeys.java", "check", *keys, beside="kafka.Kafka", check=True, timeout=300
+    ).stdout
     result: dict[str, list[bool | None]] = {}
     for key, line in zip(keys, out.split("\n"), strict=False):
         cols = line.split("\t")[-4:]
@@ -52,7 +70,7 @@ def test_redaction_is_at_least_as_strict_as_kafka(version: str) -> None:
     leaks, over = [], []
     for key in keys:
         for rtype, sensitive in zip(TYPES, kafka[key], strict=True):
-            if sensitive is None:     # this release has no such resource type
+            if sensitive is None:  # this release has no such resource type
                 continue
             ours = is_sensitive_config(rtype, key)
             if sensitive and not ours:
@@ -69,14 +87,20 @@ def test_generated_table_is_current_when_kafka_is_cached() -> None:
 
     if not all(KafkaDist(v).is_ready() for v in ("3.9.2", "4.4.0")):
         pytest.skip("Kafka 3.9.2 and 4.4.0 are not in the cache yet (the kafka tests fetch them)")
-    proc = subprocess.run([sys.executable, str(SCRIPTS / "gen_config_keys.py"), "--check"], cwd=REPO,
-                          capture_output=True, text=True, timeout=600, check=False)
+    proc = subprocess.run(
+        [sys.executable, str(SCRIPTS / "gen_config_keys.py"), "--check"],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
     assert proc.returncode == 0, proc.stderr
 
 
 def test_rule_per_resource_type() -> None:
-    assert is_sensitive_config(8, "kafka.server.ReplicaManager") is False      # logger levels
-    assert is_sensitive_config(99, "anything") is True                           # unknown type
+    assert is_sensitive_config(8, "kafka.server.ReplicaManager") is False  # logger levels
+    assert is_sensitive_config(99, "anything") is True  # unknown type
     assert is_sensitive_config(2, "retention.ms") is False
     assert is_sensitive_config(2, "custom.api.token") is True
     assert is_sensitive_config(32, "consumer.session.timeout.ms") is False
@@ -91,12 +115,20 @@ def test_unknown_broker_config_is_redacted_in_the_shell(tmp_path: Path) -> None:
 
     write_log(tmp_path, "x")
     out: Any = io.StringIO()
-    run(["-d", str(tmp_path), "-c", "cat /configs/broker/*/*"], stdout=out, stderr=io.StringIO(),
-        stdin=io.StringIO(""))
-    assert out.getvalue().split() == ["[redacted]"]   # broker config key "x" is unknown
+    run(
+        ["-d", str(tmp_path), "-c", "cat /configs/broker/*/*"],
+        stdout=out,
+        stderr=io.StringIO(),
+        stdin=io.StringIO(""),
+    )
+    assert out.getvalue().split() == ["[redacted]"]  # broker config key "x" is unknown
     out = io.StringIO()
-    run(["-d", str(tmp_path), "--no-redact", "-c", "cat /configs/broker/*/*"], stdout=out,
-        stderr=io.StringIO(), stdin=io.StringIO(""))
+    run(
+        ["-d", str(tmp_path), "--no-redact", "-c", "cat /configs/broker/*/*"],
+        stdout=out,
+        stderr=io.StringIO(),
+        stdin=io.StringIO(""),
+    )
     assert out.getvalue().split() == ["x"]
 
 

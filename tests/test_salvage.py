@@ -67,9 +67,9 @@ def test_damaged_newest_snapshot(tmp_path: Path, damage: str) -> None:
     batches = batch_positions(snap)
     data = snap.read_bytes()
     if damage == "truncated":
-        snap.write_bytes(data[:len(data) // 2])
+        snap.write_bytes(data[: len(data) // 2])
     elif damage == "no-footer":
-        snap.write_bytes(data[:batches[-1][0]])       # cut at a batch boundary: the footer is gone
+        snap.write_bytes(data[: batches[-1][0]])  # cut at a batch boundary: the footer is gone
     else:
         flip_inside_batch(snap, len(batches) // 2)
 
@@ -85,7 +85,7 @@ def test_damaged_newest_snapshot(tmp_path: Path, damage: str) -> None:
     assert image_state(salvaged.image) == image_state(intact.image)
     assert prov(salvaged.image) == prov(intact.image)
     p = salvaged.image.provenance
-    assert p.snapshot is not None and p.snapshot.path != str(snap)       # the older one
+    assert p.snapshot is not None and p.snapshot.path != str(snap)  # the older one
     assert [s.skipped for s in p.salvaged] == [(snap.name,)]
     assert [w.kind for w in salvaged.warnings][:1] == ["salvaged"]
 
@@ -100,7 +100,7 @@ def test_corrupt_batch_in_a_middle_segment(tmp_path: Path) -> None:
     """Salvage keeps the log up to the corrupt batch: the image is the intact log's image at the
     offset before it, and the later segments are listed as skipped."""
     root = copy(tmp_path)
-    (newest_snapshot(root)).unlink()          # make the log after the older snapshot matter
+    (newest_snapshot(root)).unlink()  # make the log after the older snapshot matter
     d = open_metadata_dir(root)
     segments = [s for s in d.segments if s.base_offset >= d.latest_snapshot().end_offset]
     middle = segments[0].path

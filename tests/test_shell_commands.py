@@ -25,20 +25,30 @@ SHARED = Path(__file__).resolve().parents[2] / "shared"
 SESSION = SHARED / "reference" / "test-vectors" / "shell-session.txt"
 
 CTX = TreeContext(None, redact=True)
-PART = ("PartitionRegistration(replicas=[1], directories=[EREREREREREiIiIiIiIiIg], isr=[1], removingReplicas=[], "
-        "addingReplicas=[], elr=[], lastKnownElr=[], leader=1, leaderRecoveryState=RECOVERED, leaderEpoch=1, "
-        "partitionEpoch=1)")
-BROKER = ("BrokerRegistration(id=1, epoch=10, incarnationId=MzMzMzMzMzNERERERERERA, listeners=[Endpoint("
-          "listenerName='PLAINTEXT', securityProtocol=PLAINTEXT, host='localhost', port=9092)], supportedFeatures="
-          "{metadata.version: 1-21}, rack=Optional.empty, fenced=false, inControlledShutdown=false, "
-          "isMigratingZkBroker=false, directories=[EREREREREREiIiIiIiIiIg])")
-CONTROLLER = ("ControllerRegistration(id=1, incarnationId=MzMzMzMzMzNERERERERERA, zkMigrationReady=false, "
-              "listeners=[Endpoint(listenerName='CONTROLLER', securityProtocol=PLAINTEXT, host='localhost', "
-              "port=9093)], supportedFeatures={kraft.version: 0-1})")
-ACL = ("StandardAcl(resourceType=TOPIC, resourceName=foo, patternType=LITERAL, principal=User:alice, host=*, "
-       "operation=READ, permissionType=ALLOW)")
-TOKEN = ("DelegationTokenDatatokenId=tok1(owner=User:alice(tokenRequester=User:alice(renewers=User:bob, "
-         "issueTimestamp=1, maxTimestamp=2), expiryTimestamp=3")
+PART = (
+    "PartitionRegistration(replicas=[1], directories=[EREREREREREiIiIiIiIiIg], isr=[1], removingReplicas=[], "
+    "addingReplicas=[], elr=[], lastKnownElr=[], leader=1, leaderRecoveryState=RECOVERED, leaderEpoch=1, "
+    "partitionEpoch=1)"
+)
+BROKER = (
+    "BrokerRegistration(id=1, epoch=10, incarnationId=MzMzMzMzMzNERERERERERA, listeners=[Endpoint("
+    "listenerName='PLAINTEXT', securityProtocol=PLAINTEXT, host='localhost', port=9092)], supportedFeatures="
+    "{metadata.version: 1-21}, rack=Optional.empty, fenced=false, inControlledShutdown=false, "
+    "isMigratingZkBroker=false, directories=[EREREREREREiIiIiIiIiIg])"
+)
+CONTROLLER = (
+    "ControllerRegistration(id=1, incarnationId=MzMzMzMzMzNERERERERERA, zkMigrationReady=false, "
+    "listeners=[Endpoint(listenerName='CONTROLLER', securityProtocol=PLAINTEXT, host='localhost', "
+    "port=9093)], supportedFeatures={kraft.version: 0-1})"
+)
+ACL = (
+    "StandardAcl(resourceType=TOPIC, resourceName=foo, patternType=LITERAL, principal=User:alice, host=*, "
+    "operation=READ, permissionType=ALLOW)"
+)
+TOKEN = (
+    "DelegationTokenDatatokenId=tok1(owner=User:alice(tokenRequester=User:alice(renewers=User:bob, "
+    "issueTimestamp=1, maxTimestamp=2), expiryTimestamp=3"
+)
 SCRAM = "ScramCredentialData(salt=010203, storedKey=0405, serverKey=0607, iterations=4096)"
 
 
@@ -54,29 +64,53 @@ def make_root() -> StaticDir:
     topic = _dir({"0": _leaf(PART), "id": _leaf("ASNFZ4mrze8P7cuph2VDIQ"), "name": _leaf("foo")})
     image = {
         "acls": _dir({"VVVVVVVVVVVmZmZmZmZmZg": _leaf(ACL)}),
-        "clientQuotas": _dir({"clientId(app\\(1\\))_user(alice)": _dir({"producer_byte_rate": _leaf("1024.0")})}),
-        "cluster": _dir({"brokers": _dir({"1": _leaf(BROKER)}), "controllers": _dir({"1": _leaf(CONTROLLER)})}),
-        "configs": _dir({
-            "BROKER": _dir({}),
-            "BROKER:1": _dir({"ssl.keystore.password": _leaf("hunter2", secret=True)}),
-            "TOPIC:foo": _dir({"cleanup.policy": _leaf("compact")}),
-        }),
+        "clientQuotas": _dir(
+            {"clientId(app\\(1\\))_user(alice)": _dir({"producer_byte_rate": _leaf("1024.0")})}
+        ),
+        "cluster": _dir(
+            {"brokers": _dir({"1": _leaf(BROKER)}), "controllers": _dir({"1": _leaf(CONTROLLER)})}
+        ),
+        "configs": _dir(
+            {
+                "BROKER": _dir({}),
+                "BROKER:1": _dir({"ssl.keystore.password": _leaf("hunter2", secret=True)}),
+                "TOPIC:foo": _dir({"cleanup.policy": _leaf("compact")}),
+            }
+        ),
         "delegationToken": _dir({"tok1": _leaf(TOKEN, secret=True)}),
-        "features": _dir({"finalized_group.version": _leaf("1"), "metadataVersion": _leaf("3.9-IV0"),
-                          "zkMigrationState": _leaf("NONE")}),
+        "features": _dir(
+            {
+                "finalized_group.version": _leaf("1"),
+                "metadataVersion": _leaf("3.9-IV0"),
+                "zkMigrationState": _leaf("NONE"),
+            }
+        ),
         "producerIds": _dir({"nextProducerId": _leaf("-1")}),
         "provenance": _leaf("offset 42, epoch 3, time 2023-11-14T22:13:22Z[UTC]"),
-        "scram": _dir({"SCRAM-SHA-256": _dir({"alice": _leaf(SCRAM, secret=True)}), "SCRAM-SHA-512": _dir({})}),
+        "scram": _dir(
+            {"SCRAM-SHA-256": _dir({"alice": _leaf(SCRAM, secret=True)}), "SCRAM-SHA-512": _dir({})}
+        ),
         "topics": _dir({"byId": _dir({"ASNFZ4mrze8P7cuph2VDIQ": topic}), "byName": _dir({"foo": topic})}),
     }
-    local = {"version": _leaf("unknown"), "commitId": _leaf("unknown"),
-             "record": lambda name: RecordLeaf(name, CTX, lambda r: {"a": 1, "secret": "[redacted]" if r else "s3"},
-                                               kind="broker")}
+    local = {
+        "version": _leaf("unknown"),
+        "commitId": _leaf("unknown"),
+        "record": lambda name: RecordLeaf(
+            name, CTX, lambda r: {"a": 1, "secret": "[redacted]" if r else "s3"}, kind="broker"
+        ),
+    }
     return StaticDir("/", CTX, {"image": _dir(image), "local": _dir(local)})
 
 
-def run(lines: str | list[str], *, redact: bool = True, as_json: bool = False, width: int | None = None,
-        merged: bool = False, shell: Shell | None = None) -> tuple[str, str, int]:
+def run(
+    lines: str | list[str],
+    *,
+    redact: bool = True,
+    as_json: bool = False,
+    width: int | None = None,
+    merged: bool = False,
+    shell: Shell | None = None,
+) -> tuple[str, str, int]:
     """Run command lines; return (stdout, stderr, status).  ``merged`` sends errors to stdout like
     Kafka's shell does (to compare with the reference session)."""
     out = io.StringIO()
@@ -95,6 +129,7 @@ def run(lines: str | list[str], *, redact: bool = True, as_json: bool = False, w
 # The reference session
 # ------------------------------------------------------------------------------------------------
 
+
 def _session_blocks() -> list[tuple[str, str]]:
     text = SESSION.read_text().split("\n# ----")[0]
     blocks = []
@@ -109,8 +144,12 @@ _SKIP = {
     "ls -l",  # metashell has ls -l
     "find /image/to*",  # deliberate fix, tested below
     "find",  # Kafka crashes on the default quota entity
-    "ls /image/clientQuotas", "tree /image/clientQuotas",  # default quota entity naming
-    "help", "man ls", "man cat", "man history",  # metashell documents its own options
+    "ls /image/clientQuotas",
+    "tree /image/clientQuotas",  # default quota entity naming
+    "help",
+    "man ls",
+    "man cat",
+    "man history",  # metashell documents its own options
     "history 3",  # Kafka's handler had no shell in the harness
     "cat /image/delegationToken/tok1",  # ours is a leaf too, but keep the check explicit below
 }
@@ -144,7 +183,10 @@ def test_ls_intro_and_blank_lines() -> None:
 
 def test_ls_columns_on_a_terminal() -> None:
     assert ls_layout(["alphabet", "beta", "gamma", "theta", "zeta"], 18) == [
-        "alphabet  theta", "beta      zeta", "gamma     "]
+        "alphabet  theta",
+        "beta      zeta",
+        "gamma     ",
+    ]
     out, _, _ = run("ls /image", width=80)
     assert out.splitlines()[0].startswith("acls")
     assert len(out.splitlines()) < 10
@@ -179,7 +221,8 @@ def test_ls_json() -> None:
     assert out2 == out
     out, _, _ = run("ls --json /image")
     assert {"path": "/image/topics", "name": "topics", "type": "dir", "kind": "dir", "children": 2} in [
-        json.loads(line) for line in out.splitlines()]
+        json.loads(line) for line in out.splitlines()
+    ]
 
 
 def test_cat() -> None:
@@ -210,15 +253,20 @@ def test_cat_json() -> None:
 def test_colour_only_wraps_json() -> None:
     shell = Shell(make_root(), io.StringIO(), io.StringIO(), Settings(color=True))
     out, _, _ = run("cat /local/record", shell=shell)
-    assert "\x1b[" in out and json.loads(re.sub(r"\x1b\[[0-9;]*m", "", out)) == {"a": 1, "secret": "[redacted]"}
+    assert "\x1b[" in out and json.loads(re.sub(r"\x1b\[[0-9;]*m", "", out)) == {
+        "a": 1,
+        "secret": "[redacted]",
+    }
     out, _, _ = run("cat /image/provenance", shell=shell)
     assert "\x1b[" not in out
 
 
 def test_find() -> None:
     out, _, _ = run("find /image/topics/byName")
-    assert out == ("/image/topics/byName\n/image/topics/byName/foo\n/image/topics/byName/foo/0\n"
-                   "/image/topics/byName/foo/id\n/image/topics/byName/foo/name\n")
+    assert out == (
+        "/image/topics/byName\n/image/topics/byName/foo\n/image/topics/byName/foo/0\n"
+        "/image/topics/byName/foo/id\n/image/topics/byName/foo/name\n"
+    )
     # Deliberate difference: a glob prints the matched paths, not the glob text.
     out, _, _ = run("find /image/to*/byName")
     assert out.splitlines()[0] == "/image/topics/byName"
@@ -235,8 +283,11 @@ def test_find() -> None:
 
 def test_find_filters_and_json() -> None:
     out, _, _ = run("find /image -name '*Id*' -type d")
-    assert out.splitlines() == ["/image/clientQuotas/clientId(app\\(1\\))_user(alice)", "/image/producerIds",
-                                "/image/topics/byId"]
+    assert out.splitlines() == [
+        "/image/clientQuotas/clientId(app\\(1\\))_user(alice)",
+        "/image/producerIds",
+        "/image/topics/byId",
+    ]
     out, _, _ = run("find / -type f -name version")
     assert out == "/local/version\n"
     out, _, _ = run("find /image/features --json -type f")
@@ -266,7 +317,9 @@ def test_tree() -> None:
 
 
 def test_cd_pwd() -> None:
-    out, err, status = run(["cd /image/topics", "pwd", "cd ..", "pwd", "cd", "pwd", "cd image/t*/../cluster", "pwd"])
+    out, err, status = run(
+        ["cd /image/topics", "pwd", "cd ..", "pwd", "cd", "pwd", "cd image/t*/../cluster", "pwd"]
+    )
     assert out == "/image/topics\n/image\n/\n/image/cluster\n" and status == 0
     out, err, status = run("cd /image/provenance")
     assert (err, status) == ("cd: /image/provenance: not a directory.\n", 1)
@@ -297,7 +350,10 @@ def test_history() -> None:
     out, _, _ = run("history -1", shell=shell)
     assert out == ""
     _, err, _ = run("history x", shell=shell)
-    assert err == 'history: argument numEntriesToShow: could not convert \'x\' to Integer (For input string: "x")\n'
+    assert (
+        err
+        == "history: argument numEntriesToShow: could not convert 'x' to Integer (For input string: \"x\")\n"
+    )
     out, _, _ = run("history --json 1", shell=shell)
     assert json.loads(out) == {"index": 6, "line": "history --json 1"}
 
@@ -309,7 +365,9 @@ def test_help_man_exit() -> None:
         assert f"    {name.ljust(21)}{spec.SPECS[name].description}" in out
     assert run("help ls") == run("man ls")
     out, _, _ = run("man ls")
-    assert out.startswith("ls: List metadata nodes.\n\nusage: ls [-h] [-l] [-R] [-a] [--json] [targets [targets ...]]\n")
+    assert out.startswith(
+        "ls: List metadata nodes.\n\nusage: ls [-h] [-l] [-R] [-a] [--json] [targets [targets ...]]\n"
+    )
     assert "  targets                The metadata node paths to list.\n" in out
     _, err, status = run("man nope")
     assert (err, status) == ("man: unknown command nope. Type help to get a list of commands.\n", 1)
@@ -353,9 +411,11 @@ def test_double_dash_and_empty_line() -> None:
 
 
 def test_word_splitting() -> None:
-    cmds = split_commands("ls a\\ b 'c d' \"e\\\"f\" g\\*h; cat x # not a comment")
-    assert [[w.text for w in c] for c in cmds] == [["ls", "a b", "c d", 'e"f', "g\\*h"],
-                                                  ["cat", "x", "#", "not", "a", "comment"]]
+    cmds = split_commands('ls a\\ b \'c d\' "e\\"f" g\\*h; cat x # not a comment')
+    assert [[w.text for w in c] for c in cmds] == [
+        ["ls", "a b", "c d", 'e"f', "g\\*h"],
+        ["cat", "x", "#", "not", "a", "comment"],
+    ]
     assert cmds[0][4].literal == "g*h"
     with pytest.raises(ParseError):
         split_commands('ls "x')

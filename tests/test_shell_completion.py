@@ -21,7 +21,10 @@ def complete(text: str, cwd: str = "/") -> list[tuple[str, int]]:
     root = make_root()
     completer = ShellCompleter(lambda: root, lambda: cwd)
     doc = Document(text, len(text))
-    return [(c.text, c.start_position) for c in completer.get_completions(doc, CompleteEvent(completion_requested=True))]
+    return [
+        (c.text, c.start_position)
+        for c in completer.get_completions(doc, CompleteEvent(completion_requested=True))
+    ]
 
 
 def test_command_names() -> None:
@@ -49,7 +52,14 @@ def test_relative_dotdot_and_glob_paths() -> None:
 
 
 def test_options_and_arguments() -> None:
-    assert complete("ls -") == [("-h ", -1), ("--help ", -1), ("-l ", -1), ("-R ", -1), ("-a ", -1), ("--json ", -1)]
+    assert complete("ls -") == [
+        ("-h ", -1),
+        ("--help ", -1),
+        ("-l ", -1),
+        ("-R ", -1),
+        ("-a ", -1),
+        ("--json ", -1),
+    ]
     assert complete("find / -type ") == [("f ", 0), ("d ", 0)]
     assert complete("man l") == [("log ", -1), ("ls ", -1)]
     assert complete("pwd ") == []
@@ -76,11 +86,20 @@ def test_history_location(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> No
 
 
 def test_history_never_stores_secrets(tmp_path: Path) -> None:
-    for line in ("ls password=x", "cat /a sasl.jaas.config=org...", "x ssl.keystore.password = y", "SECRET: z",
-                 "find / -name token=abc"):
+    for line in (
+        "ls password=x",
+        "cat /a sasl.jaas.config=org...",
+        "x ssl.keystore.password = y",
+        "SECRET: z",
+        "find / -name token=abc",
+    ):
         assert history.is_secret(line), line
-    for line in ("cat /configs/broker/1/ssl.keystore.password", "ls /scram", "cd /image/configs/BROKER:1",
-                 "find / -name '*password*'"):
+    for line in (
+        "cat /configs/broker/1/ssl.keystore.password",
+        "ls /scram",
+        "cd /image/configs/BROKER:1",
+        "find / -name '*password*'",
+    ):
         assert not history.is_secret(line), line
     h = history.open_history(tmp_path / "dir" / "hist")
     h.store_string("ls /topics")

@@ -20,14 +20,16 @@ SPLIT = str(FIXTURES / "kafka-3.9-split-c1")
 
 
 def test_cd_back_and_home() -> None:
-    status, out, err = run_cli("-d", DEMO, "-c", "cd /topics/orders; cd /brokers; cd -; pwd; cd ~; pwd; cd ~/features; pwd")
+    status, out, err = run_cli(
+        "-d", DEMO, "-c", "cd /topics/orders; cd /brokers; cd -; pwd; cd ~; pwd; cd ~/features; pwd"
+    )
     assert (status, err) == (0, "")
     assert out.splitlines() == ["/topics/orders", "/topics/orders", "/", "/features"]
 
 
 def test_quit_and_clear() -> None:
     status, out, _ = run_cli("-d", DEMO, "-c", "clear; pwd; quit; pwd")
-    assert status == 0 and out == "/\n"                     # clear writes nothing into a pipe
+    assert status == 0 and out == "/\n"  # clear writes nothing into a pipe
 
     class Tty(io.StringIO):
         def isatty(self) -> bool:
@@ -40,8 +42,10 @@ def test_quit_and_clear() -> None:
 
 def test_ls_recursive_and_flag_clusters() -> None:
     status, out, _ = run_cli("-d", DEMO, "ls", "-R", "/topics/clickstream")
-    assert status == 0 and out == ("/topics/clickstream:\n0\n1\nconfigs\nid\nname\n\n"
-                                   "/topics/clickstream/configs:\nretention.bytes\nsegment.ms\n")
+    assert status == 0 and out == (
+        "/topics/clickstream:\n0\n1\nconfigs\nid\nname\n\n"
+        "/topics/clickstream/configs:\nretention.bytes\nsegment.ms\n"
+    )
     assert run_cli("-d", DEMO, "ls", "-la", "/brokers")[1] == run_cli("-d", DEMO, "ls", "-l", "/brokers")[1]
 
 
@@ -49,18 +53,22 @@ def test_ls_long_shows_values() -> None:
     _, out, _ = run_cli("-d", SPLIT, "ls", "-l", "/topics/orders", "/brokers", "/features", "/topicIds")
     rows = [" ".join(line.split()) for line in out.splitlines()]
     assert "- partition 0 leader none isr [4] replicas [4,5]" in rows
-    assert any(r.startswith("- broker 4 fenced epoch ") and "BROKER PLAINTEXT://127.0.0.1:" in r for r in rows)
+    assert any(
+        r.startswith("- broker 4 fenced epoch ") and "BROKER PLAINTEXT://127.0.0.1:" in r for r in rows
+    )
     assert any(r.startswith("- feature metadata.version level ") for r in rows)
-    assert any(r.startswith("d 15 topic ") and r.endswith(" orders") for r in rows)     # /topicIds: the name
+    assert any(r.startswith("d 15 topic ") and r.endswith(" orders") for r in rows)  # /topicIds: the name
     _, out, _ = run_cli("-d", SPLIT, "ls", "-l", "/acls")
-    assert any("DENY User:mallory READ TOPIC:payments (LITERAL) from 10.0.0.66" in line for line in out.splitlines())
+    assert any(
+        "DENY User:mallory READ TOPIC:payments (LITERAL) from 10.0.0.66" in line for line in out.splitlines()
+    )
 
 
 def test_partitions_in_numeric_order_outside_image() -> None:
     _, out, _ = run_cli("-d", SPLIT, "ls", "/topics/orders")
     assert out.split()[:13] == [str(i) for i in range(12)] + ["configs"]
     _, out, _ = run_cli("-d", SPLIT, "ls", "/image/topics/byName/orders")
-    assert out.split()[:3] == ["0", "1", "10"]               # Kafka's order, byte for byte
+    assert out.split()[:3] == ["0", "1", "10"]  # Kafka's order, byte for byte
 
 
 def test_cat_of_a_glob_names_each_value() -> None:
@@ -72,9 +80,12 @@ def test_cat_of_a_glob_names_each_value() -> None:
     assert out.startswith("/topics/clickstream/0:\n{\n") and "/topics/clickstream/name: clickstream\n" in out
     status, out, _ = run_cli("-d", DEMO, "cat", "/topicIds/*/name")
     assert status == 0 and sorted(line.split(": ")[1] for line in out.splitlines()) == [
-        "clickstream", "orders", "payments"]
+        "clickstream",
+        "orders",
+        "payments",
+    ]
     status, _, err = run_cli("-d", DEMO, "cat", "/topics/orders/configs")
-    assert status == 1 and "Is a directory" in err             # a literal directory is still an error
+    assert status == 1 and "Is a directory" in err  # a literal directory is still an error
 
 
 def test_character_classes() -> None:
@@ -92,9 +103,9 @@ def test_grep_searches_values_and_names() -> None:
     status, out, _ = run_cli("-d", SPLIT, "grep", "-rl", "alice", "/scram")
     assert status == 0 and out.split() == ["/scram/SCRAM-SHA-256/alice", "/scram/SCRAM-SHA-512/alice"]
     status, out, _ = run_cli("-d", SPLIT, "grep", "nothing-like-this", "/brokers")
-    assert (status, out) == (1, "")                             # grep's convention
+    assert (status, out) == (1, "")  # grep's convention
     _, out, _ = run_cli("-d", SPLIT, "grep", "-r", "4", "/")
-    assert "/image/" not in out and "/local/" not in out      # from /: Kafka's copy is left out
+    assert "/image/" not in out and "/local/" not in out  # from /: Kafka's copy is left out
     status, _, err = run_cli("-d", SPLIT, "grep", "(", "/")
     assert status == 1 and "not a valid regular expression" in err
 
@@ -119,7 +130,11 @@ def test_pipes_in_one_shot_mode() -> None:
 
 
 def test_snapshot_option_on_a_file_that_is_not_a_log() -> None:
-    for name in ("meta.properties", "__cluster_metadata-0/quorum-state", "__cluster_metadata-0/partition.metadata"):
+    for name in (
+        "meta.properties",
+        "__cluster_metadata-0/quorum-state",
+        "__cluster_metadata-0/partition.metadata",
+    ):
         status, out, err = run_cli("-s", f"{DEMO}/{name}", "ls", "/")
         assert (status, out) == (1, "") and len(err.splitlines()) == 1
         assert err.startswith(f"error: {DEMO}/{name}: byte offset 0: not a KRaft metadata log or snapshot")
@@ -139,12 +154,15 @@ def test_controllers_include_unregistered_voters() -> None:
 
 
 def test_did_you_mean() -> None:
-    status, _, err = run_cli("-d", DEMO, "-c", "ls /topcs/orders; cat /topics/ordres/0; cd /brokrs; ls /nothing")
+    status, _, err = run_cli(
+        "-d", DEMO, "-c", "ls /topcs/orders; cat /topics/ordres/0; cd /brokrs; ls /nothing"
+    )
     assert status == 1 and err.splitlines() == [
         "ls: /topcs/orders: no such file or directory. Did you mean /topics/orders?",
         "cat: /topics/ordres/0: No such file or directory. Did you mean /topics/orders/0?",
         "cd: /brokrs: no such directory. Did you mean /brokers?",
-        "ls: /nothing: no such file or directory."]
+        "ls: /nothing: no such file or directory.",
+    ]
 
 
 def test_help_lists_the_commands() -> None:
@@ -154,8 +172,11 @@ def test_help_lists_the_commands() -> None:
 
 def test_provenance_has_one_schema() -> None:
     docs = []
-    for args in (("-d", DEMO), ("-s", f"{DEMO}/__cluster_metadata-0/00000000000000000070-0000000001.checkpoint"),
-                 ("-d", DEMO, "--salvage")):
+    for args in (
+        ("-d", DEMO),
+        ("-s", f"{DEMO}/__cluster_metadata-0/00000000000000000070-0000000001.checkpoint"),
+        ("-d", DEMO, "--salvage"),
+    ):
         status, out, _ = run_cli(*args, "--json", "cat", "/provenance")
         assert status == 0
         docs.append(json.loads(out)["value"])
@@ -168,7 +189,9 @@ def test_the_incident_walk_through_in_the_docs_runs() -> None:
     """Every command of docs/shell.md's walk-through works on the fixture it names."""
     text = (FIXTURES.parent / "docs" / "shell.md").read_text()
     block = text.split("### An incident, step by step")[1].split("```")[1]
-    commands = [line.split("#")[0].strip()[2:] for line in block.splitlines() if line.startswith("$ metashell")]
+    commands = [
+        line.split("#")[0].strip()[2:] for line in block.splitlines() if line.startswith("$ metashell")
+    ]
     assert len(commands) >= 5
     for command in commands:
         words = command.split()[1:]

@@ -55,16 +55,25 @@ def _files() -> list[Any]:
     """The reference files, the newest snapshot of each fixture directory, and one small corpus
     snapshot.  (test_tree_oracle.py covers every file for ``/image`` itself; this test is about the
     command layer, so a few files with brokers, topics and configs are enough.)"""
-    files = [VECTORS / "metadata-log-dir" / "__cluster_metadata-0" / name
-             for name in ("00000000000000000008-0000000001.checkpoint", "00000000000000000000.log",
-                          "00000000000000000008.log")]
+    files = [
+        VECTORS / "metadata-log-dir" / "__cluster_metadata-0" / name
+        for name in (
+            "00000000000000000008-0000000001.checkpoint",
+            "00000000000000000000.log",
+            "00000000000000000008.log",
+        )
+    ]
     if FIXTURES.is_dir():
         for part in sorted(FIXTURES.glob("*/__cluster_metadata-0")):
             snaps = sorted(part.glob("*.checkpoint"))
             if snaps:
                 files.append(snaps[-1])
-    files.append(CORPUS / "ftmhxp+real-time-data-streaming-pipeline@kafka1" / "__cluster_metadata-0"
-                 / "00000000000000007268-0000000001.checkpoint")
+    files.append(
+        CORPUS
+        / "ftmhxp+real-time-data-streaming-pipeline@kafka1"
+        / "__cluster_metadata-0"
+        / "00000000000000007268-0000000001.checkpoint"
+    )
     params = [pytest.param(f, id=f"{f.parent.parent.name}/{f.name}") for f in files if f.is_file()]
     return params or [pytest.param(None, marks=pytest.mark.skip(reason="reference pack is absent"))]
 
@@ -104,7 +113,9 @@ def test_commands_match_kafkas_shell(path: Path, kafka_oracle: Any) -> None:
 
 
 def test_find_on_a_glob_prints_matched_paths(kafka_oracle: Any) -> None:
-    path = VECTORS / "metadata-log-dir" / "__cluster_metadata-0" / "00000000000000000008-0000000001.checkpoint"
+    path = (
+        VECTORS / "metadata-log-dir" / "__cluster_metadata-0" / "00000000000000000008-0000000001.checkpoint"
+    )
     if not path.is_file():
         pytest.skip("reference pack is absent")
     kafka = kafka_oracle.java_shell(path, "find", "/image/to*")

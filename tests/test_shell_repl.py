@@ -28,17 +28,39 @@ SGR_COLOUR = re.compile(r"\x1b\[(?:[0-9;]*;)?(?:3[0-7]|9[0-7]|38;5;\d+)m")
 ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
 
 
-def spawn(tmp_path: Path, *, no_color: bool = True, histfile: Path | None = None,  # type: ignore[no-untyped-def]
-          pager: str = "cat", args: tuple[str, ...] = ()):
-    env = {k: v for k, v in os.environ.items()
-           if k not in ("NO_COLOR", "METASHELL_HISTFILE", "XDG_STATE_HOME", "PAGER", "METASHELL_PAGER")}
+def spawn(
+    tmp_path: Path,
+    *,
+    no_color: bool = True,
+    histfile: Path | None = None,  # type: ignore[no-untyped-def]
+    pager: str = "cat",
+    args: tuple[str, ...] = (),
+):
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if k not in ("NO_COLOR", "METASHELL_HISTFILE", "XDG_STATE_HOME", "PAGER", "METASHELL_PAGER")
+    }
     env["PAGER"] = pager
-    env.update(TERM="xterm", PROMPT_TOOLKIT_NO_CPR="1", HOME=str(tmp_path), COLUMNS="100", LINES="30",
-               METASHELL_HISTFILE=str(histfile or tmp_path / "history"))
+    env.update(
+        TERM="xterm",
+        PROMPT_TOOLKIT_NO_CPR="1",
+        HOME=str(tmp_path),
+        COLUMNS="100",
+        LINES="30",
+        METASHELL_HISTFILE=str(histfile or tmp_path / "history"),
+    )
     if no_color:
         env["NO_COLOR"] = "1"
-    child = pexpect.spawn(sys.executable, ["-m", "metashell", "-d", str(LOGDIR), *args], env=env, cwd=str(REPO),
-                          encoding="utf-8", timeout=20, dimensions=(30, 100))
+    child = pexpect.spawn(
+        sys.executable,
+        ["-m", "metashell", "-d", str(LOGDIR), *args],
+        env=env,
+        cwd=str(REPO),
+        encoding="utf-8",
+        timeout=20,
+        dimensions=(30, 100),
+    )
     child.expect_exact("[ Kafka Metadata Shell")
     child.expect(PROMPT)
     return child
@@ -75,14 +97,27 @@ def typed(child, *parts: str) -> None:  # type: ignore[no-untyped-def]
         time.sleep(0.4)
 
 
-@pytest.mark.skipif(not (REPO / "fixtures" / "demo" / "__cluster_metadata-0").is_dir(),
-                    reason="fixtures/demo not generated")
+@pytest.mark.skipif(
+    not (REPO / "fixtures" / "demo" / "__cluster_metadata-0").is_dir(), reason="fixtures/demo not generated"
+)
 def test_readme_command_opens_the_demo_cluster(tmp_path: Path) -> None:
     env = {k: v for k, v in os.environ.items() if k != "METASHELL_HISTFILE"}
-    env.update(TERM="xterm", PROMPT_TOOLKIT_NO_CPR="1", NO_COLOR="1", METASHELL_HISTFILE=str(tmp_path / "h"),
-               HOME=str(tmp_path))
-    child = pexpect.spawn(sys.executable, ["-m", "metashell", "-d", "fixtures/demo"], env=env, cwd=str(REPO),
-                          encoding="utf-8", timeout=20, dimensions=(30, 120))
+    env.update(
+        TERM="xterm",
+        PROMPT_TOOLKIT_NO_CPR="1",
+        NO_COLOR="1",
+        METASHELL_HISTFILE=str(tmp_path / "h"),
+        HOME=str(tmp_path),
+    )
+    child = pexpect.spawn(
+        sys.executable,
+        ["-m", "metashell", "-d", "fixtures/demo"],
+        env=env,
+        cwd=str(REPO),
+        encoding="utf-8",
+        timeout=20,
+        dimensions=(30, 120),
+    )
     child.expect_exact("[ Kafka Metadata Shell")
     prompt = re.compile(r"demo:/\s*(\x1b\[[0-9;?]*[A-Za-z])*\s*>>")
     child.expect(prompt)
@@ -173,8 +208,15 @@ def big_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def test_ctrl_c_stops_a_running_command(tmp_path: Path, big_dir: Path) -> None:
     env = {k: v for k, v in os.environ.items() if k != "METASHELL_HISTFILE"}
     env.update(TERM="xterm", PROMPT_TOOLKIT_NO_CPR="1", NO_COLOR="1", METASHELL_HISTFILE=str(tmp_path / "h"))
-    child = pexpect.spawn(sys.executable, ["-m", "metashell", "-d", str(big_dir)], env=env, cwd=str(REPO),
-                          encoding="utf-8", timeout=30, dimensions=(30, 200))
+    child = pexpect.spawn(
+        sys.executable,
+        ["-m", "metashell", "-d", str(big_dir)],
+        env=env,
+        cwd=str(REPO),
+        encoding="utf-8",
+        timeout=30,
+        dimensions=(30, 200),
+    )
     prompt = re.compile(re.escape(big_dir.name[-12:]) + r":(/[^ \x1b]*)\s*(\x1b\[[0-9;?]*[A-Za-z])*\s*>>")
     child.expect(prompt)
     # 100 walks over 20k partitions (tens of seconds); "pwd" first tells us it started.
@@ -216,8 +258,13 @@ def test_colour_on_a_terminal_and_off_with_no_color(tmp_path: Path) -> None:
 def _run_in_pty(args: list[str], **env_changes: str) -> str:
     env = {k: v for k, v in os.environ.items() if k != "NO_COLOR"}
     env.update(TERM="xterm", **env_changes)
-    out = pexpect.run(" ".join([sys.executable, "-m", "metashell", *args]), env=env, cwd=str(REPO),
-                      encoding="utf-8", timeout=30)
+    out = pexpect.run(
+        " ".join([sys.executable, "-m", "metashell", *args]),
+        env=env,
+        cwd=str(REPO),
+        encoding="utf-8",
+        timeout=30,
+    )
     return str(out)
 
 
@@ -266,13 +313,13 @@ def test_long_output_goes_through_the_pager(tmp_path: Path) -> None:
     """More lines than the screen: $PAGER gets them (here ``head -n 3``, which also quits early, so
     the command must stop quietly); a short output is printed directly; --no-pager turns it off."""
     child = spawn(tmp_path, pager="head -n 3")
-    out = command(child, "find /")                         # 60+ lines on a 30-line screen
+    out = command(child, "find /")  # 60+ lines on a 30-line screen
     assert out.split() == ["/", "/acls", "/brokers"]
     assert command(child, "pwd").split() == ["/"]
     child.send("exit\r")
     child.expect(pexpect.EOF)
     child = spawn(tmp_path, pager="head -n 3", args=("--no-pager",))
-    assert len(command(child, "find /").split()) > 60          # all of it, unpaged
+    assert len(command(child, "find /").split()) > 60  # all of it, unpaged
     child.send("exit\r")
     child.expect(pexpect.EOF)
 
@@ -282,7 +329,7 @@ def test_ctrl_c_and_q_in_less(tmp_path: Path) -> None:
     child = spawn(tmp_path, pager="less")
     child.send("find /\r")
     child.expect_exact("/brokers")
-    child.send("\x03")           # Ctrl-C: less stops reading, the command stops
+    child.send("\x03")  # Ctrl-C: less stops reading, the command stops
     time.sleep(0.3)
     child.send("q")
     child.expect(PROMPT)

@@ -32,7 +32,9 @@ from metashell.protocol.uuid import uuid_to_str
 
 pytestmark = [pytest.mark.spark, pytest.mark.timeout(900)]
 
-FIXTURE_DIRS = [pytest.param(p, id=p.name) for p in sorted(FIXTURES.iterdir()) if (p / "__cluster_metadata-0").is_dir()]
+FIXTURE_DIRS = [
+    pytest.param(p, id=p.name) for p in sorted(FIXTURES.iterdir()) if (p / "__cluster_metadata-0").is_dir()
+]
 ALL_DIRS = FIXTURE_DIRS + corpus_dirs()
 
 
@@ -40,30 +42,66 @@ def table(spark: Any, name: str, path: Any, **options: str) -> list[dict[str, An
     reader = spark.read.format("kraft-metadata").option("table", name)
     for k, v in options.items():
         reader = reader.option(k, v)
-    return [r.asDict(recursive=True) for r in reader.load(path if isinstance(path, list) else str(path)).collect()]
+    return [
+        r.asDict(recursive=True) for r in reader.load(path if isinstance(path, list) else str(path)).collect()
+    ]
 
 
 def expected_tables(img: MetadataImage) -> dict[str, set[Any]]:
     """The image, written independently of metashell.spark.images: what each table must hold."""
+
     def ints(v: Any) -> tuple[int, ...]:
         return tuple(v)
 
     out: dict[str, set[Any]] = {}
     out["topics"] = {(uuid_to_str(t.id), t.name, len(t.partitions)) for t in img.topics.by_id.values()}
     out["partitions"] = {
-        (t.name, i, p.leader, p.leader_epoch, p.partition_epoch, ints(p.replicas), ints(p.isr), ints(p.elr),
-         ints(p.last_known_elr), ints(p.adding_replicas), ints(p.removing_replicas),
-         tuple(uuid_to_str(d) for d in p.directories), LEADER_RECOVERY_STATE_NAMES[p.leader_recovery_state])
-        for t in img.topics.by_id.values() for i, p in t.partitions.items()}
-    out["brokers"] = {(b.id, b.epoch, b.rack, b.fenced, b.in_controlled_shutdown,
-                       tuple(sorted((e.name, e.host, e.port) for e in b.listeners.values())))
-                      for b in img.cluster.brokers.values()}
-    out["controllers"] = {(c.id, tuple(sorted((e.name, e.host, e.port) for e in
-                                              (c.listeners.values() if isinstance(c.listeners, dict) else c.listeners))))
-                          for c in img.cluster.controllers.values()}
+        (
+            t.name,
+            i,
+            p.leader,
+            p.leader_epoch,
+            p.partition_epoch,
+            ints(p.replicas),
+            ints(p.isr),
+            ints(p.elr),
+            ints(p.last_known_elr),
+            ints(p.adding_replicas),
+            ints(p.removing_replicas),
+            tuple(uuid_to_str(d) for d in p.directories),
+            LEADER_RECOVERY_STATE_NAMES[p.leader_recovery_state],
+        )
+        for t in img.topics.by_id.values()
+        for i, p in t.partitions.items()
+    }
+    out["brokers"] = {
+        (
+            b.id,
+            b.epoch,
+            b.rack,
+            b.fenced,
+            b.in_controlled_shutdown,
+            tuple(sorted((e.name, e.host, e.port) for e in b.listeners.values())),
+        )
+        for b in img.cluster.brokers.values()
+    }
+    out["controllers"] = {
+        (
+            c.id,
+            tuple(
+                sorted(
+                    (e.name, e.host, e.port)
+                    for e in (c.listeners.values() if isinstance(c.listeners, dict) else c.listeners)
+                )
+            ),
+        )
+        for c in img.cluster.controllers.values()
+    }
     out["configs"] = {(CONFIG_RESOURCE_TYPE_NAMES[t], n, k) for (t, n), kv in img.configs.items() for k in kv}
-    out["acls"] = {(uuid_to_str(i), a.resource_name, a.principal, a.host, ACL_OPERATION_NAMES[a.operation])
-                   for i, a in img.acls.items()}
+    out["acls"] = {
+        (uuid_to_str(i), a.resource_name, a.principal, a.host, ACL_OPERATION_NAMES[a.operation])
+        for i, a in img.acls.items()
+    }
     out["quotas"] = {(k, v) for kv in img.client_quotas.values() for k, v in kv.items()}
     out["features"] = {(n, lv) for n, lv in img.features.finalized.items()}
     if img.features.metadata_version is not None:
@@ -76,24 +114,58 @@ def expected_tables(img: MetadataImage) -> dict[str, set[Any]]:
 
 def got_tables(spark: Any, path: Path, **options: str) -> dict[str, set[Any]]:
     out: dict[str, set[Any]] = {}
-    out["topics"] = {(r["topic_id"], r["topic_name"], r["partition_count"]) for r in table(spark, "topics", path, **options)}
+    out["topics"] = {
+        (r["topic_id"], r["topic_name"], r["partition_count"])
+        for r in table(spark, "topics", path, **options)
+    }
     out["partitions"] = {
-        (r["topic_name"], r["partition_id"], r["leader"], r["leader_epoch"], r["partition_epoch"], tuple(r["replicas"]),
-         tuple(r["isr"]), tuple(r["elr"]), tuple(r["last_known_elr"]), tuple(r["adding_replicas"]),
-         tuple(r["removing_replicas"]), tuple(r["directories"]), r["leader_recovery_state"])
-        for r in table(spark, "partitions", path, **options)}
-    out["brokers"] = {(r["broker_id"], r["broker_epoch"], r["rack"], r["fenced"], r["in_controlled_shutdown"],
-                       tuple(sorted((e["name"], e["host"], e["port"]) for e in r["listeners"])))
-                      for r in table(spark, "brokers", path, **options)}
-    out["controllers"] = {(r["controller_id"], tuple(sorted((e["name"], e["host"], e["port"]) for e in r["listeners"])))
-                          for r in table(spark, "controllers", path, **options)}
-    out["configs"] = {(r["resource_type"], r["resource_name"], r["name"]) for r in table(spark, "configs", path, **options)}
-    out["acls"] = {(r["acl_id"], r["resource_name"], r["principal"], r["host"], r["operation"])
-                   for r in table(spark, "acls", path, **options)}
+        (
+            r["topic_name"],
+            r["partition_id"],
+            r["leader"],
+            r["leader_epoch"],
+            r["partition_epoch"],
+            tuple(r["replicas"]),
+            tuple(r["isr"]),
+            tuple(r["elr"]),
+            tuple(r["last_known_elr"]),
+            tuple(r["adding_replicas"]),
+            tuple(r["removing_replicas"]),
+            tuple(r["directories"]),
+            r["leader_recovery_state"],
+        )
+        for r in table(spark, "partitions", path, **options)
+    }
+    out["brokers"] = {
+        (
+            r["broker_id"],
+            r["broker_epoch"],
+            r["rack"],
+            r["fenced"],
+            r["in_controlled_shutdown"],
+            tuple(sorted((e["name"], e["host"], e["port"]) for e in r["listeners"])),
+        )
+        for r in table(spark, "brokers", path, **options)
+    }
+    out["controllers"] = {
+        (r["controller_id"], tuple(sorted((e["name"], e["host"], e["port"]) for e in r["listeners"])))
+        for r in table(spark, "controllers", path, **options)
+    }
+    out["configs"] = {
+        (r["resource_type"], r["resource_name"], r["name"]) for r in table(spark, "configs", path, **options)
+    }
+    out["acls"] = {
+        (r["acl_id"], r["resource_name"], r["principal"], r["host"], r["operation"])
+        for r in table(spark, "acls", path, **options)
+    }
     out["quotas"] = {(r["key"], r["value"]) for r in table(spark, "quotas", path, **options)}
     out["features"] = {(r["name"], r["level"]) for r in table(spark, "features", path, **options)}
-    out["scram_users"] = {(r["user_name"], r["mechanism"]) for r in table(spark, "scram_users", path, **options)}
-    out["producer_ids"] = {(r["next_producer_id"], r["broker_id"]) for r in table(spark, "producer_ids", path, **options)}
+    out["scram_users"] = {
+        (r["user_name"], r["mechanism"]) for r in table(spark, "scram_users", path, **options)
+    }
+    out["producer_ids"] = {
+        (r["next_producer_id"], r["broker_id"]) for r in table(spark, "producer_ids", path, **options)
+    }
     return out
 
 
@@ -116,20 +188,30 @@ def test_as_of_gives_the_image_after_that_offset(spark: Any) -> None:
 
 
 def test_config_values_and_scram_secrets_are_redacted_unless_asked(spark: Any) -> None:
-    path = FIXTURES / "kafka-4.4-broker"      # its throttle rates are dynamic broker configs no ConfigDef types
+    path = FIXTURES / "kafka-4.4-broker"  # its throttle rates are dynamic broker configs no ConfigDef types
     img = load_directory(path).image
-    secret = {(CONFIG_RESOURCE_TYPE_NAMES[t], n, k): v for (t, n), kv in img.configs.items() for k, v in kv.items()}
+    secret = {
+        (CONFIG_RESOURCE_TYPE_NAMES[t], n, k): v for (t, n), kv in img.configs.items() for k, v in kv.items()
+    }
     rows = table(spark, "configs", path)
     assert any(r["sensitive"] for r in rows)
     for r in rows:
-        assert r["value"] == ("[redacted]" if r["sensitive"] else secret[(r["resource_type"], r["resource_name"], r["name"])])
+        assert r["value"] == (
+            "[redacted]" if r["sensitive"] else secret[(r["resource_type"], r["resource_name"], r["name"])]
+        )
     shown = table(spark, "configs", path, redact="false")
     assert all(r["value"] == secret[(r["resource_type"], r["resource_name"], r["name"])] for r in shown)
-    scram = [json.loads(r["record_json"]) for r in table(spark, "records", path)
-             if r["record_type"] == "UserScramCredentialRecord"]
+    scram = [
+        json.loads(r["record_json"])
+        for r in table(spark, "records", path)
+        if r["record_type"] == "UserScramCredentialRecord"
+    ]
     assert scram and all(d["salt"] == d["storedKey"] == d["serverKey"] == "[redacted]" for d in scram)
-    clear = [json.loads(r["record_json"]) for r in table(spark, "records", path, redact="false")
-             if r["record_type"] == "UserScramCredentialRecord"]
+    clear = [
+        json.loads(r["record_json"])
+        for r in table(spark, "records", path, redact="false")
+        if r["record_type"] == "UserScramCredentialRecord"
+    ]
     assert all(d["salt"] != "[redacted]" for d in clear)
 
 
@@ -145,7 +227,11 @@ def test_records_are_what_kafka_dump_log_prints(spark: Any, path: Path, kafka_or
     rows = table(spark, "records", path, redact="false")
     by_file: dict[str, dict[int, dict[str, Any]]] = {}
     for r in rows:
-        assert r["offset"] not in by_file.setdefault(r["file"], {}), ("offset twice in one file", r["file"], r["offset"])
+        assert r["offset"] not in by_file.setdefault(r["file"], {}), (
+            "offset twice in one file",
+            r["file"],
+            r["offset"],
+        )
         by_file[r["file"]][r["offset"]] = r
     files = [f for f in _files(path) if f.name != "bootstrap.checkpoint" or f.parent.name.startswith("__")]
     for f in _files(path):
@@ -155,7 +241,10 @@ def test_records_are_what_kafka_dump_log_prints(spark: Any, path: Path, kafka_or
         for offset, k in k_records.items():
             r = mine[offset]
             if isinstance(k, dict):
-                assert (record_type_name(r["record_type"]), r["record_version"]) == (k["type"], k["version"]), (f, offset)
+                assert (record_type_name(r["record_type"]), r["record_version"]) == (
+                    k["type"],
+                    k["version"],
+                ), (f, offset)
                 assert _norm(json.loads(r["record_json"])) == _norm(k["data"]), (f, offset)
             elif k[0] != "undecodable":
                 assert r["is_control"] and r["record_type"] == k[0], (f, offset)
@@ -174,7 +263,9 @@ def test_records_have_their_keys_typed(spark: Any) -> None:
     assert configs and all(r["resource_type"] and r["config_name"] for r in configs)
     assert {r["file_kind"] for r in rows} == {"log", "snapshot", "bootstrap"}
     snap = [r for r in rows if r["file_kind"] == "snapshot"]
-    assert all(r["in_snapshot"] and r["log_offset"] == int(Path(r["file"]).name.split("-")[0]) - 1 for r in snap)
+    assert all(
+        r["in_snapshot"] and r["log_offset"] == int(Path(r["file"]).name.split("-")[0]) - 1 for r in snap
+    )
     assert all(r["cluster_id"] == "ojQnLEycTOSMI2Fga2yOXA" and r["node_id"] == 1 for r in rows)
 
 
@@ -191,14 +282,22 @@ def test_big_files_split_at_batch_boundaries_give_the_same_rows(spark: Any) -> N
 def test_many_paths_globs_and_a_fleet_root(spark: Any) -> None:
     one = table(spark, "topics", FIXTURES / "demo")
     two = table(spark, "topics", [str(FIXTURES / "demo"), str(FIXTURES / "kafka-4.4-broker")])
-    fleet = table(spark, "topics", str(FIXTURES))                  # every metadata dir below
+    fleet = table(spark, "topics", str(FIXTURES))  # every metadata dir below
     globbed = table(spark, "topics", str(FIXTURES / "kafka-4.4-*"))
-    assert {r["source_dir"] for r in two} == {str(FIXTURES / d / "__cluster_metadata-0") for d in ("demo", "kafka-4.4-broker")}
+    assert {r["source_dir"] for r in two} == {
+        str(FIXTURES / d / "__cluster_metadata-0") for d in ("demo", "kafka-4.4-broker")
+    }
     assert len({r["source_dir"] for r in fleet}) == len(FIXTURE_DIRS)
     assert {Path(r["source_dir"]).parent.name for r in globbed} == {"kafka-4.4-broker", "kafka-4.4-split-c1"}
     assert len(one) < len(two) < len(fleet)
-    single = table(spark, "records", str(FIXTURES / "demo" / "__cluster_metadata-0" / "00000000000000000050.log"))
-    assert single and {r["file_kind"] for r in single} == {"log"} and single[0]["cluster_id"] == one[0]["cluster_id"]
+    single = table(
+        spark, "records", str(FIXTURES / "demo" / "__cluster_metadata-0" / "00000000000000000050.log")
+    )
+    assert (
+        single
+        and {r["file_kind"] for r in single} == {"log"}
+        and single[0]["cluster_id"] == one[0]["cluster_id"]
+    )
 
 
 def test_snapshots_and_broker_events(spark: Any) -> None:
@@ -223,7 +322,7 @@ def test_a_corrupt_segment_becomes_a_row_of_errors_and_the_rest_is_read(spark: A
     shutil.copytree(FIXTURES / "demo", copy)
     seg = copy / "__cluster_metadata-0" / "00000000000000000026.log"
     data = bytearray(seg.read_bytes())
-    data[300] ^= 0xFF                     # inside a batch: its CRC no longer matches
+    data[300] ^= 0xFF  # inside a batch: its CRC no longer matches
     seg.write_bytes(bytes(data))
     errors = table(spark, "errors", copy)
     bad = [e for e in errors if e["severity"] == "error"]
@@ -231,8 +330,13 @@ def test_a_corrupt_segment_becomes_a_row_of_errors_and_the_rest_is_read(spark: A
     assert "crc" in bad[0]["message"].lower() or "corrupt" in bad[0]["message"].lower()
     rows = table(spark, "records", copy)
     others = [r for r in rows if r["file"] != str(seg)]
-    assert len(others) == len([r for r in table(spark, "records", FIXTURES / "demo")
-                               if not r["file"].endswith("00000000000000000026.log")])
+    assert len(others) == len(
+        [
+            r
+            for r in table(spark, "records", FIXTURES / "demo")
+            if not r["file"].endswith("00000000000000000026.log")
+        ]
+    )
     with pytest.raises(Exception, match="(?i)crc|corrupt"):
         table(spark, "records", copy, errors="fail")
 
@@ -259,10 +363,21 @@ def _state_at(history: list[dict[str, Any]], offset: int) -> set[Any]:
 
 
 def _partition_key(r: dict[str, Any]) -> tuple[Any, ...]:
-    return (r["topic_name"], r["partition_id"], r["leader"], r["leader_epoch"], r["partition_epoch"],
-            tuple(r["replicas"]), tuple(r["isr"]), tuple(r["elr"]), tuple(r["last_known_elr"]),
-            tuple(r["adding_replicas"]), tuple(r["removing_replicas"]), tuple(r["directories"]),
-            r["leader_recovery_state"])
+    return (
+        r["topic_name"],
+        r["partition_id"],
+        r["leader"],
+        r["leader_epoch"],
+        r["partition_epoch"],
+        tuple(r["replicas"]),
+        tuple(r["isr"]),
+        tuple(r["elr"]),
+        tuple(r["last_known_elr"]),
+        tuple(r["adding_replicas"]),
+        tuple(r["removing_replicas"]),
+        tuple(r["directories"]),
+        r["leader_recovery_state"],
+    )
 
 
 @pytest.mark.parametrize("path", ALL_DIRS)
@@ -271,7 +386,10 @@ def test_partition_history_equals_the_image_loaded_up_to_an_offset(spark: Any, p
 
     records = spark.read.format("kraft-metadata").load(str(path))
     history = [r.asDict(recursive=True) for r in partition_history(records).collect()]
-    rows = [r.asDict() for r in records.select("offset", "record_type", "replayed", "in_snapshot", "log_offset").collect()]
+    rows = [
+        r.asDict()
+        for r in records.select("offset", "record_type", "replayed", "in_snapshot", "log_offset").collect()
+    ]
     replayed = sorted({r["log_offset"] for r in rows if r["replayed"]})
     if not replayed:
         pytest.skip("nothing to replay")
@@ -281,7 +399,7 @@ def test_partition_history_equals_the_image_loaded_up_to_an_offset(spark: Any, p
     for offset in points:
         img = load_directory(path, until_offset=offset, salvage=True).image
         if img.provenance.offset != offset:
-            continue     # the loader cannot stop there (inside a batch of a transaction): not comparable
+            continue  # the loader cannot stop there (inside a batch of a transaction): not comparable
         want = expected_tables(img)["partitions"]
         got = _state_at(history, offset)
         assert got == want, (offset, sorted(got ^ want)[:6])
@@ -305,13 +423,16 @@ def test_partition_history_rows_say_what_changed(spark: Any) -> None:
 
     path = FIXTURES / "kafka-4.4-broker"
     h = partition_history(spark.read.format("kraft-metadata").load(str(path)))
-    rows = sorted((r.asDict() for r in h.where("topic_name = 'orders' and partition_id = 0").collect()),
-                  key=lambda r: r["offset"])
+    rows = sorted(
+        (r.asDict() for r in h.where("topic_name = 'orders' and partition_id = 0").collect()),
+        key=lambda r: r["offset"],
+    )
     assert rows[0]["change"] in ("created", "snapshot") and rows[0]["changed"] == []
     changes = rows[1:]
     assert changes and all(r["change"] == "changed" and r["changed"] for r in changes)
-    assert [r["partition_epoch"] for r in rows] == list(range(rows[0]["partition_epoch"],
-                                                             rows[0]["partition_epoch"] + len(rows)))
+    assert [r["partition_epoch"] for r in rows] == list(
+        range(rows[0]["partition_epoch"], rows[0]["partition_epoch"] + len(rows))
+    )
     for before, after in itertools.pairwise(rows):
         assert after["leader_epoch"] == before["leader_epoch"] + ("leader" in after["changed"])
     deleted = h.where("deleted").collect()
@@ -326,8 +447,8 @@ def test_a_stream_restarted_inside_a_snapshot_says_so() -> None:
 
     reader = LiveStreamReader({"bootstrap.controllers": "127.0.0.1:1"})
     reader._snapshot_end = 500
-    reader._check(0)            # a new query starts with the snapshot's records
-    reader._check(500)          # a checkpoint at the snapshot's end loses nothing
+    reader._check(0)  # a new query starts with the snapshot's records
+    reader._check(500)  # a checkpoint at the snapshot's end loses nothing
     with pytest.raises(MetashellError, match=r"offsets 120\.\.499 are now inside the controllers' snapshot"):
         reader._check(120)
     with pytest.raises(MetashellError, match="bootstrap.controllers"):

@@ -33,25 +33,34 @@ def test_export_writes_every_table_partitioned_by_cluster(spark: Any, tmp_path: 
 
     lines: list[str] = []
     out = tmp_path / "out"
-    summary = export(spark, [str(FIXTURES / "demo"), str(FIXTURES / "kafka-4.4-broker")], str(out),
-                     progress=lines.append)
+    summary = export(
+        spark, [str(FIXTURES / "demo"), str(FIXTURES / "kafka-4.4-broker")], str(out), progress=lines.append
+    )
     assert lines[0].startswith("[plan] 2 metadata dir(s), 2 cluster(s)")
-    assert [line.split(":")[0] for line in lines[1:]] == [f"[{i}/{len(ALL_TABLES)}] {t}"
-                                                          for i, t in enumerate(ALL_TABLES, 1)]
+    assert [line.split(":")[0] for line in lines[1:]] == [
+        f"[{i}/{len(ALL_TABLES)}] {t}" for i, t in enumerate(ALL_TABLES, 1)
+    ]
     assert set(summary.rows) == set(ALL_TABLES) and summary.errors == []
-    ids = {f"cluster_id={ds.cluster_id}" for ds in find_datasets([str(FIXTURES / "demo"), str(FIXTURES / "kafka-4.4-broker")])}
+    ids = {
+        f"cluster_id={ds.cluster_id}"
+        for ds in find_datasets([str(FIXTURES / "demo"), str(FIXTURES / "kafka-4.4-broker")])
+    }
     assert len(ids) == 2
     for table in ALL_TABLES:
         if summary.rows[table]:
             assert {p.name for p in (out / table).iterdir() if p.is_dir()} == ids, table
     records = spark.read.parquet(str(out / "records"))
-    direct = spark.read.format("kraft-metadata").load([str(FIXTURES / "demo"), str(FIXTURES / "kafka-4.4-broker")])
+    direct = spark.read.format("kraft-metadata").load(
+        [str(FIXTURES / "demo"), str(FIXTURES / "kafka-4.4-broker")]
+    )
     assert records.count() == direct.count() == summary.rows["records"]
     text = "\n".join(summary.lines())
     assert "0 error(s)" in text and "records" in text
 
 
-def test_a_corrupt_segment_does_not_stop_the_job_and_errors_name_file_and_offset(spark: Any, tmp_path: Path) -> None:
+def test_a_corrupt_segment_does_not_stop_the_job_and_errors_name_file_and_offset(
+    spark: Any, tmp_path: Path
+) -> None:
     from metashell.spark.job import export
 
     fleet = tmp_path / "fleet"
@@ -61,8 +70,13 @@ def test_a_corrupt_segment_does_not_stop_the_job_and_errors_name_file_and_offset
     data = bytearray(seg.read_bytes())
     data[400] ^= 0x5A
     seg.write_bytes(bytes(data))
-    summary = export(spark, [str(fleet)], str(tmp_path / "out"), tables=["records", "topics", "errors"],
-                     progress=lambda _line: None)
+    summary = export(
+        spark,
+        [str(fleet)],
+        str(tmp_path / "out"),
+        tables=["records", "topics", "errors"],
+        progress=lambda _line: None,
+    )
     assert len(summary.errors) == 1
     err = summary.errors[0]
     assert err["file"] == str(seg) and isinstance(err["position"], int) and 0 <= err["position"] <= 400
@@ -72,10 +86,18 @@ def test_a_corrupt_segment_does_not_stop_the_job_and_errors_name_file_and_offset
     assert [(e["file"], e["severity"]) for e in written] == [(str(seg), "error")]
 
 
-def _cli(*args: str, env: dict[str, str] | None = None, timeout: float = 600) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "metashell.spark.cli", *args], check=False, capture_output=True,
-                          text=True,
-                          cwd=str(REPO), timeout=timeout, env={**os.environ, **(env or {})})
+def _cli(
+    *args: str, env: dict[str, str] | None = None, timeout: float = 600
+) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "metashell.spark.cli", *args],
+        check=False,
+        capture_output=True,
+        text=True,
+        cwd=str(REPO),
+        timeout=timeout,
+        env={**os.environ, **(env or {})},
+    )
 
 
 def test_the_command_line_exports_and_reports(tmp_path: Path) -> None:
@@ -89,16 +111,20 @@ def test_the_command_line_exports_and_reports(tmp_path: Path) -> None:
     chart = tmp_path / "fleet.png"
     rep = _cli("report", str(out), "--master", "local[2]", "--chart", str(chart))
     assert rep.returncode == 0, rep.stderr[-3000:]
-    for title in ("Offline and under-replicated partitions per cluster", "Partitions led per broker",
-                  "Config overrides that differ between clusters", "ISR shrinks per broker and day",
-                  "Record-type mix per cluster"):
+    for title in (
+        "Offline and under-replicated partitions per cluster",
+        "Partitions led per broker",
+        "Config overrides that differ between clusters",
+        "ISR shrinks per broker and day",
+        "Record-type mix per cluster",
+    ):
         assert f"== {title}" in rep.stdout
     assert chart.read_bytes().startswith(b"\x89PNG")
     js = _cli("report", str(out), "--master", "local[2]", "--json")
-    doc = json.loads(js.stdout[js.stdout.index("{"):])
+    doc = json.loads(js.stdout[js.stdout.index("{") :])
     health = next(s for s in doc["sections"] if s["key"] == "health")
     demo = next(r for r in health["rows"] if r["cluster_id"] == "ojQnLEycTOSMI2Fga2yOXA")
-    assert demo["offline"] == demo["partitions"] == 12          # the demo's one broker is fenced
+    assert demo["offline"] == demo["partitions"] == 12  # the demo's one broker is fenced
     drift = next(s for s in doc["sections"] if s["key"] == "config_drift")
     assert any(r["resource"] == "orders" and r["name"] == "retention.ms" for r in drift["rows"])
 
@@ -106,23 +132,45 @@ def test_the_command_line_exports_and_reports(tmp_path: Path) -> None:
 def test_command_line_errors_are_one_line(tmp_path: Path) -> None:
     bad = _cli("export", str(tmp_path / "nowhere"), "--out", str(tmp_path / "o"), "--master", "local[1]")
     assert bad.returncode == 1
-    assert bad.stderr.strip().splitlines()[-1] == f"metashell-spark: {tmp_path / 'nowhere'}: no such file or directory"
+    assert (
+        bad.stderr.strip().splitlines()[-1]
+        == f"metashell-spark: {tmp_path / 'nowhere'}: no such file or directory"
+    )
     copy = tmp_path / "demo"
     shutil.copytree(FIXTURES / "demo", copy)
     seg = copy / "__cluster_metadata-0" / "00000000000000000026.log"
     data = bytearray(seg.read_bytes())
     data[400] ^= 0x5A
     seg.write_bytes(bytes(data))
-    failed = _cli("export", str(copy), "--out", str(tmp_path / "o2"), "--master", "local[1]", "--fail-fast",
-                  "--tables", "records")
+    failed = _cli(
+        "export",
+        str(copy),
+        "--out",
+        str(tmp_path / "o2"),
+        "--master",
+        "local[1]",
+        "--fail-fast",
+        "--tables",
+        "records",
+    )
     assert failed.returncode == 1
     last = failed.stderr.strip().splitlines()[-1]
     assert last.startswith("metashell-spark: ") and str(seg) in last and "Traceback" not in failed.stderr
     # Delta Lake is not part of PySpark: without its jars, one line says so before any work, no JVM stack
-    delta = _cli("export", str(FIXTURES / "demo"), "--out", str(tmp_path / "o3"), "--format", "delta",
-                 "--master", "local[1]")
+    delta = _cli(
+        "export",
+        str(FIXTURES / "demo"),
+        "--out",
+        str(tmp_path / "o3"),
+        "--format",
+        "delta",
+        "--master",
+        "local[1]",
+    )
     assert delta.returncode == 1 and not (tmp_path / "o3").exists()
-    assert delta.stderr.strip().splitlines()[-1].startswith("metashell-spark: --format delta needs Delta Lake")
+    assert (
+        delta.stderr.strip().splitlines()[-1].startswith("metashell-spark: --format delta needs Delta Lake")
+    )
     assert "\tat " not in delta.stderr and "Traceback" not in delta.stderr
 
 
@@ -150,19 +198,57 @@ def test_export_through_spark_submit_on_a_standalone_master_and_worker(tmp_path:
     from pyspark.find_spark_home import _find_spark_home
 
     home = Path(_find_spark_home())
-    env = {**os.environ, "SPARK_LOCAL_IP": "127.0.0.1", "SPARK_HOME": str(home), "PYSPARK_PYTHON": sys.executable,
-           "SPARK_WORKER_DIR": str(tmp_path / "work"), "SPARK_LOG_DIR": str(tmp_path / "logs")}
+    env = {
+        **os.environ,
+        "SPARK_LOCAL_IP": "127.0.0.1",
+        "SPARK_HOME": str(home),
+        "PYSPARK_PYTHON": sys.executable,
+        "SPARK_WORKER_DIR": str(tmp_path / "work"),
+        "SPARK_LOG_DIR": str(tmp_path / "logs"),
+    }
     port, ui, worker_ui = _free_port(), _free_port(), _free_port()
     cls = str(home / "bin" / "spark-class")
-    procs = [subprocess.Popen([cls, "org.apache.spark.deploy.master.Master", "--host", "127.0.0.1", "--port",
-                               str(port), "--webui-port", str(ui)], env=env, stdout=subprocess.DEVNULL,
-                              stderr=open(tmp_path / "master.log", "w"), start_new_session=True)]  # noqa: SIM115
+    procs = [
+        subprocess.Popen(
+            [
+                cls,
+                "org.apache.spark.deploy.master.Master",
+                "--host",
+                "127.0.0.1",
+                "--port",
+                str(port),
+                "--webui-port",
+                str(ui),
+            ],
+            env=env,
+            stdout=subprocess.DEVNULL,
+            stderr=open(tmp_path / "master.log", "w"),  # noqa: SIM115
+            start_new_session=True,
+        )
+    ]
     master = f"spark://127.0.0.1:{port}"
     try:
-        procs.append(subprocess.Popen([cls, "org.apache.spark.deploy.worker.Worker", master, "--host", "127.0.0.1",
-                                       "--cores", "2", "--memory", "2g", "--webui-port", str(worker_ui)], env=env,
-                                      stdout=subprocess.DEVNULL, stderr=open(tmp_path / "worker.log", "w"),  # noqa: SIM115
-                                      start_new_session=True))
+        procs.append(
+            subprocess.Popen(
+                [
+                    cls,
+                    "org.apache.spark.deploy.worker.Worker",
+                    master,
+                    "--host",
+                    "127.0.0.1",
+                    "--cores",
+                    "2",
+                    "--memory",
+                    "2g",
+                    "--webui-port",
+                    str(worker_ui),
+                ],
+                env=env,
+                stdout=subprocess.DEVNULL,
+                stderr=open(tmp_path / "worker.log", "w"),  # noqa: SIM115
+                start_new_session=True,
+            )
+        )
 
         def state() -> dict[str, Any]:
             with urllib.request.urlopen(f"http://127.0.0.1:{ui}/json/", timeout=5) as r:
@@ -180,21 +266,41 @@ def test_export_through_spark_submit_on_a_standalone_master_and_worker(tmp_path:
         out = tmp_path / "out"
         # the executors import metashell only from the shipped zip: the job must not rely on the checkout
         clean_env = {k: v for k, v in env.items() if k != "PYTHONPATH"}
-        done = subprocess.run([str(home / "bin" / "spark-submit"), "--master", master, "--py-files",
-                               str(_package_zip(tmp_path)), "--conf", "spark.executor.memory=1g",
-                               str(REPO / "metashell" / "spark" / "cli.py"), "export", str(FIXTURES / "demo"),
-                               str(FIXTURES / "kafka-4.4-broker"), "--out", str(out),
-                               "--tables", "records,partition_history,partitions,errors"],
-                              check=False, capture_output=True, text=True, env=clean_env, timeout=600,
-                              cwd=str(tmp_path))
+        done = subprocess.run(
+            [
+                str(home / "bin" / "spark-submit"),
+                "--master",
+                master,
+                "--py-files",
+                str(_package_zip(tmp_path)),
+                "--conf",
+                "spark.executor.memory=1g",
+                str(REPO / "metashell" / "spark" / "cli.py"),
+                "export",
+                str(FIXTURES / "demo"),
+                str(FIXTURES / "kafka-4.4-broker"),
+                "--out",
+                str(out),
+                "--tables",
+                "records,partition_history,partitions,errors",
+            ],
+            check=False,
+            capture_output=True,
+            text=True,
+            env=clean_env,
+            timeout=600,
+            cwd=str(tmp_path),
+        )
         assert done.returncode == 0, done.stderr[-4000:]
         assert done.stdout.splitlines()[0].startswith(f"[spark] {master}")
         assert "[4/4] errors: 0 rows" in done.stdout
         apps = state()["completedapps"] + state()["activeapps"]
         assert any(a["name"] == "metashell-spark" for a in apps)
         parts = list((out / "partitions").rglob("*.parquet"))
-        assert parts and {p.parent.name for p in parts} == {"cluster_id=ojQnLEycTOSMI2Fga2yOXA",
-                                                             "cluster_id=66MGVQC4TCmyktxIdakYiA"}
+        assert parts and {p.parent.name for p in parts} == {
+            "cluster_id=ojQnLEycTOSMI2Fga2yOXA",
+            "cluster_id=66MGVQC4TCmyktxIdakYiA",
+        }
     finally:
         for p in reversed(procs):
             try:

@@ -18,16 +18,26 @@ VERSION = "4.4.0"
 
 
 def _stream(spark: Any, cluster: Any) -> Any:
-    return (spark.readStream.format("kraft-metadata")
-            .option("bootstrap.controllers", cluster.controller_bootstrap).load())
+    return (
+        spark.readStream.format("kraft-metadata")
+        .option("bootstrap.controllers", cluster.controller_bootstrap)
+        .load()
+    )
 
 
 def _collecting(spark: Any, cluster: Any, checkpoint: Path, into: list[dict[str, Any]]) -> Any:
     def keep(df: Any, _batch_id: int) -> None:
-        into.extend(r.asDict() for r in df.select("offset", "record_type", "topic_name", "in_snapshot").collect())
+        into.extend(
+            r.asDict() for r in df.select("offset", "record_type", "topic_name", "in_snapshot").collect()
+        )
 
-    return (_stream(spark, cluster).writeStream.foreachBatch(keep).option("checkpointLocation", str(checkpoint))
-            .trigger(processingTime="1 second").start())
+    return (
+        _stream(spark, cluster)
+        .writeStream.foreachBatch(keep)
+        .option("checkpointLocation", str(checkpoint))
+        .trigger(processingTime="1 second")
+        .start()
+    )
 
 
 def _until(what: str, check: Any, timeout: float = 120) -> None:
@@ -38,29 +48,52 @@ def _until(what: str, check: Any, timeout: float = 120) -> None:
 
 
 def test_topics_stream_into_a_memory_sink_and_a_restart_neither_repeats_nor_loses(
-        spark: Any, kafka_cluster: Any, tmp_path: Path) -> None:
+    spark: Any, kafka_cluster: Any, tmp_path: Path
+) -> None:
     cluster = kafka_cluster(VERSION, "combined")
     bs = cluster.bootstrap_servers
 
     def create(topic: str) -> None:
-        cluster.admin("kafka-topics", "--bootstrap-server", bs, "--create", "--topic", topic, "--partitions", "2",
-                      "--replication-factor", "1", check=True)
+        cluster.admin(
+            "kafka-topics",
+            "--bootstrap-server",
+            bs,
+            "--create",
+            "--topic",
+            topic,
+            "--partitions",
+            "2",
+            "--replication-factor",
+            "1",
+            check=True,
+        )
 
     def topics(rows: list[dict[str, Any]]) -> set[str]:
         return {r["topic_name"] for r in list(rows) if r["record_type"] == "TopicRecord"}
 
     def in_memory() -> set[str]:
-        return {r["topic_name"] for r in spark.sql("SELECT topic_name FROM live_records "
-                                                   "WHERE record_type = 'TopicRecord'").collect()}
+        return {
+            r["topic_name"]
+            for r in spark.sql(
+                "SELECT topic_name FROM live_records WHERE record_type = 'TopicRecord'"
+            ).collect()
+        }
 
     create("before-start")
-    memory = (_stream(spark, cluster).writeStream.format("memory").queryName("live_records")
-              .trigger(processingTime="1 second").start())
+    memory = (
+        _stream(spark, cluster)
+        .writeStream.format("memory")
+        .queryName("live_records")
+        .trigger(processingTime="1 second")
+        .start()
+    )
     try:
         _until("the topic created before the query", lambda: "before-start" in in_memory())
         create("while-running")
         _until("the topic created while the query runs", lambda: "while-running" in in_memory())
-        offsets = [r["offset"] for r in spark.sql("SELECT offset FROM live_records WHERE NOT in_snapshot").collect()]
+        offsets = [
+            r["offset"] for r in spark.sql("SELECT offset FROM live_records WHERE NOT in_snapshot").collect()
+        ]
         assert len(offsets) == len(set(offsets))
     finally:
         memory.stop()
@@ -83,8 +116,8 @@ def test_topics_stream_into_a_memory_sink_and_a_restart_neither_repeats_nor_lose
         query.stop()
     log1 = sorted(r["offset"] for r in first if not r["in_snapshot"])
     log2 = sorted(r["offset"] for r in second if not r["in_snapshot"])
-    assert len(log1) == len(set(log1)) and len(log2) == len(set(log2))       # no duplicates in a run
-    assert not set(log1) & set(log2)                                         # nor across the restart
-    assert log2[0] == log1[-1] + 1                                           # nothing lost in between
+    assert len(log1) == len(set(log1)) and len(log2) == len(set(log2))  # no duplicates in a run
+    assert not set(log1) & set(log2)  # nor across the restart
+    assert log2[0] == log1[-1] + 1  # nothing lost in between
     assert {"before-start", "while-running"} <= topics(first) and "while-stopped" not in topics(first)
     assert {"while-stopped", "after-restart"} <= topics(second) and "before-start" not in topics(second)

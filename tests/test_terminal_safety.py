@@ -26,42 +26,107 @@ from metashell.safe_text import json_safe, visible, visible_output
 
 TOPIC_ID = b"T" * 16
 INC = b"I" * 16
-CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")   # everything but \t and \n
+CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")  # everything but \t and \n
 NASTY = "\x1b]52;c;aGk=\x07\x1b[2J\rX\x08\u009b31m\u0085\t\n\x7f"
 
 
 def records(s: str) -> list[bytes]:
     return [
         enc("FeatureLevelRecord", 0, {"Name": "metadata.version", "FeatureLevel": 27}),
-        enc("RegisterBrokerRecord", 3, {
-            "BrokerId": 1, "BrokerEpoch": 5, "IncarnationId": INC, "Rack": s, "Fenced": False, "LogDirs": [],
-            "EndPoints": [{"Name": s, "Host": s, "Port": 9092, "SecurityProtocol": 0}],
-            "Features": [{"Name": "metadata.version", "MinSupportedVersion": 7, "MaxSupportedVersion": 27}]}),
+        enc(
+            "RegisterBrokerRecord",
+            3,
+            {
+                "BrokerId": 1,
+                "BrokerEpoch": 5,
+                "IncarnationId": INC,
+                "Rack": s,
+                "Fenced": False,
+                "LogDirs": [],
+                "EndPoints": [{"Name": s, "Host": s, "Port": 9092, "SecurityProtocol": 0}],
+                "Features": [
+                    {"Name": "metadata.version", "MinSupportedVersion": 7, "MaxSupportedVersion": 27}
+                ],
+            },
+        ),
         enc("TopicRecord", 0, {"Name": s, "TopicId": TOPIC_ID}),
-        enc("PartitionRecord", 2, {"PartitionId": 0, "TopicId": TOPIC_ID, "Replicas": [1], "Isr": [1],
-                                   "Leader": 1, "LeaderEpoch": 0, "PartitionEpoch": 0}),
+        enc(
+            "PartitionRecord",
+            2,
+            {
+                "PartitionId": 0,
+                "TopicId": TOPIC_ID,
+                "Replicas": [1],
+                "Isr": [1],
+                "Leader": 1,
+                "LeaderEpoch": 0,
+                "PartitionEpoch": 0,
+            },
+        ),
         enc("ConfigRecord", 0, {"ResourceType": 2, "ResourceName": s, "Name": "retention.ms", "Value": s}),
         enc("ConfigRecord", 0, {"ResourceType": 4, "ResourceName": "", "Name": s, "Value": s}),
-        enc("ClientQuotaRecord", 0, {"Entity": [{"EntityType": "user", "EntityName": s}],
-                                     "Key": "consumer_byte_rate", "Value": 1.0, "Remove": False}),
-        enc("UserScramCredentialRecord", 0, {"Name": s, "Mechanism": 1, "Salt": b"\x01", "StoredKey": b"\x02",
-                                             "ServerKey": b"\x03", "Iterations": 4096}),
-        enc("AccessControlEntryRecord", 0, {"Id": b"A" * 16, "ResourceType": 2, "ResourceName": s,
-                                            "PatternType": 3, "Principal": f"User:{s}", "Host": s, "Operation": 3,
-                                            "PermissionType": 3}),
-        enc("DelegationTokenRecord", 0, {"Owner": f"User:{s}", "Requester": f"User:{s}",
-                                         "Renewers": [f"User:{s}"], "IssueTimestamp": 1,
-                                         "MaxTimestamp": 2, "ExpirationTimestamp": 3, "TokenId": "tok"}),
+        enc(
+            "ClientQuotaRecord",
+            0,
+            {
+                "Entity": [{"EntityType": "user", "EntityName": s}],
+                "Key": "consumer_byte_rate",
+                "Value": 1.0,
+                "Remove": False,
+            },
+        ),
+        enc(
+            "UserScramCredentialRecord",
+            0,
+            {
+                "Name": s,
+                "Mechanism": 1,
+                "Salt": b"\x01",
+                "StoredKey": b"\x02",
+                "ServerKey": b"\x03",
+                "Iterations": 4096,
+            },
+        ),
+        enc(
+            "AccessControlEntryRecord",
+            0,
+            {
+                "Id": b"A" * 16,
+                "ResourceType": 2,
+                "ResourceName": s,
+                "PatternType": 3,
+                "Principal": f"User:{s}",
+                "Host": s,
+                "Operation": 3,
+                "PermissionType": 3,
+            },
+        ),
+        enc(
+            "DelegationTokenRecord",
+            0,
+            {
+                "Owner": f"User:{s}",
+                "Requester": f"User:{s}",
+                "Renewers": [f"User:{s}"],
+                "IssueTimestamp": 1,
+                "MaxTimestamp": 2,
+                "ExpirationTimestamp": 3,
+                "TokenId": "tok",
+            },
+        ),
     ]
 
 
 def write_log(directory: Path, s: str) -> Path:
     path = directory / "__cluster_metadata-0" / "00000000000000000000.log"
     path.parent.mkdir(parents=True, exist_ok=True)
-    lc = encode_control_record("LeaderChange", {"Version": 0, "LeaderId": 1, "Voters": [{"VoterId": 1}],
-                                                "GrantingVoters": [{"VoterId": 1}]})
-    path.write_bytes(build_batch(0, 1, [lc], 1700000000000, control=True)
-                     + build_batch(1, 1, records(s), 1700000001000))
+    lc = encode_control_record(
+        "LeaderChange",
+        {"Version": 0, "LeaderId": 1, "Voters": [{"VoterId": 1}], "GrantingVoters": [{"VoterId": 1}]},
+    )
+    path.write_bytes(
+        build_batch(0, 1, [lc], 1700000000000, control=True) + build_batch(1, 1, records(s), 1700000001000)
+    )
     (directory / "meta.properties").write_text(f"version=1\nnode.id=1\ncluster.id={s.replace(chr(10), '')}\n")
     return path
 
@@ -75,10 +140,18 @@ def shell(*argv: str) -> tuple[int, str, str]:
     return status, out.getvalue(), err.getvalue()
 
 
-HUMAN = ["ls / /topics /brokers/1 /configs/topic", "ls -l /topics /configs/broker /scram /acls",
-         "find /", "tree /", "cat /topics/*/* /brokers/* /configs/*/*/* /quotas/*/* /scram/*/* /acls/*/* /delegationTokens/*",
-         "tree /image", "cat /image/topics/byName/*/0", "cd /topics/*; pwd", "cat /nonexistent/*",
-         "ls /topics/*/nope"]
+HUMAN = [
+    "ls / /topics /brokers/1 /configs/topic",
+    "ls -l /topics /configs/broker /scram /acls",
+    "find /",
+    "tree /",
+    "cat /topics/*/* /brokers/* /configs/*/*/* /quotas/*/* /scram/*/* /acls/*/* /delegationTokens/*",
+    "tree /image",
+    "cat /image/topics/byName/*/0",
+    "cd /topics/*; pwd",
+    "cat /nonexistent/*",
+    "ls /topics/*/nope",
+]
 
 
 def check_all(tmp: Path, s: str) -> None:
@@ -88,7 +161,7 @@ def check_all(tmp: Path, s: str) -> None:
             _, out, err = shell("-d", str(tmp), *extra, "-c", command)
             for text in (out, err):
                 bad = CONTROL.search(text)
-                assert bad is None, (command, repr(text[max(bad.start() - 40, 0):bad.end() + 40]))
+                assert bad is None, (command, repr(text[max(bad.start() - 40, 0) : bad.end() + 40]))
     # JSON output: parses, and gives back the exact string
     _, out, _ = shell("-d", str(tmp), "--json", "-c", "ls /topics; cat /topics/*/*; find /scram")
     values: list[Any] = [json.loads(line) for line in out.splitlines()]
@@ -98,10 +171,16 @@ def check_all(tmp: Path, s: str) -> None:
     assert s in names or f"/topics/{s}" in paths, values[:3]
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture,
-                                                                  HealthCheck.too_slow])
-@given(st.text(st.characters(codec=None, exclude_categories=["Cs"]), min_size=1, max_size=12)
-       .filter(lambda s: "/" not in s and s not in (".", "..") and s.strip() == s and s != ""))
+@settings(
+    max_examples=40,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
+@given(
+    st.text(st.characters(codec=None, exclude_categories=["Cs"]), min_size=1, max_size=12).filter(
+        lambda s: "/" not in s and s not in (".", "..") and s.strip() == s and s != ""
+    )
+)
 @example(NASTY.replace("/", ""))
 @example("\u009b")
 def test_no_control_character_reaches_the_terminal(tmp_path_factory: Any, s: str) -> None:

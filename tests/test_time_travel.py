@@ -56,7 +56,7 @@ def test_points_are_parsed_and_checked() -> None:
     assert parse_point("42") == ("offset", 42)
     assert parse_point("@1700000000000") == ("time", 1700000000000)
     assert parse_point("2023-11-14T22:13:20Z") == ("time", 1700000000000)
-    assert parse_point("2023-11-14T22:13:20") == ("time", 1700000000000)          # no zone: UTC
+    assert parse_point("2023-11-14T22:13:20") == ("time", 1700000000000)  # no zone: UTC
     assert parse_point("2023-11-14T23:13:20+01:00") == ("time", 1700000000000)
     for bad in ("-3", "yesterday", "12:00"):
         with pytest.raises(PointError):
@@ -70,9 +70,9 @@ def test_a_point_before_the_oldest_snapshot_names_the_earliest(tmp_path: Path) -
     shutil.copytree(BROKER, root)
     part = root / "__cluster_metadata-0"
     for name in ("00000000000000000000.log", "00000000000000000061.log"):
-        (part / name).unlink()                       # Kafka deletes segments a snapshot covers
+        (part / name).unlink()  # Kafka deletes segments a snapshot covers
     d = open_metadata_dir(root)
-    assert earliest_offset(d) == 113                 # the snapshot ending at 114
+    assert earliest_offset(d) == 113  # the snapshot ending at 114
     status, out, err = run_cli("-d", str(root), "--at", "50", "ls")
     assert (status, out) == (1, "")
     assert "offset 50 is before the earliest this directory can rebuild, offset 113" in err
@@ -80,8 +80,9 @@ def test_a_point_before_the_oldest_snapshot_names_the_earliest(tmp_path: Path) -
 
 
 def test_at_in_the_shell_moves_the_session_and_back() -> None:
-    status, out, err = run_cli("-d", str(BROKER), "-c",
-                               "cd /topics; at 113; pwd; cat /provenance; at; cat /provenance")
+    status, out, err = run_cli(
+        "-d", str(BROKER), "-c", "cd /topics; at 113; pwd; cat /provenance; at; cat /provenance"
+    )
     assert status == 0, err
     lines = out.splitlines()
     assert lines[0].startswith("now at: offset 113 (epoch ")
@@ -102,6 +103,7 @@ def test_at_on_a_single_file() -> None:
 
 
 # -- history PATH --------------------------------------------------------------------------------------
+
 
 def _partition_state(directory: Path, offset: int, topic: str, partition: int):  # type: ignore[no-untyped-def]
     img = load_directory(directory, until_offset=offset).image
@@ -125,7 +127,9 @@ def test_partition_history_agrees_with_the_image_at_every_change() -> None:
             if field in c.changes:
                 old, new = c.changes[field]
                 assert (getattr(before, attr), getattr(after, attr)) == (
-                    tuple(old) if isinstance(old, list) else old, tuple(new) if isinstance(new, list) else new)
+                    tuple(old) if isinstance(old, list) else old,
+                    tuple(new) if isinstance(new, list) else new,
+                )
                 checked += 1
     assert checked >= 5
 
@@ -134,21 +138,28 @@ def test_history_in_the_shell() -> None:
     demo = FIXTURES / "demo"
     status, out, err = run_cli("-d", str(demo), "history", "/topics/tmp-scratch")
     assert status == 0, err
-    assert [line.split()[4] for line in out.splitlines()] == ["TopicRecord", "PartitionRecord", "RemoveTopicRecord"]
-    assert "topic tmp-scratch deleted" in out                 # a deleted topic has a history
+    assert [line.split()[4] for line in out.splitlines()] == [
+        "TopicRecord",
+        "PartitionRecord",
+        "RemoveTopicRecord",
+    ]
+    assert "topic tmp-scratch deleted" in out  # a deleted topic has a history
     status, out, _ = run_cli("-d", str(BROKER), "--json", "history", "/brokers/5")
     events = [json.loads(line) for line in out.splitlines()]
     assert status == 0 and events[0]["record"] == "RegisterBrokerRecord"
     assert any(e["changes"].get("fenced") == [False, True] for e in events)
-    assert [e["summary"] for e in events if e["record"] == "UnregisterBrokerRecord"] == ["broker unregistered"]
+    assert [e["summary"] for e in events if e["record"] == "UnregisterBrokerRecord"] == [
+        "broker unregistered"
+    ]
     status, out, _ = run_cli("-d", str(BROKER), "history", "/configs/topic/orders/segment.bytes")
     assert status == 0 and out.splitlines()[-1].endswith("topic config segment.bytes deleted")
-    assert run_cli("-d", str(BROKER), "-c", "history 2")[0] == 0      # Kafka's command history still works
+    assert run_cli("-d", str(BROKER), "-c", "history 2")[0] == 0  # Kafka's command history still works
     status, _, err = run_cli("-d", str(BROKER), "history", "/quorum")
     assert status == 1 and err.startswith("history: /quorum: history follows /topics/NAME")
 
 
 # -- log -----------------------------------------------------------------------------------------------
+
 
 def test_log_lists_records_with_summaries() -> None:
     demo = str(FIXTURES / "demo")
@@ -160,7 +171,7 @@ def test_log_lists_records_with_summaries() -> None:
     status, out, _ = run_cli("-d", demo, "log", "--type", "PARTITION_CHANGE_RECORD")
     changes = out.splitlines()
     assert changes and all(" PartitionChangeRecord " in ln for ln in changes)
-    assert "leader 1 -> -1; isr [1] -> []; elr [] -> [1]" in changes[0]      # old values followed
+    assert "leader 1 -> -1; isr [1] -> []; elr [] -> [1]" in changes[0]  # old values followed
     _, out, _ = run_cli("-d", demo, "log", "--to", "12")
     txn = [ln for ln in out.splitlines() if ln.endswith("[txn]")]
     assert txn[0].split()[4] == "BeginTransactionRecord" and txn[-1].split()[4] == "EndTransactionRecord"
@@ -179,6 +190,7 @@ def test_log_json_redacts_like_everything_else() -> None:
 
 
 # -- diff ----------------------------------------------------------------------------------------------
+
 
 def test_diff_between_two_points_is_the_difference_of_their_values() -> None:
     """At several batch boundaries: ``diff --from A --to B`` lists exactly the values that differ
@@ -218,27 +230,43 @@ def test_diff_of_a_broker_and_its_controller() -> None:
 def _offsets(path: Path, earliest: int) -> tuple[list[int], list[int]]:
     """(every batch's last offset, every offset) of the segments, from ``earliest``."""
     d = open_metadata_dir(path)
-    batches = [b for seg in d.segments
-               for b in iter_file_batches(seg.path, decode=False, lenient_tail=True, warn=lambda w: None)]
+    batches = [
+        b
+        for seg in d.segments
+        for b in iter_file_batches(seg.path, decode=False, lenient_tail=True, warn=lambda w: None)
+    ]
     ends = sorted({b.base_offset + b.last_offset_delta for b in batches} - set(range(earliest)))
-    every = sorted({o for b in batches for o in range(b.base_offset, b.base_offset + b.last_offset_delta + 1)
-                    if o >= earliest})
+    every = sorted(
+        {
+            o
+            for b in batches
+            for o in range(b.base_offset, b.base_offset + b.last_offset_delta + 1)
+            if o >= earliest
+        }
+    )
     return ends, every
 
 
 def _seen(root: Node) -> list[tuple[str, str]]:
     """Everything the tree shows, in the order it shows it (``/image`` included, provenance not:
     the file list and counts are checked separately)."""
-    return [(path, node.text()) for path, node in iter_find("/", root)
-            if not node.is_dir and not path.startswith(("/provenance", "/image/provenance", "/local"))]
+    return [
+        (path, node.text())
+        for path, node in iter_find("/", root)
+        if not node.is_dir and not path.startswith(("/provenance", "/image/provenance", "/local"))
+    ]
 
 
 def _state(root: Node) -> tuple:
     """What is compared: the image, provenance, quorum and everything the tree shows."""
     image = root.ctx.image
     p, q = image.provenance, image.quorum
-    return (image_state(image), (p.offset, p.epoch, p.timestamp, p.records, p.sources),
-            (q.leader_id, q.leader_epoch, q.voters), _seen(root))
+    return (
+        image_state(image),
+        (p.offset, p.epoch, p.timestamp, p.records, p.sources),
+        (q.leader_id, q.leader_epoch, q.voters),
+        _seen(root),
+    )
 
 
 def _same_as_fresh(travel: Traveller, path: Path, offset: int, fresh: dict[int, tuple] | None = None) -> None:
@@ -249,8 +277,14 @@ def _same_as_fresh(travel: Traveller, path: Path, offset: int, fresh: dict[int, 
     assert _state(root) == fresh[offset], offset
 
 
-FIXTURE_DIRS = ["kafka-4.4-broker", "kafka-4.4-split-c1", "kafka-3.9-broker", "kafka-3.9-split-c1",
-                "kafka-3.9-zk-migration", "demo"]
+FIXTURE_DIRS = [
+    "kafka-4.4-broker",
+    "kafka-4.4-split-c1",
+    "kafka-3.9-broker",
+    "kafka-3.9-split-c1",
+    "kafka-3.9-zk-migration",
+    "demo",
+]
 
 
 @pytest.mark.parametrize("fixture", FIXTURE_DIRS)

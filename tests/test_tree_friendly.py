@@ -27,30 +27,58 @@ def cat(root, path: str, redact: bool | None = None) -> str:
 def test_top_level(root) -> None:
     assert root.name == "/" and root.is_dir
     assert root.child_names() == [
-        "acls", "brokers", "configs", "controllers", "delegationTokens", "features", "health", "image", "local",
-        "producerIds", "provenance", "quorum", "quotas", "scram", "topicIds", "topics"]
+        "acls",
+        "brokers",
+        "configs",
+        "controllers",
+        "delegationTokens",
+        "features",
+        "health",
+        "image",
+        "local",
+        "producerIds",
+        "provenance",
+        "quorum",
+        "quotas",
+        "scram",
+        "topicIds",
+        "topics",
+    ]
 
 
 def test_broker_and_controller_records(root) -> None:
     broker = json.loads(cat(root, "/brokers/1"))
     assert broker["epoch"] == 10 and broker["fenced"] is False and broker["rack"] is None
-    assert broker["listeners"] == [{"name": "PLAINTEXT", "host": "localhost", "port": 9092,
-                                    "securityProtocol": "PLAINTEXT"}]
+    assert broker["listeners"] == [
+        {"name": "PLAINTEXT", "host": "localhost", "port": 9092, "securityProtocol": "PLAINTEXT"}
+    ]
     assert broker["supportedFeatures"] == {"metadata.version": {"min": 1, "max": 21}}
     assert broker["logDirs"] == ["EREREREREREiIiIiIiIiIg"] and broker["cordonedLogDirs"] is None
     assert glob(root, "/", "/brokers/1")[0][1].kind == "broker"
     assert json.loads(cat(root, "/controllers/1"))["listeners"][0]["name"] == "CONTROLLER"
-    assert glob(root, "/", "/brokers/01") == []        # friendly names are canonical
+    assert glob(root, "/", "/brokers/01") == []  # friendly names are canonical
 
 
 def test_topics_and_topic_ids(root) -> None:
     assert kafka_command(root, "ls", ["/topics/foo"]) == "0\nconfigs\nid\nname\n"
     assert cat(root, "/topics/foo/id") == "ASNFZ4mrze8P7cuph2VDIQ"
     part = json.loads(cat(root, "/topics/foo/0"))
-    assert part == {"topic": "foo", "topicId": "ASNFZ4mrze8P7cuph2VDIQ", "partition": 0, "leader": 1,
-                    "leaderEpoch": 1, "partitionEpoch": 1, "replicas": [1], "isr": [1], "elr": [],
-                    "lastKnownElr": [], "addingReplicas": [], "removingReplicas": [],
-                    "leaderRecoveryState": "RECOVERED", "directories": ["EREREREREREiIiIiIiIiIg"]}
+    assert part == {
+        "topic": "foo",
+        "topicId": "ASNFZ4mrze8P7cuph2VDIQ",
+        "partition": 0,
+        "leader": 1,
+        "leaderEpoch": 1,
+        "partitionEpoch": 1,
+        "replicas": [1],
+        "isr": [1],
+        "elr": [],
+        "lastKnownElr": [],
+        "addingReplicas": [],
+        "removingReplicas": [],
+        "leaderRecoveryState": "RECOVERED",
+        "directories": ["EREREREREREiIiIiIiIiIg"],
+    }
     assert cat(root, "/topics/foo/configs/cleanup.policy") == "compact"
     assert cat(root, "/topicIds/ASNFZ4mrze8P7cuph2VDIQ/0") == cat(root, "/topics/foo/0")
     assert glob(root, "/", "/topicIds/nope") == []
@@ -68,26 +96,47 @@ def test_configs_and_redaction(root) -> None:
     assert cat(unredacted, "/configs/broker/1/ssl.keystore.password") == "hunter2"
 
 
-@pytest.mark.parametrize("key,secret", [
-    ("ssl.keystore.password", True), ("ssl.key.password", True), ("ssl.truststore.password", True),
-    ("sasl.jaas.config", True), ("password.encoder.secret", True), ("delegation.token.secret.key", True),
-    ("listener.name.external.ssl.keystore.password", True),
-    ("listener.name.sasl_ssl.plain.sasl.jaas.config", True), ("ssl.keystore.key", True),
-    ("ssl.keystore.certificate.chain", True), ("ssl.truststore.certificates", True),
-    ("listener.name.x.ssl.keystore.certificate.chain", True), ("some.custom.secret", True),
-    ("sasl.oauthbearer.client.credentials.client.secret", True),
-    ("num.io.threads", False), ("ssl.keystore.location", False), ("ssl.keystore.type", False),
-    ("sasl.enabled.mechanisms", False), ("custom.api.token", True), ("confluent.license", True),
-    ("passw\u0130rd", True), ("SSL.KEYSTORE.LOCATION", True),
-])
+@pytest.mark.parametrize(
+    "key,secret",
+    [
+        ("ssl.keystore.password", True),
+        ("ssl.key.password", True),
+        ("ssl.truststore.password", True),
+        ("sasl.jaas.config", True),
+        ("password.encoder.secret", True),
+        ("delegation.token.secret.key", True),
+        ("listener.name.external.ssl.keystore.password", True),
+        ("listener.name.sasl_ssl.plain.sasl.jaas.config", True),
+        ("ssl.keystore.key", True),
+        ("ssl.keystore.certificate.chain", True),
+        ("ssl.truststore.certificates", True),
+        ("listener.name.x.ssl.keystore.certificate.chain", True),
+        ("some.custom.secret", True),
+        ("sasl.oauthbearer.client.credentials.client.secret", True),
+        ("num.io.threads", False),
+        ("ssl.keystore.location", False),
+        ("ssl.keystore.type", False),
+        ("sasl.enabled.mechanisms", False),
+        ("custom.api.token", True),
+        ("confluent.license", True),
+        ("passw\u0130rd", True),
+        ("SSL.KEYSTORE.LOCATION", True),
+    ],
+)
 def test_sensitive_keys(key: str, secret: bool) -> None:
     assert is_sensitive_config(4, key) is secret  # broker configs
 
 
 def test_scram_and_tokens(root) -> None:
     scram = json.loads(cat(root, "/scram/SCRAM-SHA-256/alice"))
-    assert scram == {"user": "alice", "mechanism": "SCRAM-SHA-256", "iterations": 4096, "salt": "[redacted]",
-                     "storedKey": "[redacted]", "serverKey": "[redacted]"}
+    assert scram == {
+        "user": "alice",
+        "mechanism": "SCRAM-SHA-256",
+        "iterations": 4096,
+        "salt": "[redacted]",
+        "storedKey": "[redacted]",
+        "serverKey": "[redacted]",
+    }
     assert json.loads(cat(root, "/scram/SCRAM-SHA-256/alice", redact=False))["salt"] == "010203"
     assert kafka_command(root, "ls", ["/scram"]) == "SCRAM-SHA-256\nSCRAM-SHA-512\n"
     token = json.loads(cat(root, "/delegationTokens/tok1"))
@@ -102,10 +151,16 @@ def test_quotas(root) -> None:
     assert node.text() == "2048.0" and node.to_json() == 2048.0 and node.kind == "quota"
 
 
-@pytest.mark.parametrize("entity", [
-    (("user", "alice"),), (("user", None),), (("client-id", "a,b/c%d"), ("user", "CN=x,O=y")),
-    (("client-id", None), ("user", "<default>")), (("ip", "10.0.0.1"),),
-])
+@pytest.mark.parametrize(
+    "entity",
+    [
+        (("user", "alice"),),
+        (("user", None),),
+        (("client-id", "a,b/c%d"), ("user", "CN=x,O=y")),
+        (("client-id", None), ("user", "<default>")),
+        (("ip", "10.0.0.1"),),
+    ],
+)
 def test_quota_entity_names_round_trip(entity) -> None:
     name = quota_entity_dir_name(entity)
     assert "/" not in name
@@ -143,7 +198,7 @@ def test_tree_follows_a_changing_image() -> None:
     assert kafka_command(root, "ls", ["/topics"]) == ""
     topics = root.child("topics")
     r.replay(rec("TopicRecord", {"Name": "foo", "TopicId": FOO}), 0)
-    assert topics.child_names() == ["foo"]          # nodes read the image at call time
+    assert topics.child_names() == ["foo"]  # nodes read the image at call time
 
 
 def test_dir_json_is_the_child_list(root) -> None:

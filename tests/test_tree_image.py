@@ -28,11 +28,12 @@ from metashell.tree.image_tree import build_image_node
 from metashell.tree.node import TreeContext
 from metashell.tree.render import kafka_command, render_tree
 
-FOO = bytes.fromhex("0123456789abcdef0fedcba987654321")      # ASNFZ4mrze8P7cuph2VDIQ
+FOO = bytes.fromhex("0123456789abcdef0fedcba987654321")  # ASNFZ4mrze8P7cuph2VDIQ
 
 
 def uuid(text: str) -> bytes:
     from metashell.protocol.uuid import uuid_from_str
+
     return uuid_from_str(text)
 
 
@@ -52,37 +53,114 @@ def session_image() -> MetadataImage:
     records = [
         rec("FeatureLevelRecord", {"Name": "metadata.version", "FeatureLevel": 21}),
         rec("FeatureLevelRecord", {"Name": "group.version", "FeatureLevel": 1}),
-        rec("RegisterBrokerRecord", {
-            "BrokerId": 1, "BrokerEpoch": 10, "IncarnationId": INCARNATION,
-            "EndPoints": [{"Name": "PLAINTEXT", "Host": "localhost", "Port": 9092, "SecurityProtocol": 0}],
-            "Features": [{"Name": "metadata.version", "MinSupportedVersion": 1, "MaxSupportedVersion": 21}],
-            "Rack": None, "Fenced": False, "LogDirs": [DIRECTORY]}, 3),
-        rec("RegisterControllerRecord", {
-            "ControllerId": 1, "IncarnationId": INCARNATION, "ZkMigrationReady": False,
-            "EndPoints": [{"Name": "CONTROLLER", "Host": "localhost", "Port": 9093, "SecurityProtocol": 0}],
-            "Features": [{"Name": "kraft.version", "MinSupportedVersion": 0, "MaxSupportedVersion": 1}]}),
+        rec(
+            "RegisterBrokerRecord",
+            {
+                "BrokerId": 1,
+                "BrokerEpoch": 10,
+                "IncarnationId": INCARNATION,
+                "EndPoints": [
+                    {"Name": "PLAINTEXT", "Host": "localhost", "Port": 9092, "SecurityProtocol": 0}
+                ],
+                "Features": [
+                    {"Name": "metadata.version", "MinSupportedVersion": 1, "MaxSupportedVersion": 21}
+                ],
+                "Rack": None,
+                "Fenced": False,
+                "LogDirs": [DIRECTORY],
+            },
+            3,
+        ),
+        rec(
+            "RegisterControllerRecord",
+            {
+                "ControllerId": 1,
+                "IncarnationId": INCARNATION,
+                "ZkMigrationReady": False,
+                "EndPoints": [
+                    {"Name": "CONTROLLER", "Host": "localhost", "Port": 9093, "SecurityProtocol": 0}
+                ],
+                "Features": [{"Name": "kraft.version", "MinSupportedVersion": 0, "MaxSupportedVersion": 1}],
+            },
+        ),
         rec("TopicRecord", {"Name": "foo", "TopicId": FOO}),
-        rec("PartitionRecord", {"PartitionId": 0, "TopicId": FOO, "Replicas": [1], "Isr": [1], "Leader": 1,
-                                "LeaderEpoch": 1, "PartitionEpoch": 1, "Directories": [DIRECTORY]}),
-        rec("ConfigRecord", {"ResourceType": 4, "ResourceName": "1", "Name": "ssl.keystore.password",
-                             "Value": "hunter2"}),
+        rec(
+            "PartitionRecord",
+            {
+                "PartitionId": 0,
+                "TopicId": FOO,
+                "Replicas": [1],
+                "Isr": [1],
+                "Leader": 1,
+                "LeaderEpoch": 1,
+                "PartitionEpoch": 1,
+                "Directories": [DIRECTORY],
+            },
+        ),
+        rec(
+            "ConfigRecord",
+            {"ResourceType": 4, "ResourceName": "1", "Name": "ssl.keystore.password", "Value": "hunter2"},
+        ),
         rec("ConfigRecord", {"ResourceType": 4, "ResourceName": "", "Name": "num.io.threads", "Value": "8"}),
-        rec("ConfigRecord", {"ResourceType": 2, "ResourceName": "foo", "Name": "cleanup.policy",
-                             "Value": "compact"}),
-        rec("ClientQuotaRecord", {"Entity": [{"EntityType": "user", "EntityName": "alice"},
-                                             {"EntityType": "client-id", "EntityName": "app(1)"}],
-                                  "Key": "producer_byte_rate", "Value": 2048.0}),
-        rec("ClientQuotaRecord", {"Entity": [{"EntityType": "user", "EntityName": None}],
-                                  "Key": "consumer_byte_rate", "Value": 1e7}),
-        rec("AccessControlEntryRecord", {"Id": ACL_ID, "ResourceType": 2, "ResourceName": "foo",
-                                         "PatternType": 3, "Principal": "User:alice", "Host": "*",
-                                         "Operation": 3, "PermissionType": 3}),
-        rec("UserScramCredentialRecord", {"Name": "alice", "Mechanism": 1, "Salt": b"\x01\x02\x03",
-                                          "StoredKey": b"\x04\x05", "ServerKey": b"\x06\x07",
-                                          "Iterations": 4096}),
-        rec("DelegationTokenRecord", {"Owner": "User:alice", "Requester": "User:alice", "Renewers": ["User:bob"],
-                                      "IssueTimestamp": 1, "MaxTimestamp": 2, "ExpirationTimestamp": 3,
-                                      "TokenId": "tok1"}),
+        rec(
+            "ConfigRecord",
+            {"ResourceType": 2, "ResourceName": "foo", "Name": "cleanup.policy", "Value": "compact"},
+        ),
+        rec(
+            "ClientQuotaRecord",
+            {
+                "Entity": [
+                    {"EntityType": "user", "EntityName": "alice"},
+                    {"EntityType": "client-id", "EntityName": "app(1)"},
+                ],
+                "Key": "producer_byte_rate",
+                "Value": 2048.0,
+            },
+        ),
+        rec(
+            "ClientQuotaRecord",
+            {
+                "Entity": [{"EntityType": "user", "EntityName": None}],
+                "Key": "consumer_byte_rate",
+                "Value": 1e7,
+            },
+        ),
+        rec(
+            "AccessControlEntryRecord",
+            {
+                "Id": ACL_ID,
+                "ResourceType": 2,
+                "ResourceName": "foo",
+                "PatternType": 3,
+                "Principal": "User:alice",
+                "Host": "*",
+                "Operation": 3,
+                "PermissionType": 3,
+            },
+        ),
+        rec(
+            "UserScramCredentialRecord",
+            {
+                "Name": "alice",
+                "Mechanism": 1,
+                "Salt": b"\x01\x02\x03",
+                "StoredKey": b"\x04\x05",
+                "ServerKey": b"\x06\x07",
+                "Iterations": 4096,
+            },
+        ),
+        rec(
+            "DelegationTokenRecord",
+            {
+                "Owner": "User:alice",
+                "Requester": "User:alice",
+                "Renewers": ["User:bob"],
+                "IssueTimestamp": 1,
+                "MaxTimestamp": 2,
+                "ExpirationTimestamp": 3,
+                "TokenId": "tok1",
+            },
+        ),
     ]
     for i, record in enumerate(records):
         r.replay(record, i)
@@ -115,26 +193,32 @@ SESSION_LEAVES = {
     "/image/topics/byName/foo/0": (
         "PartitionRegistration(replicas=[1], directories=[EREREREREREiIiIiIiIiIg], isr=[1], removingReplicas=[], "
         "addingReplicas=[], elr=[], lastKnownElr=[], leader=1, leaderRecoveryState=RECOVERED, leaderEpoch=1, "
-        "partitionEpoch=1)"),
+        "partitionEpoch=1)"
+    ),
     "/image/topics/by?ame/foo/id": "ASNFZ4mrze8P7cuph2VDIQ",
     "/image/cluster/brokers/1": (
         "BrokerRegistration(id=1, epoch=10, incarnationId=MzMzMzMzMzNERERERERERA, listeners=[Endpoint("
         "listenerName='PLAINTEXT', securityProtocol=PLAINTEXT, host='localhost', port=9092)], supportedFeatures="
         "{metadata.version: 1-21}, rack=Optional.empty, fenced=false, inControlledShutdown=false, "
-        "isMigratingZkBroker=false, directories=[EREREREREREiIiIiIiIiIg], cordonedDirectories=null)"),
+        "isMigratingZkBroker=false, directories=[EREREREREREiIiIiIiIiIg], cordonedDirectories=null)"
+    ),
     "/image/cluster/controllers/1": (
         "ControllerRegistration(id=1, incarnationId=MzMzMzMzMzNERERERERERA, zkMigrationReady=false, listeners="
         "[Endpoint(listenerName='CONTROLLER', securityProtocol=PLAINTEXT, host='localhost', port=9093)], "
-        "supportedFeatures={kraft.version: 0-1})"),
+        "supportedFeatures={kraft.version: 0-1})"
+    ),
     "/image/configs/BROKER:1/ssl.keystore.password": "hunter2",
     "/image/configs/BROKER/num.io.threads": "8",
     "/image/scram/SCRAM-SHA-256/alice": "ScramCredentialData(salt=010203, storedKey=0405, serverKey=0607, "
-                                        "iterations=4096)",
-    "/image/delegationToken/tok1": ("DelegationTokenDatatokenId=tok1(owner=User:alice(tokenRequester=User:alice"
-                                    "(renewers=User:bob, issueTimestamp=1, maxTimestamp=2), expiryTimestamp=3"),
+    "iterations=4096)",
+    "/image/delegationToken/tok1": (
+        "DelegationTokenDatatokenId=tok1(owner=User:alice(tokenRequester=User:alice"
+        "(renewers=User:bob, issueTimestamp=1, maxTimestamp=2), expiryTimestamp=3"
+    ),
     "/image/acls/byId/VVVVVVVVVVVmZmZmZmZmZg": (
         "StandardAcl[resourceType=TOPIC, resourceName=foo, patternType=LITERAL, principal=User:alice, host=*, "
-        "operation=READ, permissionType=ALLOW]"),
+        "operation=READ, permissionType=ALLOW]"
+    ),
     "/image/clientQuotas/clientId(app\\(1\\))_user(alice)/producer_byte_rate": "2048.0",
     "/image/producerIds/nextProducerId": "-1",
 }
@@ -147,20 +231,24 @@ def test_session_leaf_text(root, path: str) -> None:
 
 def test_session_listings(root) -> None:
     assert kafka_command(root, "ls", ["/image"]) == (
-        "acls\nclientQuotas\ncluster\nconfigs\ndelegationToken\nfeatures\nproducerIds\nprovenance\nscram\ntopics\n")
-    assert kafka_command(root, "ls", ["/image/topics", "/image/cluster", "/image/features/metadataVersion"]) == (
-        "metadataVersion\n\ntopics:\nbyId\nbyName\n\ncluster:\nbrokers\ncontrollers\n")
+        "acls\nclientQuotas\ncluster\nconfigs\ndelegationToken\nfeatures\nproducerIds\nprovenance\nscram\ntopics\n"
+    )
+    assert kafka_command(
+        root, "ls", ["/image/topics", "/image/cluster", "/image/features/metadataVersion"]
+    ) == ("metadataVersion\n\ntopics:\nbyId\nbyName\n\ncluster:\nbrokers\ncontrollers\n")
     assert kafka_command(root, "ls", ["/nope"]) == "ls: /nope: no such file or directory.\n"
     assert kafka_command(root, "ls", ["/image/t*"]) == "byId\nbyName\n"
     assert kafka_command(root, "ls", ["/image/{acls,scram}"]) == (
-        "acls:\nbyId\n\nscram:\nSCRAM-SHA-256\nSCRAM-SHA-512\n")
+        "acls:\nbyId\n\nscram:\nSCRAM-SHA-256\nSCRAM-SHA-512\n"
+    )
     assert kafka_command(root, "ls", ["/image/configs"]) == "BROKER\nBROKER:1\nTOPIC:foo\n"
     assert kafka_command(root, "cat", ["/image/topics"]) == "cat: /image/topics: Is a directory\n"
     assert kafka_command(root, "cat", ["/nope"]) == "cat: /nope: No such file or directory.\n"
     assert kafka_command(root, "tree", ["/nope"]) == "tree: /nope: No such file or directory.\n"
     assert kafka_command(root, "tree", ["/image/topics/byName/foo/name"]) == "foo\n"
     assert kafka_command(root, "tree", ["/image/features"]) == (
-        "finalized_group.version:\n  1\nmetadataVersion:\n  Optional[3.9-IV0]\n")
+        "finalized_group.version:\n  1\nmetadataVersion:\n  Optional[3.9-IV0]\n"
+    )
 
 
 def test_session_find_echoes_the_glob(root) -> None:
@@ -185,43 +273,65 @@ def test_default_quota_entity_is_named_and_reachable(root) -> None:
     assert kafka_command(root, "ls", ["/image/clientQuotas"]) == "clientId(app\\(1\\))_user(alice)\nuser()\n"
     assert kafka_command(root, "cat", ["/image/clientQuotas/user()/consumer_byte_rate"]) == "1.0E7\n"
     # components in any order, like Kafka's decodeEntity
-    assert kafka_command(root, "cat", ["/image/clientQuotas/user(alice)_clientId(app\\(1\\))/producer_byte_rate"]) \
+    assert (
+        kafka_command(
+            root, "cat", ["/image/clientQuotas/user(alice)_clientId(app\\(1\\))/producer_byte_rate"]
+        )
         == "2048.0\n"
-    assert "user():\n  consumer_byte_rate:\n    1.0E7\n" in kafka_command(root, "tree", ["/image/clientQuotas"])
+    )
+    assert "user():\n  consumer_byte_rate:\n    1.0E7\n" in kafka_command(
+        root, "tree", ["/image/clientQuotas"]
+    )
 
 
 def test_redaction_under_image() -> None:
-    root = build_root(session_image())          # redact=True is the default
+    root = build_root(session_image())  # redact=True is the default
     assert kafka_command(root, "cat", ["/image/configs/BROKER:1/ssl.keystore.password"]) == "[redacted]\n"
     assert kafka_command(root, "cat", ["/image/configs/BROKER/num.io.threads"]) == "8\n"
     assert kafka_command(root, "cat", ["/image/scram/SCRAM-SHA-256/alice"]) == (
-        "ScramCredentialData(salt=[redacted], storedKey=[redacted], serverKey=[redacted], iterations=[redacted])\n")
+        "ScramCredentialData(salt=[redacted], storedKey=[redacted], serverKey=[redacted], iterations=[redacted])\n"
+    )
     assert kafka_command(root, "cat", ["/image/delegationToken/tok1"]) == (
         "DelegationTokenDatatokenId=[redacted](owner=[redacted](tokenRequester=[redacted](renewers=[redacted], "
-        "issueTimestamp=[redacted], maxTimestamp=[redacted]), expiryTimestamp=[redacted]\n")
+        "issueTimestamp=[redacted], maxTimestamp=[redacted]), expiryTimestamp=[redacted]\n"
+    )
     # per call override
-    assert kafka_command(root, "cat", ["/image/configs/BROKER:1/ssl.keystore.password"], redact=False) == "hunter2\n"
+    assert (
+        kafka_command(root, "cat", ["/image/configs/BROKER:1/ssl.keystore.password"], redact=False)
+        == "hunter2\n"
+    )
 
 
 def test_kafka_child_lookup_quirks(root) -> None:
     # Integer.valueOf accepts a sign and leading zeros; finalized_<anything> is a leaf "0"
     assert kafka_command(root, "cat", ["/image/cluster/brokers/01"]) == kafka_command(
-        root, "cat", ["/image/cluster/brokers/1"])
+        root, "cat", ["/image/cluster/brokers/1"]
+    )
     assert kafka_command(root, "cat", ["/image/features/finalized_nope"]) == "0\n"
     assert glob(root, "/", "/image/topics/byId/not-a-uuid") == []
 
 
 def test_unsupported_configs_are_not_in_kafka_image() -> None:
     r = Replayer()
-    for i, (rtype, name, key) in enumerate([(2, "foo", "cleanup.policy"), (2, "foo", "made.up"),
-                                            (8, "1", "kafka.server.ReplicaManager"), (99, "x", "k"),
-                                            (4, "1", "anything.goes"), (32, "g", "nope")]):
-        r.replay(rec("ConfigRecord", {"ResourceType": rtype, "ResourceName": name, "Name": key, "Value": "v"}), i)
+    for i, (rtype, name, key) in enumerate(
+        [
+            (2, "foo", "cleanup.policy"),
+            (2, "foo", "made.up"),
+            (8, "1", "kafka.server.ReplicaManager"),
+            (99, "x", "k"),
+            (4, "1", "anything.goes"),
+            (32, "g", "nope"),
+        ]
+    ):
+        r.replay(
+            rec("ConfigRecord", {"ResourceType": rtype, "ResourceName": name, "Name": key, "Value": "v"}), i
+        )
     r.replay(rec("FeatureLevelRecord", {"Name": "metadata.version", "FeatureLevel": 21}), 10)
     root = build_root(r.image, redact=False)
     assert kafka_command(root, "find", ["/image/configs"]) == (
         "/image/configs\n/image/configs/BROKER:1\n/image/configs/BROKER:1/anything.goes\n"
-        "/image/configs/TOPIC:foo\n/image/configs/TOPIC:foo/cleanup.policy\n")
+        "/image/configs/TOPIC:foo\n/image/configs/TOPIC:foo/cleanup.policy\n"
+    )
     # ... but the friendly tree shows everything that was recorded
     assert "made.up" in kafka_command(root, "ls", ["/configs/topic/foo"])
     assert kafka_command(root, "ls", ["/configs/unknown"]) == "x\n"
@@ -234,7 +344,8 @@ def test_image_without_metadata_version_is_shown_empty_like_kafka() -> None:
     r.end_batch(100, 7, 1700000000000)
     root = build_root(r.image, redact=False)
     assert kafka_command(root, "cat", ["/image/provenance", "/image/features/metadataVersion"]) == (
-        "offset -1, epoch -1, time 1969-12-31T23:59:59.999Z[UTC]\nOptional.empty\n")
+        "offset -1, epoch -1, time 1969-12-31T23:59:59.999Z[UTC]\nOptional.empty\n"
+    )
     assert kafka_command(root, "ls", ["/image/topics/byName"]) == ""
     assert kafka_command(root, "ls", ["/topics"]) == "foo\n"
 
@@ -250,7 +361,9 @@ def test_metadata_log_dir_vector() -> None:
     blocks = re.split(r"(?m)^>> ", text)
     finds = [b for b in blocks if b.startswith("find /")]
     trees = [b for b in blocks if b.startswith("tree /image")]
-    expected_find = kafka44("".join(ln + "\n" for ln in finds[-1].splitlines()[1:] if ln.startswith("/image")))
+    expected_find = kafka44(
+        "".join(ln + "\n" for ln in finds[-1].splitlines()[1:] if ln.startswith("/image"))
+    )
     expected_tree = kafka44("\n".join(trees[-1].splitlines()[1:]) + "\n")
     root = build_root(load_directory(base).image, redact=False)
     assert kafka_command(root, "find", ["/image"]) == expected_find

@@ -53,8 +53,13 @@ def _metadata_files(base: Path) -> list[Path]:
 def _params(base: Path, what: str) -> list:
     files = _metadata_files(base)
     if not files:
-        return [pytest.param(None, id=f"no-{what}",
-                             marks=pytest.mark.skip(reason=f"{what} not available: no .log/.checkpoint under {base}"))]
+        return [
+            pytest.param(
+                None,
+                id=f"no-{what}",
+                marks=pytest.mark.skip(reason=f"{what} not available: no .log/.checkpoint under {base}"),
+            )
+        ]
     return [pytest.param(f, id=str(f.relative_to(base))) for f in files]
 
 
@@ -74,8 +79,18 @@ def _java(oracle, path: Path, verb: str, args: list[str]) -> str:
     return oracle.java_shell_settled(path, verb, *args, empty=empty)
 
 
-IMAGE_CHILDREN = ["acls", "clientQuotas", "cluster", "configs", "delegationToken", "features", "producerIds",
-                  "provenance", "scram", "topics"]
+IMAGE_CHILDREN = [
+    "acls",
+    "clientQuotas",
+    "cluster",
+    "configs",
+    "delegationToken",
+    "features",
+    "producerIds",
+    "provenance",
+    "scram",
+    "topics",
+]
 
 
 def _kafka_quota_name(entity) -> str:
@@ -109,6 +124,7 @@ def _check(oracle, path: Path) -> None:
 
 def _diff(what: str, java: str, mine: str) -> str:
     import difflib
+
     lines = list(difflib.unified_diff(java.splitlines(True), mine.splitlines(True), "kafka", "metashell"))
     return f"== {what}\n" + "".join(lines[:60])
 
@@ -124,9 +140,14 @@ def test_fixture_file_image_matches_kafka(path: Path, kafka_oracle) -> None:
     _check(kafka_oracle, path)
 
 
-@pytest.mark.parametrize("name", ["demo/__cluster_metadata-0/00000000000000000000-0000000000.checkpoint",
-                                  "kafka-4.4-split-c1/__cluster_metadata-0/00000000000000000117.log",
-                                  "demo/__cluster_metadata-0/00000000000000000050.log"])
+@pytest.mark.parametrize(
+    "name",
+    [
+        "demo/__cluster_metadata-0/00000000000000000000-0000000000.checkpoint",
+        "kafka-4.4-split-c1/__cluster_metadata-0/00000000000000000117.log",
+        "demo/__cluster_metadata-0/00000000000000000050.log",
+    ],
+)
 def test_caught_up_shell_agrees_with_kafkas_shell(name: str, kafka_oracle) -> None:
     """The oracle's stand-in for files Kafka's shell hangs on prints what Kafka's shell prints where
     that one finishes (a bootstrap snapshot, a lone segment that drops deltas, one whose faults leave
@@ -135,7 +156,7 @@ def test_caught_up_shell_agrees_with_kafkas_shell(name: str, kafka_oracle) -> No
     caught_up, applied = kafka_oracle.java_shell_caught_up(path, "tree", "/image")
     assert applied > 0
     real = kafka_oracle.java_shell(path, "tree", "/image", strict=False)
-    for _ in range(5):   # the real shell's races (module docstring): ask again while it differs
+    for _ in range(5):  # the real shell's races (module docstring): ask again while it differs
         if real == caught_up:
             break
         real = kafka_oracle.java_shell(path, "tree", "/image", strict=False, use_cache=False)
@@ -168,16 +189,25 @@ def _gate_log(path: Path, tail: str) -> Path:
     return write_log(path, batches)
 
 
-@pytest.mark.parametrize("tail, published", [("one-control", True), ("two-controls", False),
-                                             ("open-transaction", False), ("aborted-transaction", True)])
-def test_catch_up_gate_matches_kafkas_loader(tmp_path: Path, tail: str, published: bool, kafka_oracle) -> None:
+@pytest.mark.parametrize(
+    "tail, published",
+    [
+        ("one-control", True),
+        ("two-controls", False),
+        ("open-transaction", False),
+        ("aborted-transaction", True),
+    ],
+)
+def test_catch_up_gate_matches_kafkas_loader(
+    tmp_path: Path, tail: str, published: bool, kafka_oracle
+) -> None:
     """Kafka's loader publishes (and its shell shows more than the empty image) only once a delta it
     flushes ends within one offset of the file's last batch; metashell's /image follows."""
     path = _gate_log(tmp_path / tail / "__cluster_metadata-0" / "00000000000000000000.log", tail)
     result = load_file(path)
     assert result.image.provenance.caught_up is published
     assert any("waits forever" in w.message for w in result.warnings) is not published
-    assert "foo" in result.image.topics.by_name            # the friendly view keeps what was read
+    assert "foo" in result.image.topics.by_name  # the friendly view keeps what was read
     root = build_root(result.image, redact=False)
     for verb, args in [("tree", ["/image"]), ("cat", ["/image/provenance"])]:
         out, applied = kafka_oracle.java_shell_caught_up(path, verb, *args)

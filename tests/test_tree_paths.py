@@ -17,26 +17,41 @@ def tree() -> StaticDir:
     def d(children: dict):
         return lambda n: StaticDir(n, ctx, children)
 
-    return StaticDir("/", ctx, {
-        "topics": d({"foo": d({"0": leaf("p0"), "10": leaf("p10"), "2": leaf("p2")}),
-                     "bar": d({"0": leaf("b0")}), "f*o": d({}), "a\\b": leaf("backslash")}),
-        "brokers": d({"1": leaf("b1"), "2": leaf("b2")}),
-        "weird": d({"x.y": leaf("dot"), "x+y": leaf("plus"), "[ab]": leaf("brackets"), "a,b": leaf("comma")}),
-    })
+    return StaticDir(
+        "/",
+        ctx,
+        {
+            "topics": d(
+                {
+                    "foo": d({"0": leaf("p0"), "10": leaf("p10"), "2": leaf("p2")}),
+                    "bar": d({"0": leaf("b0")}),
+                    "f*o": d({}),
+                    "a\\b": leaf("backslash"),
+                }
+            ),
+            "brokers": d({"1": leaf("b1"), "2": leaf("b2")}),
+            "weird": d(
+                {"x.y": leaf("dot"), "x+y": leaf("plus"), "[ab]": leaf("brackets"), "a,b": leaf("comma")}
+            ),
+        },
+    )
 
 
-@pytest.mark.parametrize("cwd,path,expected", [
-    ("/", "/", []),
-    ("/", "topics", ["topics"]),
-    ("/topics", "foo", ["topics", "foo"]),
-    ("/topics", "..", []),
-    ("/", "..", []),
-    ("/", "../../topics", ["topics"]),
-    ("/", "//topics///foo/", ["topics", "foo"]),
-    ("/", "/topics/./foo/../bar", ["topics", "bar"]),
-    ("/a/b", "../c", ["a", "c"]),
-    ("/", "/nonexistent/../topics", ["topics"]),   # resolved before any lookup
-])
+@pytest.mark.parametrize(
+    "cwd,path,expected",
+    [
+        ("/", "/", []),
+        ("/", "topics", ["topics"]),
+        ("/topics", "foo", ["topics", "foo"]),
+        ("/topics", "..", []),
+        ("/", "..", []),
+        ("/", "../../topics", ["topics"]),
+        ("/", "//topics///foo/", ["topics", "foo"]),
+        ("/", "/topics/./foo/../bar", ["topics", "bar"]),
+        ("/a/b", "../c", ["a", "c"]),
+        ("/", "/nonexistent/../topics", ["topics"]),  # resolved before any lookup
+    ],
+)
 def test_normalize(cwd: str, path: str, expected: list[str]) -> None:
     assert normalize(cwd, path) == expected
 

@@ -9,10 +9,14 @@ from metashell.tree.render import iter_find, ls_layout, render_find, render_ls, 
 def test_ls_columns_like_kafka() -> None:
     # LsCommandHandlerTest: width 18; the padded first column keeps its trailing spaces (as Kafka)
     assert ls_layout(["alphabet", "beta", "gamma", "theta", "zeta"], 18) == [
-        "alphabet  theta", "beta      zeta", "gamma     "]
+        "alphabet  theta",
+        "beta      zeta",
+        "gamma     ",
+    ]
     # checked against LsCommandHandler.printEntries on the 4.4 jars
-    assert ls_layout(["a", "bb", "ccc", "dddd", "eeeee", "f", "gg", "hhh", "iiii", "jjjjjjjjjjjjjj", "k"], 40) == [
-        "a    dddd   gg    jjjjjjjjjjjjjj", "bb   eeeee  hhh   k", "ccc  f      iiii  "]
+    assert ls_layout(
+        ["a", "bb", "ccc", "dddd", "eeeee", "f", "gg", "hhh", "iiii", "jjjjjjjjjjjjjj", "k"], 40
+    ) == ["a    dddd   gg    jjjjjjjjjjjjjj", "bb   eeeee  hhh   k", "ccc  f      iiii  "]
     assert ls_layout(list("abc"), 7) == ["a", "b", "c"]
     assert ls_layout(list("abc"), None) == ["a", "b", "c"]
     assert ls_layout([], 80) == []
@@ -30,11 +34,16 @@ def test_ls_intro_rules() -> None:
 
 def small_tree() -> StaticDir:
     ctx = TreeContext(None)
-    return StaticDir("/", ctx, {
-        "a": lambda n: StaticDir(n, ctx, {"x": lambda m: ScalarLeaf(m, ctx, lambda r: 1),
-                                          "y": lambda m: StaticDir(m, ctx, {})}),
-        "b": lambda n: RecordLeaf(n, ctx, lambda r: {"k": [1, 2], "s": "v"}),
-    })
+    return StaticDir(
+        "/",
+        ctx,
+        {
+            "a": lambda n: StaticDir(
+                n, ctx, {"x": lambda m: ScalarLeaf(m, ctx, lambda r: 1), "y": lambda m: StaticDir(m, ctx, {})}
+            ),
+            "b": lambda n: RecordLeaf(n, ctx, lambda r: {"k": [1, 2], "s": "v"}),
+        },
+    )
 
 
 def test_tree_layout() -> None:
@@ -42,7 +51,7 @@ def test_tree_layout() -> None:
     assert render_tree(root) == 'a:\n  x:\n    1\n  y:\nb:\n  {"k": [1, 2], "s": "v"}\n'
     assert render_tree(root.child("a").child("x")) == "1\n"
     assert render_tree(root.child("a").child("y")) == ""
-    assert render_tree(root, max_depth=1) == "a:\nb:\n  {\"k\": [1, 2], \"s\": \"v\"}\n"
+    assert render_tree(root, max_depth=1) == 'a:\nb:\n  {"k": [1, 2], "s": "v"}\n'
     assert root.child("b").text() == '{\n  "k": [1, 2],\n  "s": "v"\n}'
 
 

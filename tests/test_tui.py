@@ -33,7 +33,9 @@ def _text(renderable: Any) -> str:
     return console.export_text()
 
 
-def drive(path: Path, steps: Callable[[MetashellApp, Pilot[Any]], Awaitable[None]], **kwargs: Any) -> MetashellApp:
+def drive(
+    path: Path, steps: Callable[[MetashellApp, Pilot[Any]], Awaitable[None]], **kwargs: Any
+) -> MetashellApp:
     app = MetashellApp(open_directory(str(path), lambda _w: None, True), **kwargs)
 
     async def main() -> None:
@@ -67,9 +69,11 @@ def test_first_screen_lists_the_root_and_a_topic_is_a_partition_table() -> None:
         await pilot.pause()
         table = _text(app.shown)
         assert "Topic: orders" in table and "PartitionCount: 6" in table
-        assert table.count("\n0 ") + table.count("\n5 ") == 2 and "none" in table   # leaders: the broker is fenced
+        assert (
+            table.count("\n0 ") + table.count("\n5 ") == 2 and "none" in table
+        )  # leaders: the broker is fenced
         assert tree.cursor_node is not None and tree.cursor_node.data == "/topics/orders"
-        await app.workers.wait_for_complete()   # the health report, in a thread
+        await app.workers.wait_for_complete()  # the health report, in a thread
         await pilot.pause()
         assert app.badges["/brokers/1"] == "fenced" and app.badges["/topics/orders"] == "offline"
         assert "CRITICAL: 12 offline partition(s)" in app.sub_title
@@ -101,7 +105,7 @@ def test_keys_expand_and_select() -> None:
         tree = app.query_one("#tree", Tree)
         brokers = next(c for c in tree.root.children if c.data == "/brokers")
         tree.move_cursor(brokers)
-        await pilot.press("space")          # expand
+        await pilot.press("space")  # expand
         await pilot.pause()
         assert [c.data for c in brokers.children] == ["/brokers/1"]
         await pilot.press("down")
@@ -120,7 +124,7 @@ def test_the_command_line_runs_the_shell_and_cd_moves_the_tree() -> None:
         assert "Topic: payments" in out
         out = await command(app, pilot, "ls")
         assert out.split() == ["0", "1", "2", "3", "configs", "id", "name"]
-        out = await command(app, pilot, ":pwd")   # a leading ':' is fine
+        out = await command(app, pilot, ":pwd")  # a leading ':' is fine
         assert out.strip() == "/topics/payments"
         out = await command(app, pilot, "cat /nope")
         assert "cat: /nope: No such file or directory" in out
@@ -149,7 +153,7 @@ def test_at_moves_the_whole_view_through_time() -> None:
 def test_search_finds_paths_by_name() -> None:
     async def steps(app: MetashellApp, pilot: Pilot[Any]) -> None:
         assert "/topics/orders" in app.search_paths("ord")
-        assert "/topics/payments" in app.search_paths("pym")   # letters in order
+        assert "/topics/payments" in app.search_paths("pym")  # letters in order
         assert list(app.search_paths("zzzz")) == []
         await pilot.press("slash")
         await pilot.pause()
@@ -168,16 +172,20 @@ def test_big_directories_are_paged(monkeypatch: pytest.MonkeyPatch) -> None:
     async def steps(app: MetashellApp, pilot: Pilot[Any]) -> None:
         tree = app.query_one("#tree", Tree)
         assert [str(c.label) for c in tree.root.children][-1].startswith("... ")
-        app.go_to("/topics")                      # pages through / until it is there
+        app.go_to("/topics")  # pages through / until it is there
         await pilot.pause()
         topics = next(c for c in tree.root.children if c.data == "/topics")
         topics.expand()
         await pilot.pause()
         labels = [str(c.label).split("  ")[0] for c in topics.children]
         assert labels == ["clickstream", "orders", "... 1 more"]
-        app.go_to("/topics/payments")             # past the page: loads the rest
+        app.go_to("/topics/payments")  # past the page: loads the rest
         await pilot.pause()
-        assert [c.data for c in topics.children] == ["/topics/clickstream", "/topics/orders", "/topics/payments"]
+        assert [c.data for c in topics.children] == [
+            "/topics/clickstream",
+            "/topics/orders",
+            "/topics/payments",
+        ]
 
     drive(DEMO, steps)
 
@@ -185,7 +193,7 @@ def test_big_directories_are_paged(monkeypatch: pytest.MonkeyPatch) -> None:
 def test_a_record_is_indented_json_and_a_broker_has_its_listener_table() -> None:
     async def steps(app: MetashellApp, pilot: Pilot[Any]) -> None:
         shown = _text(app.shown)
-        assert "\\x0a" not in shown                      # newlines of the JSON are newlines
+        assert "\\x0a" not in shown  # newlines of the JSON are newlines
         lines = shown.splitlines()
         assert lines[0].split() == ["listeners"] and lines[1].split() == ["name", "host", "port", "protocol"]
         assert '  "id": 1,' in lines and '  "fenced": true,' in lines
@@ -197,7 +205,7 @@ def test_an_svg_screenshot_for_the_incident_notes(tmp_path: Path) -> None:
     async def steps(app: MetashellApp, pilot: Pilot[Any]) -> None:
         app.action_screenshot(filename="incident.svg", path=str(tmp_path))
 
-    drive(DEMO, steps, start_path="/topics/orders")         # quits at once after the screenshot
+    drive(DEMO, steps, start_path="/topics/orders")  # quits at once after the screenshot
     svg = (tmp_path / "incident.svg").read_text()
     assert svg.startswith("<svg") and "Topic:" in svg and "orders" in svg
     # nothing is left waiting on the app that quit (Textual's own delivery thread once was, and the
@@ -208,14 +216,15 @@ def test_an_svg_screenshot_for_the_incident_notes(tmp_path: Path) -> None:
 
 
 def test_the_palette_screenshot_lands_in_the_current_directory_without_a_downloads_folder(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("HOME", str(tmp_path / "home"))           # no ~/Downloads, as on most servers
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))  # no ~/Downloads, as on most servers
     monkeypatch.delenv("XDG_DOWNLOAD_DIR", raising=False)
     monkeypatch.chdir(tmp_path)
     saved: list[str | None] = []
 
     async def steps(app: MetashellApp, pilot: Pilot[Any]) -> None:
-        saved.append(app.deliver_screenshot())                  # what Ctrl-P "Screenshot" calls
+        saved.append(app.deliver_screenshot())  # what Ctrl-P "Screenshot" calls
         await pilot.pause()
 
     drive(DEMO, steps)
@@ -252,16 +261,23 @@ def test_in_a_real_terminal_it_draws_quits_and_restores_the_screen(tmp_path: Pat
     pexpect = pytest.importorskip("pexpect")
     env = {k: v for k, v in os.environ.items() if k != "NO_COLOR"}
     env.update(TERM="xterm-256color", HOME=str(tmp_path), COLUMNS="80", LINES="24")
-    child = pexpect.spawn(sys.executable, ["-m", "metashell", "-d", str(DEMO), "--tui"], env=env, cwd=str(REPO),
-                          encoding="utf-8", timeout=30, dimensions=(24, 80))
-    child.expect_exact("\x1b[?1049h")          # the alternate screen
+    child = pexpect.spawn(
+        sys.executable,
+        ["-m", "metashell", "-d", str(DEMO), "--tui"],
+        env=env,
+        cwd=str(REPO),
+        encoding="utf-8",
+        timeout=30,
+        dimensions=(24, 80),
+    )
+    child.expect_exact("\x1b[?1049h")  # the alternate screen
     child.expect("topics")
-    child.expect("Quit")                       # the footer's key map
+    child.expect("Quit")  # the footer's key map
     child.send("q")
     child.expect(pexpect.EOF)
     child.close()
     assert child.exitstatus == 0
-    assert "\x1b[?1049l" in (child.before or "")   # back on the main screen
+    assert "\x1b[?1049l" in (child.before or "")  # back on the main screen
 
 
 def test_tui_refuses_commands_and_a_bad_source_before_taking_the_screen() -> None:
@@ -286,7 +302,7 @@ def test_the_help_screen_lists_keys_and_commands_and_filters_as_you_type() -> No
         await pilot.press(*"hist")
         await pilot.pause()
         assert {row[1] for row in screen.shown} == {"h", ":history"}
-        await pilot.press(*" command")      # every word must match
+        await pilot.press(*" command")  # every word must match
         await pilot.pause()
         assert [row[1] for row in screen.shown] == [":history"]
         await pilot.press("escape")
@@ -337,8 +353,15 @@ def _spawn_tui(tmp_path: Path, *args: str, **env_extra: str) -> Any:
     pexpect = pytest.importorskip("pexpect")
     env = {k: v for k, v in os.environ.items() if k not in ("NO_COLOR", "PAGER", "METASHELL_PAGER")}
     env.update(TERM="xterm-256color", HOME=str(tmp_path), COLUMNS="80", LINES="24", **env_extra)
-    return pexpect.spawn(sys.executable, ["-m", "metashell", "-d", str(DEMO), "--tui", *args], env=env,
-                         cwd=str(REPO), encoding="utf-8", timeout=30, dimensions=(24, 80))
+    return pexpect.spawn(
+        sys.executable,
+        ["-m", "metashell", "-d", str(DEMO), "--tui", *args],
+        env=env,
+        cwd=str(REPO),
+        encoding="utf-8",
+        timeout=30,
+        dimensions=(24, 80),
+    )
 
 
 def test_o_pages_the_selection_in_pager_and_comes_back(tmp_path: Path) -> None:
@@ -348,13 +371,13 @@ def test_o_pages_the_selection_in_pager_and_comes_back(tmp_path: Path) -> None:
     child = _spawn_tui(tmp_path, "--path", "/topics/orders/3", PAGER=f"sh -c 'cat > {paged}'")
     child.expect("Quit")
     child.send("o")
-    child.expect_exact("\x1b[?1049h")            # the pager ran and the TUI took the screen back
+    child.expect_exact("\x1b[?1049h")  # the pager ran and the TUI took the screen back
     child.expect("Quit")
     child.send("q")
     child.expect(pexpect.EOF)
     child.close()
     assert child.exitstatus == 0
-    value = json.loads(paged.read_text())          # a file node: its whole value, as cat shows it
+    value = json.loads(paged.read_text())  # a file node: its whole value, as cat shows it
     assert value["partition"] == 3 and value["topic"] == "orders" and "replicas" in value
 
 
@@ -370,10 +393,10 @@ def test_no_color_draws_in_shades_of_grey(tmp_path: Path) -> None:
     child.close()
     assert child.exitstatus == 0
     drawn = child.before or ""
-    palette = [int(n) for n in re.findall(r"[34]8;5;(\d+)", drawn)]       # xterm-256color: the 256 palette
+    palette = [int(n) for n in re.findall(r"[34]8;5;(\d+)", drawn)]  # xterm-256color: the 256 palette
     truecolor = re.findall(r"[34]8;2;(\d+);(\d+);(\d+)", drawn)
     assert palette or truecolor, "nothing drawn in colour at all?"
     greys = {0, 7, 8, 15, 16, 231, *range(232, 256)}
     assert set(palette) <= greys, set(palette) - greys
     assert all(r == g == b for r, g, b in truecolor)
-    assert not re.search(r"\x1b\[(?:[0-9;]*;)?(?:3[0-7]|9[0-7]|4[0-7]|10[0-7])m", drawn)   # no 16-colour codes
+    assert not re.search(r"\x1b\[(?:[0-9;]*;)?(?:3[0-7]|9[0-7]|4[0-7]|10[0-7])m", drawn)  # no 16-colour codes

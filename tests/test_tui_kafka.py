@@ -51,26 +51,33 @@ def test_the_tree_follows_topics_created_and_deleted(kafka_cluster: Any) -> None
                 return [c.data.rsplit("/", 1)[-1] for c in topics.children if c.data]
 
             await until("the first topic", lambda: "first" in names(), pilot)
-            assert "leader" in app.sub_title and "epoch" in app.sub_title     # live status
+            assert "leader" in app.sub_title and "epoch" in app.sub_title  # live status
             app.go_to("/topics/first")
             admin("--create", "--topic", "second", "--partitions", "3", "--replication-factor", "1")
             await until("the new topic", lambda: "second" in names(), pilot)
-            assert app.changed.get("/topics/second") is True                          # marked as new
-            assert app.selected == "/topics/first"                                   # selection kept
-            await pilot.press("p")                                                   # pause
+            assert app.changed.get("/topics/second") is True  # marked as new
+            assert app.selected == "/topics/first"  # selection kept
+            await pilot.press("p")  # pause
             admin("--delete", "--topic", "first")
-            await until("the pause counting the deletion",
-                        lambda: re.search(r"PAUSED: [1-9][0-9]* change", app.sub_title) is not None, pilot)
-            assert "first" in names()                                                # paused: unchanged
-            await pilot.press("p")                                                   # follow again
+            await until(
+                "the pause counting the deletion",
+                lambda: re.search(r"PAUSED: [1-9][0-9]* change", app.sub_title) is not None,
+                pilot,
+            )
+            assert "first" in names()  # paused: unchanged
+            await pilot.press("p")  # follow again
             await until("the deleted topic gone", lambda: "first" not in names(), pilot)
             assert "connected" in app.sub_title
-            cluster.node(1).kill()                                   # the only controller dies
+            cluster.node(1).kill()  # the only controller dies
             await until("reconnecting", lambda: "reconnecting" in app.sub_title, pilot, timeout=90)
             cluster.node(1).start()
-            await until("connected again", lambda: "connected" in app.sub_title
-                        and "reconnecting" not in app.sub_title, pilot, timeout=180)
-            assert app.leader_changes and app.leader_changes[-1][0] == 1               # re-elected, told
+            await until(
+                "connected again",
+                lambda: "connected" in app.sub_title and "reconnecting" not in app.sub_title,
+                pilot,
+                timeout=180,
+            )
+            assert app.leader_changes and app.leader_changes[-1][0] == 1  # re-elected, told
             admin("--create", "--topic", "third", "--partitions", "1", "--replication-factor", "1")
             await until("a topic created after the restart", lambda: "third" in names(), pilot, timeout=90)
             await pilot.press("q")

@@ -14,7 +14,7 @@ from metashell.tui.app import MetashellApp
 
 @pytest.fixture
 def demo_app(monkeypatch: pytest.MonkeyPatch) -> Any:
-    monkeypatch.chdir(REPO)          # the header names the directory as given: the same everywhere
+    monkeypatch.chdir(REPO)  # the header names the directory as given: the same everywhere
 
     def make(**kwargs: Any) -> MetashellApp:
         return MetashellApp(open_directory("fixtures/demo", lambda _w: None, True), **kwargs)
@@ -23,7 +23,7 @@ def demo_app(monkeypatch: pytest.MonkeyPatch) -> Any:
 
 
 async def _settle(pilot: Any) -> None:
-    await pilot.app.workers.wait_for_complete()      # health badges drawn
+    await pilot.app.workers.wait_for_complete()  # health badges drawn
     await pilot.pause()
 
 

@@ -24,10 +24,21 @@ def running(kafka_cluster_module: Any) -> Any:
 
 
 def _watch(args: list[str], path: str, count: int) -> subprocess.Popen[str]:
-    proc = subprocess.Popen([sys.executable, "-m", "metashell", *args, "-c",
-                             f"watch --json --count {count} --interval 0.3 {path}"],
-                            cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    time.sleep(4)   # loaded and watching
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "metashell",
+            *args,
+            "-c",
+            f"watch --json --count {count} --interval 0.3 {path}",
+        ],
+        cwd=REPO,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    time.sleep(4)  # loaded and watching
     return proc
 
 
@@ -48,15 +59,42 @@ def test_watch_sees_a_new_topic_and_a_config_change(running: Any, mode: str) -> 
     source = ["-q", running.controller_bootstrap] if mode == "live" else ["-d", str(node.metadata_dir)]
     topic = f"watched-{mode}"
     proc = _watch(source, f"/topics/{topic}", 3)
-    running.admin("kafka-topics", "--bootstrap-server", running.bootstrap_servers, "--create", "--topic", topic,
-                  "--partitions", "1", "--replication-factor", "1", check=True)
+    running.admin(
+        "kafka-topics",
+        "--bootstrap-server",
+        running.bootstrap_servers,
+        "--create",
+        "--topic",
+        topic,
+        "--partitions",
+        "1",
+        "--replication-factor",
+        "1",
+        check=True,
+    )
     events = _finish(proc)
     assert len(events) == 3 and all(e["path"].startswith(f"/topics/{topic}") for e in events)
     assert {e["change"] for e in events} == {"added"} and all(e["offset"] > 0 for e in events)
 
     proc = _watch(source, f"/configs/topic/{topic}", 1)
-    running.admin("kafka-configs", "--bootstrap-server", running.bootstrap_servers, "--alter", "--entity-type",
-                  "topics", "--entity-name", topic, "--add-config", "retention.ms=123456", check=True)
+    running.admin(
+        "kafka-configs",
+        "--bootstrap-server",
+        running.bootstrap_servers,
+        "--alter",
+        "--entity-type",
+        "topics",
+        "--entity-name",
+        topic,
+        "--add-config",
+        "retention.ms=123456",
+        check=True,
+    )
     (event,) = _finish(proc)
-    assert event == {**event, "path": f"/configs/topic/{topic}/retention.ms", "change": "added", "old": None,
-                     "new": "123456"}
+    assert event == {
+        **event,
+        "path": f"/configs/topic/{topic}/retention.ms",
+        "change": "added",
+        "old": None,
+        "new": "123456",
+    }

@@ -11,5 +11,13 @@ from metashell.image.image import MetadataImage
 from metashell.image.loader import ImageLoader, LoadResult, load_directory, load_file, rebuild_at
 from metashell.image.replay import Replayer, ReplayWarning
 
-__all__ = ["ImageLoader", "LoadResult", "MetadataImage", "ReplayWarning", "Replayer", "load_directory",
-           "load_file", "rebuild_at"]
+__all__ = [
+    "ImageLoader",
+    "LoadResult",
+    "MetadataImage",
+    "ReplayWarning",
+    "Replayer",
+    "load_directory",
+    "load_file",
+    "rebuild_at",
+]

@@ -58,7 +58,7 @@ class AclDecision:
     authorizer's answer with the bindings that decided it."""
 
     bindings: list[Acl]
-    result: str | None = None            # ALLOWED, DENIED, or None when not asked
+    result: str | None = None  # ALLOWED, DENIED, or None when not asked
     deciding: list[Acl] = field(default_factory=list)
     reason: str = ""
 
@@ -68,10 +68,16 @@ def _name(table: dict[int, str], code: int) -> str:
 
 
 def acl_json(a: Acl) -> dict[str, Any]:
-    return {"id": uuid_to_str(a.id), "resourceType": _name(ACL_RESOURCE_TYPE_NAMES, a.resource_type),
-            "resourceName": a.resource_name, "patternType": _name(ACL_PATTERN_TYPE_NAMES, a.pattern_type),
-            "principal": a.principal, "host": a.host, "operation": _name(ACL_OPERATION_NAMES, a.operation),
-            "permissionType": _name(ACL_PERMISSION_TYPE_NAMES, a.permission_type)}
+    return {
+        "id": uuid_to_str(a.id),
+        "resourceType": _name(ACL_RESOURCE_TYPE_NAMES, a.resource_type),
+        "resourceName": a.resource_name,
+        "patternType": _name(ACL_PATTERN_TYPE_NAMES, a.pattern_type),
+        "principal": a.principal,
+        "host": a.host,
+        "operation": _name(ACL_OPERATION_NAMES, a.operation),
+        "permissionType": _name(ACL_PERMISSION_TYPE_NAMES, a.permission_type),
+    }
 
 
 def _resource_matches(a: Acl, q: AclQuery) -> bool:
@@ -95,8 +101,9 @@ def _operation_matches(a: Acl, operation: str | None) -> bool:
         return True
     if _name(ACL_PERMISSION_TYPE_NAMES, a.permission_type) != "ALLOW":
         return False
-    return (operation == "DESCRIBE" and op in _IMPLIES_DESCRIBE) or \
-        (operation == "DESCRIBE_CONFIGS" and op in _IMPLIES_DESCRIBE_CONFIGS)
+    return (operation == "DESCRIBE" and op in _IMPLIES_DESCRIBE) or (
+        operation == "DESCRIBE_CONFIGS" and op in _IMPLIES_DESCRIBE_CONFIGS
+    )
 
 
 def matching_acls(image: MetadataImage, q: AclQuery) -> list[Acl]:
@@ -109,8 +116,18 @@ def matching_acls(image: MetadataImage, q: AclQuery) -> list[Acl]:
             continue
         if _resource_matches(a, q) and _operation_matches(a, q.operation):
             out.append(a)
-    return sorted(out, key=lambda a: (a.resource_type, a.resource_name, a.pattern_type, a.principal,
-                                      a.operation, a.permission_type, a.host))
+    return sorted(
+        out,
+        key=lambda a: (
+            a.resource_type,
+            a.resource_name,
+            a.pattern_type,
+            a.principal,
+            a.operation,
+            a.permission_type,
+            a.host,
+        ),
+    )
 
 
 def decide(image: MetadataImage, q: AclQuery) -> AclDecision:
@@ -125,8 +142,15 @@ def decide(image: MetadataImage, q: AclQuery) -> AclDecision:
     allow = [a for a in bindings if _name(ACL_PERMISSION_TYPE_NAMES, a.permission_type) == "ALLOW"]
     if allow:
         return AclDecision(bindings, "ALLOWED", allow, "an ALLOW binding matches and no DENY does")
-    any_on_resource = matching_acls(image, AclQuery(resource_type=q.resource_type, resource_name=q.resource_name))
-    reason = ("no binding allows it" if any_on_resource else
-              "no binding exists for this resource: denied, unless the brokers set "
-              "allow.everyone.if.no.acl.found=true")
-    return AclDecision(bindings, "DENIED", [], reason + " (super.users, a broker setting, are always allowed)")
+    any_on_resource = matching_acls(
+        image, AclQuery(resource_type=q.resource_type, resource_name=q.resource_name)
+    )
+    reason = (
+        "no binding allows it"
+        if any_on_resource
+        else "no binding exists for this resource: denied, unless the brokers set "
+        "allow.everyone.if.no.acl.found=true"
+    )
+    return AclDecision(
+        bindings, "DENIED", [], reason + " (super.users, a broker setting, are always allowed)"
+    )

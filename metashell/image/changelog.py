@@ -37,21 +37,27 @@ class LogEntry:
     offset: int
     timestamp: int
     epoch: int
-    record: str           # the schema name (PartitionChangeRecord) or the control record's name
+    record: str  # the schema name (PartitionChangeRecord) or the control record's name
     version: int
     summary: str
     source: str
     position: int
     base_offset: int
     control: bool
-    transaction: str | None   # None, "open" (inside Begin..End), or "aborted" (the abort marker)
-    payload: dict[str, Any]   # kafka-dump-log's JSON
+    transaction: str | None  # None, "open" (inside Begin..End), or "aborted" (the abort marker)
+    payload: dict[str, Any]  # kafka-dump-log's JSON
 
     def as_json(self) -> dict[str, Any]:
-        return {"offset": self.offset, "timestamp": self.timestamp, "leaderEpoch": self.epoch,
-                "batch": {"file": self.source, "position": self.position, "baseOffset": self.base_offset},
-                "control": self.control, "transaction": self.transaction, "summary": self.summary,
-                **self.payload}
+        return {
+            "offset": self.offset,
+            "timestamp": self.timestamp,
+            "leaderEpoch": self.epoch,
+            "batch": {"file": self.source, "position": self.position, "baseOffset": self.base_offset},
+            "control": self.control,
+            "transaction": self.transaction,
+            "summary": self.summary,
+            **self.payload,
+        }
 
 
 class _Summaries:
@@ -84,9 +90,16 @@ class _Summaries:
             topic = None if self.base is None else self.base.topics.by_id.get(key[0])
             p = None if topic is None else topic.partitions.get(key[1])
             if p is not None:
-                state.update({"Leader": p.leader, "Isr": list(p.isr), "Replicas": list(p.replicas),
-                              "EligibleLeaderReplicas": list(p.elr), "AddingReplicas": list(p.adding_replicas),
-                              "RemovingReplicas": list(p.removing_replicas)})
+                state.update(
+                    {
+                        "Leader": p.leader,
+                        "Isr": list(p.isr),
+                        "Replicas": list(p.replicas),
+                        "EligibleLeaderReplicas": list(p.elr),
+                        "AddingReplicas": list(p.adding_replicas),
+                        "RemovingReplicas": list(p.removing_replicas),
+                    }
+                )
         return state
 
     def _TopicRecord(self, d: dict[str, Any]) -> str:
@@ -98,26 +111,43 @@ class _Summaries:
 
     def _PartitionRecord(self, d: dict[str, Any]) -> str:
         key = (d["TopicId"], d["PartitionId"])
-        self.parts[key] = {"Leader": d["Leader"], "Isr": d["Isr"], "Replicas": d["Replicas"],
-                           "EligibleLeaderReplicas": d.get("EligibleLeaderReplicas") or [],
-                           "AddingReplicas": d.get("AddingReplicas") or [],
-                           "RemovingReplicas": d.get("RemovingReplicas") or []}
-        return (f"partition {self._topic(d['TopicId'])}-{d['PartitionId']} created: leader {d['Leader']}, "
-                f"replicas {id_list(d['Replicas'])}, isr {id_list(d['Isr'])}")
+        self.parts[key] = {
+            "Leader": d["Leader"],
+            "Isr": d["Isr"],
+            "Replicas": d["Replicas"],
+            "EligibleLeaderReplicas": d.get("EligibleLeaderReplicas") or [],
+            "AddingReplicas": d.get("AddingReplicas") or [],
+            "RemovingReplicas": d.get("RemovingReplicas") or [],
+        }
+        return (
+            f"partition {self._topic(d['TopicId'])}-{d['PartitionId']} created: leader {d['Leader']}, "
+            f"replicas {id_list(d['Replicas'])}, isr {id_list(d['Isr'])}"
+        )
 
     def _PartitionChangeRecord(self, d: dict[str, Any]) -> str:
         state = self._state((d["TopicId"], d["PartitionId"]))
         said = []
-        for field, word in (("Leader", "leader"), ("Isr", "isr"), ("Replicas", "replicas"),
-                            ("EligibleLeaderReplicas", "elr"), ("AddingReplicas", "adding"),
-                            ("RemovingReplicas", "removing")):
+        for field, word in (
+            ("Leader", "leader"),
+            ("Isr", "isr"),
+            ("Replicas", "replicas"),
+            ("EligibleLeaderReplicas", "elr"),
+            ("AddingReplicas", "adding"),
+            ("RemovingReplicas", "removing"),
+        ):
             v = d.get(field)
             if v is None or (field == "Leader" and v == -2):
                 continue
             old = state.get(field)
             state[field] = v
-            said.append(f"{word} {'?' if old is None else id_list(old)} -> {id_list(v)}" if old != v else f"{word} {id_list(v)}")
-        return f"partition {self._topic(d['TopicId'])}-{d['PartitionId']}: " + ("; ".join(said) or "epoch bump")
+            said.append(
+                f"{word} {'?' if old is None else id_list(old)} -> {id_list(v)}"
+                if old != v
+                else f"{word} {id_list(v)}"
+            )
+        return f"partition {self._topic(d['TopicId'])}-{d['PartitionId']}: " + (
+            "; ".join(said) or "epoch bump"
+        )
 
     def _RegisterBrokerRecord(self, d: dict[str, Any]) -> str:
         return f"broker {d['BrokerId']} registered, epoch {d['BrokerEpoch']}"
@@ -147,9 +177,15 @@ class _Summaries:
         return f"feature {d['Name']} level {d['FeatureLevel']}"
 
 
-def iter_log(plan: ReadPlan, *, first: int | None = None, last: int | None = None,
-             types: frozenset[str] | None = None, base: MetadataImage | None = None,
-             payloads: bool = True) -> Iterator[LogEntry]:
+def iter_log(
+    plan: ReadPlan,
+    *,
+    first: int | None = None,
+    last: int | None = None,
+    types: frozenset[str] | None = None,
+    base: MetadataImage | None = None,
+    payloads: bool = True,
+) -> Iterator[LogEntry]:
     """The records of ``plan`` from ``first`` to ``last`` (inclusive), of ``types`` (schema names or
     Kafka's type names, case-insensitive) when given.  ``base``: the image at ``first - 1`` when
     ``plan`` starts at ``first`` (``history.log_plan``) rather than with a snapshot.  ``payloads``:
@@ -173,11 +209,19 @@ def iter_log(plan: ReadPlan, *, first: int | None = None, last: int | None = Non
                 else:
                     rec = decode_metadata_record(value)  # type: ignore[arg-type]
                     name, version = rec.name, rec.version
-                    summary = summaries.say(rec.name, rec.data)   # before the filters: it follows state
-                    shown = shown and (wanted is None or name.lower() in wanted
-                                       or record_type_name(name).lower() in wanted)
-                    payload = {"type": record_type_name(rec.name), "version": rec.version,
-                               "data": to_kafka_json(rec.name, rec.version, rec.data)} if shown and payloads else {}
+                    summary = summaries.say(rec.name, rec.data)  # before the filters: it follows state
+                    shown = shown and (
+                        wanted is None or name.lower() in wanted or record_type_name(name).lower() in wanted
+                    )
+                    payload = (
+                        {
+                            "type": record_type_name(rec.name),
+                            "version": rec.version,
+                            "data": to_kafka_json(rec.name, rec.version, rec.data),
+                        }
+                        if shown and payloads
+                        else {}
+                    )
             except (MetashellError, TypeError, KeyError):
                 continue
             marker = txn
@@ -190,5 +234,17 @@ def iter_log(plan: ReadPlan, *, first: int | None = None, last: int | None = Non
                 summary = "transaction aborted: the records since BeginTransaction are discarded"
             if not shown or (wanted is not None and batch.is_control and name.lower() not in wanted):
                 continue
-            yield LogEntry(offset, ts, batch.partition_leader_epoch, name, version, summary, batch.source,
-                           batch.position, batch.base_offset, batch.is_control, marker, payload)
+            yield LogEntry(
+                offset,
+                ts,
+                batch.partition_leader_epoch,
+                name,
+                version,
+                summary,
+                batch.source,
+                batch.position,
+                batch.base_offset,
+                batch.is_control,
+                marker,
+                payload,
+            )

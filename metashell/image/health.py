@@ -63,9 +63,13 @@ class PartitionRef(NamedTuple):
 
     def as_json(self) -> dict[str, Any]:
         p = self.state
-        out: dict[str, Any] = {"topic": self.topic, "partition": self.partition,
-                               "leader": None if p.leader == _NO_LEADER else p.leader,
-                               "replicas": list(p.replicas), "isr": list(p.isr)}
+        out: dict[str, Any] = {
+            "topic": self.topic,
+            "partition": self.partition,
+            "leader": None if p.leader == _NO_LEADER else p.leader,
+            "replicas": list(p.replicas),
+            "isr": list(p.isr),
+        }
         if p.elr or p.last_known_elr:
             out["elr"] = list(p.elr)
             out["lastKnownElr"] = list(p.last_known_elr)
@@ -77,8 +81,10 @@ class PartitionRef(NamedTuple):
     def line(self) -> str:
         p = self.state
         leader = "none" if p.leader == _NO_LEADER else str(p.leader)
-        text = (f"{self.topic}-{self.partition}: leader {leader}, replicas {id_list(p.replicas)}, "
-                f"isr {id_list(p.isr)}")
+        text = (
+            f"{self.topic}-{self.partition}: leader {leader}, replicas {id_list(p.replicas)}, "
+            f"isr {id_list(p.isr)}"
+        )
         if p.elr or p.last_known_elr:
             text += f", elr {id_list(p.elr)}, last known elr {id_list(p.last_known_elr)}"
         if p.adding_replicas or p.removing_replicas:
@@ -99,9 +105,14 @@ class Finding:
     detail: str = ""
 
     def as_json(self) -> dict[str, Any]:
-        return {"key": self.key, "severity": self.severity, "title": self.title, "count": self.count,
-                "detail": self.detail or None,
-                "items": [i.as_json() if isinstance(i, PartitionRef) else i for i in self.items]}
+        return {
+            "key": self.key,
+            "severity": self.severity,
+            "title": self.title,
+            "count": self.count,
+            "detail": self.detail or None,
+            "items": [i.as_json() if isinstance(i, PartitionRef) else i for i in self.items],
+        }
 
 
 @dataclass
@@ -124,12 +135,20 @@ class HealthReport:
         return not self.problems
 
     def as_json(self, with_items: bool = True) -> dict[str, Any]:
-        return {"healthy": self.healthy, "verdict": self.verdict(), "brokers": self.brokers,
-                "topics": self.topics, "partitions": self.partitions,
-                "leadersPerBroker": {str(b): n for b, n in sorted(self.leaders_per_broker.items())},
-                "findings": [f.as_json() if with_items else
-                             {"key": f.key, "severity": f.severity, "title": f.title, "count": f.count}
-                             for f in self.findings]}
+        return {
+            "healthy": self.healthy,
+            "verdict": self.verdict(),
+            "brokers": self.brokers,
+            "topics": self.topics,
+            "partitions": self.partitions,
+            "leadersPerBroker": {str(b): n for b, n in sorted(self.leaders_per_broker.items())},
+            "findings": [
+                f.as_json()
+                if with_items
+                else {"key": f.key, "severity": f.severity, "title": f.title, "count": f.count}
+                for f in self.findings
+            ],
+        }
 
     def verdict(self) -> str:
         scope = f"{self.brokers} broker(s), {self.topics} topic(s), {self.partitions} partition(s)"
@@ -140,6 +159,7 @@ class HealthReport:
 
 
 # -- rules shared with `describe` --------------------------------------------------------------------
+
 
 def live_brokers(image: MetadataImage) -> set[int]:
     """Registered, unfenced brokers: what ``describeCluster`` returns and a leader must be."""
@@ -170,6 +190,7 @@ def effective_min_isr(image: MetadataImage, topic: str) -> tuple[int | None, str
 
 # -- the check ---------------------------------------------------------------------------------------
 
+
 def check_health(image: MetadataImage) -> HealthReport:
     """One pass over the image; findings with a zero count are left out."""
     with gc_paused():  # up to hundreds of thousands of small tuples: no collections in between
@@ -188,7 +209,7 @@ def _check_health(image: MetadataImage) -> HealthReport:
     not_preferred: list[PartitionRef] = []
     unknown_min_isr: list[str] = []
     leader_ids: list[int] = []
-    replica_sets: dict[tuple[int, ...], None] = {}   # replica lists are interned tuples: few distinct
+    replica_sets: dict[tuple[int, ...], None] = {}  # replica lists are interned tuples: few distinct
     partitions = 0
     no_leader = _NO_LEADER
     new = tuple.__new__
@@ -230,7 +251,15 @@ def _check_health(image: MetadataImage) -> HealthReport:
             if adding or p.removing_replicas:
                 ref = ref or new(PartitionRef, (name, pid, p))
                 reassigning.append(ref)
-    for refs in (offline, under_replicated, under_min, elr_in_use, reassigning, not_preferred, no_clean_leader):
+    for refs in (
+        offline,
+        under_replicated,
+        under_min,
+        elr_in_use,
+        reassigning,
+        not_preferred,
+        no_clean_leader,
+    ):
         refs.sort(key=_TOPIC_PARTITION)
     unknown_min_isr.sort()
     leaders: Counter[int] = Counter(leader_ids)
@@ -242,48 +271,106 @@ def _check_health(image: MetadataImage) -> HealthReport:
         if items:
             findings.append(Finding(key, severity, title, len(items), items, detail))
 
-    add("offline-partitions", CRITICAL, "offline partition(s) (no live leader)", offline,
+    add(
+        "offline-partitions",
+        CRITICAL,
+        "offline partition(s) (no live leader)",
+        offline,
         "no leader, or a leader that is not a live (registered, unfenced) broker; clients cannot "
-        "produce to or consume from them")
-    add("no-eligible-leader", CRITICAL, "offline partition(s) with no replica eligible to lead", no_clean_leader,
-        "empty ISR and empty ELR: only an unclean leader election (possible data loss) brings them back")
-    add("under-min-isr-partitions", CRITICAL, "partition(s) under min.insync.replicas", under_min,
+        "produce to or consume from them",
+    )
+    add(
+        "no-eligible-leader",
+        CRITICAL,
+        "offline partition(s) with no replica eligible to lead",
+        no_clean_leader,
+        "empty ISR and empty ELR: only an unclean leader election (possible data loss) brings them back",
+    )
+    add(
+        "under-min-isr-partitions",
+        CRITICAL,
+        "partition(s) under min.insync.replicas",
+        under_min,
         "acks=all producers fail on them (min.insync.replicas from the topic override or the "
-        "cluster default)")
-    add("under-replicated-partitions", WARNING, "under-replicated partition(s)", under_replicated,
-        "ISR smaller than the replication factor")
-    add("eligible-leader-replicas", WARNING, "partition(s) relying on eligible leader replicas", elr_in_use,
-        "ISR fell below min.insync.replicas; these replicas may still be elected cleanly (KIP-966)")
-    add("reassignments", WARNING, "partition(s) being reassigned", reassigning,
-        "adding or removing replicas")
+        "cluster default)",
+    )
+    add(
+        "under-replicated-partitions",
+        WARNING,
+        "under-replicated partition(s)",
+        under_replicated,
+        "ISR smaller than the replication factor",
+    )
+    add(
+        "eligible-leader-replicas",
+        WARNING,
+        "partition(s) relying on eligible leader replicas",
+        elr_in_use,
+        "ISR fell below min.insync.replicas; these replicas may still be elected cleanly (KIP-966)",
+    )
+    add("reassignments", WARNING, "partition(s) being reassigned", reassigning, "adding or removing replicas")
     fenced = [_broker_item(b) for b in sorted(brokers.values(), key=lambda b: b.id) if b.fenced]
-    add("fenced-brokers", WARNING, "fenced broker(s)", fenced, "registered but fenced: they lead and "
-        "follow nothing until they unfence")
-    shutting = [_broker_item(b) for b in sorted(brokers.values(), key=lambda b: b.id)
-                if b.in_controlled_shutdown and not b.fenced]
+    add(
+        "fenced-brokers",
+        WARNING,
+        "fenced broker(s)",
+        fenced,
+        "registered but fenced: they lead and follow nothing until they unfence",
+    )
+    shutting = [
+        _broker_item(b)
+        for b in sorted(brokers.values(), key=lambda b: b.id)
+        if b.in_controlled_shutdown and not b.fenced
+    ]
     add("shutting-down-brokers", WARNING, "broker(s) in controlled shutdown", shutting)
-    add("unsupported-features", CRITICAL, "node(s) that do not support a finalized feature level",
-        _unsupported_features(image), "a node whose supported range does not cover the finalized level "
-        "cannot take part in the cluster")
-    add("voters-unregistered", WARNING, "quorum voter(s) without a controller registration",
-        _unregistered_voters(image))
-    add("min-isr-unknown", INFO, "topic(s) whose min.insync.replicas is not in the metadata",
+    add(
+        "unsupported-features",
+        CRITICAL,
+        "node(s) that do not support a finalized feature level",
+        _unsupported_features(image),
+        "a node whose supported range does not cover the finalized level cannot take part in the cluster",
+    )
+    add(
+        "voters-unregistered",
+        WARNING,
+        "quorum voter(s) without a controller registration",
+        _unregistered_voters(image),
+    )
+    add(
+        "min-isr-unknown",
+        INFO,
+        "topic(s) whose min.insync.replicas is not in the metadata",
         [{"topic": t, "text": t} for t in unknown_min_isr],
         "neither a topic override nor a cluster default: the brokers' server.properties decide, so "
-        "under-min-ISR is not judged for them")
-    add("not-preferred-leader", INFO, "partition(s) not led by their preferred replica", not_preferred,
-        "a preferred leader election would move leadership back")
-    idle = [_broker_item(b) for b in sorted(brokers.values(), key=lambda b: b.id)
-            if b.id in live and b.id not in hosting]
+        "under-min-ISR is not judged for them",
+    )
+    add(
+        "not-preferred-leader",
+        INFO,
+        "partition(s) not led by their preferred replica",
+        not_preferred,
+        "a preferred leader election would move leadership back",
+    )
+    idle = [
+        _broker_item(b)
+        for b in sorted(brokers.values(), key=lambda b: b.id)
+        if b.id in live and b.id not in hosting
+    ]
     add("brokers-without-replicas", INFO, "live broker(s) hosting no replica", idle)
     if len(live) > 1 and leaders:
         counts = {b: leaders.get(b, 0) for b in sorted(live)}
         top, low = max(counts.values()), min(counts.values())
         if top - low > max(1, (top + low) // 4):
-            add("leader-skew", INFO, "broker(s) leading far more partitions than others",
-                [{"broker": b, "leaders": n, "text": f"broker {b}: {n} leader(s)"}
-                 for b, n in sorted(counts.items(), key=lambda kv: -kv[1])],
-                f"leaders per live broker range from {low} to {top}")
+            add(
+                "leader-skew",
+                INFO,
+                "broker(s) leading far more partitions than others",
+                [
+                    {"broker": b, "leaders": n, "text": f"broker {b}: {n} leader(s)"}
+                    for b, n in sorted(counts.items(), key=lambda kv: -kv[1])
+                ],
+                f"leaders per live broker range from {low} to {top}",
+            )
     order = {CRITICAL: 0, WARNING: 1, INFO: 2}
     findings.sort(key=lambda f: order[f.severity])
     return HealthReport(findings, len(brokers), len(image.topics.by_id), partitions, dict(leaders))
@@ -291,8 +378,13 @@ def _check_health(image: MetadataImage) -> HealthReport:
 
 def _broker_item(b: Any) -> dict[str, Any]:
     state = broker_state(b.fenced, b.in_controlled_shutdown)
-    return {"broker": b.id, "epoch": b.epoch, "fenced": b.fenced, "inControlledShutdown": b.in_controlled_shutdown,
-            "text": f"broker {b.id} (epoch {b.epoch}): {state}"}
+    return {
+        "broker": b.id,
+        "epoch": b.epoch,
+        "fenced": b.fenced,
+        "inControlledShutdown": b.in_controlled_shutdown,
+        "text": f"broker {b.id} (epoch {b.epoch}): {state}",
+    }
 
 
 def _finalized(image: MetadataImage) -> dict[str, int]:
@@ -305,24 +397,39 @@ def _finalized(image: MetadataImage) -> dict[str, int]:
 def _unsupported_features(image: MetadataImage) -> list[dict[str, Any]]:
     out = []
     levels = _finalized(image)
-    nodes = [("broker", b.id, b.supported_features) for b in image.cluster.brokers.values()] + \
-            [("controller", c.id, c.supported_features) for c in image.cluster.controllers.values()]
+    nodes = [("broker", b.id, b.supported_features) for b in image.cluster.brokers.values()] + [
+        ("controller", c.id, c.supported_features) for c in image.cluster.controllers.values()
+    ]
     for kind, node_id, supported in sorted(nodes, key=lambda n: (n[0], n[1])):
         for feature, level in sorted(levels.items()):
             lo, hi = supported.get(feature, (0, 0))
             if level and not lo <= level <= hi:
-                out.append({"node": node_id, "role": kind, "feature": feature, "level": level,
-                            "supported": [lo, hi] if feature in supported else None,
-                            "text": f"{kind} {node_id}: {feature} level {level} is outside its supported "
-                                    f"range {lo}..{hi}" if feature in supported else
-                                    f"{kind} {node_id}: {feature} level {level} is not supported at all"})
+                out.append(
+                    {
+                        "node": node_id,
+                        "role": kind,
+                        "feature": feature,
+                        "level": level,
+                        "supported": [lo, hi] if feature in supported else None,
+                        "text": f"{kind} {node_id}: {feature} level {level} is outside its supported "
+                        f"range {lo}..{hi}"
+                        if feature in supported
+                        else f"{kind} {node_id}: {feature} level {level} is not supported at all",
+                    }
+                )
     return out
 
 
 def _unregistered_voters(image: MetadataImage) -> list[dict[str, Any]]:
     controllers = image.cluster.controllers
-    if not controllers:   # no registrations at all: a combined-mode or pre-3.7 cluster, not a fault
+    if not controllers:  # no registrations at all: a combined-mode or pre-3.7 cluster, not a fault
         return []
-    return [{"voter": v.id, "directoryId": uuid_to_str(v.directory_id) if v.directory_id else None,
-             "text": f"voter {v.id} has no RegisterControllerRecord"}
-            for v in image.quorum.voters if v.id not in controllers]
+    return [
+        {
+            "voter": v.id,
+            "directoryId": uuid_to_str(v.directory_id) if v.directory_id else None,
+            "text": f"voter {v.id} has no RegisterControllerRecord",
+        }
+        for v in image.quorum.voters
+        if v.id not in controllers
+    ]

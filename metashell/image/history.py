@@ -29,8 +29,19 @@ __all__ = ["Change", "HistoryError", "Target", "full_plan", "history", "log_plan
 
 _CONFIG_DIRS = {"topic": 2, "broker": 4, "broker-logger": 8, "client-metrics": 16, "group": 32}
 _DEFAULT = "<default>"
-_PARTITION_FIELDS = ("Replicas", "Isr", "Leader", "LeaderEpoch", "PartitionEpoch", "EligibleLeaderReplicas", "LastKnownElr",
-                     "AddingReplicas", "RemovingReplicas", "LeaderRecoveryState", "Directories")
+_PARTITION_FIELDS = (
+    "Replicas",
+    "Isr",
+    "Leader",
+    "LeaderEpoch",
+    "PartitionEpoch",
+    "EligibleLeaderReplicas",
+    "LastKnownElr",
+    "AddingReplicas",
+    "RemovingReplicas",
+    "LeaderRecoveryState",
+    "Directories",
+)
 #: PartitionChangeRecord's "no change" values (Kafka's defaults for its tagged fields).
 _NO_CHANGE = {"Leader": -2, "LeaderRecoveryState": -1}
 
@@ -41,8 +52,8 @@ class HistoryError(MetashellError):
 
 @dataclass(frozen=True)
 class Target:
-    kind: str                       # partition, topic, broker, config
-    topic: str | None = None        # a name (or None when given by id)
+    kind: str  # partition, topic, broker, config
+    topic: str | None = None  # a name (or None when given by id)
     topic_id: bytes | None = None
     partition: int | None = None
     broker: int | None = None
@@ -63,9 +74,15 @@ class Change:
     from_snapshot: bool = False
 
     def as_json(self) -> dict[str, Any]:
-        return {"offset": self.offset, "timestamp": self.timestamp, "epoch": self.epoch, "record": self.record,
-                "summary": self.summary, "fromSnapshot": self.from_snapshot,
-                "changes": {k: [_plain(o), _plain(n)] for k, (o, n) in self.changes.items()}}
+        return {
+            "offset": self.offset,
+            "timestamp": self.timestamp,
+            "epoch": self.epoch,
+            "record": self.record,
+            "summary": self.summary,
+            "fromSnapshot": self.from_snapshot,
+            "changes": {k: [_plain(o), _plain(n)] for k, (o, n) in self.changes.items()},
+        }
 
 
 def _plain(v: Any) -> Any:
@@ -81,11 +98,17 @@ def parse_target(components: list[str]) -> Target:
     c = components
     try:
         if len(c) in (2, 3) and c[0] == "topics":
-            return Target("partition" if len(c) == 3 else "topic", topic=c[1],
-                          partition=int(c[2]) if len(c) == 3 else None)
+            return Target(
+                "partition" if len(c) == 3 else "topic",
+                topic=c[1],
+                partition=int(c[2]) if len(c) == 3 else None,
+            )
         if len(c) in (2, 3) and c[0] == "topicIds":
-            return Target("partition" if len(c) == 3 else "topic", topic_id=uuid_from_str(c[1]),
-                          partition=int(c[2]) if len(c) == 3 else None)
+            return Target(
+                "partition" if len(c) == 3 else "topic",
+                topic_id=uuid_from_str(c[1]),
+                partition=int(c[2]) if len(c) == 3 else None,
+            )
         if len(c) == 2 and c[0] == "brokers":
             return Target("broker", broker=int(c[1]))
         if len(c) in (3, 4) and c[0] == "configs" and c[1] in _CONFIG_DIRS:
@@ -93,8 +116,10 @@ def parse_target(components: list[str]) -> Target:
             return Target("config", config=(_CONFIG_DIRS[c[1]], name), key=c[3] if len(c) == 4 else None)
     except ValueError:
         pass
-    raise HistoryError("history follows /topics/NAME[/PARTITION], /topicIds/ID[/PARTITION], /brokers/ID "
-                       "and /configs/TYPE/NAME[/KEY]")
+    raise HistoryError(
+        "history follows /topics/NAME[/PARTITION], /topicIds/ID[/PARTITION], /brokers/ID "
+        "and /configs/TYPE/NAME[/KEY]"
+    )
 
 
 def full_plan(d: MetadataLogDir, start: int | None = None) -> ReadPlan:
@@ -106,8 +131,10 @@ def full_plan(d: MetadataLogDir, start: int | None = None) -> ReadPlan:
         if snap is not None:
             return _from_snapshot(d, snap)
     if d.segments and d.segments[0].base_offset == 0:
-        steps = [PlanStep("log", s.path, str(s.path), lenient_tail=s is d.segments[-1], base_offset=s.base_offset)
-                 for s in d.segments]
+        steps = [
+            PlanStep("log", s.path, str(s.path), lenient_tail=s is d.segments[-1], base_offset=s.base_offset)
+            for s in d.segments
+        ]
         return ReadPlan(steps, None, 0)
     snaps = [s for s in d.snapshots if not s.is_bootstrap]
     if not snaps:
@@ -120,9 +147,18 @@ def log_plan(d: MetadataLogDir, start: int, index: list | None = None) -> ReadPl
     holding ``start`` when ``index`` (a load's batch index) knows it: what ``log --from`` reads when
     the state before ``start`` comes from the journaled image instead of a replay."""
     segs = d.segments
-    steps = [PlanStep("log", s.path, str(s.path), skip_below=start, lenient_tail=s is segs[-1],
-                      base_offset=s.base_offset)
-             for i, s in enumerate(segs) if i == len(segs) - 1 or segs[i + 1].base_offset > start]
+    steps = [
+        PlanStep(
+            "log",
+            s.path,
+            str(s.path),
+            skip_below=start,
+            lenient_tail=s is segs[-1],
+            base_offset=s.base_offset,
+        )
+        for i, s in enumerate(segs)
+        if i == len(segs) - 1 or segs[i + 1].base_offset > start
+    ]
     return ReadPlan(steps, None, start).seek(index)
 
 
@@ -130,16 +166,34 @@ def _from_snapshot(d: MetadataLogDir, snap: SnapshotFile) -> ReadPlan:
     """``snap`` and every segment holding offsets after it (to the end of the log)."""
     segs = d.segments
     steps = [PlanStep("snapshot", snap.path, str(snap.path), snapshot=snap, base_offset=0)]
-    steps += [PlanStep("log", s.path, str(s.path), skip_below=snap.end_offset, lenient_tail=s is segs[-1],
-                       base_offset=s.base_offset)
-              for i, s in enumerate(segs) if i == len(segs) - 1 or segs[i + 1].base_offset > snap.end_offset]
+    steps += [
+        PlanStep(
+            "log",
+            s.path,
+            str(s.path),
+            skip_below=snap.end_offset,
+            lenient_tail=s is segs[-1],
+            base_offset=s.base_offset,
+        )
+        for i, s in enumerate(segs)
+        if i == len(segs) - 1 or segs[i + 1].base_offset > snap.end_offset
+    ]
     return ReadPlan(steps, snap, snap.end_offset)
 
 
-_LIST_FIELDS = frozenset({"Replicas", "Isr", "EligibleLeaderReplicas", "LastKnownElr", "AddingReplicas",
-                          "RemovingReplicas"})
-_WORDS = {"Isr": "isr", "Leader": "leader", "Replicas": "replicas", "EligibleLeaderReplicas": "elr", "LastKnownElr": "last known elr",
-          "AddingReplicas": "adding", "RemovingReplicas": "removing", "LeaderRecoveryState": "recovery state"}
+_LIST_FIELDS = frozenset(
+    {"Replicas", "Isr", "EligibleLeaderReplicas", "LastKnownElr", "AddingReplicas", "RemovingReplicas"}
+)
+_WORDS = {
+    "Isr": "isr",
+    "Leader": "leader",
+    "Replicas": "replicas",
+    "EligibleLeaderReplicas": "elr",
+    "LastKnownElr": "last known elr",
+    "AddingReplicas": "adding",
+    "RemovingReplicas": "removing",
+    "LeaderRecoveryState": "recovery state",
+}
 
 
 def _leader(v: Any) -> str:
@@ -195,8 +249,10 @@ class _Follower:
             self.partition = new
             changes = {f: (old.get(f), v) for f, v in new.items() if old.get(f) != v and f != "Directories"}
             what = "created" if not old else "replaced"
-            return (f"partition {what}: leader {_leader(new['Leader'])}, replicas {id_list(new['Replicas'])}, "
-                    f"isr {id_list(new['Isr'])}"), changes
+            return (
+                f"partition {what}: leader {_leader(new['Leader'])}, replicas {id_list(new['Replicas'])}, "
+                f"isr {id_list(new['Isr'])}"
+            ), changes
         new = dict(old)
         for f in _PARTITION_FIELDS:
             if f not in d or f == "Directories":
@@ -214,8 +270,11 @@ class _Follower:
     def _broker(self, name: str, d: dict[str, Any]) -> tuple[str, dict[str, tuple[Any, Any]]] | None:
         old = self.broker or {}
         if name == "RegisterBrokerRecord":
-            new = {"epoch": d["BrokerEpoch"], "fenced": d.get("Fenced", True),
-                   "inControlledShutdown": d.get("InControlledShutdown", False)}
+            new = {
+                "epoch": d["BrokerEpoch"],
+                "fenced": d.get("Fenced", True),
+                "inControlledShutdown": d.get("InControlledShutdown", False),
+            }
             self.broker = new
             changes = {k: (old.get(k), v) for k, v in new.items() if old.get(k) != v}
             return f"broker registered, epoch {d['BrokerEpoch']}", changes
@@ -239,8 +298,12 @@ class _Follower:
         words = {"fenced": ("fenced", "unfenced"), "inControlledShutdown": ("in controlled shutdown", "")}
         said = [words[k][0] if v else words[k][1] for k, (_o, v) in changes.items() if k in words]
         if not any(said):
-            other = sorted(k for k, v in d.items() if k not in ("BrokerId", "BrokerEpoch", "Fenced",
-                                                                 "InControlledShutdown") and v not in (None, 0, []))
+            other = sorted(
+                k
+                for k, v in d.items()
+                if k not in ("BrokerId", "BrokerEpoch", "Fenced", "InControlledShutdown")
+                and v not in (None, 0, [])
+            )
             said = [f"registration changed ({', '.join(other)})" if other else "registration refreshed"]
         return "broker " + ", ".join(s for s in said if s), changes
 
@@ -282,10 +345,16 @@ def _batches(plan: ReadPlan, follower: _Follower) -> Iterator[tuple[Any, list, P
         if step.only_if_empty:
             continue
         lenient = step.lenient_tail
-        for batch in iter_file_batches(step.path, step.source, position=step.position, lenient_tail=lenient,
-                                       warn=lambda w: None, decode=False):
+        for batch in iter_file_batches(
+            step.path,
+            step.source,
+            position=step.position,
+            lenient_tail=lenient,
+            warn=lambda w: None,
+            decode=False,
+        ):
             low = 0
-            if step.kind == "log":     # offsets below the snapshot, or read already, are skipped
+            if step.kind == "log":  # offsets below the snapshot, or read already, are skipped
                 low = max(next_offset, step.skip_below)
                 last = batch.base_offset + batch.last_offset_delta
                 if last < low:
@@ -321,10 +390,14 @@ def history(plan: ReadPlan, target: Target, redact: Any = None) -> Iterator[Chan
                 continue
             summary, changes = said
             if redact is not None and rec.name == "ConfigRecord":
-                red = {k: (redact(rec.data["ResourceType"], k, o), redact(rec.data["ResourceType"], k, n))
-                       for k, (o, n) in changes.items()}
+                red = {
+                    k: (redact(rec.data["ResourceType"], k, o), redact(rec.data["ResourceType"], k, n))
+                    for k, (o, n) in changes.items()
+                }
                 if red != changes:
                     changes = red
-                    summary = summary.split(" = ")[0] + (" = [redacted]" if rec.data["Value"] is not None else "")
+                    summary = summary.split(" = ")[0] + (
+                        " = [redacted]" if rec.data["Value"] is not None else ""
+                    )
             offset = step.snapshot.end_offset - 1 if in_snapshot and step.snapshot else off
             yield Change(offset, ts, batch.partition_leader_epoch, rec.name, summary, changes, in_snapshot)

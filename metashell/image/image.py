@@ -125,16 +125,19 @@ class SnapshotInfo:
 
     __slots__ = ("end_offset", "epoch", "last_contained_log_timestamp", "path")
 
-    def __init__(self, path: str | None, end_offset: int, epoch: int,
-                 last_contained_log_timestamp: int) -> None:
+    def __init__(
+        self, path: str | None, end_offset: int, epoch: int, last_contained_log_timestamp: int
+    ) -> None:
         self.path = path
         self.end_offset = end_offset
         self.epoch = epoch
         self.last_contained_log_timestamp = last_contained_log_timestamp
 
     def __repr__(self) -> str:
-        return (f"SnapshotInfo(path={self.path!r}, end_offset={self.end_offset}, epoch={self.epoch}, "
-                f"last_contained_log_timestamp={self.last_contained_log_timestamp})")
+        return (
+            f"SnapshotInfo(path={self.path!r}, end_offset={self.end_offset}, epoch={self.epoch}, "
+            f"last_contained_log_timestamp={self.last_contained_log_timestamp})"
+        )
 
 
 class Provenance:
@@ -149,8 +152,17 @@ class Provenance:
     what a ``--salvage`` load skipped.
     """
 
-    __slots__ = ("batches", "caught_up", "epoch", "offset", "records", "salvaged", "snapshot", "sources",
-                 "timestamp")
+    __slots__ = (
+        "batches",
+        "caught_up",
+        "epoch",
+        "offset",
+        "records",
+        "salvaged",
+        "snapshot",
+        "sources",
+        "timestamp",
+    )
 
     def __init__(self) -> None:
         self.offset = -1
@@ -221,10 +233,19 @@ class MetadataImage:
 
     def is_empty(self) -> bool:
         """True when no metadata record has changed anything (Kafka's ``MetadataImage.isEmpty``)."""
-        return not (self.cluster.brokers or self.cluster.controllers or self.topics.by_id or self.configs
-                    or self.client_quotas or self.acls or self.scram or self.delegation_tokens
-                    or self.features.finalized or self.features.metadata_version is not None
-                    or self.producer_ids.next_producer_id != -1)
+        return not (
+            self.cluster.brokers
+            or self.cluster.controllers
+            or self.topics.by_id
+            or self.configs
+            or self.client_quotas
+            or self.acls
+            or self.scram
+            or self.delegation_tokens
+            or self.features.finalized
+            or self.features.metadata_version is not None
+            or self.producer_ids.next_producer_id != -1
+        )
 
     def summary(self) -> dict[str, int]:
         """Counts per area (for logs, benchmarks and tests)."""

@@ -46,10 +46,17 @@ _STATE_WORDS = {"streaming": "connected", "catching-up": "catching up", "snapsho
 class LiveSession:
     """A live image fed from a controller quorum (see the module docstring)."""
 
-    def __init__(self, bootstrap: str, config: ClientConfig | str | None = None, warn: Warn | None = None,
-                 *, cluster_id: str | None = None, auto_apply: bool = False,
-                 on_applied: Callable[[RecordsCommitted, float], None] | None = None,
-                 max_wait_ms: int | None = None) -> None:
+    def __init__(
+        self,
+        bootstrap: str,
+        config: ClientConfig | str | None = None,
+        warn: Warn | None = None,
+        *,
+        cluster_id: str | None = None,
+        auto_apply: bool = False,
+        on_applied: Callable[[RecordsCommitted, float], None] | None = None,
+        max_wait_ms: int | None = None,
+    ) -> None:
         self.image = MetadataImage()
         self.loader = ImageLoader(self.image)
         #: The image's own lock (the loader holds it per batch); sync() holds it across a drain.
@@ -68,8 +75,10 @@ class LiveSession:
         if self.source.config.ignored and warn is not None:
             shown = ", ".join(repr(k) for k in self.source.config.ignored[:5])
             more = len(self.source.config.ignored) - 5
-            warn(f"{self.source.config.source}: ignored what metashell's client does not use: {shown}"
-                 + (f" and {more} more" if more > 0 else ""))
+            warn(
+                f"{self.source.config.source}: ignored what metashell's client does not use: {shown}"
+                + (f" and {more} more" if more > 0 else "")
+            )
         self.source.connect(self._on_event)
         self.image.quorum.cluster_id = self.source.status.cluster_id
         self.image.provenance.sources = [f"live:{bootstrap}"]
@@ -98,7 +107,9 @@ class LiveSession:
     def pending(self) -> int:
         """Records committed but not applied yet (what ``sync`` would apply), without applying them."""
         with self.lock:
-            return sum(len(b.entries) for e in self._queue if isinstance(e, RecordsCommitted) for b in e.batches)
+            return sum(
+                len(b.entries) for e in self._queue if isinstance(e, RecordsCommitted) for b in e.batches
+            )
 
     def _apply(self, event: LiveEvent) -> None:
         if isinstance(event, RecordsCommitted):
@@ -109,7 +120,9 @@ class LiveSession:
                 self.on_applied(event, time.time())
         elif isinstance(event, SnapshotLoaded):
             sid = event.snapshot_id
-            self.loader.apply_snapshot(((b, None) for b in event.batches), sid.end_offset, sid.epoch, event.source)
+            self.loader.apply_snapshot(
+                ((b, None) for b in event.batches), sid.end_offset, sid.epoch, event.source
+            )
             self._adopt(self.loader.image)
             self._applied_offset = sid.end_offset - 1
             # A snapshot holds no LeaderChange record: one that it skipped over (a failover while we
@@ -208,14 +221,21 @@ class LiveSession:
         session.quorum_info})``): where we fetch from and how far behind the image is."""
         st = self.source.status
         hw = st.high_watermark
-        return {"live": {
-            "state": st.state, "endpoint": st.endpoint, "leaderId": st.leader_id, "leaderEpoch": st.leader_epoch,
-            "highWatermark": hw, "appliedOffset": self._applied_offset,
-            "lag": max(0, hw - (self._applied_offset + 1)) if hw >= 0 else None,
-            "logStartOffset": st.log_start_offset,
-            "controllers": {str(k): v for k, v in st.controllers.items()},
-            "lastError": st.last_error, "error": st.error,
-        }}
+        return {
+            "live": {
+                "state": st.state,
+                "endpoint": st.endpoint,
+                "leaderId": st.leader_id,
+                "leaderEpoch": st.leader_epoch,
+                "highWatermark": hw,
+                "appliedOffset": self._applied_offset,
+                "lag": max(0, hw - (self._applied_offset + 1)) if hw >= 0 else None,
+                "logStartOffset": st.log_start_offset,
+                "controllers": {str(k): v for k, v in st.controllers.items()},
+                "lastError": st.last_error,
+                "error": st.error,
+            }
+        }
 
     def describe_quorum(self) -> dict:
         return self.source.describe_quorum()
@@ -224,7 +244,8 @@ class LiveSession:
         self.source.stop()
 
 
-def open_shell_session(bootstrap: str, config: str | None, warn: Warn | None = None, *,
-                       cluster_id: str | None = None) -> LiveSession:
+def open_shell_session(
+    bootstrap: str, config: str | None, warn: Warn | None = None, *, cluster_id: str | None = None
+) -> LiveSession:
     """The shell's live-mode hook (``metashell.shell.sources.open_live``)."""
     return LiveSession(bootstrap, config, warn, cluster_id=cluster_id)

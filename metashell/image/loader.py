@@ -167,10 +167,11 @@ class LoadMemoryError(DecodeError):
             grown = f" ({counts['topics']:,} topic(s), {counts['partitions']:,} partition(s) so far)"
         except MemoryError:
             grown = ""
-        return cls(f"out of memory while loading{grown}: this image needs more memory than the machine "
-                   f"has", source, position)
-
-
+        return cls(
+            f"out of memory while loading{grown}: this image needs more memory than the machine has",
+            source,
+            position,
+        )
 
 
 class ImageLoader:
@@ -180,8 +181,14 @@ class ImageLoader:
     batches do not publish provenance and snapshot batches are treated as log batches.
     """
 
-    def __init__(self, image: MetadataImage | None = None, *, kafka_file_mode: bool = False,
-                 skip_deltas: Iterable[tuple[int, int]] = (), keep_timeline: bool = False) -> None:
+    def __init__(
+        self,
+        image: MetadataImage | None = None,
+        *,
+        kafka_file_mode: bool = False,
+        skip_deltas: Iterable[tuple[int, int]] = (),
+        keep_timeline: bool = False,
+    ) -> None:
         self.replayer = Replayer(image)
         self.kafka_file_mode = kafka_file_mode
         self.keep_timeline = keep_timeline and not kafka_file_mode
@@ -217,8 +224,14 @@ class ImageLoader:
 
     # ------------------------------------------------------------------ batches
 
-    def apply_batch(self, batch: Any, records: Iterable[Entry] | None = None, *,
-                    last_offset: int | None = None, publish: bool = True) -> int:
+    def apply_batch(
+        self,
+        batch: Any,
+        records: Iterable[Entry] | None = None,
+        *,
+        last_offset: int | None = None,
+        publish: bool = True,
+    ) -> int:
         """Apply one batch; returns the number of records handed to the replayer.
 
         ``records`` defaults to ``batch.entries()``; pass a filtered list to skip records (below a
@@ -234,7 +247,7 @@ class ImageLoader:
     def _apply(self, batch: Any, records: Iterable[Entry], last_offset: int | None, publish: bool) -> int:
         r = self.replayer
         if publish and r.snapshot_mode:
-            r.snapshot_mode = False     # a log batch after begin_snapshot(): no snapshot in progress
+            r.snapshot_mode = False  # a log batch after begin_snapshot(): no snapshot in progress
         if publish and self.keep_timeline and self.timeline is None:
             self.timeline = Timeline(r.image)
             r.journal = self.timeline.entries
@@ -304,8 +317,13 @@ class ImageLoader:
         """Apply a live ``CommittedBatch`` (batch + the committed part of its records)."""
         return self.apply_batch(committed.batch, committed.entries, last_offset=committed.last_offset)
 
-    def apply_snapshot(self, batches: Iterable[tuple[Any, Iterable[Entry] | None]], end_offset: int,
-                       epoch: int, source: str | None = None) -> None:
+    def apply_snapshot(
+        self,
+        batches: Iterable[tuple[Any, Iterable[Entry] | None]],
+        end_offset: int,
+        epoch: int,
+        source: str | None = None,
+    ) -> None:
         """Replace the image with a snapshot given as ``(batch, records or None)`` pairs."""
         self.begin_snapshot()
         self.replayer.source = source
@@ -322,7 +340,7 @@ class ImageLoader:
             r.abandon_transaction("a snapshot replaces the image")
             r.snapshot_mode = True
         self._snapshot_header_ts = None
-        self.timeline = r.journal = None     # a journal from before the snapshot no longer applies
+        self.timeline = r.journal = None  # a journal from before the snapshot no longer applies
 
     def reset(self) -> None:
         """Forget everything (live ``ImageReset``): the image becomes empty, in place; the records
@@ -355,7 +373,9 @@ class ImageLoader:
 
     # ------------------------------------------------------------------ plans
 
-    def run_plan(self, plan: ReadPlan, *, until_offset: int | None = None, salvage: bool = False) -> PlanReader:
+    def run_plan(
+        self, plan: ReadPlan, *, until_offset: int | None = None, salvage: bool = False
+    ) -> PlanReader:
         """Read every batch of ``plan`` into the image; returns the (exhausted) reader.
 
         Running out of memory is reported as a :class:`LoadMemoryError` naming the file and batch
@@ -383,8 +403,8 @@ class ImageLoader:
 
     def _read(self, reader: PlanReader, items: Generator[BatchRead, None, None]) -> None:
         r = self.replayer
-        current = None          # the PlanStep being read
-        snapshot_step = None    # the snapshot step to finish when it ends
+        current = None  # the PlanStep being read
+        snapshot_step = None  # the snapshot step to finish when it ends
         until = reader.until_offset
         with gc_paused():
             for item in items:
@@ -419,6 +439,7 @@ class ImageLoader:
 
 # ---------------------------------------------------------------------- quorum from small files
 
+
 def _apply_meta_properties(image: MetadataImage, plan: ReadPlan) -> None:
     """meta.properties -> cluster id, node id, directory id (before the log: they hold at every
     offset, so the journal of the quorum's changes carries them too)."""
@@ -435,8 +456,9 @@ def _apply_meta_properties(image: MetadataImage, plan: ReadPlan) -> None:
             pass
 
 
-def _apply_quorum_state(image: MetadataImage, plan: ReadPlan, time_travel: bool,
-                        keep: Callable[[Any], None]) -> None:
+def _apply_quorum_state(
+    image: MetadataImage, plan: ReadPlan, time_travel: bool, keep: Callable[[Any], None]
+) -> None:
     """quorum-state -> leader and voters when it is at least as recent as the control records
     replayed (never for time travel).  ``keep(quorum)`` journals the quorum before quorum-state
     changes it: that change belongs to the end of the log."""
@@ -458,8 +480,15 @@ def _apply_quorum_state(image: MetadataImage, plan: ReadPlan, time_travel: bool,
 
 # ---------------------------------------------------------------------- public functions
 
-def load_plan(plan: ReadPlan, *, mode: str = "directory", until_offset: int | None = None,
-              salvage: bool = False, timeline: bool = False) -> LoadResult:
+
+def load_plan(
+    plan: ReadPlan,
+    *,
+    mode: str = "directory",
+    until_offset: int | None = None,
+    salvage: bool = False,
+    timeline: bool = False,
+) -> LoadResult:
     """Replay ``plan`` (from ``MetadataLogDir.plan`` or ``plan_file``) into a new image.
 
     ``mode``: "directory" (raft-loader semantics) or "file" (Kafka's ``--snapshot`` semantics).
@@ -474,46 +503,80 @@ def load_plan(plan: ReadPlan, *, mode: str = "directory", until_offset: int | No
     if rejected:
         img.provenance.salvaged[:0] = rejected
         loader.replayer.warnings[:0] = [
-            ReplayWarning(f"{s.reason}; --salvage: skipped this snapshot, loaded from "
-                          f"{_described(reader.plan)} instead", None, s.source, "salvaged", s.position)
-            for s in rejected]
+            ReplayWarning(
+                f"{s.reason}; --salvage: skipped this snapshot, loaded from "
+                f"{_described(reader.plan)} instead",
+                None,
+                s.source,
+                "salvaged",
+                s.position,
+            )
+            for s in rejected
+        ]
     # quorum-state is about the end of the log: not for a point before it
     d = reader.plan.directory
     before_end = until is not None and (
         (reader.log_last_offset is not None and until < reader.log_last_offset)
-        or (d is not None and bool(d.segments) and d.segments[-1].base_offset > until))
+        or (d is not None and bool(d.segments) and d.segments[-1].base_offset > until)
+    )
     _apply_quorum_state(img, reader.plan, before_end, loader.replayer.keep_state)
     snap = reader.plan.snapshot
     if mode == "file" and snap is not None:
         # Kafka's shell reads the snapshot as plain batches; still say which snapshot it was.
         ts = loader._snapshot_header_ts
-        img.provenance.snapshot = SnapshotInfo(str(snap.path), snap.end_offset, snap.epoch,
-                                               -1 if ts is None else ts)
+        img.provenance.snapshot = SnapshotInfo(
+            str(snap.path), snap.end_offset, snap.epoch, -1 if ts is None else ts
+        )
     r = loader.replayer
     for first, last, topic_ids in loader.bad_deltas:
         names = ", ".join(uuid_to_str(t) for t in sorted(topic_ids))
-        r.warn(f"offsets {first}..{last} dropped: they change partitions of topic(s) {names}, which do not "
-               "exist, so Kafka cannot apply this delta and its shell keeps the image from before it",
-               first, "fault")
+        r.warn(
+            f"offsets {first}..{last} dropped: they change partitions of topic(s) {names}, which do not "
+            "exist, so Kafka cannot apply this delta and its shell keeps the image from before it",
+            first,
+            "fault",
+        )
     if mode == "file" and not loader.kafka_caught_up and img.features.metadata_version is not None:
         img.provenance.caught_up = False
         flushed = "none" if loader.last_flush is None else f"the last one ends at offset {loader.last_flush}"
-        r.warn(f"Kafka's shell shows the empty image for this file, and waits forever in one-shot mode: its "
-               f"loader publishes once a delta it applies ends at the file's last offset "
-               f"({loader.last_batch_offset}) or the one before, and {flushed}; /image shows the same",
-               None, "log")
+        r.warn(
+            f"Kafka's shell shows the empty image for this file, and waits forever in one-shot mode: its "
+            f"loader publishes once a delta it applies ends at the file's last offset "
+            f"({loader.last_batch_offset}) or the one before, and {flushed}; /image shows the same",
+            None,
+            "log",
+        )
     if r.in_transaction:
-        r.warn(f"the log ends inside a metadata transaction started at offset {r._txn_offset}: its "
-               f"{len(r._txn or ())} record(s) are not applied (Kafka would wait for its end)", None, "log")
+        r.warn(
+            f"the log ends inside a metadata transaction started at offset {r._txn_offset}: its "
+            f"{len(r._txn or ())} record(s) are not applied (Kafka would wait for its end)",
+            None,
+            "log",
+        )
     if r.dropped_warnings:
-        r.warnings.append(ReplayWarning(f"{r.dropped_warnings} further warning(s) not shown", None, None,
-                                        "log"))
-    result = LoadResult(img, r.warnings, r.fault_count, reader.index, reader.plan, mode,
-                        list(reader.files_read), reader.records, reader.batches,
-                        reader.plan.partial, until, time.perf_counter() - t0, salvage)
+        r.warnings.append(
+            ReplayWarning(f"{r.dropped_warnings} further warning(s) not shown", None, None, "log")
+        )
+    result = LoadResult(
+        img,
+        r.warnings,
+        r.fault_count,
+        reader.index,
+        reader.plan,
+        mode,
+        list(reader.files_read),
+        reader.records,
+        reader.batches,
+        reader.plan.partial,
+        until,
+        time.perf_counter() - t0,
+        salvage,
+    )
     if tl is not None:
         r.journal = None
-        tl.finish({str(s.path): s.base_offset for s in d.segments} if d is not None else {}, _batch_enterer(result))
+        tl.finish(
+            {str(s.path): s.base_offset for s in d.segments} if d is not None else {}, _batch_enterer(result)
+        )
         result.timeline = tl
     return result
 
@@ -527,7 +590,7 @@ def _batch_enterer(result: LoadResult) -> Callable[[int, list], None]:
     def enter(offset: int, journal: list) -> None:
         i = bisect.bisect_left(lasts, offset)
         if i == len(logs) or logs[i].base_offset > offset:
-            return                              # a gap in the log: nothing holds this offset
+            return  # a gap in the log: nothing holds this offset
         e = logs[i]
         step = PlanStep("log", Path(e.source), e.source, skip_below=e.base_offset, position=e.position)
         loader = ImageLoader(result.image)
@@ -545,8 +608,9 @@ def _described(plan: ReadPlan) -> str:
     return "the log alone" if plan.steps else "nothing (no other snapshot or log)"
 
 
-def _salvage_run(plan: ReadPlan, mode: str, until: int | None, salvage: bool,
-                 timeline: bool = False) -> tuple[ImageLoader, PlanReader, list[Salvaged]]:
+def _salvage_run(
+    plan: ReadPlan, mode: str, until: int | None, salvage: bool, timeline: bool = False
+) -> tuple[ImageLoader, PlanReader, list[Salvaged]]:
     """:func:`_run`, falling back past damaged snapshots when ``salvage`` is set.
 
     A directory's snapshot that turns out corrupt or cut short (``IncompleteSnapshotError``) fails
@@ -566,8 +630,12 @@ def _salvage_run(plan: ReadPlan, mode: str, until: int | None, salvage: bool,
             if not isinstance(snap, SnapshotFile) or d is None:
                 raise
             if not salvage:
-                raise IncompleteSnapshotError(f"{e.message} (--salvage loads from the newest intact "
-                                              f"snapshot instead)", e.source, e.offset, snap) from None
+                raise IncompleteSnapshotError(
+                    f"{e.message} (--salvage loads from the newest intact snapshot instead)",
+                    e.source,
+                    e.offset,
+                    snap,
+                ) from None
             excluded.add(snap.path)
             rejected.append(Salvaged(e.source or str(snap.path), e.offset, e.message, (snap.name,)))
             plan = d.plan(until, exclude=excluded)
@@ -576,14 +644,17 @@ def _salvage_run(plan: ReadPlan, mode: str, until: int | None, salvage: bool,
 _MAX_FILE_PASSES = 20
 
 
-def _run(plan: ReadPlan, mode: str, until: int | None, salvage: bool = False,
-         timeline: bool = False) -> tuple[ImageLoader, PlanReader]:
+def _run(
+    plan: ReadPlan, mode: str, until: int | None, salvage: bool = False, timeline: bool = False
+) -> tuple[ImageLoader, PlanReader]:
     """Replay the plan; in file mode again, without the deltas Kafka cannot apply, while new ones
     turn up (dropping a delta can orphan later records too)."""
     skip: dict[int, int] = {}
     bad: list[tuple[int, int, tuple[bytes, ...]]] = []
     for _ in range(_MAX_FILE_PASSES):
-        loader = ImageLoader(kafka_file_mode=(mode == "file"), skip_deltas=skip.items(), keep_timeline=timeline)
+        loader = ImageLoader(
+            kafka_file_mode=(mode == "file"), skip_deltas=skip.items(), keep_timeline=timeline
+        )
         _apply_meta_properties(loader.image, plan)
         reader = loader.run_plan(plan, until_offset=until, salvage=salvage)
         if not loader.bad_deltas:
@@ -594,8 +665,9 @@ def _run(plan: ReadPlan, mode: str, until: int | None, salvage: bool = False,
     return loader, reader
 
 
-def load_directory(path: str | Path, *, until_offset: int | None = None, salvage: bool = False,
-                   timeline: bool = False) -> LoadResult:
+def load_directory(
+    path: str | Path, *, until_offset: int | None = None, salvage: bool = False, timeline: bool = False
+) -> LoadResult:
     """``--directory``: a ``__cluster_metadata-0`` folder or its parent log dir.
 
     Raises ``MetadataDirError`` when the path is not a metadata directory and ``CorruptBatchError``
@@ -603,8 +675,13 @@ def load_directory(path: str | Path, *, until_offset: int | None = None, salvage
     everything else is a warning in the result.  With ``salvage``, corruption is loaded around
     instead: the log up to the first corrupt batch, the newest intact snapshot.
     """
-    return load_plan(open_metadata_dir(path).plan(until_offset), mode="directory", until_offset=until_offset,
-                     salvage=salvage, timeline=timeline)
+    return load_plan(
+        open_metadata_dir(path).plan(until_offset),
+        mode="directory",
+        until_offset=until_offset,
+        salvage=salvage,
+        timeline=timeline,
+    )
 
 
 def load_file(path: str | Path, *, salvage: bool = False, until_offset: int | None = None) -> LoadResult:
@@ -619,8 +696,11 @@ def load_file(path: str | Path, *, salvage: bool = False, until_offset: int | No
         for w in result.warnings:
             if w.kind in ("corrupt-tail", "torn-tail", "salvaged") and w.position == 0:
                 reason = w.message.split("; ignoring it")[0].split("; --salvage")[0]
-                raise NotAMetadataFileError(f"not a KRaft metadata log or snapshot (no record batch at its "
-                                            f"start: {reason})", str(path), 0)
+                raise NotAMetadataFileError(
+                    f"not a KRaft metadata log or snapshot (no record batch at its start: {reason})",
+                    str(path),
+                    0,
+                )
     return result
 
 

@@ -34,28 +34,83 @@ NO_LEADER_CHANGE = -2
 
 SECURITY_PROTOCOL_NAMES = {0: "PLAINTEXT", 1: "SSL", 2: "SASL_PLAINTEXT", 3: "SASL_SSL"}
 LEADER_RECOVERY_STATE_NAMES = {0: "RECOVERED", 1: "RECOVERING"}
-CONFIG_RESOURCE_TYPE_NAMES = {0: "UNKNOWN", 2: "TOPIC", 4: "BROKER", 8: "BROKER_LOGGER",
-                              16: "CLIENT_METRICS", 32: "GROUP"}
+CONFIG_RESOURCE_TYPE_NAMES = {
+    0: "UNKNOWN",
+    2: "TOPIC",
+    4: "BROKER",
+    8: "BROKER_LOGGER",
+    16: "CLIENT_METRICS",
+    32: "GROUP",
+}
 CONFIG_RESOURCE_TOPIC = 2
 ZK_MIGRATION_STATE_NAMES = {0: "NONE", 1: "MIGRATION", 2: "PRE_MIGRATION", 3: "POST_MIGRATION", 4: "ZK"}
 SCRAM_MECHANISM_NAMES = {1: "SCRAM-SHA-256", 2: "SCRAM-SHA-512"}
-ACL_RESOURCE_TYPE_NAMES = {0: "UNKNOWN", 1: "ANY", 2: "TOPIC", 3: "GROUP", 4: "CLUSTER",
-                           5: "TRANSACTIONAL_ID", 6: "DELEGATION_TOKEN", 7: "USER"}
+ACL_RESOURCE_TYPE_NAMES = {
+    0: "UNKNOWN",
+    1: "ANY",
+    2: "TOPIC",
+    3: "GROUP",
+    4: "CLUSTER",
+    5: "TRANSACTIONAL_ID",
+    6: "DELEGATION_TOKEN",
+    7: "USER",
+}
 ACL_PATTERN_TYPE_NAMES = {0: "UNKNOWN", 1: "ANY", 2: "MATCH", 3: "LITERAL", 4: "PREFIXED"}
-ACL_OPERATION_NAMES = {0: "UNKNOWN", 1: "ANY", 2: "ALL", 3: "READ", 4: "WRITE", 5: "CREATE", 6: "DELETE",
-                       7: "ALTER", 8: "DESCRIBE", 9: "CLUSTER_ACTION", 10: "DESCRIBE_CONFIGS",
-                       11: "ALTER_CONFIGS", 12: "IDEMPOTENT_WRITE", 13: "CREATE_TOKENS",
-                       14: "DESCRIBE_TOKENS"}
+ACL_OPERATION_NAMES = {
+    0: "UNKNOWN",
+    1: "ANY",
+    2: "ALL",
+    3: "READ",
+    4: "WRITE",
+    5: "CREATE",
+    6: "DELETE",
+    7: "ALTER",
+    8: "DESCRIBE",
+    9: "CLUSTER_ACTION",
+    10: "DESCRIBE_CONFIGS",
+    11: "ALTER_CONFIGS",
+    12: "IDEMPOTENT_WRITE",
+    13: "CREATE_TOKENS",
+    14: "DESCRIBE_TOKENS",
+}
 ACL_PERMISSION_TYPE_NAMES = {0: "UNKNOWN", 1: "ANY", 2: "DENY", 3: "ALLOW"}
 
 METADATA_VERSION_FEATURE = "metadata.version"
 METADATA_VERSION_NAMES = {
-    1: "3.0-IV1", 2: "3.1-IV0", 3: "3.2-IV0", 4: "3.3-IV0", 5: "3.3-IV1", 6: "3.3-IV2", 7: "3.3-IV3",
-    8: "3.4-IV0", 9: "3.5-IV0", 10: "3.5-IV1", 11: "3.5-IV2", 12: "3.6-IV0", 13: "3.6-IV1",
-    14: "3.6-IV2", 15: "3.7-IV0", 16: "3.7-IV1", 17: "3.7-IV2", 18: "3.7-IV3", 19: "3.7-IV4",
-    20: "3.8-IV0", 21: "3.9-IV0", 22: "4.0-IV0", 23: "4.0-IV1", 24: "4.0-IV2", 25: "4.0-IV3",
-    26: "4.1-IV0", 27: "4.1-IV1", 28: "4.2-IV0", 29: "4.2-IV1", 30: "4.3-IV0", 31: "4.4-IV0",
-    32: "4.4-IV1", 33: "4.4-IV2", 34: "4.5-IV0",
+    1: "3.0-IV1",
+    2: "3.1-IV0",
+    3: "3.2-IV0",
+    4: "3.3-IV0",
+    5: "3.3-IV1",
+    6: "3.3-IV2",
+    7: "3.3-IV3",
+    8: "3.4-IV0",
+    9: "3.5-IV0",
+    10: "3.5-IV1",
+    11: "3.5-IV2",
+    12: "3.6-IV0",
+    13: "3.6-IV1",
+    14: "3.6-IV2",
+    15: "3.7-IV0",
+    16: "3.7-IV1",
+    17: "3.7-IV2",
+    18: "3.7-IV3",
+    19: "3.7-IV4",
+    20: "3.8-IV0",
+    21: "3.9-IV0",
+    22: "4.0-IV0",
+    23: "4.0-IV1",
+    24: "4.0-IV2",
+    25: "4.0-IV3",
+    26: "4.1-IV0",
+    27: "4.1-IV1",
+    28: "4.2-IV0",
+    29: "4.2-IV1",
+    30: "4.3-IV0",
+    31: "4.4-IV0",
+    32: "4.4-IV1",
+    33: "4.4-IV2",
+    34: "4.5-IV0",
 }
 """``MetadataVersion`` feature levels (Kafka 4.4 source; 1-6 only exist in 3.x releases)."""
 
@@ -94,7 +149,10 @@ _GROUP_CONFIG_NAMES = _words("""
     streams.rack.aware.assignment.tags streams.session.timeout.ms streams.task.offset.interval.ms
 """)
 KAFKA_SHELL_CONFIG_NAMES: dict[int, frozenset[str] | None] = {
-    2: _TOPIC_CONFIG_NAMES, 4: None, 16: _CLIENT_METRICS_CONFIG_NAMES, 32: _GROUP_CONFIG_NAMES,
+    2: _TOPIC_CONFIG_NAMES,
+    4: None,
+    16: _CLIENT_METRICS_CONFIG_NAMES,
+    32: _GROUP_CONFIG_NAMES,
 }
 """Resource type id -> config keys Kafka 4.4's shell keeps (None = every key; absent type = none)."""
 
@@ -129,7 +187,8 @@ class _Slotted:
 
     def __eq__(self, other: object) -> bool:
         return type(other) is type(self) and all(
-            getattr(self, n) == getattr(other, n) for n in self.__slots__)
+            getattr(self, n) == getattr(other, n) for n in self.__slots__
+        )
 
     __hash__ = None  # type: ignore[assignment]  # mutable
 
@@ -174,10 +233,20 @@ class BrokerRegistration(_Slotted):
         "supported_features",
     )
 
-    def __init__(self, id: int, epoch: int, incarnation_id: bytes, listeners: dict[str, Endpoint],
-                 supported_features: dict[str, tuple[int, int]], rack: str | None, fenced: bool,
-                 in_controlled_shutdown: bool, is_migrating_zk_broker: bool, directories: tuple,
-                 cordoned_directories: tuple | None = None) -> None:
+    def __init__(
+        self,
+        id: int,
+        epoch: int,
+        incarnation_id: bytes,
+        listeners: dict[str, Endpoint],
+        supported_features: dict[str, tuple[int, int]],
+        rack: str | None,
+        fenced: bool,
+        in_controlled_shutdown: bool,
+        is_migrating_zk_broker: bool,
+        directories: tuple,
+        cordoned_directories: tuple | None = None,
+    ) -> None:
         self.id = id
         self.epoch = epoch
         self.incarnation_id = incarnation_id
@@ -196,8 +265,14 @@ class ControllerRegistration(_Slotted):
 
     __slots__ = ("id", "incarnation_id", "listeners", "supported_features", "zk_migration_ready")
 
-    def __init__(self, id: int, incarnation_id: bytes, zk_migration_ready: bool,
-                 listeners: dict[str, Endpoint], supported_features: dict[str, tuple[int, int]]) -> None:
+    def __init__(
+        self,
+        id: int,
+        incarnation_id: bytes,
+        zk_migration_ready: bool,
+        listeners: dict[str, Endpoint],
+        supported_features: dict[str, tuple[int, int]],
+    ) -> None:
         self.id = id
         self.incarnation_id = incarnation_id
         self.zk_migration_ready = zk_migration_ready
@@ -223,9 +298,20 @@ class Partition(_Slotted):
         "replicas",
     )
 
-    def __init__(self, replicas: tuple, directories: tuple, isr: tuple, removing_replicas: tuple,
-                 adding_replicas: tuple, elr: tuple, last_known_elr: tuple, leader: int,
-                 leader_recovery_state: int, leader_epoch: int, partition_epoch: int) -> None:
+    def __init__(
+        self,
+        replicas: tuple,
+        directories: tuple,
+        isr: tuple,
+        removing_replicas: tuple,
+        adding_replicas: tuple,
+        elr: tuple,
+        last_known_elr: tuple,
+        leader: int,
+        leader_recovery_state: int,
+        leader_epoch: int,
+        partition_epoch: int,
+    ) -> None:
         self.replicas = replicas
         self.directories = directories
         self.isr = isr
@@ -239,9 +325,19 @@ class Partition(_Slotted):
         self.partition_epoch = partition_epoch
 
     def copy(self) -> Partition:
-        return Partition(self.replicas, self.directories, self.isr, self.removing_replicas,
-                         self.adding_replicas, self.elr, self.last_known_elr, self.leader,
-                         self.leader_recovery_state, self.leader_epoch, self.partition_epoch)
+        return Partition(
+            self.replicas,
+            self.directories,
+            self.isr,
+            self.removing_replicas,
+            self.adding_replicas,
+            self.elr,
+            self.last_known_elr,
+            self.leader,
+            self.leader_recovery_state,
+            self.leader_epoch,
+            self.partition_epoch,
+        )
 
 
 class Topic(_Slotted):
@@ -269,8 +365,17 @@ class Acl(_Slotted):
         "resource_type",
     )
 
-    def __init__(self, id: bytes, resource_type: int, resource_name: str, pattern_type: int,
-                 principal: str, host: str, operation: int, permission_type: int) -> None:
+    def __init__(
+        self,
+        id: bytes,
+        resource_type: int,
+        resource_name: str,
+        pattern_type: int,
+        principal: str,
+        host: str,
+        operation: int,
+        permission_type: int,
+    ) -> None:
         self.id = id
         self.resource_type = resource_type
         self.resource_name = resource_name
@@ -286,8 +391,9 @@ class ScramCredential(_Slotted):
 
     __slots__ = ("iterations", "mechanism", "name", "salt", "server_key", "stored_key")
 
-    def __init__(self, mechanism: int, name: str, salt: bytes, stored_key: bytes, server_key: bytes,
-                 iterations: int) -> None:
+    def __init__(
+        self, mechanism: int, name: str, salt: bytes, stored_key: bytes, server_key: bytes, iterations: int
+    ) -> None:
         self.mechanism = mechanism
         self.name = name
         self.salt = salt
@@ -309,8 +415,16 @@ class DelegationToken(_Slotted):
         "token_id",
     )
 
-    def __init__(self, token_id: str, owner: str, requester: str, renewers: tuple,
-                 issue_timestamp: int, max_timestamp: int, expiration_timestamp: int) -> None:
+    def __init__(
+        self,
+        token_id: str,
+        owner: str,
+        requester: str,
+        renewers: tuple,
+        issue_timestamp: int,
+        max_timestamp: int,
+        expiration_timestamp: int,
+    ) -> None:
         self.token_id = token_id
         self.owner = owner
         self.requester = requester
@@ -325,8 +439,13 @@ class Voter(_Slotted):
 
     __slots__ = ("directory_id", "endpoints", "id", "kraft_version_range")
 
-    def __init__(self, id: int, directory_id: bytes = MIGRATING_DIR, endpoints: tuple = EMPTY,
-                 kraft_version_range: tuple[int, int] | None = None) -> None:
+    def __init__(
+        self,
+        id: int,
+        directory_id: bytes = MIGRATING_DIR,
+        endpoints: tuple = EMPTY,
+        kraft_version_range: tuple[int, int] | None = None,
+    ) -> None:
         self.id = id
         self.directory_id = directory_id
         self.endpoints = endpoints

@@ -94,7 +94,7 @@ from .timeline import MISSING, Journal, kept
 
 BEGIN_TRANSACTION, END_TRANSACTION, ABORT_TRANSACTION = 23, 24, 25
 _TXN_KEYS = frozenset((BEGIN_TRANSACTION, END_TRANSACTION, ABORT_TRANSACTION))
-_MINIMUM_MV = 7                 # MetadataVersion.MINIMUM_VERSION (3.3-IV3) in Kafka 4.x
+_MINIMUM_MV = 7  # MetadataVersion.MINIMUM_VERSION (3.3-IV3) in Kafka 4.x
 KRAFT_VERSION_FEATURE = "kraft.version"
 
 
@@ -124,14 +124,37 @@ bytes the generated decoder rejects (decode_metadata_record then reports it prop
 
 # The two hottest records are decoded straight into tuples of these fields (no dict, no key
 # lookups): a million PartitionRecords in a big snapshot, PartitionChangeRecords in the log.
-_PARTITION_FIELDS = ("PartitionId", "TopicId", "Replicas", "Isr", "RemovingReplicas", "AddingReplicas", "Leader",
-                     "LeaderRecoveryState", "LeaderEpoch", "PartitionEpoch", "Directories",
-                     "EligibleLeaderReplicas", "LastKnownElr")
-_PARTITION_CHANGE_FIELDS = ("PartitionId", "TopicId", "Isr", "Leader", "Replicas", "RemovingReplicas",
-                            "AddingReplicas", "LeaderRecoveryState", "Directories", "EligibleLeaderReplicas",
-                            "LastKnownElr")
-_DECODERS = ReplayDecoders({"PartitionRecord": _PARTITION_FIELDS,
-                            "PartitionChangeRecord": _PARTITION_CHANGE_FIELDS})
+_PARTITION_FIELDS = (
+    "PartitionId",
+    "TopicId",
+    "Replicas",
+    "Isr",
+    "RemovingReplicas",
+    "AddingReplicas",
+    "Leader",
+    "LeaderRecoveryState",
+    "LeaderEpoch",
+    "PartitionEpoch",
+    "Directories",
+    "EligibleLeaderReplicas",
+    "LastKnownElr",
+)
+_PARTITION_CHANGE_FIELDS = (
+    "PartitionId",
+    "TopicId",
+    "Isr",
+    "Leader",
+    "Replicas",
+    "RemovingReplicas",
+    "AddingReplicas",
+    "LeaderRecoveryState",
+    "Directories",
+    "EligibleLeaderReplicas",
+    "LastKnownElr",
+)
+_DECODERS = ReplayDecoders(
+    {"PartitionRecord": _PARTITION_FIELDS, "PartitionChangeRecord": _PARTITION_CHANGE_FIELDS}
+)
 
 
 class Fault(Exception):
@@ -210,7 +233,10 @@ class Replayer:
         }
         # Handlers for what _DECODERS produces: tuples for the positional records, dicts otherwise.
         self._fast_handlers: dict[int, Callable[[Any, int], None]] = {
-            **self._handlers, 3: self._partition_tuple, 5: self._partition_change_tuple}
+            **self._handlers,
+            3: self._partition_tuple,
+            5: self._partition_change_tuple,
+        }
 
     # ------------------------------------------------------------------ entry points
 
@@ -230,8 +256,11 @@ class Replayer:
     def abandon_transaction(self, why: str) -> None:
         """Drop an open metadata transaction (its buffered records are never applied)."""
         if self._txn is not None:
-            self.warn(f"{why} inside a metadata transaction started at offset {self._txn_offset}; its "
-                      f"{len(self._txn)} record(s) were dropped", None)
+            self.warn(
+                f"{why} inside a metadata transaction started at offset {self._txn_offset}; its "
+                f"{len(self._txn)} record(s) were dropped",
+                None,
+            )
             self._txn = None
             self._txn_offset = None
 
@@ -294,7 +323,7 @@ class Replayer:
             try:
                 rec = decode(value)
             except (DecodeError, TypeError):
-                self.replay_value(value, off)       # the slow path reports what is wrong
+                self.replay_value(value, off)  # the slow path reports what is wrong
                 continue
             if self._txn is None:
                 handler = handlers.get(rec.api_key)
@@ -343,8 +372,10 @@ class Replayer:
             voter_ids = tuple(v.get("VoterId") for v in data.get("Voters") or ())
             # Keep richer voter info (endpoints from KRaftVoters) when the ids are the same.
             if tuple(v.id for v in q.voters) != voter_ids:
-                q.voters = tuple(Voter(v.get("VoterId"), v.get("VoterDirectoryId") or MIGRATING_DIR)
-                                 for v in data.get("Voters") or ())
+                q.voters = tuple(
+                    Voter(v.get("VoterId"), v.get("VoterDirectoryId") or MIGRATING_DIR)
+                    for v in data.get("Voters") or ()
+                )
             q.granting_voters = tuple(v.get("VoterId") for v in data.get("GrantingVoters") or ())
             q.source = "LeaderChange"
         elif name == "KRaftVersion":
@@ -353,16 +384,25 @@ class Replayer:
         elif name == "KRaftVoters":
             voters = []
             for v in data.get("Voters") or ():
-                eps = tuple(Endpoint(e.get("Name"), e.get("Host"), e.get("Port"), None)
-                            for e in v.get("Endpoints") or ())
+                eps = tuple(
+                    Endpoint(e.get("Name"), e.get("Host"), e.get("Port"), None)
+                    for e in v.get("Endpoints") or ()
+                )
                 feat = v.get("KRaftVersionFeature") or {}
-                voters.append(Voter(v.get("VoterId"), v.get("VoterDirectoryId") or MIGRATING_DIR, eps,
-                                    (feat.get("MinSupportedVersion", 0), feat.get("MaxSupportedVersion", 0))))
+                voters.append(
+                    Voter(
+                        v.get("VoterId"),
+                        v.get("VoterDirectoryId") or MIGRATING_DIR,
+                        eps,
+                        (feat.get("MinSupportedVersion", 0), feat.get("MaxSupportedVersion", 0)),
+                    )
+                )
             q.voters = tuple(voters)
             q.source = "KRaftVoters"
 
-    def replay_control_bytes(self, key: bytes | None, value: bytes | None, offset: int,
-                             epoch: int) -> ControlRecord | None:
+    def replay_control_bytes(
+        self, key: bytes | None, value: bytes | None, offset: int, epoch: int
+    ) -> ControlRecord | None:
         """Decode and apply a control record; returns it (None when undecodable)."""
         try:
             ctl = decode_control_record(key, value)
@@ -455,8 +495,10 @@ class Replayer:
         if broker is None:
             raise Fault(f"tried to {action} broker {broker_id}, but that broker was not registered")
         if broker.epoch != epoch:
-            raise Fault(f"tried to {action} broker {broker_id}, but the given epoch, {epoch}, did not "
-                        f"match the current broker epoch, {broker.epoch}")
+            raise Fault(
+                f"tried to {action} broker {broker_id}, but the given epoch, {epoch}, did not "
+                f"match the current broker epoch, {broker.epoch}"
+            )
         return broker
 
     @staticmethod
@@ -470,14 +512,20 @@ class Replayer:
 
     def _transaction_marker(self, key: int, offset: int) -> None:
         if self.snapshot_mode:
-            names = {BEGIN_TRANSACTION: "BeginTransactionRecord", END_TRANSACTION: "EndTransactionRecord",
-                     ABORT_TRANSACTION: "AbortTransactionRecord"}
+            names = {
+                BEGIN_TRANSACTION: "BeginTransactionRecord",
+                END_TRANSACTION: "EndTransactionRecord",
+                ABORT_TRANSACTION: "AbortTransactionRecord",
+            }
             self.warn(f"{names[key]} in a snapshot: unknown metadata record type for a snapshot", offset)
             return
         if key == BEGIN_TRANSACTION:
             if self._txn is not None:
-                self.warn(f"BeginTransactionRecord while a transaction started at offset {self._txn_offset} "
-                          "is still open", offset)
+                self.warn(
+                    f"BeginTransactionRecord while a transaction started at offset {self._txn_offset} "
+                    "is still open",
+                    offset,
+                )
                 return
             self._txn = []
             self._txn_offset = offset
@@ -497,16 +545,26 @@ class Replayer:
     # ------------------------------------------------------------------ cluster
 
     def _register_broker(self, d: dict[str, Any], offset: int) -> None:
-        listeners = {e["Name"]: Endpoint(e["Name"], e["Host"], e["Port"], e["SecurityProtocol"])
-                     for e in d["EndPoints"] or ()}
+        listeners = {
+            e["Name"]: Endpoint(e["Name"], e["Host"], e["Port"], e["SecurityProtocol"])
+            for e in d["EndPoints"] or ()
+        }
         if "" in listeners:
             raise Fault("broker listeners must be named")
         cordoned = d.get("CordonedLogDirs")
         broker = BrokerRegistration(
-            d["BrokerId"], d["BrokerEpoch"], d["IncarnationId"], listeners, self._features(d["Features"]),
-            d["Rack"], d.get("Fenced", True), d.get("InControlledShutdown", False),
-            d.get("IsMigratingZkBroker", False), self._sorted_dirs(d.get("LogDirs")),
-            None if cordoned is None else self._t(cordoned))      # kept in record order (unsorted)
+            d["BrokerId"],
+            d["BrokerEpoch"],
+            d["IncarnationId"],
+            listeners,
+            self._features(d["Features"]),
+            d["Rack"],
+            d.get("Fenced", True),
+            d.get("InControlledShutdown", False),
+            d.get("IsMigratingZkBroker", False),
+            self._sorted_dirs(d.get("LogDirs")),
+            None if cordoned is None else self._t(cordoned),
+        )  # kept in record order (unsorted)
         self._set(self._image.cluster.brokers, broker.id, broker)
 
     def _unregister_broker(self, d: dict[str, Any], offset: int) -> None:
@@ -538,9 +596,9 @@ class Replayer:
             broker.fenced = fenced == 1
         if shutdown:
             broker.in_controlled_shutdown = True
-        if log_dirs:                      # null or empty = no change
+        if log_dirs:  # null or empty = no change
             broker.directories = self._sorted_dirs(log_dirs)
-        if cordoned is not None:          # v3+ (Kafka 4.3): null = no change; not sorted
+        if cordoned is not None:  # v3+ (Kafka 4.3): null = no change; not sorted
             broker.cordoned_directories = self._t(cordoned)
 
     def _register_controller(self, d: dict[str, Any], offset: int) -> None:
@@ -549,8 +607,13 @@ class Replayer:
             if e["SecurityProtocol"] not in SECURITY_PROTOCOL_NAMES:
                 raise Fault(f"unknown security protocol {e['SecurityProtocol']} for listener {e['Name']}")
             listeners[e["Name"]] = Endpoint(e["Name"], e["Host"], e["Port"], e["SecurityProtocol"])
-        c = ControllerRegistration(d["ControllerId"], d["IncarnationId"], d["ZkMigrationReady"], listeners,
-                                   self._features(d["Features"]))
+        c = ControllerRegistration(
+            d["ControllerId"],
+            d["IncarnationId"],
+            d["ZkMigrationReady"],
+            listeners,
+            self._features(d["Features"]),
+        )
         self._set(self._image.cluster.controllers, c.id, c)
 
     def _unregister_controller(self, d: dict[str, Any], offset: int) -> None:
@@ -578,17 +641,26 @@ class Replayer:
             return
         intern = self._intern
         replicas = intern(rep, rep) if rep else EMPTY
-        if not dirs or dirs.count(MIGRATING_DIR) == len(dirs):      # defaultToMigrating
+        if not dirs or dirs.count(MIGRATING_DIR) == len(dirs):  # defaultToMigrating
             directories = self._migrating_dirs(len(replicas))
         else:
             directories = intern(dirs, dirs)
         j = self.journal
-        if j is not None:   # _keep_slot, inline: a million of these per snapshot
+        if j is not None:  # _keep_slot, inline: a million of these per snapshot
             j.append((topic.partitions, pid, topic.partitions.get(pid, MISSING)))
         topic.partitions[pid] = Partition(
-            replicas, directories, replicas if isr == rep else intern(isr, isr) if isr else EMPTY,
-            intern(rem, rem) if rem else EMPTY, intern(add, add) if add else EMPTY,
-            intern(elr, elr) if elr else EMPTY, intern(lke, lke) if lke else EMPTY, leader, lrs, le, pe)
+            replicas,
+            directories,
+            replicas if isr == rep else intern(isr, isr) if isr else EMPTY,
+            intern(rem, rem) if rem else EMPTY,
+            intern(add, add) if add else EMPTY,
+            intern(elr, elr) if elr else EMPTY,
+            intern(lke, lke) if lke else EMPTY,
+            leader,
+            lrs,
+            le,
+            pe,
+        )
 
     def _partition_change_tuple(self, t: tuple, offset: int) -> None:
         """PartitionChangeRecord as a ``_PARTITION_CHANGE_FIELDS`` tuple: the common ISR / leader /
@@ -601,9 +673,23 @@ class Replayer:
             self._partition_change(dict(zip(_PARTITION_CHANGE_FIELDS, t)), offset)
             return
         j = self.journal
-        if j is not None:   # timeline.kept(p), inline: the hot path of a long log
-            j.append((p, p.adding_replicas, p.directories, p.elr, p.isr, p.last_known_elr, p.leader, p.leader_epoch,
-                      p.leader_recovery_state, p.partition_epoch, p.removing_replicas, p.replicas))
+        if j is not None:  # timeline.kept(p), inline: the hot path of a long log
+            j.append(
+                (
+                    p,
+                    p.adding_replicas,
+                    p.directories,
+                    p.elr,
+                    p.isr,
+                    p.last_known_elr,
+                    p.leader,
+                    p.leader_epoch,
+                    p.leader_recovery_state,
+                    p.partition_epoch,
+                    p.removing_replicas,
+                    p.replicas,
+                )
+            )
         intern = self._intern
         if isr is not None:
             p.isr = intern(isr, isr) if isr else EMPTY
@@ -634,7 +720,7 @@ class Replayer:
         v = d.get("Directories")
         if v and (len(v) != len(replicas)):
             raise Fault(f"partition {d['PartitionId']}: {len(v)} directories for {len(replicas)} replicas")
-        if not v or v.count(MIGRATING_DIR) == len(v):      # defaultToMigrating
+        if not v or v.count(MIGRATING_DIR) == len(v):  # defaultToMigrating
             directories = self._migrating_dirs(len(replicas))
         else:
             directories = intern(x, x) if (x := tuple(v)) else EMPTY
@@ -642,7 +728,7 @@ class Replayer:
         if lrs != 0 and lrs != 1:
             raise Fault(f"partition {d['PartitionId']}: unknown leader recovery state {lrs}")
         v = d["Isr"]
-        if v == d["Replicas"]:                  # the usual case: a fully in-sync partition
+        if v == d["Replicas"]:  # the usual case: a fully in-sync partition
             isr = replicas
         else:
             isr = intern(x, x) if v and (x := tuple(v)) else EMPTY
@@ -656,8 +742,18 @@ class Replayer:
         lke = intern(x, x) if v and (x := tuple(v)) else EMPTY
         self._keep_slot(topic.partitions, d["PartitionId"])
         topic.partitions[d["PartitionId"]] = Partition(
-            replicas, directories, isr, removing, adding, elr, lke, d["Leader"], lrs, d["LeaderEpoch"],
-            d["PartitionEpoch"])
+            replicas,
+            directories,
+            isr,
+            removing,
+            adding,
+            elr,
+            lke,
+            d["Leader"],
+            lrs,
+            d["LeaderEpoch"],
+            d["PartitionEpoch"],
+        )
 
     def _partition_change(self, d: dict[str, Any], offset: int) -> None:
         """``PartitionRegistration.merge``: each field null/-1/-2 = unchanged; partitionEpoch + 1."""
@@ -699,8 +795,9 @@ class Replayer:
             p.leader_recovery_state = lrs
         p.partition_epoch += 1
 
-    def _partition_change_checked(self, d: dict[str, Any], p: Partition, rep: list | None,
-                                  dirs: list | None, lrs: int) -> None:
+    def _partition_change_checked(
+        self, d: dict[str, Any], p: Partition, rep: list | None, dirs: list | None, lrs: int
+    ) -> None:
         """The replica/directory part of ``PartitionRegistration.merge`` (Kafka 4.4.0), which can
         fault: validate, then set both.
 
@@ -762,7 +859,7 @@ class Replayer:
     def _config(self, d: dict[str, Any], offset: int) -> None:
         rtype = d["ResourceType"]
         if rtype not in CONFIG_RESOURCE_TYPE_NAMES:
-            rtype = 0                       # ConfigResource.Type.forId -> UNKNOWN
+            rtype = 0  # ConfigResource.Type.forId -> UNKNOWN
         key = (rtype, d["ResourceName"])
         value = d["Value"]
         self._put_or_remove(self._image.configs, key, d["Name"], value, value is None)
@@ -774,8 +871,9 @@ class Replayer:
         entity = tuple(sorted(entity_map.items()))
         self._put_or_remove(self._image.client_quotas, entity, d["Key"], d["Value"], d["Remove"])
 
-    def _put_or_remove(self, areas: dict[Any, dict[str, Any]], key: Any, name: str, value: Any,
-                       remove: bool) -> None:
+    def _put_or_remove(
+        self, areas: dict[Any, dict[str, Any]], key: Any, name: str, value: Any, remove: bool
+    ) -> None:
         """Set or delete one key of a config resource / quota entity; an emptied one disappears, as
         in Kafka's ConfigurationsDelta and ClientQuotasDelta."""
         values = areas.get(key)
@@ -794,17 +892,28 @@ class Replayer:
         values[name] = value
 
     def _acl(self, d: dict[str, Any], offset: int) -> None:
-        acl = Acl(d["Id"], d["ResourceType"], d["ResourceName"], d["PatternType"], d["Principal"], d["Host"],
-                  d["Operation"], d["PermissionType"])
+        acl = Acl(
+            d["Id"],
+            d["ResourceType"],
+            d["ResourceName"],
+            d["PatternType"],
+            d["Principal"],
+            d["Host"],
+            d["Operation"],
+            d["PermissionType"],
+        )
         self._set(self._image.acls, acl.id, acl)
 
     def _remove_acl(self, d: dict[str, Any], offset: int) -> None:
         if self._pop(self._image.acls, d["Id"]) is None:
-            raise Fault(f"failed to find existing ACL with ID {uuid_to_str(d['Id'])} in either image or changes")
+            raise Fault(
+                f"failed to find existing ACL with ID {uuid_to_str(d['Id'])} in either image or changes"
+            )
 
     def _scram(self, d: dict[str, Any], offset: int) -> None:
-        cred = ScramCredential(d["Mechanism"], d["Name"], d["Salt"], d["StoredKey"], d["ServerKey"],
-                               d["Iterations"])
+        cred = ScramCredential(
+            d["Mechanism"], d["Name"], d["Salt"], d["StoredKey"], d["ServerKey"], d["Iterations"]
+        )
         self._set(self._image.scram, (cred.mechanism, cred.name), cred)
 
     def _remove_scram(self, d: dict[str, Any], offset: int) -> None:
@@ -814,9 +923,18 @@ class Replayer:
         renewers = tuple(d["Renewers"] or ())
         for principal in (d["Owner"], d["Requester"], *renewers):
             if not _principal_ok(principal):
-                raise Fault(f"expected a principal in format principalType:principalName but got {principal!r}")
-        token = DelegationToken(d["TokenId"], d["Owner"], d["Requester"], renewers, d["IssueTimestamp"],
-                                d["MaxTimestamp"], d["ExpirationTimestamp"])
+                raise Fault(
+                    f"expected a principal in format principalType:principalName but got {principal!r}"
+                )
+        token = DelegationToken(
+            d["TokenId"],
+            d["Owner"],
+            d["Requester"],
+            renewers,
+            d["IssueTimestamp"],
+            d["MaxTimestamp"],
+            d["ExpirationTimestamp"],
+        )
         self._set(self._image.delegation_tokens, token.token_id, token)
 
     def _remove_delegation_token(self, d: dict[str, Any], offset: int) -> None:
@@ -833,15 +951,19 @@ class Replayer:
             # 34 (4.5-IV0); anything lower is a fault.  Levels newer than known are kept (and
             # reported) so that a newer cluster still loads -- a deliberate difference.
             if level < _MINIMUM_MV:
-                raise Fault(f"invalid metadata.version feature level {level}: the minimum is "
-                            f"{_MINIMUM_MV} (3.3-IV3)")
+                raise Fault(
+                    f"invalid metadata.version feature level {level}: the minimum is {_MINIMUM_MV} (3.3-IV3)"
+                )
             if level not in METADATA_VERSION_NAMES:
-                self.warn(f"unknown metadata.version feature level {level} (newer than Kafka 4.4)", offset,
-                          "unknown")
+                self.warn(
+                    f"unknown metadata.version feature level {level} (newer than Kafka 4.4)",
+                    offset,
+                    "unknown",
+                )
             self.keep_state(features)
             features.metadata_version = level
         elif name == KRAFT_VERSION_FEATURE:
-            pass                                    # Kafka 4.4 ignores it (kraft.version lives in raft)
+            pass  # Kafka 4.4 ignores it (kraft.version lives in raft)
         elif level == 0:
             self._pop(features.finalized, name)
         else:

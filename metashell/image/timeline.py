@@ -57,9 +57,19 @@ def kept(obj: Any) -> tuple:
     return (obj, *get(obj))
 
 
-assert Partition.__slots__ == ("adding_replicas", "directories", "elr", "isr", "last_known_elr", "leader",
-                               "leader_epoch", "leader_recovery_state", "partition_epoch", "removing_replicas",
-                               "replicas"), "the replayer's and _walk's partition entries follow this order"
+assert Partition.__slots__ == (
+    "adding_replicas",
+    "directories",
+    "elr",
+    "isr",
+    "last_known_elr",
+    "leader",
+    "leader_epoch",
+    "leader_recovery_state",
+    "partition_epoch",
+    "removing_replicas",
+    "replicas",
+), "the replayer's and _walk's partition entries follow this order"
 
 
 def _walk(entries: list, start: int, stop: int) -> None:
@@ -69,13 +79,35 @@ def _walk(entries: list, start: int, stop: int) -> None:
     for k in range(start - 1, stop - 1, -1) if stop < start else range(start, stop):
         e = entries[k]
         obj = e[0]
-        if type(obj) is partition:   # most of a long log: spelled out, no call per entry
-            entries[k] = (obj, obj.adding_replicas, obj.directories, obj.elr, obj.isr, obj.last_known_elr,
-                          obj.leader, obj.leader_epoch, obj.leader_recovery_state, obj.partition_epoch,
-                          obj.removing_replicas, obj.replicas)
-            (_p, obj.adding_replicas, obj.directories, obj.elr, obj.isr, obj.last_known_elr, obj.leader,
-             obj.leader_epoch, obj.leader_recovery_state, obj.partition_epoch, obj.removing_replicas,
-             obj.replicas) = e
+        if type(obj) is partition:  # most of a long log: spelled out, no call per entry
+            entries[k] = (
+                obj,
+                obj.adding_replicas,
+                obj.directories,
+                obj.elr,
+                obj.isr,
+                obj.last_known_elr,
+                obj.leader,
+                obj.leader_epoch,
+                obj.leader_recovery_state,
+                obj.partition_epoch,
+                obj.removing_replicas,
+                obj.replicas,
+            )
+            (
+                _p,
+                obj.adding_replicas,
+                obj.directories,
+                obj.elr,
+                obj.isr,
+                obj.last_known_elr,
+                obj.leader,
+                obj.leader_epoch,
+                obj.leader_recovery_state,
+                obj.partition_epoch,
+                obj.removing_replicas,
+                obj.replicas,
+            ) = e
         elif type(obj) is dict:
             _d, key, value = e
             entries[k] = (obj, key, obj.get(key, MISSING))
@@ -106,8 +138,8 @@ class Timeline:
         # per batch: its last offset, the journal length after it, the provenance it left
         self._last = array("q")
         self._length = array("q")
-        self._prov = array("q")          # offset, epoch, timestamp, records, batches (5 per mark)
-        self._txn_open = bytearray()     # a metadata transaction is open after the batch
+        self._prov = array("q")  # offset, epoch, timestamp, records, batches (5 per mark)
+        self._txn_open = bytearray()  # a metadata transaction is open after the batch
         self._end_prov: tuple[int, ...] = ()
         self._end_sources: list[str] = []
         self.applied = 0
@@ -170,7 +202,7 @@ class Timeline:
         """Put the image at ``offset`` (None or past the end: the end of the log)."""
         if not self.can_reach(offset):
             raise ValueError(f"offset {offset} cannot be reached through the journal")
-        with gc_paused():   # each swap makes a tuple: no collections over the image meanwhile
+        with gc_paused():  # each swap makes a tuple: no collections over the image meanwhile
             self._move(offset)
 
     def _move(self, offset: int | None) -> None:
@@ -185,10 +217,10 @@ class Timeline:
             prov = self._start_prov
         else:
             self._apply_to(self._length[i])
-            prov = tuple(self._prov[5 * i:5 * i + 5])
+            prov = tuple(self._prov[5 * i : 5 * i + 5])
         _restore(self.image, prov, self._sources_at(offset))
         if (self._last[i] if i >= 0 else self.start) < offset:
-            assert self._enter is not None      # can_reach said so
+            assert self._enter is not None  # can_reach said so
             self._enter(offset, self.scratch)
 
     def _mark_at_or_before(self, offset: int) -> int:

@@ -18,7 +18,14 @@ from metashell.log.directory import MetadataLogDir
 from metashell.log.files import iter_file_batches
 from metashell.log.reader import BatchIndexEntry
 
-__all__ = ["PointError", "ResolvedPoint", "earliest_offset", "parse_point", "resolve_in_dir", "resolve_in_file"]
+__all__ = [
+    "PointError",
+    "ResolvedPoint",
+    "earliest_offset",
+    "parse_point",
+    "resolve_in_dir",
+    "resolve_in_file",
+]
 
 
 class PointError(MetashellError):
@@ -49,7 +56,9 @@ def parse_point(text: str) -> tuple[str, int]:
     try:
         when = _dt.datetime.fromisoformat(t.replace("Z", "+00:00").replace("z", "+00:00"))
     except ValueError:
-        raise PointError(f"at: {text}: not an offset, an ISO time (2026-11-22T03:55:00Z) or @epoch-ms") from None
+        raise PointError(
+            f"at: {text}: not an offset, an ISO time (2026-11-22T03:55:00Z) or @epoch-ms"
+        ) from None
     if when.tzinfo is None:
         when = when.replace(tzinfo=_dt.UTC)
     return "time", int(when.timestamp() * 1000)
@@ -68,8 +77,9 @@ def _batch_times(paths: list[Path]) -> list[tuple[int, int]]:
     out = []
     for path in paths:
         try:
-            for b in iter_file_batches(path, decode=False, verify_crc=False, lenient_tail=True,
-                                       warn=lambda w: None):
+            for b in iter_file_batches(
+                path, decode=False, verify_crc=False, lenient_tail=True, warn=lambda w: None
+            ):
                 out.append((b.base_offset + b.last_offset_delta, b.max_timestamp))
         except (OSError, MetashellError):
             continue
@@ -89,8 +99,11 @@ def _offset_at(times: list[tuple[int, int]], ms: int, asked: str) -> int:
 
 
 def _iso(ms: int) -> str:
-    return _dt.datetime.fromtimestamp(ms / 1000, _dt.UTC).isoformat(timespec="milliseconds") \
+    return (
+        _dt.datetime.fromtimestamp(ms / 1000, _dt.UTC)
+        .isoformat(timespec="milliseconds")
         .replace("+00:00", "Z")
+    )
 
 
 def resolve_in_dir(d: MetadataLogDir, text: str, index: list[BatchIndexEntry] | None = None) -> ResolvedPoint:
@@ -107,8 +120,10 @@ def resolve_in_dir(d: MetadataLogDir, text: str, index: list[BatchIndexEntry] | 
     if earliest is None:
         raise PointError(f"at: {text}: this directory holds no log or snapshot to rebuild from")
     if value < earliest:
-        raise PointError(f"at: {text}: offset {value} is before the earliest this directory can rebuild, "
-                         f"offset {earliest} (older log segments were deleted after a snapshot)")
+        raise PointError(
+            f"at: {text}: offset {value} is before the earliest this directory can rebuild, "
+            f"offset {earliest} (older log segments were deleted after a snapshot)"
+        )
     return ResolvedPoint(value)
 
 

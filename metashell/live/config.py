@@ -20,10 +20,16 @@ SECURITY_PROTOCOLS = ("PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL")
 SASL_MECHANISMS = ("PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512")
 
 #: Keys whose values are secret (Kafka's ConfigDef type PASSWORD, plus the JAAS text).
-SECRET_KEYS = frozenset({
-    "ssl.key.password", "ssl.keystore.password", "ssl.truststore.password", "ssl.keystore.key",
-    "sasl.jaas.config", "sasl.oauthbearer.client.credentials.client.secret",
-})
+SECRET_KEYS = frozenset(
+    {
+        "ssl.key.password",
+        "ssl.keystore.password",
+        "ssl.truststore.password",
+        "ssl.keystore.key",
+        "sasl.jaas.config",
+        "sasl.oauthbearer.client.credentials.client.secret",
+    }
+)
 _SECRETISH = re.compile(r"password|secret|jaas|credential|(^|\.)key$|token", re.IGNORECASE)
 
 REDACTED = "[hidden]"
@@ -111,17 +117,20 @@ class ClientConfig:
             props = load_properties(path)
         except OSError as e:
             raise ConfigError(f"cannot read client config {os.fspath(path)}: {e.strerror or e}") from None
-        return cls.from_properties(props, source=os.fspath(path),
-                                   base_dir=os.path.dirname(os.path.abspath(path)))
+        return cls.from_properties(
+            props, source=os.fspath(path), base_dir=os.path.dirname(os.path.abspath(path))
+        )
 
     @classmethod
-    def from_properties(cls, props: Mapping[str, str], source: str = "client properties",
-                        base_dir: str | None = None) -> ClientConfig:
+    def from_properties(
+        cls, props: Mapping[str, str], source: str = "client properties", base_dir: str | None = None
+    ) -> ClientConfig:
         props = {k.strip(): v.strip() if not is_secret_key(k) else v for k, v in props.items()}
         proto = props.get("security.protocol", "PLAINTEXT").strip().upper() or "PLAINTEXT"
         if proto not in SECURITY_PROTOCOLS:
-            raise ConfigError(f"{source}: security.protocol must be one of {', '.join(SECURITY_PROTOCOLS)}, "
-                              f"not '{proto}'")
+            raise ConfigError(
+                f"{source}: security.protocol must be one of {', '.join(SECURITY_PROTOCOLS)}, not '{proto}'"
+            )
         sasl = _sasl_settings(props, source) if proto.startswith("SASL_") else None
         ssl_props: dict[str, str | Secret] = {}
         for k, v in props.items():
@@ -141,8 +150,16 @@ class ClientConfig:
 
 
 #: Keys (and prefixes) the live client reads; anything else in a --config file is reported as ignored.
-_USED_KEYS = frozenset(("security.protocol", "client.id", "request.timeout.ms",
-                        "socket.connection.setup.timeout.ms", "bootstrap.controllers", "bootstrap.servers"))
+_USED_KEYS = frozenset(
+    (
+        "security.protocol",
+        "client.id",
+        "request.timeout.ms",
+        "socket.connection.setup.timeout.ms",
+        "bootstrap.controllers",
+        "bootstrap.servers",
+    )
+)
 _USED_PREFIXES = ("ssl.", "sasl.")
 
 
@@ -172,12 +189,15 @@ _MODULE_MECHANISMS = {
 def _sasl_settings(props: Mapping[str, str], source: str) -> SaslSettings:
     mechanism = (props.get("sasl.mechanism") or "GSSAPI").strip().upper()
     if mechanism not in SASL_MECHANISMS:
-        raise ConfigError(f"{source}: sasl.mechanism {mechanism} is not supported "
-                          f"(use {', '.join(SASL_MECHANISMS)})")
+        raise ConfigError(
+            f"{source}: sasl.mechanism {mechanism} is not supported (use {', '.join(SASL_MECHANISMS)})"
+        )
     jaas = props.get("sasl.jaas.config")
     if not jaas or not jaas.strip():
-        raise ConfigError(f"{source}: security.protocol {props.get('security.protocol')} needs "
-                          "sasl.jaas.config (a JAAS file via java.security.auth.login.config is not supported)")
+        raise ConfigError(
+            f"{source}: security.protocol {props.get('security.protocol')} needs "
+            "sasl.jaas.config (a JAAS file via java.security.auth.login.config is not supported)"
+        )
     modules = parse_jaas_config(jaas)
     if len(modules) != 1:
         raise ConfigError(f"{source}: sasl.jaas.config contains {len(modules)} login modules, should be 1")

@@ -129,8 +129,9 @@ class Connection:
         assert self._sock is not None and self._tls is not None
         ep = self.endpoint
         try:
-            wrapped = self._tls.context.wrap_socket(self._sock, server_hostname=ep.host,
-                                                    do_handshake_on_connect=False)
+            wrapped = self._tls.context.wrap_socket(
+                self._sock, server_hostname=ep.host, do_handshake_on_connect=False
+            )
             self._sock = wrapped
             wrapped.settimeout(timeout)
             wrapped.do_handshake()
@@ -138,19 +139,30 @@ class Connection:
             hint = ""
             if "hostname" in (e.verify_message or "").lower() or "IP address mismatch" in str(e):
                 hint = " (set ssl.endpoint.identification.algorithm= to skip hostname verification)"
-            raise AuthenticationError(f"TLS: {ep} presented a certificate that is not trusted: "
-                                      f"{e.verify_message or e.reason}{hint}") from None
+            raise AuthenticationError(
+                f"TLS: {ep} presented a certificate that is not trusted: {e.verify_message or e.reason}{hint}"
+            ) from None
         except ssl.SSLError as e:
             reason = e.reason or str(e)
-            hint = " (is this listener really SSL? check security.protocol)" \
-                if reason in ("WRONG_VERSION_NUMBER", "UNEXPECTED_EOF_WHILE_READING", "RECORD_LAYER_FAILURE",
-                              "PACKET_LENGTH_TOO_LONG") else ""
+            hint = (
+                " (is this listener really SSL? check security.protocol)"
+                if reason
+                in (
+                    "WRONG_VERSION_NUMBER",
+                    "UNEXPECTED_EOF_WHILE_READING",
+                    "RECORD_LAYER_FAILURE",
+                    "PACKET_LENGTH_TOO_LONG",
+                )
+                else ""
+            )
             raise LiveConnectionError(f"TLS handshake with {ep} failed: {reason}{hint}") from None
         except TimeoutError:
             raise LiveConnectionError(f"TLS handshake with {ep} timed out after {timeout:g}s") from None
         except OSError as e:
-            raise LiveConnectionError(f"TLS handshake with {ep} failed: {e.strerror or e} "
-                                      "(is this listener really SSL? check security.protocol)") from None
+            raise LiveConnectionError(
+                f"TLS handshake with {ep} failed: {e.strerror or e} "
+                "(is this listener really SSL? check security.protocol)"
+            ) from None
 
     def close(self) -> None:
         with self._lock:
@@ -192,8 +204,9 @@ class Connection:
             body: dict[str, Any] = {}
             if version >= 3:
                 body = {"ClientSoftwareName": CLIENT_SOFTWARE_NAME, "ClientSoftwareVersion": __version__}
-            resp = self._roundtrip("ApiVersions", version, body, self.config.request_timeout,
-                                   phase="version negotiation")
+            resp = self._roundtrip(
+                "ApiVersions", version, body, self.config.request_timeout, phase="version negotiation"
+            )
             code = resp["ErrorCode"]
             if code == E.UNSUPPORTED_VERSION:
                 theirs = [k for k in resp.get("ApiKeys") or [] if k["ApiKey"] == messages.API_VERSIONS_KEY]
@@ -205,8 +218,9 @@ class Connection:
                 version = new
                 continue
             if code != E.NONE:
-                raise KafkaProtocolError(f"{self.endpoint} rejected ApiVersions v{version}: "
-                                         f"{E.error_name(code)}", code)
+                raise KafkaProtocolError(
+                    f"{self.endpoint} rejected ApiVersions v{version}: {E.error_name(code)}", code
+                )
             self.server_versions = {k["ApiKey"]: (k["MinVersion"], k["MaxVersion"]) for k in resp["ApiKeys"]}
             self.api_versions_version = version
             return
@@ -225,12 +239,17 @@ class Connection:
         lo = max(lo, MIN_VERSIONS.get(api, lo))
         theirs = self.server_versions.get(messages.api_key(api))
         if theirs is None:
-            raise KafkaProtocolError(f"{self.endpoint} does not support {api} (it is not a KRaft controller "
-                                     "listener, or the server is too old)", E.UNSUPPORTED_VERSION)
+            raise KafkaProtocolError(
+                f"{self.endpoint} does not support {api} (it is not a KRaft controller "
+                "listener, or the server is too old)",
+                E.UNSUPPORTED_VERSION,
+            )
         v = min(hi, theirs[1])
         if v < max(lo, theirs[0]):
-            raise KafkaProtocolError(f"{self.endpoint} supports {api} v{theirs[0]}-{theirs[1]} but metashell "
-                                     f"needs v{lo}-{hi}", E.UNSUPPORTED_VERSION)
+            raise KafkaProtocolError(
+                f"{self.endpoint} supports {api} v{theirs[0]}-{theirs[1]} but metashell needs v{lo}-{hi}",
+                E.UNSUPPORTED_VERSION,
+            )
         return v
 
     # -- SASL ---------------------------------------------------------------------------------------
@@ -241,29 +260,44 @@ class Connection:
         ep = self.endpoint
         if not self.supports("SaslHandshake", 1):
             raise AuthenticationError(f"{ep} does not offer SASL (SaslHandshake v1); check security.protocol")
-        resp = self._roundtrip("SaslHandshake", 1, {"Mechanism": sasl.mechanism}, self.config.request_timeout,
-                               phase="SASL handshake")
+        resp = self._roundtrip(
+            "SaslHandshake",
+            1,
+            {"Mechanism": sasl.mechanism},
+            self.config.request_timeout,
+            phase="SASL handshake",
+        )
         code = resp["ErrorCode"]
         if code == E.UNSUPPORTED_SASL_MECHANISM:
             enabled = ", ".join(resp.get("Mechanisms") or []) or "none"
-            raise AuthenticationError(f"{ep} does not enable SASL mechanism {sasl.mechanism} "
-                                      f"(enabled: {enabled}); check sasl.mechanism")
+            raise AuthenticationError(
+                f"{ep} does not enable SASL mechanism {sasl.mechanism} "
+                f"(enabled: {enabled}); check sasl.mechanism"
+            )
         if code == E.ILLEGAL_SASL_STATE:
-            raise AuthenticationError(f"{ep} does not expect SASL authentication (is the listener PLAINTEXT "
-                                      "or SSL? check security.protocol)")
+            raise AuthenticationError(
+                f"{ep} does not expect SASL authentication (is the listener PLAINTEXT "
+                "or SSL? check security.protocol)"
+            )
         if code != E.NONE:
             raise AuthenticationError(f"SASL handshake with {ep} failed: {E.error_name(code)}")
         mech = mechanism_for(sasl)
         auth_version = self.version("SaslAuthenticate")
         token: bytes | None = mech.first()
         while token is not None:
-            resp = self._roundtrip("SaslAuthenticate", auth_version, {"AuthBytes": token},
-                                   self.config.request_timeout, phase="SASL authentication")
+            resp = self._roundtrip(
+                "SaslAuthenticate",
+                auth_version,
+                {"AuthBytes": token},
+                self.config.request_timeout,
+                phase="SASL authentication",
+            )
             code = resp["ErrorCode"]
             if code != E.NONE:
                 msg = resp.get("ErrorMessage") or E.error_name(code)
-                raise AuthenticationError(f"SASL authentication failed on {ep} ({sasl.mechanism}, user "
-                                          f"'{sasl.username}'): {msg}")
+                raise AuthenticationError(
+                    f"SASL authentication failed on {ep} ({sasl.mechanism}, user '{sasl.username}'): {msg}"
+                )
             token = mech.respond(resp.get("AuthBytes") or b"")
         if not mech.complete():
             raise AuthenticationError(f"SASL {sasl.mechanism} with {ep} ended early")
@@ -271,14 +305,16 @@ class Connection:
 
     # -- requests -----------------------------------------------------------------------------------
 
-    def request(self, api: str, body: dict[str, Any], *, version: int | None = None,
-                timeout: float | None = None) -> dict[str, Any]:
+    def request(
+        self, api: str, body: dict[str, Any], *, version: int | None = None, timeout: float | None = None
+    ) -> dict[str, Any]:
         """Send one request and wait for its response body (the version is negotiated unless given)."""
         if self._sock is None:
             raise LiveConnectionError(f"connection to {self.endpoint} is closed")
         v = self.version(api) if version is None else version
-        return self._roundtrip(api, v, body, self.config.request_timeout if timeout is None else timeout,
-                               phase=api)
+        return self._roundtrip(
+            api, v, body, self.config.request_timeout if timeout is None else timeout, phase=api
+        )
 
     def _roundtrip(self, api: str, version: int, body: dict[str, Any], timeout: float, phase: str) -> dict:
         sock = self._sock
@@ -295,17 +331,23 @@ class Connection:
             size = _SIZE.unpack(head)[0]
             if size < 4 or size > MAX_RESPONSE_BYTES:
                 if head[0] in (0x15, 0x16) and head[1] == 3 and self._tls is None:
-                    raise LiveConnectionError(f"{self.endpoint} answered with TLS: it is an SSL listener "
-                                              "(check security.protocol: SSL or SASL_SSL)")
-                raise LiveConnectionError(f"{self.endpoint} sent a {size}-byte frame during {phase}: not a "
-                                          "Kafka listener, or wrong security.protocol")
+                    raise LiveConnectionError(
+                        f"{self.endpoint} answered with TLS: it is an SSL listener "
+                        "(check security.protocol: SSL or SASL_SSL)"
+                    )
+                raise LiveConnectionError(
+                    f"{self.endpoint} sent a {size}-byte frame during {phase}: not a "
+                    "Kafka listener, or wrong security.protocol"
+                )
             payload = self._read_exact(size, deadline, phase)
         except LiveError:
             self.close()
             raise
         except TimeoutError:
             self.close()
-            raise LiveConnectionError(f"no answer from {self.endpoint} to {phase} within {timeout:g}s") from None
+            raise LiveConnectionError(
+                f"no answer from {self.endpoint} to {phase} within {timeout:g}s"
+            ) from None
         except ssl.SSLError as e:
             self.close()
             raise LiveConnectionError(f"TLS error talking to {self.endpoint}: {e.reason or e}") from None
@@ -313,15 +355,19 @@ class Connection:
             self.close()
             if self._aborted:
                 raise LiveConnectionError(f"connection to {self.endpoint} was aborted") from None
-            what = "connection reset" if e.errno in (errno.ECONNRESET, errno.EPIPE) else (e.strerror or str(e))
-            raise LiveConnectionError(f"{self.endpoint} {what} during {phase}{self._closed_hint(phase)}") \
-                from None
+            what = (
+                "connection reset" if e.errno in (errno.ECONNRESET, errno.EPIPE) else (e.strerror or str(e))
+            )
+            raise LiveConnectionError(
+                f"{self.endpoint} {what} during {phase}{self._closed_hint(phase)}"
+            ) from None
         try:
             got, resp = messages.decode_response(api, version, payload)
         except DecodeError as e:
             self.close()
-            raise KafkaProtocolError(f"cannot decode {api} v{version} response from {self.endpoint}: "
-                                     f"{e.message}") from None
+            raise KafkaProtocolError(
+                f"cannot decode {api} v{version} response from {self.endpoint}: {e.message}"
+            ) from None
         if got != corr:
             self.close()
             raise KafkaProtocolError(f"{self.endpoint} answered correlation id {got}, expected {corr}")
@@ -342,8 +388,9 @@ class Connection:
             if k == 0:
                 if self._aborted:
                     raise LiveConnectionError(f"connection to {self.endpoint} was aborted")
-                raise LiveConnectionError(f"{self.endpoint} closed the connection during {phase}"
-                                          f"{self._closed_hint(phase)}")
+                raise LiveConnectionError(
+                    f"{self.endpoint} closed the connection during {phase}{self._closed_hint(phase)}"
+                )
             got += k
         return bytes(buf)
 

@@ -57,8 +57,9 @@ MISMATCHED_ENDPOINT_TYPE = 114
 UNSUPPORTED_ENDPOINT_TYPE = 115
 
 #: Partition-level Fetch/FetchSnapshot errors that mean "ask someone else / later" (FORMATS 6.6 step 4).
-LEADERSHIP_ERRORS = frozenset({NOT_LEADER_OR_FOLLOWER, FENCED_LEADER_EPOCH, UNKNOWN_LEADER_EPOCH,
-                               BROKER_NOT_AVAILABLE})
+LEADERSHIP_ERRORS = frozenset(
+    {NOT_LEADER_OR_FOLLOWER, FENCED_LEADER_EPOCH, UNKNOWN_LEADER_EPOCH, BROKER_NOT_AVAILABLE}
+)
 
 
 def error_name(code: int) -> str:

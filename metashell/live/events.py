@@ -66,20 +66,20 @@ class CommittedBatch:
 class LiveStatus:
     """A consistent copy of what the observer knows; ``lag`` = committed records not yet applied."""
 
-    state: str = "connecting"   # connecting, snapshot, catching-up, streaming, reconnecting, stopped, failed
+    state: str = "connecting"  # connecting, snapshot, catching-up, streaming, reconnecting, stopped, failed
     cluster_id: str | None = None
     leader_id: int = -1
     leader_epoch: int = -1
-    endpoint: str | None = None         # controller being fetched from
-    high_watermark: int = -1            # exclusive; -1 unknown
-    applied_offset: int = -1            # last offset delivered to the image; -1 none
+    endpoint: str | None = None  # controller being fetched from
+    high_watermark: int = -1  # exclusive; -1 unknown
+    applied_offset: int = -1  # last offset delivered to the image; -1 none
     fetch_offset: int = 0
     log_start_offset: int = -1
-    snapshot_id: SnapshotId | None = None   # snapshot the image was loaded from, if any
-    start_high_watermark: int = -1      # first high watermark seen: one-shot mode waits for it
+    snapshot_id: SnapshotId | None = None  # snapshot the image was loaded from, if any
+    start_high_watermark: int = -1  # first high watermark seen: one-shot mode waits for it
     controllers: dict[int, str] = field(default_factory=dict)
-    last_error: str | None = None       # most recent transient problem (reconnecting...)
-    error: str | None = None            # fatal problem (state == failed)
+    last_error: str | None = None  # most recent transient problem (reconnecting...)
+    error: str | None = None  # fatal problem (state == failed)
     updated_at: float = field(default_factory=time.time)
 
     @property

@@ -63,8 +63,13 @@ def _tokens(text: str) -> list[tuple[str, str]]:
             i += 1
         else:
             j = i
-            while j < n and not text[j].isspace() and text[j] not in '=;"{}' \
-                    and not text.startswith("//", j) and not text.startswith("/*", j):
+            while (
+                j < n
+                and not text[j].isspace()
+                and text[j] not in '=;"{}'
+                and not text.startswith("//", j)
+                and not text.startswith("/*", j)
+            ):
                 j += 1
             out.append(("word", text[i:j]))
             i = j
@@ -80,8 +85,11 @@ def parse_jaas_config(text: str) -> list[LoginModule]:
     def want(kinds: tuple[str, ...], what: str) -> str:
         nonlocal i
         if i >= len(toks) or toks[i][0] not in kinds:
-            got = "end of text" if i >= len(toks) else (
-                f"'{toks[i][1]}'" if toks[i][0] == "punct" else "a value")
+            got = (
+                "end of text"
+                if i >= len(toks)
+                else (f"'{toks[i][1]}'" if toks[i][0] == "punct" else "a value")
+            )
             raise ConfigError(f"sasl.jaas.config: expected {what}, found {got}")
         i += 1
         return toks[i - 1][1]

@@ -93,9 +93,16 @@ class _Pending:
 class Observer:
     """Runs in one thread.  :meth:`bootstrap` then :meth:`run`; :meth:`stop` from any thread."""
 
-    def __init__(self, endpoints: list[Endpoint], config: ClientConfig, sink: EventSink, *,
-                 cluster_id: str | None = None, max_wait_ms: int = MAX_WAIT_MS,
-                 pending_wait_ms: int = PENDING_WAIT_MS) -> None:
+    def __init__(
+        self,
+        endpoints: list[Endpoint],
+        config: ClientConfig,
+        sink: EventSink,
+        *,
+        cluster_id: str | None = None,
+        max_wait_ms: int = MAX_WAIT_MS,
+        pending_wait_ms: int = PENDING_WAIT_MS,
+    ) -> None:
         if not endpoints:
             raise ConfigError("no controller endpoint given")
         self.bootstrap_endpoints = list(endpoints)
@@ -144,10 +151,13 @@ class Observer:
         st = self.status
         changes: dict[str, Any] = {}
         values = {
-            "leader_id": self.leader_id, "leader_epoch": self.epoch,
+            "leader_id": self.leader_id,
+            "leader_epoch": self.epoch,
             "endpoint": str(self.target) if self._conn else st.endpoint,
-            "high_watermark": self.high_watermark, "applied_offset": self.delivered_next - 1,
-            "fetch_offset": self.fetch_offset, "log_start_offset": self.log_start_offset,
+            "high_watermark": self.high_watermark,
+            "applied_offset": self.delivered_next - 1,
+            "fetch_offset": self.fetch_offset,
+            "log_start_offset": self.log_start_offset,
             "cluster_id": self.cluster_id,
             "controllers": {k: str(v) for k, v in sorted(self.controllers.items())},
         }
@@ -228,17 +238,25 @@ class Observer:
         if not conn.supports("DescribeCluster", 1):
             if conn.supports("Metadata"):
                 raise LiveError(f"{ep}: {_BROKER_HINT}")
-            self._warn(f"{ep} does not support DescribeCluster v1 (Kafka before 3.7): cannot list the "
-                       "controllers; using the bootstrap endpoints directly")
+            self._warn(
+                f"{ep} does not support DescribeCluster v1 (Kafka before 3.7): cannot list the "
+                "controllers; using the bootstrap endpoints directly"
+            )
             return
-        resp = conn.request("DescribeCluster", {"IncludeClusterAuthorizedOperations": False, "EndpointType": 2})
+        resp = conn.request(
+            "DescribeCluster", {"IncludeClusterAuthorizedOperations": False, "EndpointType": 2}
+        )
         code = resp["ErrorCode"]
         if code == E.NONE:
             cid = resp.get("ClusterId")
             if self.expected_cluster_id and cid and cid != self.expected_cluster_id:
-                raise LiveError(f"wrong cluster: {ep} belongs to cluster {cid}, not {self.expected_cluster_id}")
+                raise LiveError(
+                    f"wrong cluster: {ep} belongs to cluster {cid}, not {self.expected_cluster_id}"
+                )
             self.cluster_id = cid or self.cluster_id
-            self.controllers = {b["BrokerId"]: Endpoint(b["Host"], b["Port"]) for b in resp.get("Brokers") or []}
+            self.controllers = {
+                b["BrokerId"]: Endpoint(b["Host"], b["Port"]) for b in resp.get("Brokers") or []
+            }
             self.describe_cluster_ok = True
             leader = resp.get("ControllerId", -1)
             if leader is not None and leader >= 0 and leader in self.controllers:
@@ -250,8 +268,10 @@ class Observer:
         if code == E.MISMATCHED_ENDPOINT_TYPE or (code == E.INVALID_REQUEST and conn.supports("Metadata")):
             raise LiveError(f"{ep}: {_BROKER_HINT}")
         if code == E.CLUSTER_AUTHORIZATION_FAILED:
-            self._warn(f"{ep} denied DescribeCluster (needs ALTER on CLUSTER): cannot list the controllers; "
-                       "using the bootstrap endpoints directly")
+            self._warn(
+                f"{ep} denied DescribeCluster (needs ALTER on CLUSTER): cannot list the controllers; "
+                "using the bootstrap endpoints directly"
+            )
             return
         if code in (E.UNSUPPORTED_VERSION, E.UNSUPPORTED_ENDPOINT_TYPE, E.INVALID_REQUEST):
             self._warn(f"{ep} cannot list the controllers ({detail}); using the bootstrap endpoints directly")
@@ -340,15 +360,18 @@ class Observer:
             return
         try:
             if self.describe_cluster_ok:
-                resp = conn.request("DescribeCluster", {"IncludeClusterAuthorizedOperations": False,
-                                                        "EndpointType": 2})
+                resp = conn.request(
+                    "DescribeCluster", {"IncludeClusterAuthorizedOperations": False, "EndpointType": 2}
+                )
                 if resp["ErrorCode"] == E.NONE:
                     for b in resp.get("Brokers") or []:
                         self.controllers[b["BrokerId"]] = Endpoint(b["Host"], b["Port"])
                     return
             if conn.supports("DescribeQuorum", 2):
-                resp = conn.request("DescribeQuorum", {"Topics": [{"TopicName": METADATA_TOPIC,
-                                                                   "Partitions": [{"PartitionIndex": 0}]}]})
+                resp = conn.request(
+                    "DescribeQuorum",
+                    {"Topics": [{"TopicName": METADATA_TOPIC, "Partitions": [{"PartitionIndex": 0}]}]},
+                )
                 known = set(self.controllers.values()) | set(self.bootstrap_endpoints)
                 for node in resp.get("Nodes") or []:
                     listeners = [Endpoint(x["Host"], x["Port"]) for x in node.get("Listeners") or []]
@@ -395,8 +418,7 @@ class Observer:
             "ForgottenTopicsData": [],
             "RackId": "",
         }
-        resp = conn.request("Fetch", body, version=version,
-                            timeout=wait / 1000 + self.config.request_timeout)
+        resp = conn.request("Fetch", body, version=version, timeout=wait / 1000 + self.config.request_timeout)
         received_at = time.time()
         self._learn_endpoints(resp.get("NodeEndpoints"))
         self._check_top_level("Fetch", resp["ErrorCode"], conn.endpoint)
@@ -440,13 +462,21 @@ class Observer:
         if code == E.NONE:
             return
         if code == E.INCONSISTENT_CLUSTER_ID:
-            raise LiveError(f"wrong cluster: {ep} is not a controller of cluster {self.cluster_id} "
-                            "(INCONSISTENT_CLUSTER_ID)")
+            raise LiveError(
+                f"wrong cluster: {ep} is not a controller of cluster {self.cluster_id} "
+                "(INCONSISTENT_CLUSTER_ID)"
+            )
         if code == E.CLUSTER_AUTHORIZATION_FAILED:
-            raise AuthorizationError(f"not authorized to read the metadata log on {ep}: the principal needs "
-                                     "CLUSTER_ACTION on the CLUSTER resource (CLUSTER_AUTHORIZATION_FAILED)")
-        if code in (E.UNKNOWN_TOPIC_ID, E.UNKNOWN_TOPIC_OR_PARTITION, E.INVALID_REQUEST) and not \
-                self.describe_cluster_ok and self._conn is not None and self._conn.supports("Metadata"):
+            raise AuthorizationError(
+                f"not authorized to read the metadata log on {ep}: the principal needs "
+                "CLUSTER_ACTION on the CLUSTER resource (CLUSTER_AUTHORIZATION_FAILED)"
+            )
+        if (
+            code in (E.UNKNOWN_TOPIC_ID, E.UNKNOWN_TOPIC_OR_PARTITION, E.INVALID_REQUEST)
+            and not self.describe_cluster_ok
+            and self._conn is not None
+            and self._conn.supports("Metadata")
+        ):
             raise LiveError(f"{ep}: {_BROKER_HINT}")
         if code in (E.UNKNOWN_SERVER_ERROR, E.BROKER_NOT_AVAILABLE, E.NOT_LEADER_OR_FOLLOWER):
             raise LiveConnectionError(f"{ep} answered {api} with {E.error_name(code)}")
@@ -457,18 +487,26 @@ class Observer:
             raise LiveConnectionError(f"{ep} answered {api} with UNKNOWN_SERVER_ERROR")
         if code == E.CLUSTER_AUTHORIZATION_FAILED:
             self._check_top_level(api, code, ep)
-        if code in (E.UNKNOWN_TOPIC_ID, E.UNKNOWN_TOPIC_OR_PARTITION) and self._conn is not None \
-                and self._conn.supports("Metadata"):
+        if (
+            code in (E.UNKNOWN_TOPIC_ID, E.UNKNOWN_TOPIC_OR_PARTITION)
+            and self._conn is not None
+            and self._conn.supports("Metadata")
+        ):
             raise LiveError(f"{ep}: {_BROKER_HINT}")
-        raise KafkaProtocolError(f"{ep} rejected {api} of {METADATA_TOPIC}-0: {E.error_name(code)} "
-                                 f"(offset {self.fetch_offset}, epoch {self.last_fetched_epoch})", code)
+        raise KafkaProtocolError(
+            f"{ep} rejected {api} of {METADATA_TOPIC}-0: {E.error_name(code)} "
+            f"(offset {self.fetch_offset}, epoch {self.last_fetched_epoch})",
+            code,
+        )
 
     def _take_records(self, data: bytes, ep: Endpoint) -> None:
         if not data:
             return
+
         def ignore_torn(w: LogWarning) -> None:
             if w.kind != "torn-tail":  # a cut-off last batch is normal at the end of a fetch
                 self._warn(str(w))
+
         try:
             for batch in iter_batches(data, f"fetch from {ep}", warn=ignore_torn):
                 if batch.last_offset < self.fetch_offset:
@@ -511,8 +549,10 @@ class Observer:
         log.info("diverging epoch %s ends at %s: truncating pending records", epoch, end_offset)
         if end_offset < self.delivered_next:
             # Raft never truncates committed records; if a controller did, start over.
-            self._warn(f"controller log diverged at offset {end_offset}, below the committed offset "
-                       f"{self.delivered_next}: reloading from the start")
+            self._warn(
+                f"controller log diverged at offset {end_offset}, below the committed offset "
+                f"{self.delivered_next}: reloading from the start"
+            )
             self.sink(ImageReset(f"log diverged at offset {end_offset}"))
             self.pending.clear()
             self.fetch_offset = self.delivered_next = 0
@@ -534,8 +574,10 @@ class Observer:
         self._publish_position(state="snapshot")
         data = self._download(conn, snap)
         source = f"snapshot {snap} from {conn.endpoint}"
+
         def warn(w: LogWarning) -> None:
             self._warn(str(w))
+
         try:
             batches = list(iter_batches(data, source, warn=warn))
         except DecodeError as e:
@@ -547,8 +589,9 @@ class Observer:
             self.high_watermark = hw
         self.sink(SnapshotLoaded(snap, data, batches, hw, source))
         self.status = self.status.evolve(snapshot_id=snap)
-        self._publish_position(state="streaming" if self.delivered_next >= self.high_watermark >= 0
-                               else "catching-up")
+        self._publish_position(
+            state="streaming" if self.delivered_next >= self.high_watermark >= 0 else "catching-up"
+        )
 
     def _download(self, conn: Connection, snap: SnapshotId) -> bytes:
         buf = bytearray()
@@ -560,17 +603,28 @@ class Observer:
                 "ClusterId": self.cluster_id,
                 "ReplicaId": -1,
                 "MaxBytes": SNAPSHOT_PAGE_BYTES,
-                "Topics": [{"Name": METADATA_TOPIC, "Partitions": [{
-                    "Partition": 0, "CurrentLeaderEpoch": max(self.epoch, self.last_fetched_epoch),
-                    "SnapshotId": {"EndOffset": snap.end_offset, "Epoch": snap.epoch},
-                    "Position": len(buf)}]}],
+                "Topics": [
+                    {
+                        "Name": METADATA_TOPIC,
+                        "Partitions": [
+                            {
+                                "Partition": 0,
+                                "CurrentLeaderEpoch": max(self.epoch, self.last_fetched_epoch),
+                                "SnapshotId": {"EndOffset": snap.end_offset, "Epoch": snap.epoch},
+                                "Position": len(buf),
+                            }
+                        ],
+                    }
+                ],
             }
             resp = conn.request("FetchSnapshot", body)
             self._learn_endpoints(resp.get("NodeEndpoints"))
             self._check_top_level("FetchSnapshot", resp["ErrorCode"], conn.endpoint)
             topics = resp.get("Topics") or []
             if len(topics) != 1 or len(topics[0].get("Partitions") or []) != 1:
-                raise KafkaProtocolError(f"{conn.endpoint} answered FetchSnapshot without the metadata partition")
+                raise KafkaProtocolError(
+                    f"{conn.endpoint} answered FetchSnapshot without the metadata partition"
+                )
             p = topics[0]["Partitions"][0]
             code = p["ErrorCode"]
             if code in E.LEADERSHIP_ERRORS:

@@ -104,8 +104,10 @@ class Scram(SaslMechanism):
             except ValueError:
                 signature = b""
             if not hmac.compare_digest(signature, self._server_signature):
-                raise AuthenticationError("SCRAM: the server's signature is invalid (it does not know "
-                                          "this user's credentials; possible man-in-the-middle)")
+                raise AuthenticationError(
+                    "SCRAM: the server's signature is invalid (it does not know "
+                    "this user's credentials; possible man-in-the-middle)"
+                )
             self._state = "done"
             return None
         raise AuthenticationError("SCRAM: unexpected server message after authentication completed")
@@ -123,8 +125,10 @@ class Scram(SaslMechanism):
         except ValueError:
             raise AuthenticationError("SCRAM: malformed salt or iteration count from the server") from None
         if not SCRAM_MIN_ITERATIONS <= iterations <= SCRAM_MAX_ITERATIONS:
-            raise AuthenticationError(f"SCRAM: server asked for {iterations} iterations "
-                                      f"(allowed {SCRAM_MIN_ITERATIONS}..{SCRAM_MAX_ITERATIONS})")
+            raise AuthenticationError(
+                f"SCRAM: server asked for {iterations} iterations "
+                f"(allowed {SCRAM_MIN_ITERATIONS}..{SCRAM_MAX_ITERATIONS})"
+            )
         password = self._settings.password.reveal().encode("utf-8")
         salted = hashlib.pbkdf2_hmac(self._hash, password, salt, iterations)
         client_key = self._hmac(salted, b"Client Key")

@@ -26,8 +26,14 @@ class LiveSource:
     :class:`ClientConfig`, a path to a client properties file, or None for PLAINTEXT.
     """
 
-    def __init__(self, bootstrap: str | list[Endpoint], config: ClientConfig | str | os.PathLike[str] | None = None,
-                 *, cluster_id: str | None = None, max_wait_ms: int | None = None) -> None:
+    def __init__(
+        self,
+        bootstrap: str | list[Endpoint],
+        config: ClientConfig | str | os.PathLike[str] | None = None,
+        *,
+        cluster_id: str | None = None,
+        max_wait_ms: int | None = None,
+    ) -> None:
         self.endpoints = parse_endpoints(bootstrap) if isinstance(bootstrap, str) else list(bootstrap)
         if config is None:
             config = ClientConfig()
@@ -75,7 +81,9 @@ class LiveSource:
         if on_event is not None:
             self._on_event = on_event
         kwargs = {} if self._max_wait_ms is None else {"max_wait_ms": self._max_wait_ms}
-        self._observer = Observer(self.endpoints, self.config, self._sink, cluster_id=self.cluster_id, **kwargs)
+        self._observer = Observer(
+            self.endpoints, self.config, self._sink, cluster_id=self.cluster_id, **kwargs
+        )
         try:
             self._observer.bootstrap()
         except BaseException:
@@ -102,8 +110,11 @@ class LiveSource:
         except BaseException:
             log.exception("live mode failed")
 
-    def run(self, on_event: Callable[[LiveEvent], None] | None = None,
-            until: Callable[[LiveStatus], bool] | None = None) -> None:
+    def run(
+        self,
+        on_event: Callable[[LiveEvent], None] | None = None,
+        until: Callable[[LiveStatus], bool] | None = None,
+    ) -> None:
         """Stream in the calling thread until :meth:`stop` (or ``until(status)`` is true).
 
         Raises the fatal LiveError that ended streaming (also kept in :attr:`error` and ``status``).
@@ -127,8 +138,9 @@ class LiveSource:
             with self._cond:
                 self._cond.notify_all()
 
-    def run_until_caught_up(self, on_event: Callable[[LiveEvent], None] | None = None,
-                            timeout: float | None = 60.0) -> LiveStatus:
+    def run_until_caught_up(
+        self, on_event: Callable[[LiveEvent], None] | None = None, timeout: float | None = 60.0
+    ) -> LiveStatus:
         """One-shot mode: connect, apply everything committed when we arrived, return the status.
 
         "Caught up" = every record below the first high watermark the leader reported is applied.
@@ -160,8 +172,10 @@ class LiveSource:
         where = f" (last problem: {st.last_error})" if st.last_error else ""
         if st.start_high_watermark < 0:
             return f"timed out after {timeout:g}s waiting for the controller quorum to answer{where}"
-        return (f"timed out after {timeout:g}s catching up to offset {st.start_high_watermark} "
-                f"(applied {st.applied_offset}){where}")
+        return (
+            f"timed out after {timeout:g}s catching up to offset {st.start_high_watermark} "
+            f"(applied {st.applied_offset}){where}"
+        )
 
     def wait_caught_up(self, timeout: float | None = None) -> bool:
         """Block until caught up (True), a fatal error (raised), or ``timeout`` (False)."""
@@ -217,15 +231,19 @@ class LiveSource:
         for ep in targets:
             try:
                 with Connection(ep, self.config, obs.tls if obs else None).connect() as conn:
-                    resp = conn.request("DescribeQuorum", {"Topics": [{"TopicName": METADATA_TOPIC,
-                                                                       "Partitions": [{"PartitionIndex": 0}]}]})
+                    resp = conn.request(
+                        "DescribeQuorum",
+                        {"Topics": [{"TopicName": METADATA_TOPIC, "Partitions": [{"PartitionIndex": 0}]}]},
+                    )
             except LiveConnectionError as e:
                 last = str(e)
                 continue
             code = resp.get("ErrorCode", 0)
             if code == E.CLUSTER_AUTHORIZATION_FAILED:
-                raise E.AuthorizationError(f"not authorized to describe the quorum on {ep}: the principal "
-                                           "needs DESCRIBE on the CLUSTER resource")
+                raise E.AuthorizationError(
+                    f"not authorized to describe the quorum on {ep}: the principal "
+                    "needs DESCRIBE on the CLUSTER resource"
+                )
             if code != E.NONE:
                 last = f"{ep}: {E.error_name(code)}"
                 continue

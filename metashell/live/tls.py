@@ -28,8 +28,12 @@ from metashell.live.errors import ConfigError
 
 _JKS_MAGIC = b"\xfe\xed\xfe\xed"
 _JCEKS_MAGIC = b"\xce\xce\xce\xce"
-_PROTOCOLS = {"TLSV1": ssl.TLSVersion.TLSv1, "TLSV1.1": ssl.TLSVersion.TLSv1_1,
-              "TLSV1.2": ssl.TLSVersion.TLSv1_2, "TLSV1.3": ssl.TLSVersion.TLSv1_3}
+_PROTOCOLS = {
+    "TLSV1": ssl.TLSVersion.TLSv1,
+    "TLSV1.1": ssl.TLSVersion.TLSv1_1,
+    "TLSV1.2": ssl.TLSVersion.TLSv1_2,
+    "TLSV1.3": ssl.TLSVersion.TLSv1_3,
+}
 
 
 @dataclass
@@ -83,30 +87,40 @@ def _content_kind(cfg: ClientConfig, data: bytes, what: str, path: str) -> str:
     if data.lstrip()[:10].startswith(b"-----BEGIN"):
         kind = "PEM"
     elif data[:4] == _JCEKS_MAGIC:
-        raise ConfigError(f"{cfg.source}: {what} {path} is a JCEKS store, which is not supported "
-                          "(convert it to PKCS12 or PEM)")
+        raise ConfigError(
+            f"{cfg.source}: {what} {path} is a JCEKS store, which is not supported "
+            "(convert it to PKCS12 or PEM)"
+        )
     else:
-        kind = "JKS" if data[:4] == _JKS_MAGIC else "PKCS12"   # binary: both load as either type
+        kind = "JKS" if data[:4] == _JKS_MAGIC else "PKCS12"  # binary: both load as either type
     if (kind == "PEM") != (declared == "PEM"):
         found = "PEM text" if kind == "PEM" else f"a binary {kind} store"
-        raise ConfigError(f"{cfg.source}: {what}.location {path} is {found}, but {what}.type is {declared} "
-                          f"(Kafka's client fails to load it; set {what}.type="
-                          f"{'PEM' if kind == 'PEM' else kind})")
+        raise ConfigError(
+            f"{cfg.source}: {what}.location {path} is {found}, but {what}.type is {declared} "
+            f"(Kafka's client fails to load it; set {what}.type="
+            f"{'PEM' if kind == 'PEM' else kind})"
+        )
     return kind
 
 
 def _check_kafka_rules(cfg: ClientConfig) -> None:
     """The combinations of ssl.* settings Kafka's ``DefaultSslEngineFactory`` refuses, refused alike
     (with Kafka's wording), so that a --config that works here works with Kafka's tools too."""
+
     def fail(reason: str) -> None:
         raise ConfigError(f"{cfg.source}: {reason}")
 
-    t_certs, t_path, t_pass = (_get(cfg, "ssl.truststore.certificates"), _get(cfg, "ssl.truststore.location"),
-                               _get(cfg, "ssl.truststore.password"))
+    t_certs, t_path, t_pass = (
+        _get(cfg, "ssl.truststore.certificates"),
+        _get(cfg, "ssl.truststore.location"),
+        _get(cfg, "ssl.truststore.password"),
+    )
     t_type = _declared_type(cfg, "ssl.truststore")
     if t_certs is not None:
         if t_type != "PEM":
-            fail(f"ssl.truststore.certificates can be specified only for PEM, but ssl.truststore.type is {t_type}")
+            fail(
+                f"ssl.truststore.certificates can be specified only for PEM, but ssl.truststore.type is {t_type}"
+            )
         if t_path is not None:
             fail("both ssl.truststore.location and ssl.truststore.certificates are specified")
         if t_pass is not None:
@@ -116,8 +130,12 @@ def _check_kafka_rules(cfg: ClientConfig) -> None:
     elif t_path is None and t_pass is not None:
         fail("ssl.truststore.password is specified, but no ssl.truststore.location")
 
-    key, chain, k_path, k_pass = (_get(cfg, "ssl.keystore.key"), _get(cfg, "ssl.keystore.certificate.chain"),
-                                  _get(cfg, "ssl.keystore.location"), _get(cfg, "ssl.keystore.password"))
+    key, chain, k_path, k_pass = (
+        _get(cfg, "ssl.keystore.key"),
+        _get(cfg, "ssl.keystore.certificate.chain"),
+        _get(cfg, "ssl.keystore.location"),
+        _get(cfg, "ssl.keystore.password"),
+    )
     k_type = _declared_type(cfg, "ssl.keystore")
     if key is not None:
         if k_type != "PEM":
@@ -151,7 +169,7 @@ def _pem_blocks(text: str, label: str) -> list[str]:
         j = text.find(end, i)
         if j < 0:
             return out
-        out.append(text[i:j + len(end)] + "\n")
+        out.append(text[i : j + len(end)] + "\n")
         pos = j + len(end)
 
 
@@ -196,8 +214,9 @@ def _jks(cfg: ClientConfig, data: bytes, password: str | None, path: str, what: 
     try:
         return jks.KeyStore.loads(data, password or "", try_decrypt_keys=False)
     except jks.util.KeystoreSignatureException:
-        raise ConfigError(f"{cfg.source}: wrong {what}.password for {path} (keystore integrity check "
-                          "failed)") from None
+        raise ConfigError(
+            f"{cfg.source}: wrong {what}.password for {path} (keystore integrity check failed)"
+        ) from None
     except Exception as e:  # noqa: BLE001 - pyjks raises many types for corrupt input
         raise ConfigError(f"{cfg.source}: cannot read JKS {what} {path}: {type(e).__name__}") from None
 
@@ -220,8 +239,9 @@ def _load_p12(cfg: ClientConfig, data: bytes, password: str | None, path: str, w
         except ValueError:
             continue
     if password:
-        raise ConfigError(f"{cfg.source}: cannot open PKCS12 {what} {path} (wrong {what}.password, or "
-                          "not a PKCS12 file)")
+        raise ConfigError(
+            f"{cfg.source}: cannot open PKCS12 {what} {path} (wrong {what}.password, or not a PKCS12 file)"
+        )
     raise ConfigError(f"{cfg.source}: PKCS12 {what} {path} needs {what}.password")
 
 
@@ -249,10 +269,12 @@ def _client_key_and_chain(cfg: ClientConfig):
     key_text = _get(cfg, "ssl.keystore.key")
     if chain_text or key_text:
         if not (chain_text and key_text):
-            raise ConfigError(f"{cfg.source}: ssl.keystore.certificate.chain and ssl.keystore.key must "
-                              "be given together")
-        return _pem_key(cfg, key_text, key_password, "ssl.keystore.key"), \
-            x509.load_pem_x509_certificates(chain_text.encode())
+            raise ConfigError(
+                f"{cfg.source}: ssl.keystore.certificate.chain and ssl.keystore.key must be given together"
+            )
+        return _pem_key(cfg, key_text, key_password, "ssl.keystore.key"), x509.load_pem_x509_certificates(
+            chain_text.encode()
+        )
     path = _path(cfg, "ssl.keystore.location")
     if path is None:
         return None
@@ -261,12 +283,20 @@ def _client_key_and_chain(cfg: ClientConfig):
     kind = _content_kind(cfg, data, "ssl.keystore", path)
     if kind == "PEM":
         text = data.decode("ascii", "replace")
-        certs = x509.load_pem_x509_certificates("".join(_pem_blocks(text, "CERTIFICATE")).encode()) \
-            if "CERTIFICATE" in text else []
-        key_blocks = [b for label in ("PRIVATE KEY", "ENCRYPTED PRIVATE KEY", "RSA PRIVATE KEY",
-                                      "EC PRIVATE KEY") for b in _pem_blocks(text, label)]
+        certs = (
+            x509.load_pem_x509_certificates("".join(_pem_blocks(text, "CERTIFICATE")).encode())
+            if "CERTIFICATE" in text
+            else []
+        )
+        key_blocks = [
+            b
+            for label in ("PRIVATE KEY", "ENCRYPTED PRIVATE KEY", "RSA PRIVATE KEY", "EC PRIVATE KEY")
+            for b in _pem_blocks(text, label)
+        ]
         if not key_blocks or not certs:
-            raise ConfigError(f"{cfg.source}: PEM keystore {path} must hold a private key and its certificate")
+            raise ConfigError(
+                f"{cfg.source}: PEM keystore {path} must hold a private key and its certificate"
+            )
         return _pem_key(cfg, key_blocks[0], key_password, "ssl.keystore.location"), certs
     if kind == "JKS":
         ks = _jks(cfg, data, store_password, path, "ssl.keystore")
@@ -293,11 +323,13 @@ def _pem_key(cfg: ClientConfig, text: str, password: str | None, key: str):
     try:
         return load_pem_private_key(text.encode(), password.encode() if password else None)
     except TypeError:
-        raise ConfigError(f"{cfg.source}: the private key in {key} is encrypted; set ssl.key.password") \
-            from None
+        raise ConfigError(
+            f"{cfg.source}: the private key in {key} is encrypted; set ssl.key.password"
+        ) from None
     except ValueError:
-        raise ConfigError(f"{cfg.source}: cannot read the private key in {key} (wrong ssl.key.password?)") \
-            from None
+        raise ConfigError(
+            f"{cfg.source}: cannot read the private key in {key} (wrong ssl.key.password?)"
+        ) from None
 
 
 def _load_client_cert(ctx: ssl.SSLContext, key, chain) -> None:
@@ -328,8 +360,9 @@ def build_tls(cfg: ClientConfig) -> TlsSettings:
     algorithm = (algorithm if isinstance(algorithm, str) else "https").strip()
     check_hostname = algorithm.lower() == "https"
     if algorithm and not check_hostname:
-        raise ConfigError(f"{cfg.source}: ssl.endpoint.identification.algorithm must be https or empty, "
-                          f"not '{algorithm}'")
+        raise ConfigError(
+            f"{cfg.source}: ssl.endpoint.identification.algorithm must be https or empty, not '{algorithm}'"
+        )
     ctx.check_hostname = check_hostname
     ctx.verify_mode = ssl.CERT_REQUIRED
     enabled = _get(cfg, "ssl.enabled.protocols")

@@ -95,9 +95,21 @@ class RecordBatch:
     )
 
     def __init__(self, header: tuple, position: int, source: str, buf: bytes, start: int) -> None:
-        (self.base_offset, self.batch_length, self.partition_leader_epoch, self.magic, self.crc,
-         self.attributes, self.last_offset_delta, self.base_timestamp, self.max_timestamp,
-         self.producer_id, self.producer_epoch, self.base_sequence, self.records_count) = header
+        (
+            self.base_offset,
+            self.batch_length,
+            self.partition_leader_epoch,
+            self.magic,
+            self.crc,
+            self.attributes,
+            self.last_offset_delta,
+            self.base_timestamp,
+            self.max_timestamp,
+            self.producer_id,
+            self.producer_epoch,
+            self.base_sequence,
+            self.records_count,
+        ) = header
         self.position = position
         self.source = source
         self._buf = buf
@@ -106,8 +118,14 @@ class RecordBatch:
         self.stats: tuple[int, int, int, int] | None = None
 
     @classmethod
-    def parse(cls, buf: bytes, start: int = 0, source: str = "buffer", position: int | None = None,
-              verify_crc: bool = True) -> RecordBatch:
+    def parse(
+        cls,
+        buf: bytes,
+        start: int = 0,
+        source: str = "buffer",
+        position: int | None = None,
+        verify_crc: bool = True,
+    ) -> RecordBatch:
         """Parse and validate the single batch at ``buf[start:]`` (framing, magic, CRC)."""
         pos = start if position is None else position
         if len(buf) - start < HEADER_SIZE:
@@ -158,12 +176,12 @@ class RecordBatch:
     # -- raw bytes and CRC -------------------------------------------------------------------------
     def raw(self) -> bytes:
         """The batch's bytes, exactly as stored."""
-        return bytes(self._buf[self._start:self._start + LOG_OVERHEAD + self.batch_length])
+        return bytes(self._buf[self._start : self._start + LOG_OVERHEAD + self.batch_length])
 
     def compute_crc(self) -> int:
         """CRC-32C of bytes [21, end) -- what ``crc`` must equal."""
         s = self._start
-        return crc32c(memoryview(self._buf)[s + 21:s + LOG_OVERHEAD + self.batch_length])
+        return crc32c(memoryview(self._buf)[s + 21 : s + LOG_OVERHEAD + self.batch_length])
 
     def crc_valid(self) -> bool:
         return self.compute_crc() == self.crc
@@ -172,17 +190,21 @@ class RecordBatch:
     def records_data(self) -> bytes:
         """The records area, decompressed (raises CorruptBatchError when it does not decompress)."""
         s = self._start
-        raw = self._buf[s + HEADER_SIZE:s + LOG_OVERHEAD + self.batch_length]
+        raw = self._buf[s + HEADER_SIZE : s + LOG_OVERHEAD + self.batch_length]
         try:
             return decompress_records(self.attributes & ATTR_COMPRESSION_MASK, raw)
         except InflateLimitError as e:
-            raise CorruptBatchError(f"batch at base offset {self.base_offset}: {e}", self.source,
-                                    self.position) from None
+            raise CorruptBatchError(
+                f"batch at base offset {self.base_offset}: {e}", self.source, self.position
+            ) from None
         except (ValueError, OSError, EOFError, zlib.error, cramjam.DecompressionError) as e:
             # gzip raises OSError/EOFError/zlib.error, cramjam DecompressionError: all mean "corrupt"
             raise CorruptBatchError(
                 f"batch at base offset {self.base_offset}: {self.compression_name} records do not "
-                f"decompress ({type(e).__name__}: {e})", self.source, self.position) from None
+                f"decompress ({type(e).__name__}: {e})",
+                self.source,
+                self.position,
+            ) from None
 
     def _records_area(self) -> tuple[bytes, int, int, bool]:
         """(data, start, end, compressed) of the records to decode, without copying when possible."""
@@ -196,10 +218,15 @@ class RecordBatch:
         if compressed:
             return CorruptBatchError(
                 f"batch at base offset {self.base_offset}: record {err.index}: {err.message} "
-                f"(byte {err.pos} of the decompressed records)", self.source, self.position)
+                f"(byte {err.pos} of the decompressed records)",
+                self.source,
+                self.position,
+            )
         return CorruptBatchError(
-            f"batch at base offset {self.base_offset}: record {err.index}: {err.message}", self.source,
-            self.position + (err.pos - self._start))
+            f"batch at base offset {self.base_offset}: record {err.index}: {err.message}",
+            self.source,
+            self.position + (err.pos - self._start),
+        )
 
     def records_contain(self, needles: Iterable[bytes]) -> bool:
         """Whether any of ``needles`` occurs in the (decompressed) records area: a cheap test that
@@ -215,12 +242,16 @@ class RecordBatch:
         """
         if self.decoded is None:
             if self.records_count < 0:
-                raise CorruptBatchError(f"batch at base offset {self.base_offset}: negative record "
-                                        f"count {self.records_count}", self.source, self.position)
+                raise CorruptBatchError(
+                    f"batch at base offset {self.base_offset}: negative record count {self.records_count}",
+                    self.source,
+                    self.position,
+                )
             data, start, end, compressed = self._records_area()
             try:
-                entries, stats = decode_entries(data, start, end, self.records_count, self.base_offset,
-                                                 self.base_timestamp)
+                entries, stats = decode_entries(
+                    data, start, end, self.records_count, self.base_offset, self.base_timestamp
+                )
             except RecordError as e:
                 raise self.locate(e, compressed) from None
             if self.attributes & ATTR_TIMESTAMP_TYPE:
@@ -233,8 +264,11 @@ class RecordBatch:
     def records(self) -> list[Record]:
         """All records as :class:`Record` objects, headers included (slower than :meth:`entries`)."""
         if self.records_count < 0:
-            raise CorruptBatchError(f"batch at base offset {self.base_offset}: negative record count "
-                                    f"{self.records_count}", self.source, self.position)
+            raise CorruptBatchError(
+                f"batch at base offset {self.base_offset}: negative record count {self.records_count}",
+                self.source,
+                self.position,
+            )
         data, start, end, compressed = self._records_area()
         try:
             recs = decode_records(data, start, end, self.records_count, self.base_offset, self.base_timestamp)
@@ -273,10 +307,12 @@ class RecordBatch:
         return out
 
     def __repr__(self) -> str:
-        return (f"RecordBatch(source={self.source!r}, position={self.position}, base_offset="
-                f"{self.base_offset}, last_offset={self.last_offset}, epoch={self.partition_leader_epoch}, "
-                f"count={self.records_count}, control={self.is_control}, "
-                f"compression={self.compression_name}, size={self.size})")
+        return (
+            f"RecordBatch(source={self.source!r}, position={self.position}, base_offset="
+            f"{self.base_offset}, last_offset={self.last_offset}, epoch={self.partition_leader_epoch}, "
+            f"count={self.records_count}, control={self.is_control}, "
+            f"compression={self.compression_name}, size={self.size})"
+        )
 
 
 def check_header(header: tuple, buf: bytes, start: int, available: int, verify_crc: bool) -> str | None:
@@ -291,10 +327,12 @@ def check_header(header: tuple, buf: bytes, start: int, available: int, verify_c
     if size < HEADER_SIZE:
         return f"batch length {length} is too small for a v2 header"
     if verify_crc:
-        computed = crc32c(memoryview(buf)[start + 21:start + size])
+        computed = crc32c(memoryview(buf)[start + 21 : start + size])
         if computed != header[4]:
-            return (f"batch at base offset {header[0]}: CRC mismatch (stored 0x{header[4]:08x}, "
-                    f"computed 0x{computed:08x})")
+            return (
+                f"batch at base offset {header[0]}: CRC mismatch (stored 0x{header[4]:08x}, "
+                f"computed 0x{computed:08x})"
+            )
     if header[5] & ATTR_COMPRESSION_MASK > COMPRESSION_ZSTD:
         return f"batch at base offset {header[0]}: unknown compression type {header[5] & 7}"
     if header[12] < 0:

@@ -65,8 +65,10 @@ class InflateLimitError(ValueError):
     """A compressed records area would inflate beyond :data:`LIMITS` (a decompression bomb)."""
 
     def __init__(self, codec: str, limit: int) -> None:
-        super().__init__(f"{codec} records inflate beyond {limit} bytes (a metadata batch is at most "
-                         f"8 MiB; raise the cap with --max-batch-bytes if this file is genuine)")
+        super().__init__(
+            f"{codec} records inflate beyond {limit} bytes (a metadata batch is at most "
+            f"8 MiB; raise the cap with --max-batch-bytes if this file is genuine)"
+        )
 
 
 def _snappy_block(block: bytes, budget: int, limit: int) -> bytes:
@@ -104,7 +106,7 @@ def _snappy_xerial_decompress(data: bytes, limit: int) -> bytes:
         pos += 4
         if size < 0 or pos + size > n:
             raise ValueError(f"snappy block of {size} bytes is truncated")
-        part = _snappy_block(data[pos:pos + size], budget, limit)
+        part = _snappy_block(data[pos : pos + size], budget, limit)
         budget -= len(part)
         parts.append(part)
         pos += size
@@ -187,7 +189,7 @@ def _xxh32(data: bytes, seed: int = 0) -> int:
         v = [(seed + p1 + p2) & mask, (seed + p2) & mask, seed & mask, (seed - p1) & mask]
         while i + 16 <= n:
             for j in range(4):
-                lane = int.from_bytes(data[i:i + 4], "little")
+                lane = int.from_bytes(data[i : i + 4], "little")
                 v[j] = (rotl((v[j] + lane * p2) & mask, 13) * p1) & mask
                 i += 4
         h = (rotl(v[0], 1) + rotl(v[1], 7) + rotl(v[2], 12) + rotl(v[3], 18)) & mask
@@ -195,7 +197,7 @@ def _xxh32(data: bytes, seed: int = 0) -> int:
         h = (seed + p5) & mask
     h = (h + n) & mask
     while i + 4 <= n:
-        h = (rotl((h + int.from_bytes(data[i:i + 4], "little") * p3) & mask, 17) * p4) & mask
+        h = (rotl((h + int.from_bytes(data[i : i + 4], "little") * p3) & mask, 17) * p4) & mask
         i += 4
     while i < n:
         h = (rotl((h + data[i] * p5) & mask, 11) * p1) & mask
@@ -221,12 +223,15 @@ def compress_records(codec: int, data: bytes) -> bytes:
     if codec == COMPRESSION_GZIP:
         comp = zlib.compressobj(6, zlib.DEFLATED, -15)
         body = comp.compress(data) + comp.flush()
-        return (b"\x1f\x8b\x08\x00\x00\x00\x00\x00\x00\xff" + body
-                + struct.pack("<II", zlib.crc32(data) & 0xFFFFFFFF, len(data) & 0xFFFFFFFF))
+        return (
+            b"\x1f\x8b\x08\x00\x00\x00\x00\x00\x00\xff"
+            + body
+            + struct.pack("<II", zlib.crc32(data) & 0xFFFFFFFF, len(data) & 0xFFFFFFFF)
+        )
     if codec == COMPRESSION_SNAPPY:
         out = [_XERIAL_HEADER]
         for i in range(0, len(data), _XERIAL_BLOCK):
-            block = bytes(cramjam.snappy.compress_raw(data[i:i + _XERIAL_BLOCK]))
+            block = bytes(cramjam.snappy.compress_raw(data[i : i + _XERIAL_BLOCK]))
             out.append(struct.pack(">i", len(block)))
             out.append(block)
         return b"".join(out)
@@ -234,7 +239,7 @@ def compress_records(codec: int, data: bytes) -> bytes:
         descriptor = b"\x60\x40"
         out = [struct.pack("<I", 0x184D2204), descriptor, bytes([(_xxh32(descriptor) >> 8) & 0xFF])]
         for i in range(0, len(data), _LZ4_BLOCK):
-            chunk = data[i:i + _LZ4_BLOCK]
+            chunk = data[i : i + _LZ4_BLOCK]
             block = bytes(cramjam.lz4.compress_block(chunk, store_size=False))
             if len(block) >= len(chunk):
                 out.append(struct.pack("<I", len(chunk) | 0x80000000))

@@ -151,8 +151,9 @@ def read_meta_properties(path: Path, warnings: list[LogWarning]) -> MetaProperti
     raw_version = props.get("version")
     version: int | None = 0 if raw_version is None else _int_or_none(raw_version)
     if version not in (0, 1):
-        warnings.append(LogWarning("meta-properties", f"unsupported version {raw_version!r} (Kafka "
-                                   f"accepts 0 and 1)", src))
+        warnings.append(
+            LogWarning("meta-properties", f"unsupported version {raw_version!r} (Kafka accepts 0 and 1)", src)
+        )
     id_key = "broker.id" if version == 0 and "broker.id" in props else "node.id"
     node_id = _int_or_none(props.get(id_key))
     if id_key in props and node_id is None:
@@ -160,8 +161,13 @@ def read_meta_properties(path: Path, warnings: list[LogWarning]) -> MetaProperti
     elif version == 1 and "node.id" not in props:
         warnings.append(LogWarning("meta-properties", "version 1 without node.id", src))
     if not any(k in props for k in ("cluster.id", "node.id", "broker.id", "version", "directory.id")):
-        warnings.append(LogWarning("meta-properties", "holds none of meta.properties' keys: not a file "
-                                   "Kafka wrote (ignored)", src))
+        warnings.append(
+            LogWarning(
+                "meta-properties",
+                "holds none of meta.properties' keys: not a file Kafka wrote (ignored)",
+                src,
+            )
+        )
     return MetaProperties(path, version, props.get("cluster.id"), node_id, props.get("directory.id"), props)
 
 
@@ -185,22 +191,41 @@ def read_quorum_state(path: Path, warnings: list[LogWarning]) -> QuorumState | N
         return None
     dv = _int_or_none(data.get("data_version"))
     if dv not in (0, 1):
-        warnings.append(LogWarning("quorum-state", f"unknown data_version {data.get('data_version')!r} "
-                                   "(read leniently)", src))
+        warnings.append(
+            LogWarning(
+                "quorum-state", f"unknown data_version {data.get('data_version')!r} (read leniently)", src
+            )
+        )
     for name in ("leaderId", "leaderEpoch", "votedId", "appliedOffset"):
         if name in data and data[name] is not None and _int_or_none(data[name]) is None:
-            warnings.append(LogWarning("quorum-state", f"{name} {data[name]!r} is not a number (ignored)", src))
-    if "currentVoters" in data and data["currentVoters"] is not None and not isinstance(data["currentVoters"], list):
+            warnings.append(
+                LogWarning("quorum-state", f"{name} {data[name]!r} is not a number (ignored)", src)
+            )
+    if (
+        "currentVoters" in data
+        and data["currentVoters"] is not None
+        and not isinstance(data["currentVoters"], list)
+    ):
         warnings.append(LogWarning("quorum-state", "currentVoters is not a list (ignored)", src))
     voters = data.get("currentVoters")
     voter_ids: list[int] | None = None
     if isinstance(voters, list):
-        voter_ids = [v for v in (_int_or_none(x.get("voterId")) if isinstance(x, dict) else None
-                                 for x in voters) if v is not None]
+        voter_ids = [
+            v
+            for v in (_int_or_none(x.get("voterId")) if isinstance(x, dict) else None for x in voters)
+            if v is not None
+        ]
     vdir = data.get("votedDirectoryId")
-    return QuorumState(path, dv, _int_or_none(data.get("leaderId")), _int_or_none(data.get("leaderEpoch")),
-                       _int_or_none(data.get("votedId")), vdir if isinstance(vdir, str) else None,
-                       voter_ids, data)
+    return QuorumState(
+        path,
+        dv,
+        _int_or_none(data.get("leaderId")),
+        _int_or_none(data.get("leaderEpoch")),
+        _int_or_none(data.get("votedId")),
+        vdir if isinstance(vdir, str) else None,
+        voter_ids,
+        data,
+    )
 
 
 def read_leader_epoch_checkpoint(path: Path, warnings: list[LogWarning]) -> list[tuple[int, int]] | None:
@@ -215,16 +240,24 @@ def read_leader_epoch_checkpoint(path: Path, warnings: list[LogWarning]) -> list
         version = int(lines[0].strip())
         count = int(lines[1].strip())
         entries = []
-        for line in lines[2:2 + count]:
+        for line in lines[2 : 2 + count]:
             epoch, offset = line.split()
             entries.append((int(epoch), int(offset)))
     except (ValueError, IndexError):
-        warnings.append(LogWarning("leader-epoch-checkpoint", "malformed (expected version, count, "
-                                   "'epoch offset' lines)", src))
+        warnings.append(
+            LogWarning(
+                "leader-epoch-checkpoint", "malformed (expected version, count, 'epoch offset' lines)", src
+            )
+        )
         return None
     if version != 0 or len(entries) != count:
-        warnings.append(LogWarning("leader-epoch-checkpoint", f"version {version}, {len(entries)} of "
-                                   f"{count} entries (read leniently)", src))
+        warnings.append(
+            LogWarning(
+                "leader-epoch-checkpoint",
+                f"version {version}, {len(entries)} of {count} entries (read leniently)",
+                src,
+            )
+        )
     return entries
 
 
@@ -304,8 +337,14 @@ class ReadPlan:
             if s.kind == "log" and s.position == 0:
                 if s.source not in covered:
                     try:
-                        for b in iter_file_batches(s.path, s.source, decode=False, verify_crc=False,
-                                                   lenient_tail=True, warn=lambda w: None):
+                        for b in iter_file_batches(
+                            s.path,
+                            s.source,
+                            decode=False,
+                            verify_crc=False,
+                            lenient_tail=True,
+                            warn=lambda w: None,
+                        ):
                             if b.base_offset > self.start_offset:
                                 break
                             best[s.source] = b.position
@@ -313,8 +352,15 @@ class ReadPlan:
                         pass  # the real read reports it
                 s = replace(s, position=best.get(s.source, 0))
             steps.append(s)
-        return ReadPlan(steps, self.snapshot, self.start_offset, self.until_offset, list(self.warnings),
-                        self.directory, self.partial)
+        return ReadPlan(
+            steps,
+            self.snapshot,
+            self.start_offset,
+            self.until_offset,
+            list(self.warnings),
+            self.directory,
+            self.partial,
+        )
 
 
 @dataclass
@@ -342,15 +388,21 @@ class MetadataLogDir:
     def reopen(self) -> MetadataLogDir:
         """List the directory again (after Kafka deleted or added files while we were reading)."""
         where = self.log_dir if self.path is None else self.path
-        assert where is not None   # open_metadata_dir always sets one of them
+        assert where is not None  # open_metadata_dir always sets one of them
         return open_metadata_dir(where)
 
-    def latest_snapshot(self, until_offset: int | None = None,
-                        exclude: Collection[Path] = ()) -> SnapshotFile | None:
+    def latest_snapshot(
+        self, until_offset: int | None = None, exclude: Collection[Path] = ()
+    ) -> SnapshotFile | None:
         """The newest snapshot usable as a state source (never the (0, 0) bootstrap snapshot, nor
         one in ``exclude``: snapshots a salvage load found damaged)."""
-        usable = [s for s in self.snapshots if not s.is_bootstrap and s.path not in exclude
-                  and (until_offset is None or s.end_offset - 1 <= until_offset)]
+        usable = [
+            s
+            for s in self.snapshots
+            if not s.is_bootstrap
+            and s.path not in exclude
+            and (until_offset is None or s.end_offset - 1 <= until_offset)
+        ]
         return max(usable, key=lambda s: (s.end_offset, s.epoch), default=None)
 
     def plan(self, until_offset: int | None = None, *, exclude: Collection[Path] = ()) -> ReadPlan:
@@ -368,25 +420,49 @@ class MetadataLogDir:
         segs = [s for s in self.segments if until_offset is None or s.base_offset <= until_offset]
         chosen = [s for i, s in enumerate(segs) if i == len(segs) - 1 or segs[i + 1].base_offset > start]
         for s in chosen:
-            steps.append(PlanStep("log", s.path, str(s.path), skip_below=start,
-                                  lenient_tail=s is self.segments[-1], base_offset=s.base_offset))
+            steps.append(
+                PlanStep(
+                    "log",
+                    s.path,
+                    str(s.path),
+                    skip_below=start,
+                    lenient_tail=s is self.segments[-1],
+                    base_offset=s.base_offset,
+                )
+            )
         partial = False
         if chosen and chosen[0].base_offset > start:
             partial = True
             if snap is None:
-                msg = (f"the log starts at offset {chosen[0].base_offset} and no snapshot covers the "
-                       f"offsets before it: the image is partial")
+                msg = (
+                    f"the log starts at offset {chosen[0].base_offset} and no snapshot covers the "
+                    f"offsets before it: the image is partial"
+                )
             else:
-                msg = (f"gap between snapshot {snap.name} (end offset {snap.end_offset}) and the log, which "
-                       f"starts at offset {chosen[0].base_offset}: the image is partial")
+                msg = (
+                    f"gap between snapshot {snap.name} (end offset {snap.end_offset}) and the log, which "
+                    f"starts at offset {chosen[0].base_offset}: the image is partial"
+                )
             warnings.append(LogWarning("partial-image", msg, str(chosen[0].path), 0))
         if snap is None and self.bootstrap is not None:
             # bootstrap.checkpoint is not replicated state: only used when the log holds nothing
-            steps.append(PlanStep("bootstrap", self.bootstrap, str(self.bootstrap),
-                                  only_if_empty=bool(chosen), base_offset=0))
+            steps.append(
+                PlanStep(
+                    "bootstrap",
+                    self.bootstrap,
+                    str(self.bootstrap),
+                    only_if_empty=bool(chosen),
+                    base_offset=0,
+                )
+            )
         if not steps:
-            warnings.append(LogWarning("empty", "no snapshot, no log segment and no bootstrap.checkpoint: "
-                                       "nothing to load", str(self.path or self.log_dir)))
+            warnings.append(
+                LogWarning(
+                    "empty",
+                    "no snapshot, no log segment and no bootstrap.checkpoint: nothing to load",
+                    str(self.path or self.log_dir),
+                )
+            )
         return ReadPlan(steps, snap, start, until_offset, list(self.warnings) + warnings, self, partial)
 
 
@@ -419,12 +495,19 @@ def open_metadata_dir(path: str | os.PathLike[str]) -> MetadataLogDir:
     elif (p / "meta.properties").is_file() or (p / "bootstrap.checkpoint").is_file():
         part, log_dir = None, p
     else:
-        raise MetadataDirError(f"{p}: not a KRaft metadata log directory (no {PARTITION_DIR} folder, "
-                               f"no .log or .checkpoint files)")
+        raise MetadataDirError(
+            f"{p}: not a KRaft metadata log directory (no {PARTITION_DIR} folder, "
+            f"no .log or .checkpoint files)"
+        )
     d = MetadataLogDir(part, log_dir)
     if part is None:
-        d.warnings.append(LogWarning("no-partition-dir", f"no {PARTITION_DIR} folder: the node has not "
-                                     f"started on this log dir yet", str(p)))
+        d.warnings.append(
+            LogWarning(
+                "no-partition-dir",
+                f"no {PARTITION_DIR} folder: the node has not started on this log dir yet",
+                str(p),
+            )
+        )
     else:
         _scan_partition_dir(d, part)
     if log_dir is not None:
@@ -471,9 +554,15 @@ def _scan_partition_dir(d: MetadataLogDir, part: Path) -> None:
     d.segments.sort(key=lambda s: s.base_offset)
     topic_id = d.topic_id
     if topic_id is not None and topic_id != METADATA_TOPIC_ID:
-        d.warnings.append(LogWarning("not-metadata-topic", f"partition.metadata names topic id {topic_id}, "
-                                     f"not the metadata topic ({METADATA_TOPIC_ID}): is this "
-                                     f"{PARTITION_DIR}?", str(part / "partition.metadata")))
+        d.warnings.append(
+            LogWarning(
+                "not-metadata-topic",
+                f"partition.metadata names topic id {topic_id}, "
+                f"not the metadata topic ({METADATA_TOPIC_ID}): is this "
+                f"{PARTITION_DIR}?",
+                str(part / "partition.metadata"),
+            )
+        )
 
 
 def _sniff_snapshot(path: Path) -> bool:

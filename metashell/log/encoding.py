@@ -19,8 +19,13 @@ from metashell.protocol.wire import encode_varint
 __all__ = ["RecordSpec", "build_batch", "encode_record"]
 
 
-def encode_record(offset_delta: int, key: bytes | None, value: bytes | None, timestamp_delta: int = 0,
-                  headers: Sequence[tuple[str, bytes | None]] = ()) -> bytes:
+def encode_record(
+    offset_delta: int,
+    key: bytes | None,
+    value: bytes | None,
+    timestamp_delta: int = 0,
+    headers: Sequence[tuple[str, bytes | None]] = (),
+) -> bytes:
     """One record in the v2 layout (DefaultRecord.writeTo), length prefix included."""
     body = bytearray(b"\x00")
     body += encode_varint(timestamp_delta)
@@ -42,9 +47,19 @@ def _sized(data: bytes | None) -> bytes:
 RecordSpec = bytes | tuple
 
 
-def build_batch(base_offset: int, epoch: int, records: Iterable[RecordSpec], timestamp: int,
-                control: bool = False, compression: int = 0, *, producer_id: int = -1,
-                producer_epoch: int = -1, base_sequence: int = -1, attributes: int = 0) -> bytes:
+def build_batch(
+    base_offset: int,
+    epoch: int,
+    records: Iterable[RecordSpec],
+    timestamp: int,
+    control: bool = False,
+    compression: int = 0,
+    *,
+    producer_id: int = -1,
+    producer_epoch: int = -1,
+    base_sequence: int = -1,
+    attributes: int = 0,
+) -> bytes:
     """Encode one v2 batch the way KRaft's BatchBuilder does (byte for byte when uncompressed).
 
     ``records``: each item is a value (``bytes``, null key -- a metadata record) or a tuple
@@ -62,7 +77,11 @@ def build_batch(base_offset: int, epoch: int, records: Iterable[RecordSpec], tim
             body += encode_record(n - 1, key, value, 0, rest[0] if rest else ())
     area = compress_records(compression, bytes(body)) if compression else bytes(body)
     attrs = (compression & ATTR_COMPRESSION_MASK) | (ATTR_CONTROL if control else 0) | attributes
-    tail = struct.pack(">hiqqqhii", attrs, n - 1, timestamp, timestamp, producer_id, producer_epoch,
-                       base_sequence, n) + area
+    tail = (
+        struct.pack(
+            ">hiqqqhii", attrs, n - 1, timestamp, timestamp, producer_id, producer_epoch, base_sequence, n
+        )
+        + area
+    )
     crc = crc32c(tail)
     return struct.pack(">qiibI", base_offset, len(tail) + 9, epoch, 2, crc) + tail

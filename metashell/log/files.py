@@ -45,7 +45,7 @@ class _FileTail(Tail):
     def read(self, pos: int, n: int) -> bytes:
         rel = pos - self.base
         if 0 <= rel and rel + n <= len(self.buf):
-            return self.buf[rel:rel + n]
+            return self.buf[rel : rel + n]
         return os.pread(self.fd, n, pos)
 
     def rest_is_zero(self, pos: int) -> bool:
@@ -60,7 +60,7 @@ class _FileTail(Tail):
             try:
                 at = os.lseek(self.fd, at, os.SEEK_DATA)
             except OSError as exc:
-                if exc.errno == errno.ENXIO:   # nothing but holes up to the end of the file
+                if exc.errno == errno.ENXIO:  # nothing but holes up to the end of the file
                     return True
                 # no SEEK_DATA on this filesystem (EINVAL): read on from ``at`` as it is
             chunk = os.pread(self.fd, 1 << 20, at)
@@ -73,9 +73,17 @@ class _FileTail(Tail):
         return True
 
 
-def iter_file_batches(path: str | os.PathLike[str], source: str | None = None, *, position: int = 0,
-                      lenient_tail: bool = False, warn: WarnFn | None = None, verify_crc: bool = True,
-                      decode: bool = True, chunk_size: int = DEFAULT_CHUNK) -> Iterator[RecordBatch]:
+def iter_file_batches(
+    path: str | os.PathLike[str],
+    source: str | None = None,
+    *,
+    position: int = 0,
+    lenient_tail: bool = False,
+    warn: WarnFn | None = None,
+    verify_crc: bool = True,
+    decode: bool = True,
+    chunk_size: int = DEFAULT_CHUNK,
+) -> Iterator[RecordBatch]:
     """Yield the batches of the file at ``path`` from byte ``position`` on (see ``iter_batches``).
 
     ``source`` (default: the path) names the file in errors and warnings; batch positions are file
@@ -90,8 +98,9 @@ def iter_file_batches(path: str | os.PathLike[str], source: str | None = None, *
         fd = f.fileno()
         mode = os.fstat(fd).st_mode
         if not stat.S_ISREG(mode):
-            raise NotARegularFileError("not a regular file (a device, FIFO or socket cannot be a "
-                                       "metadata log)", src)
+            raise NotARegularFileError(
+                "not a regular file (a device, FIFO or socket cannot be a metadata log)", src
+            )
         if position:
             f.seek(position)
         buf = f.read(chunk_size)
@@ -102,7 +111,7 @@ def iter_file_batches(path: str | os.PathLike[str], source: str | None = None, *
             yield from scan.run(buf, pos, base, eof, _FileTail(fd, buf, base))
             if scan.stop != "more":
                 return
-            keep = buf[scan.stop_pos:]
+            keep = buf[scan.stop_pos :]
             want = max(chunk_size, scan.need - len(keep), HEADER_SIZE_UP_TO_MAGIC + 1)
             # Never ask for more than the file holds: a batch header may claim 2 GiB, and read(n)
             # allocates n bytes before it knows how many it gets.
@@ -114,15 +123,23 @@ def iter_file_batches(path: str | os.PathLike[str], source: str | None = None, *
             pos = 0
 
 
-def read_batch_at(path: str | os.PathLike[str], position: int, source: str | None = None, *,
-                  verify_crc: bool = True) -> RecordBatch | None:
+def read_batch_at(
+    path: str | os.PathLike[str], position: int, source: str | None = None, *, verify_crc: bool = True
+) -> RecordBatch | None:
     """The one batch starting at byte ``position`` of ``path`` (None at the end of the data).
 
     Meant for re-reading a batch found earlier through the reader's index (time travel, `cat` of
     one record) without scanning the file again.
     """
-    for batch in iter_file_batches(Path(path), source, position=position, verify_crc=verify_crc,
-                                   chunk_size=64 * 1024, lenient_tail=True, warn=lambda w: None):
+    for batch in iter_file_batches(
+        Path(path),
+        source,
+        position=position,
+        verify_crc=verify_crc,
+        chunk_size=64 * 1024,
+        lenient_tail=True,
+        warn=lambda w: None,
+    ):
         return batch
     return None
 
@@ -149,7 +166,7 @@ def first_batch_at_or_after(path: str | os.PathLike[str], lo: int, chunk_size: i
                 buf = os.pread(f.fileno(), chunk_size, pos)
                 if len(buf) < 12:
                     return None
-            length = int.from_bytes(buf[pos - base + 8:pos - base + 12], "big", signed=True)
+            length = int.from_bytes(buf[pos - base + 8 : pos - base + 12], "big", signed=True)
             if length < HEADER_SIZE_UP_TO_MAGIC - 12 + 1:
                 return None
             pos += 12 + length

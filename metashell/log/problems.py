@@ -66,8 +66,12 @@ class Salvaged:
     skipped: tuple[str, ...]
 
     def as_json(self) -> dict[str, object]:
-        return {"file": self.source, "byteOffset": self.position, "problem": self.reason,
-                "skipped": list(self.skipped)}
+        return {
+            "file": self.source,
+            "byteOffset": self.position,
+            "problem": self.reason,
+            "skipped": list(self.skipped),
+        }
 
 
 class IncompleteSnapshotError(CorruptBatchError):
@@ -80,11 +84,16 @@ class IncompleteSnapshotError(CorruptBatchError):
     back to the newest intact snapshot (``snapshot`` is the rejected file).
     """
 
-    def __init__(self, message: str, source: str | None = None, offset: int | None = None,
-                 snapshot: object = None) -> None:
+    def __init__(
+        self, message: str, source: str | None = None, offset: int | None = None, snapshot: object = None
+    ) -> None:
         super().__init__(message, source, offset)
         self.snapshot = snapshot
 
     def located(self, source: str | None = None, base: int = 0) -> IncompleteSnapshotError:
-        return IncompleteSnapshotError(self.message, source or self.source,
-                                       None if self.offset is None else self.offset + base, self.snapshot)
+        return IncompleteSnapshotError(
+            self.message,
+            source or self.source,
+            None if self.offset is None else self.offset + base,
+            self.snapshot,
+        )

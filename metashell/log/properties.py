@@ -72,7 +72,7 @@ def _unescape(s: str) -> str:
         c = s[i]
         i += 1
         if c == "u":
-            digits = s[i:i + 4]
+            digits = s[i : i + 4]
             if len(digits) == 4 and all(d in "0123456789abcdefABCDEF" for d in digits):
                 out.append(chr(int(digits, 16)))
                 i += 4

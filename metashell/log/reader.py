@@ -79,9 +79,17 @@ class PlanReader:
     left out.  (Falling back to an older snapshot is the loader's job: it needs a fresh image.)
     """
 
-    def __init__(self, plan: ReadPlan, *, warn: WarnFn | None = None, until_offset: int | None = None,
-                 verify_crc: bool = True, keep_index: bool = True, chunk_size: int = DEFAULT_CHUNK,
-                 salvage: bool = False) -> None:
+    def __init__(
+        self,
+        plan: ReadPlan,
+        *,
+        warn: WarnFn | None = None,
+        until_offset: int | None = None,
+        verify_crc: bool = True,
+        keep_index: bool = True,
+        chunk_size: int = DEFAULT_CHUNK,
+        salvage: bool = False,
+    ) -> None:
         self.plan = plan
         self.salvage = salvage
         self.salvaged: list[Salvaged] = []
@@ -146,21 +154,33 @@ class PlanReader:
                 raise
             except CorruptBatchError as e:
                 if step.kind == "snapshot" and plan.directory is not None:
-                    raise IncompleteSnapshotError(f"snapshot is corrupt: {e.message}", e.source, e.offset,
-                                                  step.snapshot) from None
+                    raise IncompleteSnapshotError(
+                        f"snapshot is corrupt: {e.message}", e.source, e.offset, step.snapshot
+                    ) from None
                 if not self.salvage:
-                    raise CorruptBatchError(f"{e.message} (--salvage loads what comes before it)", e.source,
-                                            e.offset) from None
-                self._salvage_stop(e, plan.steps[i + 1:])
+                    raise CorruptBatchError(
+                        f"{e.message} (--salvage loads what comes before it)", e.source, e.offset
+                    ) from None
+                self._salvage_stop(e, plan.steps[i + 1 :])
                 break
             except FileNotFoundError:
                 self.files_read.pop()
-                if (step.kind == "snapshot" and self.batches == produced and not replanned
-                        and plan.directory is not None):
+                if (
+                    step.kind == "snapshot"
+                    and self.batches == produced
+                    and not replanned
+                    and plan.directory is not None
+                ):
                     # Kafka deleted the snapshot (a newer one replaced it) before we opened it: list
                     # the directory again and start over, once.
-                    self.warn(LogWarning("file-vanished", "snapshot disappeared before it could be read "
-                                         "(Kafka replaced it?); re-reading the directory", step.source))
+                    self.warn(
+                        LogWarning(
+                            "file-vanished",
+                            "snapshot disappeared before it could be read "
+                            "(Kafka replaced it?); re-reading the directory",
+                            step.source,
+                        )
+                    )
                     new_plan = plan.directory.reopen().plan(self.until_offset)
                     self.plan = new_plan
                     for w in new_plan.warnings:
@@ -168,38 +188,73 @@ class PlanReader:
                             self.warn(w)
                     yield from self._run(new_plan, replanned=True)
                     return
-                self.warn(LogWarning("file-vanished", "file disappeared while reading (deleted by a "
-                                     "running Kafka?): skipped", step.source))
-        if plan.snapshot is not None and self.log_last_offset is not None \
-                and self.log_last_offset < plan.start_offset - 1:
-            self.warn(LogWarning(
-                "snapshot-ahead", f"snapshot {plan.snapshot.name} (end offset {plan.snapshot.end_offset}) "
-                f"is ahead of the log, which ends at offset {self.log_last_offset}; Kafka would "
-                f"truncate the log", str(plan.snapshot.path)))
+                self.warn(
+                    LogWarning(
+                        "file-vanished",
+                        "file disappeared while reading (deleted by a running Kafka?): skipped",
+                        step.source,
+                    )
+                )
+        if (
+            plan.snapshot is not None
+            and self.log_last_offset is not None
+            and self.log_last_offset < plan.start_offset - 1
+        ):
+            self.warn(
+                LogWarning(
+                    "snapshot-ahead",
+                    f"snapshot {plan.snapshot.name} (end offset {plan.snapshot.end_offset}) "
+                    f"is ahead of the log, which ends at offset {self.log_last_offset}; Kafka would "
+                    f"truncate the log",
+                    str(plan.snapshot.path),
+                )
+            )
 
     def _salvage_stop(self, e: CorruptBatchError, later: list[PlanStep]) -> None:
         """--salvage: keep what was read before the corruption ``e``, skip the rest, and say so."""
         skipped = [f"the rest of {e.source}"] + [s.source for s in later if not s.only_if_empty]
         self.salvaged.append(Salvaged(e.source or "", e.offset, e.message, tuple(skipped)))
         more = f" and {len(skipped) - 1} later file(s)" if len(skipped) > 1 else ""
-        self.warn(LogWarning("salvaged", f"{e.message}; --salvage: loaded everything before it, skipped the "
-                             f"rest of this file{more}", e.source, e.offset))
+        self.warn(
+            LogWarning(
+                "salvaged",
+                f"{e.message}; --salvage: loaded everything before it, skipped the rest of this file{more}",
+                e.source,
+                e.offset,
+            )
+        )
         self._stop = True
 
     def _batches(self, step: PlanStep) -> Iterator[RecordBatch]:
-        return iter_file_batches(step.path, step.source, position=step.position, lenient_tail=step.lenient_tail,
-                                 warn=self.warn, verify_crc=self.verify_crc, chunk_size=self.chunk_size)
+        return iter_file_batches(
+            step.path,
+            step.source,
+            position=step.position,
+            lenient_tail=step.lenient_tail,
+            warn=self.warn,
+            verify_crc=self.verify_crc,
+            chunk_size=self.chunk_size,
+        )
 
     def _check(self, batch: RecordBatch) -> None:
         problems = batch.kraft_anomalies()
         if problems:
             self._invariant_warnings += 1
             if self._invariant_warnings <= _MAX_INVARIANT_WARNINGS:
-                more = " (further ones not reported)" if self._invariant_warnings == _MAX_INVARIANT_WARNINGS \
+                more = (
+                    " (further ones not reported)"
+                    if self._invariant_warnings == _MAX_INVARIANT_WARNINGS
                     else ""
-                self.warn(LogWarning("kraft-invariant", f"batch at base offset {batch.base_offset}: "
-                                     f"{'; '.join(problems)} (Kafka's raft reader rejects this){more}",
-                                     batch.source, batch.position))
+                )
+                self.warn(
+                    LogWarning(
+                        "kraft-invariant",
+                        f"batch at base offset {batch.base_offset}: "
+                        f"{'; '.join(problems)} (Kafka's raft reader rejects this){more}",
+                        batch.source,
+                        batch.position,
+                    )
+                )
 
     def _snapshot_step(self, step: PlanStep) -> Iterator[BatchRead]:
         kind = step.kind
@@ -210,20 +265,43 @@ class PlanReader:
         index = self._index if self.keep_index else None
         for batch in self._batches(step):
             records = batch.entries()
-            if batch.stats is not CLEAN_STATS or batch.is_control or batch.last_offset_delta != len(records) - 1:
+            if (
+                batch.stats is not CLEAN_STATS
+                or batch.is_control
+                or batch.last_offset_delta != len(records) - 1
+            ):
                 self._check(batch)
             if first:
                 first = False
-                has_header = batch.is_control and _control_type(records[0][2] if records else None) \
-                    == _CONTROL_SNAPSHOT_HEADER
+                has_header = (
+                    batch.is_control
+                    and _control_type(records[0][2] if records else None) == _CONTROL_SNAPSHOT_HEADER
+                )
                 if not has_header:
-                    self.warn(LogWarning("snapshot-header", "does not start with a SnapshotHeader control "
-                                         "record (Kafka rejects such a snapshot)", step.source, batch.position))
+                    self.warn(
+                        LogWarning(
+                            "snapshot-header",
+                            "does not start with a SnapshotHeader control "
+                            "record (Kafka rejects such a snapshot)",
+                            step.source,
+                            batch.position,
+                        )
+                    )
             last_type = _control_type(records[-1][2]) if batch.is_control and records else -1
             if index is not None:
-                index.append((kind, batch.source, batch.position, batch.base_offset,
-                              batch.base_offset + batch.last_offset_delta, batch.partition_leader_epoch,
-                              batch.max_timestamp, batch.is_control, batch.records_count))
+                index.append(
+                    (
+                        kind,
+                        batch.source,
+                        batch.position,
+                        batch.base_offset,
+                        batch.base_offset + batch.last_offset_delta,
+                        batch.partition_leader_epoch,
+                        batch.max_timestamp,
+                        batch.is_control,
+                        batch.records_count,
+                    )
+                )
             self.batches += 1
             self.records += len(records)
             yield _new_tuple(BatchRead, (kind, batch, records, step))
@@ -233,15 +311,25 @@ class PlanReader:
         if self.plan.directory is not None and step.snapshot is not None:
             torn = [w for w in self.warnings[warned_before:] if w.kind == "torn-tail"]
             if torn:
-                raise IncompleteSnapshotError(f"snapshot is truncated: {torn[0].message}", step.source,
-                                              torn[0].position, step.snapshot)
+                raise IncompleteSnapshotError(
+                    f"snapshot is truncated: {torn[0].message}", step.source, torn[0].position, step.snapshot
+                )
             if has_header and last_type != _CONTROL_SNAPSHOT_FOOTER:
-                raise IncompleteSnapshotError("snapshot is incomplete: it has a SnapshotHeader but no "
-                                              "SnapshotFooter (cut short at a batch boundary)", step.source,
-                                              None, step.snapshot)
+                raise IncompleteSnapshotError(
+                    "snapshot is incomplete: it has a SnapshotHeader but no "
+                    "SnapshotFooter (cut short at a batch boundary)",
+                    step.source,
+                    None,
+                    step.snapshot,
+                )
         if last_type != _CONTROL_SNAPSHOT_FOOTER:
-            self.warn(LogWarning("snapshot-footer", "does not end with a SnapshotFooter control record "
-                                 "(incomplete snapshot?)", step.source))
+            self.warn(
+                LogWarning(
+                    "snapshot-footer",
+                    "does not end with a SnapshotFooter control record (incomplete snapshot?)",
+                    step.source,
+                )
+            )
 
     def _log_step(self, step: PlanStep) -> Iterator[BatchRead]:
         """The hot loop for log segments.
@@ -277,18 +365,33 @@ class PlanReader:
                     seen = True
                     if last < next_offset:
                         if base >= start:  # not the part before the snapshot: the log repeats offsets
-                            self.warn(LogWarning("overlap", f"batch at offsets {base}..{last} repeats offsets "
-                                                 f"already read (before {next_offset}): skipped",
-                                                 batch.source, batch.position))
+                            self.warn(
+                                LogWarning(
+                                    "overlap",
+                                    f"batch at offsets {base}..{last} repeats offsets "
+                                    f"already read (before {next_offset}): skipped",
+                                    batch.source,
+                                    batch.position,
+                                )
+                            )
                         continue
                     if base - next_offset > MAX_OFFSET_GAP and not first:
                         raise CorruptBatchError(
                             f"batch at base offset {base} jumps {base - next_offset} offsets past the batch "
                             f"before it (which ended at {next_offset - 1}): its baseOffset, which no CRC "
-                            f"covers, is corrupt", batch.source, batch.position)
+                            f"covers, is corrupt",
+                            batch.source,
+                            batch.position,
+                        )
                     if base > next_offset and not (first and self._partial):
-                        self.warn(LogWarning("gap", f"offsets {next_offset}..{base - 1} are missing from the "
-                                             f"log", batch.source, batch.position))
+                        self.warn(
+                            LogWarning(
+                                "gap",
+                                f"offsets {next_offset}..{base - 1} are missing from the log",
+                                batch.source,
+                                batch.position,
+                            )
+                        )
                     if base < next_offset:
                         records = [r for r in records if r[0] >= next_offset]
                     stop = until is not None and last > until
@@ -298,8 +401,19 @@ class PlanReader:
                 if batch.stats is not clean or attributes & 0x20 or last - base != batch.records_count - 1:
                     self._check(batch)
                 if index_append is not None:
-                    index_append(("log", batch.source, batch.position, base, last, batch.partition_leader_epoch,
-                                  batch.max_timestamp, attributes & 0x20 != 0, batch.records_count))
+                    index_append(
+                        (
+                            "log",
+                            batch.source,
+                            batch.position,
+                            base,
+                            last,
+                            batch.partition_leader_epoch,
+                            batch.max_timestamp,
+                            attributes & 0x20 != 0,
+                            batch.records_count,
+                        )
+                    )
                 nb += 1
                 nr += len(records)
                 next_offset = last + 1

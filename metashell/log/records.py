@@ -42,8 +42,15 @@ class Record:
 
     __slots__ = ("headers", "key", "offset", "size", "timestamp", "value")
 
-    def __init__(self, offset: int, timestamp: int, key: bytes | None, value: bytes | None,
-                 headers: list[tuple[str, bytes | None]] | None = None, size: int = 0) -> None:
+    def __init__(
+        self,
+        offset: int,
+        timestamp: int,
+        key: bytes | None,
+        value: bytes | None,
+        headers: list[tuple[str, bytes | None]] | None = None,
+        size: int = 0,
+    ) -> None:
         self.offset = offset
         self.timestamp = timestamp
         self.key = key
@@ -57,11 +64,18 @@ class Record:
         if not isinstance(other, Record):
             return NotImplemented
         return (self.offset, self.timestamp, self.key, self.value, self.headers) == (
-            other.offset, other.timestamp, other.key, other.value, other.headers)
+            other.offset,
+            other.timestamp,
+            other.key,
+            other.value,
+            other.headers,
+        )
 
     def __repr__(self) -> str:
-        return (f"Record(offset={self.offset}, timestamp={self.timestamp}, key={self.key!r}, "
-                f"value={self.value!r}, headers={self.headers!r})")
+        return (
+            f"Record(offset={self.offset}, timestamp={self.timestamp}, key={self.key!r}, "
+            f"value={self.value!r}, headers={self.headers!r})"
+        )
 
 
 def read_headers(data: bytes, p: int) -> tuple[list[tuple[str, bytes | None]], int]:
@@ -74,7 +88,7 @@ def read_headers(data: bytes, p: int) -> tuple[list[tuple[str, bytes | None]], i
         kl, p = read_varint(data, p)
         if kl < 0:
             raise Malformed(f"negative header key size {kl}", p)
-        raw = data[p:p + kl]
+        raw = data[p : p + kl]
         if len(raw) != kl:
             raise IndexError
         p += kl
@@ -84,7 +98,7 @@ def read_headers(data: bytes, p: int) -> tuple[list[tuple[str, bytes | None]], i
             raise Malformed("header key is not valid UTF-8", p) from None
         vl, p = read_varint(data, p)
         if vl >= 0:
-            hval: bytes | None = data[p:p + vl]
+            hval: bytes | None = data[p : p + vl]
             p += vl
         else:
             hval = None
@@ -92,8 +106,9 @@ def read_headers(data: bytes, p: int) -> tuple[list[tuple[str, bytes | None]], i
     return headers, p
 
 
-def decode_entries(data: bytes, pos: int, end: int, count: int, base_offset: int,
-                    base_ts: int) -> tuple[list[Entry], tuple[int, int, int, int]]:
+def decode_entries(
+    data: bytes, pos: int, end: int, count: int, base_offset: int, base_ts: int
+) -> tuple[list[Entry], tuple[int, int, int, int]]:
     """Decode ``count`` records from ``data[pos:end]`` into (offset, timestamp, key, value) tuples.
 
     This is the hot path of the whole loader.  Returns the tuples plus counters used to check
@@ -150,7 +165,7 @@ def decode_entries(data: bytes, pos: int, end: int, count: int, base_offset: int
                 if b2 < 0x80:
                     offset = base_offset + zz2[(b & 0x7F) | (b2 << 7)]
                     p += 2
-                elif data[p + 2] < 0x80:    # deltas 8192..1048575: the big batches of a snapshot
+                elif data[p + 2] < 0x80:  # deltas 8192..1048575: the big batches of a snapshot
                     b = (b & 0x7F) | ((b2 & 0x7F) << 7) | (data[p + 2] << 14)
                     offset = base_offset + ((b >> 1) ^ -(b & 1))
                     p += 3
@@ -164,7 +179,7 @@ def decode_entries(data: bytes, pos: int, end: int, count: int, base_offset: int
             else:
                 kl, p = read_varint(data, p)
                 if kl >= 0:
-                    key = data[p:p + kl]
+                    key = data[p : p + kl]
                     p += kl
                     keys += 1
                 else:  # Kafka treats every negative size as null
@@ -183,7 +198,7 @@ def decode_entries(data: bytes, pos: int, end: int, count: int, base_offset: int
                     vl, p = read_varint(data, p)
             value: bytes | None
             if vl > 0:
-                value = data[p:p + vl]
+                value = data[p : p + vl]
                 p += vl
             else:
                 value = None if vl < 0 else b""
@@ -195,8 +210,9 @@ def decode_entries(data: bytes, pos: int, end: int, count: int, base_offset: int
                 _, p = read_headers(data, p)
                 with_headers += 1
             if p != rec_end:
-                raise RecordError(f"record length {ln} does not match its content ({p - rec_end + ln} "
-                                   f"bytes)", pos, i)
+                raise RecordError(
+                    f"record length {ln} does not match its content ({p - rec_end + ln} bytes)", pos, i
+                )
             append((offset, ts, key, value))
             pos = rec_end
     except IndexError:
@@ -210,8 +226,9 @@ def decode_entries(data: bytes, pos: int, end: int, count: int, base_offset: int
     return out, CLEAN_STATS
 
 
-def decode_records(data: bytes, pos: int, end: int, count: int, base_offset: int,
-                 base_ts: int) -> list[Record]:
+def decode_records(
+    data: bytes, pos: int, end: int, count: int, base_offset: int, base_ts: int
+) -> list[Record]:
     """Straightforward (slow) decoder producing :class:`Record` objects with headers.
 
     Kept deliberately separate from ``decode_entries`` so tests can cross-check the two.
@@ -232,17 +249,18 @@ def decode_records(data: bytes, pos: int, end: int, count: int, base_offset: int
             kl, p = read_varint(data, p)
             key = None
             if kl >= 0:
-                key = data[p:p + kl]
+                key = data[p : p + kl]
                 p += kl
             vl, p = read_varint(data, p)
             value = None
             if vl >= 0:
-                value = data[p:p + vl]
+                value = data[p : p + vl]
                 p += vl
             headers, p = read_headers(data, p)
             if p != rec_end:
-                raise RecordError(f"record length {ln} does not match its content ({p - pos} bytes)",
-                                   rec_start, i)
+                raise RecordError(
+                    f"record length {ln} does not match its content ({p - pos} bytes)", rec_start, i
+                )
             out.append(Record(base_offset + od, base_ts + tsd, key, value, headers, rec_end - rec_start))
             pos = rec_end
     except IndexError:

@@ -49,7 +49,7 @@ class Tail:
 
     def read(self, pos: int, n: int) -> bytes:
         rel = pos - self.base
-        return self.buf[rel:rel + n]
+        return self.buf[rel : rel + n]
 
     def rest_is_zero(self, pos: int) -> bool:
         rel = pos - self.base
@@ -85,9 +85,15 @@ class BatchScan:
         ``after`` is where the next batch would start (None when the batch cannot even be framed).
         """
         if self.lenient_tail and (after is None or tail.nothing_after(after)):
-            self.warn(LogWarning(
-                "corrupt-tail", f"{message}; ignoring it and everything after it, as Kafka's log "
-                f"recovery would truncate the segment here", self.source, position))
+            self.warn(
+                LogWarning(
+                    "corrupt-tail",
+                    f"{message}; ignoring it and everything after it, as Kafka's log "
+                    f"recovery would truncate the segment here",
+                    self.source,
+                    position,
+                )
+            )
             self.stop = "corrupt-tail"
             return
         raise CorruptBatchError(message, self.source, position)
@@ -113,25 +119,47 @@ class BatchScan:
             if rem >= HEADER_SIZE:
                 header = _unpack_header(buf, pos)
                 size = header[1] + LOG_OVERHEAD
-                if (HEADER_SIZE <= size <= rem and header[3] == 2 and not header[5] & 0x0F
-                        and header[12] >= 0 and (not verify_crc or crc32c(mv[pos + 21:pos + size]) == header[4])):
+                if (
+                    HEADER_SIZE <= size <= rem
+                    and header[3] == 2
+                    and not header[5] & 0x0F
+                    and header[12] >= 0
+                    and (not verify_crc or crc32c(mv[pos + 21 : pos + size]) == header[4])
+                ):
                     batch = new_batch(RecordBatch)
-                    (batch.base_offset, batch.batch_length, batch.partition_leader_epoch, batch.magic, batch.crc,
-                     batch.attributes, batch.last_offset_delta, batch.base_timestamp, batch.max_timestamp,
-                     batch.producer_id, batch.producer_epoch, batch.base_sequence, batch.records_count) = header
+                    (
+                        batch.base_offset,
+                        batch.batch_length,
+                        batch.partition_leader_epoch,
+                        batch.magic,
+                        batch.crc,
+                        batch.attributes,
+                        batch.last_offset_delta,
+                        batch.base_timestamp,
+                        batch.max_timestamp,
+                        batch.producer_id,
+                        batch.producer_epoch,
+                        batch.base_sequence,
+                        batch.records_count,
+                    ) = header
                     batch.position = base + pos
                     batch.source = source
                     batch._buf = buf
                     batch._start = pos
                     if decode:
                         try:
-                            batch.decoded, batch.stats = decode_entries_(buf, pos + HEADER_SIZE, pos + size,
-                                                                          header[12], header[0], header[7])
+                            batch.decoded, batch.stats = decode_entries_(
+                                buf, pos + HEADER_SIZE, pos + size, header[12], header[0], header[7]
+                            )
                         except RecordError as e:
                             err = batch.locate(e, False)
                             self.stop_pos = pos
-                            self.corrupt(err.message, base + pos if err.offset is None else err.offset, tail,
-                                         base + pos + size)
+                            self.corrupt(
+                                err.message,
+                                base + pos if err.offset is None else err.offset,
+                                tail,
+                                base + pos + size,
+                            )
                             return
                     else:
                         batch.decoded = batch.stats = None
@@ -149,17 +177,26 @@ class BatchScan:
             size = length + LOG_OVERHEAD
             if size > LIMITS.max_batch_bytes:
                 self.stop_pos = pos
-                self.corrupt(f"batch length {length} is beyond the largest batch metashell reads "
-                             f"({LIMITS.max_batch_bytes} bytes; Kafka writes at most 8 MiB; "
-                             f"--max-batch-bytes raises the cap)", base + pos, tail, None)
+                self.corrupt(
+                    f"batch length {length} is beyond the largest batch metashell reads "
+                    f"({LIMITS.max_batch_bytes} bytes; Kafka writes at most 8 MiB; "
+                    f"--max-batch-bytes raises the cap)",
+                    base + pos,
+                    tail,
+                    None,
+                )
                 return
             if length < MIN_BATCH_LENGTH:
                 if length == 0 and tail.rest_is_zero(base + pos):
                     self.stop, self.stop_pos = "end", pos  # zero-filled (pre-allocated) tail
                     return
                 self.stop_pos = pos
-                self.corrupt(f"batch length {length} is smaller than the minimum {MIN_BATCH_LENGTH}",
-                             base + pos, tail, None)
+                self.corrupt(
+                    f"batch length {length} is smaller than the minimum {MIN_BATCH_LENGTH}",
+                    base + pos,
+                    tail,
+                    None,
+                )
                 return
             if size > rem:
                 self.stop_pos = pos
@@ -167,18 +204,36 @@ class BatchScan:
                     self.stop, self.need = "more", size
                     return
                 self.stop = "torn"
-                self.warn(LogWarning(
-                    "torn-tail", f"last batch is partial ({rem} of {size} bytes; a write was cut off): "
-                    f"ignored", source, base + pos))
+                self.warn(
+                    LogWarning(
+                        "torn-tail",
+                        f"last batch is partial ({rem} of {size} bytes; a write was cut off): ignored",
+                        source,
+                        base + pos,
+                    )
+                )
                 return
             if rem < HEADER_SIZE:  # size >= HEADER_SIZE is checked below; here the magic is bad
-                header = (0, length, 0, buf[pos + 16] - 256 if buf[pos + 16] > 127 else buf[pos + 16],
-                          0, 0, 0, 0, 0, 0, 0, 0, 0)
+                header = (
+                    0,
+                    length,
+                    0,
+                    buf[pos + 16] - 256 if buf[pos + 16] > 127 else buf[pos + 16],
+                    0,
+                    0,
+                    0,
+                    0,
+                    0,
+                    0,
+                    0,
+                    0,
+                    0,
+                )
             else:
                 header = _unpack_header(buf, pos)
             if header[3] != 2 or size < HEADER_SIZE:
                 problem = check_header(header, buf, pos, rem, False)
-            elif verify_crc and crc32c(mv[pos + 21:pos + size]) != header[4]:
+            elif verify_crc and crc32c(mv[pos + 21 : pos + size]) != header[4]:
                 problem = check_header(header, buf, pos, rem, True)
             elif header[5] & ATTR_COMPRESSION_MASK > COMPRESSION_ZSTD or header[12] < 0:
                 problem = check_header(header, buf, pos, rem, False)
@@ -203,9 +258,16 @@ class BatchScan:
             return
 
 
-def iter_batches(buf: bytes, source: str = "buffer", *, base_position: int = 0, lenient_tail: bool = False,
-                 warn: WarnFn | None = None, verify_crc: bool = True,
-                 decode: bool = True) -> Iterator[RecordBatch]:
+def iter_batches(
+    buf: bytes,
+    source: str = "buffer",
+    *,
+    base_position: int = 0,
+    lenient_tail: bool = False,
+    warn: WarnFn | None = None,
+    verify_crc: bool = True,
+    decode: bool = True,
+) -> Iterator[RecordBatch]:
     """Yield the record batches in ``buf`` following Kafka's FileLogInputStream rules (FORMATS 2.6).
 
     * iteration stops when 17 or fewer bytes remain, or at a zero-filled tail (batchLength 0 and

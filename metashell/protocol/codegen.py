@@ -36,10 +36,26 @@ __all__ = [
 Decoder = Callable[[bytes, int, int], tuple[dict[str, Any], int]]
 Encoder = Callable[[dict[str, Any], bytearray], None]
 
-FIXED = {"bool": "?", "int8": "b", "int16": "h", "uint16": "H", "int32": "i", "uint32": "I",
-         "int64": "q", "float64": "d", "uuid": "16s"}
-ARRAY_ITEM = {"int8": "b", "int16": "h", "uint16": "H", "int32": "i", "uint32": "I", "int64": "q",
-              "float64": "d"}
+FIXED = {
+    "bool": "?",
+    "int8": "b",
+    "int16": "h",
+    "uint16": "H",
+    "int32": "i",
+    "uint32": "I",
+    "int64": "q",
+    "float64": "d",
+    "uuid": "16s",
+}
+ARRAY_ITEM = {
+    "int8": "b",
+    "int16": "h",
+    "uint16": "H",
+    "int32": "i",
+    "uint32": "I",
+    "int64": "q",
+    "float64": "d",
+}
 SIZES = {"b": 1, "?": 1, "h": 2, "H": 2, "i": 4, "I": 4, "q": 8, "d": 8, "16s": 16}
 
 _array_structs: dict[tuple[str, int], struct.Struct] = {}
@@ -47,8 +63,9 @@ _array_structs: dict[tuple[str, int], struct.Struct] = {}
 SMALL_ARRAY = 64
 """Arrays shorter than this are read with one precompiled ``struct`` per length (no lookup, no
 bounds arithmetic beyond one comparison): replica lists, ISRs and log-dir lists are all short."""
-_small_int_arrays = {code: tuple(struct.Struct(f">{n}{code}") for n in range(SMALL_ARRAY))
-                     for code in set(ARRAY_ITEM.values())}
+_small_int_arrays = {
+    code: tuple(struct.Struct(f">{n}{code}") for n in range(SMALL_ARRAY)) for code in set(ARRAY_ITEM.values())
+}
 _small_uuid_arrays = tuple(struct.Struct(">" + "16s" * n) for n in range(SMALL_ARRAY))
 
 
@@ -106,15 +123,22 @@ def _struct_default(f: FieldSpec, version: int) -> dict[str, Any]:
 class _Gen:
     """Accumulates generated source and the constants it refers to."""
 
-    def __init__(self, spec: MessageSpec, tuples: bool = False, fields: tuple[str, ...] | None = None) -> None:
+    def __init__(
+        self, spec: MessageSpec, tuples: bool = False, fields: tuple[str, ...] | None = None
+    ) -> None:
         self.spec = spec
         self.tuples = tuples or fields is not None
         self.fields = fields
         self.lines: list[str] = []
         self.consts: dict[str, Any] = {
-            "Malformed": Malformed, "_uv": read_uvarint, "_wuv": write_uvarint,
-            "_arr": array_struct, "_arr_uuid": uuid_array_struct, "_arrs": _array_structs,
-            "_struct_default": _struct_default, "_ZERO": ZERO_UUID,
+            "Malformed": Malformed,
+            "_uv": read_uvarint,
+            "_wuv": write_uvarint,
+            "_arr": array_struct,
+            "_arr_uuid": uuid_array_struct,
+            "_arrs": _array_structs,
+            "_struct_default": _struct_default,
+            "_ZERO": ZERO_UUID,
         }
         self.ids = count()
         self.done: dict[tuple[int, str], str] = {}
@@ -142,9 +166,11 @@ class _Gen:
 
 
 def _read_uvarint_lines(var: str, ind: str) -> list[str]:
-    return [f"{ind}{var} = buf[pos]",
-            f"{ind}if {var} < 128: pos += 1",
-            f"{ind}else: {var}, pos = _uv(buf, pos)"]
+    return [
+        f"{ind}{var} = buf[pos]",
+        f"{ind}if {var} < 128: pos += 1",
+        f"{ind}else: {var}, pos = _uv(buf, pos)",
+    ]
 
 
 def _decode_value(g: _Gen, f: FieldSpec, version: int, flexible: bool, var: str, ind: str) -> list[str]:
@@ -152,8 +178,11 @@ def _decode_value(g: _Gen, f: FieldSpec, version: int, flexible: bool, var: str,
     t = f.type
     fflex = flexible if f.flexible_versions is None else version in f.flexible_versions
     nullable = f.nullable(version)
-    null_lines = [f"{ind}    {var} = None"] if nullable else [
-        f"{ind}    raise Malformed('non-nullable field {f.name} was serialized as null', pos)"]
+    null_lines = (
+        [f"{ind}    {var} = None"]
+        if nullable
+        else [f"{ind}    raise Malformed('non-nullable field {f.name} was serialized as null', pos)"]
+    )
     if f.is_array:
         out = []
         et = f.element_type
@@ -168,19 +197,24 @@ def _decode_value(g: _Gen, f: FieldSpec, version: int, flexible: bool, var: str,
             # the buffer).  Anything else (null, a longer varint, a long array) takes the general path.
             code = ARRAY_ITEM.get(et, "16s")
             table = _small_int_arrays[code] if et in ARRAY_ITEM else _small_uuid_arrays
-            small = g.const((None,) + table[:SMALL_ARRAY - 1], "_sa")
+            small = g.const((None,) + table[: SMALL_ARRAY - 1], "_sa")
             step = g.const(tuple(1 + SIZES[code] * (n - 1) for n in range(SMALL_ARRAY)), "_sz")
-            out += [f"{ind}n = buf[pos]",
-                    f"{ind}if n == 1:",
-                    f"{ind}    {var} = {empty}",
-                    f"{ind}    pos += 1",
-                    f"{ind}elif 1 < n < {SMALL_ARRAY}:",
-                    f"{ind}    {var} = {wrap}({small}[n].unpack_from(buf, pos + 1))",
-                    f"{ind}    pos += {step}[n]",
-                    f"{ind}else:"]
+            out += [
+                f"{ind}n = buf[pos]",
+                f"{ind}if n == 1:",
+                f"{ind}    {var} = {empty}",
+                f"{ind}    pos += 1",
+                f"{ind}elif 1 < n < {SMALL_ARRAY}:",
+                f"{ind}    {var} = {wrap}({small}[n].unpack_from(buf, pos + 1))",
+                f"{ind}    pos += {step}[n]",
+                f"{ind}else:",
+            ]
             ind = ind + "    "
-            null_lines = [f"{ind}    {var} = None"] if nullable else [
-                f"{ind}    raise Malformed('non-nullable field {f.name} was serialized as null', pos)"]
+            null_lines = (
+                [f"{ind}    {var} = None"]
+                if nullable
+                else [f"{ind}    raise Malformed('non-nullable field {f.name} was serialized as null', pos)"]
+            )
         if fflex:
             out += _read_uvarint_lines("n", ind)
             out.append(f"{ind}n -= 1")
@@ -194,21 +228,27 @@ def _decode_value(g: _Gen, f: FieldSpec, version: int, flexible: bool, var: str,
             out.append(f"{ind}if n == 0: {var} = {empty}")
             out.append(f"{ind}elif n < 0:")
             out += null_lines
-            out += [f"{ind}elif n < {SMALL_ARRAY}:",
-                    f"{ind}    {var} = {wrap}({small}[n].unpack_from(buf, pos))",
-                    f"{ind}    pos += {size} * n",
-                    f"{ind}else:",
-                    (f"{ind}    if pos + {size} * n > end: raise Malformed('array {f.name} of ' + str(n) + ' items "
-                     f"is longer than the buffer', pos)"),
-                    f"{ind}    {var} = {wrap}({big}.unpack_from(buf, pos))",
-                    f"{ind}    pos += {size} * n"]
+            out += [
+                f"{ind}elif n < {SMALL_ARRAY}:",
+                f"{ind}    {var} = {wrap}({small}[n].unpack_from(buf, pos))",
+                f"{ind}    pos += {size} * n",
+                f"{ind}else:",
+                (
+                    f"{ind}    if pos + {size} * n > end: raise Malformed('array {f.name} of ' + str(n) + ' items "
+                    f"is longer than the buffer', pos)"
+                ),
+                f"{ind}    {var} = {wrap}({big}.unpack_from(buf, pos))",
+                f"{ind}    pos += {size} * n",
+            ]
             return out
         ind = i0
         out.append(f"{ind}if n < 0:")
         out += null_lines
         out.append(f"{ind}else:")
         i2 = ind + "    "
-        out.append(f"{i2}if n > end - pos: raise Malformed('array {f.name} of ' + str(n) + ' items is longer than the buffer', pos)")
+        out.append(
+            f"{i2}if n > end - pos: raise Malformed('array {f.name} of ' + str(n) + ' items is longer than the buffer', pos)"
+        )
         if et == "bool":
             out += [f"{i2}{var} = [b != 0 for b in buf[pos:pos + n]]", f"{i2}pos += n"]
         elif et in ("string", "bytes", "records"):
@@ -227,12 +267,14 @@ def _decode_value(g: _Gen, f: FieldSpec, version: int, flexible: bool, var: str,
     if f.is_struct:
         fn = _decoder_fn(g, g.struct_fields(f.fields, t), version, flexible, t)
         if nullable:
-            return [f"{ind}if buf[pos] == 255:",
-                    f"{ind}    pos += 1",
-                    f"{ind}    {var} = None",
-                    f"{ind}else:",
-                    f"{ind}    pos += 1",
-                    f"{ind}    {var}, pos = {fn}(buf, pos, end)"]
+            return [
+                f"{ind}if buf[pos] == 255:",
+                f"{ind}    pos += 1",
+                f"{ind}    {var} = None",
+                f"{ind}else:",
+                f"{ind}    pos += 1",
+                f"{ind}    {var}, pos = {fn}(buf, pos, end)",
+            ]
         return [f"{ind}{var}, pos = {fn}(buf, pos, end)"]
     if t in FIXED:
         code = FIXED[t]
@@ -251,7 +293,9 @@ def _decode_value(g: _Gen, f: FieldSpec, version: int, flexible: bool, var: str,
     out += null_lines
     out.append(f"{ind}else:")
     out.append(f"{ind}    q = pos + n")
-    out.append(f"{ind}    if q > end: raise Malformed('{t} field {f.name} of ' + str(n) + ' bytes is longer than the buffer', pos)")
+    out.append(
+        f"{ind}    if q > end: raise Malformed('{t} field {f.name} of ' + str(n) + ' bytes is longer than the buffer', pos)"
+    )
     if t == "string":
         out.append(f"{ind}    {var} = str(buf[pos:q], 'utf-8', 'replace')")
     else:
@@ -273,8 +317,9 @@ def _immutable_in_tuple_mode(f: FieldSpec) -> bool:
     return not f.is_struct
 
 
-def _decoder_fn(g: _Gen, fields: list[FieldSpec], version: int, flexible: bool, label: str,
-                top: bool = False) -> str:
+def _decoder_fn(
+    g: _Gen, fields: list[FieldSpec], version: int, flexible: bool, label: str, top: bool = False
+) -> str:
     key = (id(fields), "d")
     if key in g.done:
         return g.done[key]
@@ -296,8 +341,11 @@ def _decoder_fn(g: _Gen, fields: list[FieldSpec], version: int, flexible: bool, 
         s = g.const(struct.Struct(fmt), "_s")
         size = struct.calcsize(fmt)
         names = ", ".join(local[f.name] for f in run)
-        body.append(f"{ind}{names}, = {s}.unpack_from(buf, pos)" if len(run) == 1
-                    else f"{ind}{names} = {s}.unpack_from(buf, pos)")
+        body.append(
+            f"{ind}{names}, = {s}.unpack_from(buf, pos)"
+            if len(run) == 1
+            else f"{ind}{names} = {s}.unpack_from(buf, pos)"
+        )
         body.append(f"{ind}pos += {size}")
         run.clear()
 
@@ -322,24 +370,28 @@ def _decoder_fn(g: _Gen, fields: list[FieldSpec], version: int, flexible: bool, 
         if cache:
             tc = g.const({}, "_tc")
             names = ", ".join(local[f.name] for f in tagged) + ("," if len(tagged) == 1 else "")
-            body += [f"{ind}if buf[pos] == 0:",
-                     *(f"{ind}    {line}" for line in defaults),
-                     f"{ind}    pos += 1",
-                     f"{ind}elif (hit := {tc}.get(tkey := buf[pos:end])) is not None:",
-                     f"{ind}    {names} = hit",
-                     f"{ind}    pos = end",
-                     f"{ind}else:"]
+            body += [
+                f"{ind}if buf[pos] == 0:",
+                *(f"{ind}    {line}" for line in defaults),
+                f"{ind}    pos += 1",
+                f"{ind}elif (hit := {tc}.get(tkey := buf[pos:end])) is not None:",
+                f"{ind}    {names} = hit",
+                f"{ind}    pos = end",
+                f"{ind}else:",
+            ]
             ind = ind + "    "
         body += [f"{ind}{line}" for line in defaults]
         body += _read_uvarint_lines("nt", ind)
         body.append(f"{ind}if nt > end - pos: raise Malformed('too many tagged fields', pos)")
-        body.append(f"{ind}if nt:")       # most records carry no tagged field: skip the loop set-up
+        body.append(f"{ind}if nt:")  # most records carry no tagged field: skip the loop set-up
         body.append(f"{ind} for _ in range(nt):")
         i2 = ind + "    "
         body += _read_uvarint_lines("tag", i2)
         body += _read_uvarint_lines("size", i2)
         body.append(f"{i2}te = pos + size")
-        body.append(f"{i2}if te > end: raise Malformed('tagged field ' + str(tag) + ' is longer than the buffer', pos)")
+        body.append(
+            f"{i2}if te > end: raise Malformed('tagged field ' + str(tag) + ' is longer than the buffer', pos)"
+        )
         first = True
         for f in sorted(tagged, key=lambda x: x.tag or 0):
             body.append(f"{i2}{'if' if first else 'elif'} tag == {f.tag}:")
@@ -351,8 +403,10 @@ def _decoder_fn(g: _Gen, fields: list[FieldSpec], version: int, flexible: bool, 
         body.append(f"{i2}pos = te")
         if cache:
             vals = ", ".join(local[f.name] for f in tagged)
-            body.append(f"{ind}if unknown is None and pos == end and len(tkey) <= {TAG_CACHE_KEY} "
-                        f"and len({tc}) < {TAG_CACHE_SIZE}:")
+            body.append(
+                f"{ind}if unknown is None and pos == end and len(tkey) <= {TAG_CACHE_KEY} "
+                f"and len({tc}) < {TAG_CACHE_SIZE}:"
+            )
             body.append(f"{ind}    {tc}[tkey] = ({vals}{',' if len(tagged) == 1 else ''})")
             ind = ind[:-4]
     if top and g.fields is not None:
@@ -390,8 +444,9 @@ def _fresh_default(g: _Gen, f: FieldSpec, version: int) -> str:
     return f"_struct_default({c}, {version})"
 
 
-def make_decoder(spec: MessageSpec, version: int, *, tuples: bool = False,
-                 fields: tuple[str, ...] | None = None) -> Decoder:
+def make_decoder(
+    spec: MessageSpec, version: int, *, tuples: bool = False, fields: tuple[str, ...] | None = None
+) -> Decoder:
     """The decoder of ``spec`` at ``version``.
 
     ``tuples``: int and uuid arrays come out as tuples instead of lists (everything else is
@@ -418,8 +473,9 @@ def make_decoder(spec: MessageSpec, version: int, *, tuples: bool = False,
 # encoders
 
 
-def _encode_value(g: _Gen, f: FieldSpec, version: int, flexible: bool, var: str, out: str,
-                  ind: str) -> list[str]:
+def _encode_value(
+    g: _Gen, f: FieldSpec, version: int, flexible: bool, var: str, out: str, ind: str
+) -> list[str]:
     t = f.type
     fflex = flexible if f.flexible_versions is None else version in f.flexible_versions
     lines: list[str] = []
@@ -463,10 +519,12 @@ def _encode_value(g: _Gen, f: FieldSpec, version: int, flexible: bool, var: str,
     if f.is_struct:
         fn = _encoder_fn(g, g.struct_fields(f.fields, t), version, flexible, t)
         if f.nullable(version) and not f.tagged(version):
-            return [f"{ind}if {var} is None: {out}.append(255)",
-                    f"{ind}else:",
-                    f"{ind}    {out}.append(1)",
-                    f"{ind}    {fn}({var}, {out})"]
+            return [
+                f"{ind}if {var} is None: {out}.append(255)",
+                f"{ind}else:",
+                f"{ind}    {out}.append(1)",
+                f"{ind}    {fn}({var}, {out})",
+            ]
         return [f"{ind}{fn}({var}, {out})"]
     s = g.const(struct.Struct(">" + FIXED[t]), "_s")
     return [f"{ind}{out} += {s}.pack({var})"]

@@ -47,8 +47,10 @@ def control_to_kafka_json(ctl: ControlRecord) -> dict[str, Any]:
     schema = CONTROL_TYPES.get(ctl.type, ("Unknown", None))[1]
     if schema is not None and ctl.data is not None:
         return to_kafka_json(schema, 0, ctl.data)
-    return {k: base64.b64encode(v).decode("ascii") if isinstance(v, bytes) else v
-            for k, v in (ctl.data or {}).items()}
+    return {
+        k: base64.b64encode(v).decode("ascii") if isinstance(v, bytes) else v
+        for k, v in (ctl.data or {}).items()
+    }
 
 
 def to_kafka_json_slow(schema_name: str, version: int, data: dict[str, Any]) -> dict[str, Any]:
@@ -75,8 +77,15 @@ def _struct_plan(fields: list[FieldSpec], spec: Any, version: int, flexible: boo
         if version not in f.versions:
             continue
         default = default_value(f, version)
-        plan.append((f.name, json_name(f.name), default, flexible and f.tagged(version),
-                     _converter(f, spec, version, flexible)))
+        plan.append(
+            (
+                f.name,
+                json_name(f.name),
+                default,
+                flexible and f.tagged(version),
+                _converter(f, spec, version, flexible),
+            )
+        )
     return tuple(plan)
 
 
@@ -115,8 +124,9 @@ def _convert(plan: _Plan, data: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def _struct(fields: list[FieldSpec], spec: Any, version: int, flexible: bool,
-            data: dict[str, Any]) -> dict[str, Any]:
+def _struct(
+    fields: list[FieldSpec], spec: Any, version: int, flexible: bool, data: dict[str, Any]
+) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for f in fields:
         if version not in f.versions:
@@ -133,15 +143,31 @@ def _value(f: FieldSpec, spec: Any, version: int, flexible: bool, value: Any) ->
         return None
     et = f.element_type
     if f.is_array:
-        return [_scalar(et, v) if et in _SCALARS or not f.is_struct
-                else _struct(f.fields or spec.structs[et], spec, version, flexible, v) for v in value]
+        return [
+            _scalar(et, v)
+            if et in _SCALARS or not f.is_struct
+            else _struct(f.fields or spec.structs[et], spec, version, flexible, v)
+            for v in value
+        ]
     if f.is_struct:
         return _struct(f.fields or spec.structs[et], spec, version, flexible, value)
     return _scalar(f.type, value)
 
 
-_SCALARS = {"bool", "int8", "int16", "uint16", "int32", "uint32", "int64", "float64", "string", "uuid",
-            "bytes", "records"}
+_SCALARS = {
+    "bool",
+    "int8",
+    "int16",
+    "uint16",
+    "int32",
+    "uint32",
+    "int64",
+    "float64",
+    "string",
+    "uuid",
+    "bytes",
+    "records",
+}
 
 
 def _scalar(t: str, value: Any) -> Any:
@@ -164,7 +190,7 @@ def to_kafka_json_text(schema_name: str, version: int, data: dict[str, Any]) -> 
     return _writer(schema_name, version)(data)
 
 
-_encode_string = json.encoder.encode_basestring      # what JSONEncoder(ensure_ascii=False) uses
+_encode_string = json.encoder.encode_basestring  # what JSONEncoder(ensure_ascii=False) uses
 _encode_float = json.JSONEncoder(separators=(",", ":")).encode
 
 
@@ -182,7 +208,7 @@ def _writer(schema_name: str, version: int) -> Any:
     gen = _TextGen(spec, version, spec.flexible(version))
     top = gen.struct(spec.fields)
     namespace: dict[str, Any] = dict(gen.consts)
-    exec("\n".join(gen.lines), namespace)        # noqa: S102 - source generated from the bundled schemas
+    exec("\n".join(gen.lines), namespace)  # noqa: S102 - source generated from the bundled schemas
     return namespace[top]
 
 
@@ -194,8 +220,13 @@ class _TextGen:
     def __init__(self, spec: Any, version: int, flexible: bool) -> None:
         self.spec, self.version, self.flexible = spec, version, flexible
         self.lines: list[str] = []
-        self.consts: dict[str, Any] = {"_s": _encode_string, "_f": _encode_float, "_b": _b64_text,
-                                       "_u": _uuid_json, "_M": _MISSING}
+        self.consts: dict[str, Any] = {
+            "_s": _encode_string,
+            "_f": _encode_float,
+            "_b": _b64_text,
+            "_u": _uuid_json,
+            "_M": _MISSING,
+        }
         self.n = 0
 
     def const(self, value: Any) -> str:
@@ -206,12 +237,13 @@ class _TextGen:
 
     def struct(self, fields: list[FieldSpec]) -> str:
         present = [f for f in fields if self.version in f.versions]
-        subs = {f.name: self.struct(f.fields or self.spec.structs[f.element_type])
-                for f in present if f.is_struct}
+        subs = {
+            f.name: self.struct(f.fields or self.spec.structs[f.element_type]) for f in present if f.is_struct
+        }
         self.n += 1
         fname = f"_w{self.n}"
         body = [f"def {fname}(d):", "    g = d.get", "    p = []"]
-        run: list[str] = []           # consecutive always-written fields: one string, one append
+        run: list[str] = []  # consecutive always-written fields: one string, one append
 
         def flush() -> None:
             if run:

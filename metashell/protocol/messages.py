@@ -18,8 +18,17 @@ from metashell.protocol.registry import decode, decode_from, encode
 _SIZE = struct.Struct(">i")
 API_VERSIONS_KEY = 18
 
-__all__ = ["api_key", "api_versions", "decode", "decode_from", "decode_response", "encode",
-           "encode_request", "request_header_version", "response_header_version"]
+__all__ = [
+    "api_key",
+    "api_versions",
+    "decode",
+    "decode_from",
+    "decode_response",
+    "encode",
+    "encode_request",
+    "request_header_version",
+    "response_header_version",
+]
 
 
 @cache
@@ -44,12 +53,20 @@ def response_header_version(api: str, version: int) -> int:
     return 1 if registry.spec(f"{api}Response").flexible(version) else 0
 
 
-def encode_request(api: str, version: int, correlation_id: int, client_id: str | None,
-                   body: dict[str, Any]) -> bytes:
+def encode_request(
+    api: str, version: int, correlation_id: int, client_id: str | None, body: dict[str, Any]
+) -> bytes:
     """A complete size-prefixed request frame."""
-    header = encode("RequestHeader", request_header_version(api, version), {
-        "RequestApiKey": api_key(api), "RequestApiVersion": version,
-        "CorrelationId": correlation_id, "ClientId": client_id})
+    header = encode(
+        "RequestHeader",
+        request_header_version(api, version),
+        {
+            "RequestApiKey": api_key(api),
+            "RequestApiVersion": version,
+            "CorrelationId": correlation_id,
+            "ClientId": client_id,
+        },
+    )
     payload = header + encode(f"{api}Request", version, body)
     return _SIZE.pack(len(payload)) + payload
 
@@ -63,7 +80,9 @@ def decode_request(frame: bytes) -> tuple[str, int, dict[str, Any], dict[str, An
 
 
 def encode_response(api: str, version: int, correlation_id: int, body: dict[str, Any]) -> bytes:
-    header = encode("ResponseHeader", response_header_version(api, version), {"CorrelationId": correlation_id})
+    header = encode(
+        "ResponseHeader", response_header_version(api, version), {"CorrelationId": correlation_id}
+    )
     payload = header + encode(f"{api}Response", version, body)
     return _SIZE.pack(len(payload)) + payload
 

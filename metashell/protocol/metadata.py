@@ -43,8 +43,11 @@ class MetadataRecord:
 @cache
 def record_types() -> dict[int, str]:
     """Api key -> schema name of every metadata record type we know."""
-    return {s.api_key: s.name for s in bundled_schemas().values()
-            if s.type == "metadata" and s.api_key is not None}
+    return {
+        s.api_key: s.name
+        for s in bundled_schemas().values()
+        if s.type == "metadata" and s.api_key is not None
+    }
 
 
 @cache
@@ -111,8 +114,12 @@ class ReplayDecoders(dict):  # type: ignore[type-arg]
         if name is None or version not in registry.spec(name).valid_versions:
             raise KeyError(prefix)
         fields = self.positional.get(name)
-        entry = (api_key, name, make_decoder(registry.spec(name), version, tuples=True, fields=fields),
-                 fields is not None)
+        entry = (
+            api_key,
+            name,
+            make_decoder(registry.spec(name), version, tuples=True, fields=fields),
+            fields is not None,
+        )
         self[prefix] = entry
         return entry
 
@@ -148,17 +155,21 @@ def decode_metadata_record(value: bytes) -> MetadataRecord:
         data, pos = fn(value, pos, end)
     except Malformed as e:
         if newer:
-            raise UnsupportedRecordVersion(f"{name} v{version} is newer than known and does not decode",
-                                           offset=e.pos) from None
+            raise UnsupportedRecordVersion(
+                f"{name} v{version} is newer than known and does not decode", offset=e.pos
+            ) from None
         raise DecodeError(f"malformed {name} v{version}: {e}", offset=e.pos) from None
     except registry.DECODE_ERRORS as e:
         if newer:
-            raise UnsupportedRecordVersion(f"{name} v{version} is newer than known and does not decode") from None
+            raise UnsupportedRecordVersion(
+                f"{name} v{version} is newer than known and does not decode"
+            ) from None
         raise DecodeError(f"truncated or malformed {name} v{version} ({type(e).__name__})") from None
     if pos != end:
         if newer:
-            raise UnsupportedRecordVersion(f"{name} v{version} is newer than known and does not decode",
-                                           offset=pos)
+            raise UnsupportedRecordVersion(
+                f"{name} v{version} is newer than known and does not decode", offset=pos
+            )
         raise DecodeError(f"found {end - pos} byte(s) of garbage after {name} v{version}", offset=pos)
     return MetadataRecord(api_key, version, name, data)
 

@@ -16,8 +16,20 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-PRIMITIVES = {"bool", "int8", "int16", "uint16", "int32", "uint32", "int64", "float64",
-              "string", "bytes", "records", "uuid"}
+PRIMITIVES = {
+    "bool",
+    "int8",
+    "int16",
+    "uint16",
+    "int32",
+    "uint32",
+    "int64",
+    "float64",
+    "string",
+    "bytes",
+    "records",
+    "uuid",
+}
 """Scalar field types of the Kafka message format."""
 
 

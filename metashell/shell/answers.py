@@ -42,6 +42,7 @@ HEALTH_ITEMS = 10
 
 # -- health ------------------------------------------------------------------------------------------
 
+
 def health_lines(report: HealthReport, show_all: bool = False) -> Iterator[str]:
     """The verdict, then one section per finding (worst first) with its first items.
 
@@ -49,7 +50,7 @@ def health_lines(report: HealthReport, show_all: bool = False) -> Iterator[str]:
     under-replicated and under min ISR too, and repeating it buries the next problem.
     """
     yield report.verdict()
-    seen: set[int] = set()   # a partition in several findings is one PartitionRef object in each
+    seen: set[int] = set()  # a partition in several findings is one PartitionRef object in each
     for f in report.findings:
         yield ""
         yield f"{f.title}: {f.count} [{f.severity}]"
@@ -66,10 +67,13 @@ def health_lines(report: HealthReport, show_all: bool = False) -> Iterator[str]:
         seen.update(id(i) for i in fresh if isinstance(i, PartitionRef))
     if report.leaders_per_broker and not report.healthy:
         yield ""
-        yield "leaders per broker: " + ", ".join(f"{b}: {n}" for b, n in sorted(report.leaders_per_broker.items()))
+        yield "leaders per broker: " + ", ".join(
+            f"{b}: {n}" for b, n in sorted(report.leaders_per_broker.items())
+        )
 
 
 # -- describe: topics ----------------------------------------------------------------------------------
+
 
 @dataclass(frozen=True)
 class TopicFilters:
@@ -93,29 +97,38 @@ def _ids(ids: tuple[int, ...]) -> str:
 def topic_overrides(image: MetadataImage, topic: str, redact: bool) -> list[tuple[str, str]]:
     """The topic's configuration overrides, sorted, with secrets redacted as everywhere."""
     configs = image.configs.get((CONFIG_RESOURCE_TOPIC, topic), {})
-    return [(k, REDACTED if redact and is_sensitive_config(CONFIG_RESOURCE_TOPIC, k) else v)
-            for k, v in sorted(configs.items())]
+    return [
+        (k, REDACTED if redact and is_sensitive_config(CONFIG_RESOURCE_TOPIC, k) else v)
+        for k, v in sorted(configs.items())
+    ]
 
 
 def topic_line(image: MetadataImage, topic: Topic, redact: bool) -> str:
     """``TopicCommand.TopicDescription.printDescription``."""
     first = topic.partitions[min(topic.partitions)] if topic.partitions else None
     configs = ",".join(f"{k}={v}" for k, v in topic_overrides(image, topic.name, redact))
-    return (f"Topic: {topic.name}\tTopicId: {uuid_to_str(topic.id)}\tPartitionCount: {len(topic.partitions)}"
-            f"\tReplicationFactor: {replication_factor(first) if first else 0}\tConfigs: {configs}")
+    return (
+        f"Topic: {topic.name}\tTopicId: {uuid_to_str(topic.id)}\tPartitionCount: {len(topic.partitions)}"
+        f"\tReplicationFactor: {replication_factor(first) if first else 0}\tConfigs: {configs}"
+    )
 
 
 def partition_line(topic: str, pid: int, p: Partition) -> str:
     """``TopicCommand.PartitionDescription.printDescription``."""
-    text = (f"\tTopic: {topic}\tPartition: {pid}\tLeader: {'none' if p.leader < 0 else p.leader}"
-            f"\tReplicas: {_ids(p.replicas)}\tIsr: {_ids(p.isr)}")
+    text = (
+        f"\tTopic: {topic}\tPartition: {pid}\tLeader: {'none' if p.leader < 0 else p.leader}"
+        f"\tReplicas: {_ids(p.replicas)}\tIsr: {_ids(p.isr)}"
+    )
     if p.adding_replicas or p.removing_replicas:
-        text += f"\tAdding Replicas: {_ids(p.adding_replicas)}\tRemoving Replicas: {_ids(p.removing_replicas)}"
+        text += (
+            f"\tAdding Replicas: {_ids(p.adding_replicas)}\tRemoving Replicas: {_ids(p.removing_replicas)}"
+        )
     return text + f"\tElr: {_ids(p.elr)}\tLastKnownElr: {_ids(p.last_known_elr)}"
 
 
-def describe_topics(image: MetadataImage, topics: list[Topic], filters: TopicFilters,
-                    redact: bool) -> Iterator[str]:
+def describe_topics(
+    image: MetadataImage, topics: list[Topic], filters: TopicFilters, redact: bool
+) -> Iterator[str]:
     """The lines of ``kafka-topics --describe`` for ``topics`` (already sorted by name)."""
     live = live_brokers(image)
     for topic in topics:
@@ -128,15 +141,18 @@ def describe_topics(image: MetadataImage, topics: list[Topic], filters: TopicFil
             yield partition_line(topic.name, pid, p)
 
 
-def shown_partitions(image: MetadataImage, topic: Topic, filters: TopicFilters,
-                     live: set[int] | None = None) -> Iterator[tuple[int, Partition]]:
+def shown_partitions(
+    image: MetadataImage, topic: Topic, filters: TopicFilters, live: set[int] | None = None
+) -> Iterator[tuple[int, Partition]]:
     """The partitions of ``topic`` that ``describe`` shows with ``filters``, in partition order
     (none with ``--topics-with-overrides``, which shows topic lines only)."""
     if filters.with_overrides and not filters.partition_reports:
         return
     if live is None:
         live = live_brokers(image)
-    min_isr = effective_min_isr(image, topic.name)[0] if (filters.under_min_isr or filters.at_min_isr) else None
+    min_isr = (
+        effective_min_isr(image, topic.name)[0] if (filters.under_min_isr or filters.at_min_isr) else None
+    )
     for pid in sorted(topic.partitions):
         p = topic.partitions[pid]
         if not filters.partition_reports or _reported(p, filters, live, min_isr):
@@ -145,13 +161,16 @@ def shown_partitions(image: MetadataImage, topic: Topic, filters: TopicFilters,
 
 def _reported(p: Partition, f: TopicFilters, live: set[int], min_isr: int | None) -> bool:
     has_leader = p.leader >= 0
-    return ((f.under_replicated and is_under_replicated(p))
-            or (f.unavailable and (not has_leader or p.leader not in live))
-            or (f.under_min_isr and (not has_leader or (min_isr is not None and len(p.isr) < min_isr)))
-            or (f.at_min_isr and min_isr is not None and len(p.isr) == min_isr))
+    return (
+        (f.under_replicated and is_under_replicated(p))
+        or (f.unavailable and (not has_leader or p.leader not in live))
+        or (f.under_min_isr and (not has_leader or (min_isr is not None and len(p.isr) < min_isr)))
+        or (f.at_min_isr and min_isr is not None and len(p.isr) == min_isr)
+    )
 
 
 # -- describe: brokers --------------------------------------------------------------------------------
+
 
 def describe_broker(image: MetadataImage, broker_id: int) -> dict[str, Any]:
     """What an operator asks about one broker: registration, state, and what it leads and hosts."""
@@ -167,13 +186,26 @@ def describe_broker(image: MetadataImage, broker_id: int) -> dict[str, Any]:
                     in_isr += 1
     state = broker_state(b.fenced, b.in_controlled_shutdown)
     return {
-        "id": b.id, "state": state, "epoch": b.epoch, "rack": b.rack,
-        "listeners": [{"name": e.name, "host": e.host, "port": e.port,
-                       "securityProtocol": _protocol_name(e.security_protocol)}
-                      for e in b.listeners.values()],
-        "supportedFeatures": {k: {"min": lo, "max": hi} for k, (lo, hi) in sorted(b.supported_features.items())},
+        "id": b.id,
+        "state": state,
+        "epoch": b.epoch,
+        "rack": b.rack,
+        "listeners": [
+            {
+                "name": e.name,
+                "host": e.host,
+                "port": e.port,
+                "securityProtocol": _protocol_name(e.security_protocol),
+            }
+            for e in b.listeners.values()
+        ],
+        "supportedFeatures": {
+            k: {"min": lo, "max": hi} for k, (lo, hi) in sorted(b.supported_features.items())
+        },
         "logDirs": [uuid_to_str(d) for d in b.directories],
-        "partitionsLed": led, "partitionsHosted": hosted, "partitionsInIsr": in_isr,
+        "partitionsLed": led,
+        "partitionsHosted": hosted,
+        "partitionsInIsr": in_isr,
     }
 
 
@@ -185,10 +217,14 @@ def broker_lines(info: dict[str, Any]) -> Iterator[str]:
     yield f"Broker: {info['id']}\tState: {info['state']}\tEpoch: {info['epoch']}\tRack: {info['rack'] or 'none'}"
     for e in info["listeners"]:
         yield f"\tListener: {e['name']}\t{e['securityProtocol']}://{e['host']}:{e['port']}"
-    yield (f"\tPartitions: leads {info['partitionsLed']}, hosts {info['partitionsHosted']}, "
-           f"in ISR of {info['partitionsInIsr']}")
+    yield (
+        f"\tPartitions: leads {info['partitionsLed']}, hosts {info['partitionsHosted']}, "
+        f"in ISR of {info['partitionsInIsr']}"
+    )
     yield "\tLogDirs: " + (",".join(info["logDirs"]) or "none")
-    yield "\tFeatures: " + ", ".join(f"{k} {v['min']}..{v['max']}" for k, v in info["supportedFeatures"].items())
+    yield "\tFeatures: " + ", ".join(
+        f"{k} {v['min']}..{v['max']}" for k, v in info["supportedFeatures"].items()
+    )
 
 
 # -- describe: ACLs -----------------------------------------------------------------------------------
@@ -205,8 +241,10 @@ def acl_query(opts: dict[str, object]) -> AclQuery:
         kind, sep, name = raw.partition(":")
         resource_type = kind.strip().upper()
         if resource_type not in _RESOURCE_TYPES:
-            raise CommandError(f"describe acl: --resource {raw}: the type must be one of "
-                               f"{', '.join(t.lower() for t in _RESOURCE_TYPES)}")
+            raise CommandError(
+                f"describe acl: --resource {raw}: the type must be one of "
+                f"{', '.join(t.lower() for t in _RESOURCE_TYPES)}"
+            )
         resource_name = name if sep else ("kafka-cluster" if resource_type == "CLUSTER" else None)
         if resource_name == "":
             raise CommandError(f"describe acl: --resource {raw}: give TYPE:NAME")
@@ -216,8 +254,13 @@ def acl_query(opts: dict[str, object]) -> AclQuery:
         raise CommandError(f"describe acl: --operation {op}: not an ACL operation")
     principal = opts.get("principal")
     host = opts.get("host")
-    return AclQuery(principal if isinstance(principal, str) else None, resource_type, resource_name,
-                    host if isinstance(host, str) else None, operation)
+    return AclQuery(
+        principal if isinstance(principal, str) else None,
+        resource_type,
+        resource_name,
+        host if isinstance(host, str) else None,
+        operation,
+    )
 
 
 def acl_lines(decision: AclDecision) -> Iterator[str]:
@@ -229,8 +272,10 @@ def acl_lines(decision: AclDecision) -> Iterator[str]:
     for (rtype, name, pattern), items in groups.items():
         yield f"Current ACLs for resource `ResourcePattern(resourceType={rtype}, name={name}, patternType={pattern})`:"
         for j in items:
-            yield (f"\t(principal={j['principal']}, host={j['host']}, operation={j['operation']}, "
-                   f"permissionType={j['permissionType']})")
+            yield (
+                f"\t(principal={j['principal']}, host={j['host']}, operation={j['operation']}, "
+                f"permissionType={j['permissionType']})"
+            )
         yield ""
     if not decision.bindings:
         yield "No ACL binding applies."

@@ -64,7 +64,6 @@ DIFFERENCES = (
 """Every deliberate difference from Kafka's shell, for the docs."""
 
 
-
 class ExitShell(Exception):
     """Raised by ``exit``: the REPL or the one-shot runner stops."""
 
@@ -86,8 +85,14 @@ class Settings:
 class Shell:
     """One shell session over a tree."""
 
-    def __init__(self, root: Node | Callable[[], Node], out: TextIO, err: TextIO,
-                 settings: Settings | None = None, history: list[str] | None = None) -> None:
+    def __init__(
+        self,
+        root: Node | Callable[[], Node],
+        out: TextIO,
+        err: TextIO,
+        settings: Settings | None = None,
+        history: list[str] | None = None,
+    ) -> None:
         self._root = root
         self.out = out
         self.err = err
@@ -178,9 +183,15 @@ class Shell:
         except (AttributeError, OSError, ValueError):
             target = None
         self.out.flush()
-        proc = subprocess.Popen(shell_command, shell=True, stdin=subprocess.PIPE,
-                                stdout=target if target is not None else subprocess.PIPE,
-                                text=True, encoding="utf-8", errors="replace")
+        proc = subprocess.Popen(
+            shell_command,
+            shell=True,
+            stdin=subprocess.PIPE,
+            stdout=target if target is not None else subprocess.PIPE,
+            text=True,
+            encoding="utf-8",
+            errors="replace",
+        )
         assert proc.stdin is not None
         saved, self.out = self.out, cast(TextIO, proc.stdin)
         settings = self.settings  # a pipe is not a terminal: no columns, no colour
@@ -252,7 +263,7 @@ class Shell:
                 if not close:
                     return ""
                 fixed.append(close[0])
-                rest = comps[i + 1:]
+                rest = comps[i + 1 :]
                 return f" Did you mean {visible(join(fixed + rest))}?"
             fixed.append(comp)
             node = child
@@ -298,9 +309,13 @@ class Shell:
             self._ls_recursive(files, dirs, long)
             return
         if not long:
-            self.write(render_ls([visible(f[0]) for f in files],
-                                 [(visible(d[0]), [visible(c) for c in d[2].child_names()]) for d in dirs],
-                                 self.settings.width()))
+            self.write(
+                render_ls(
+                    [visible(f[0]) for f in files],
+                    [(visible(d[0]), [visible(c) for c in d[2].child_names()]) for d in dirs],
+                    self.settings.width(),
+                )
+            )
             return
         # ls -l: Kafka's grouping and intro lines, one long row per entry.
         out: list[str] = _long_rows([(f[0], f[2]) for f in files], self.settings.redact)
@@ -319,12 +334,16 @@ class Shell:
             out.extend(_long_rows(children, self.settings.redact))
         self.write("".join(line + "\n" for line in out))
 
-    def _ls_recursive(self, files: list[tuple[str, list[str], Node]], dirs: list[tuple[str, list[str], Node]],
-                      long: bool) -> None:
+    def _ls_recursive(
+        self, files: list[tuple[str, list[str], Node]], dirs: list[tuple[str, list[str], Node]], long: bool
+    ) -> None:
         """``ls -R``: each directory as ``path:`` and its entries, depth first, streamed."""
         if files:
-            rows = _long_rows([(f[0], f[2]) for f in files], self.settings.redact) if long \
+            rows = (
+                _long_rows([(f[0], f[2]) for f in files], self.settings.redact)
+                if long
                 else [visible(f[0]) for f in files]
+            )
             self.write("".join(r + "\n" for r in rows))
         first = not files
         stack = [(comps, node) for _name, comps, node in reversed(dirs)]
@@ -332,13 +351,19 @@ class Shell:
             comps, node = stack.pop()
             children = [(n, c) for n in node.child_names() if (c := node.child(n)) is not None]
             rows = _long_rows(children, self.settings.redact) if long else [visible(n) for n, _c in children]
-            self.write(("" if first else "\n") + visible(join(comps)) + ":\n" + "".join(r + "\n" for r in rows))
+            self.write(
+                ("" if first else "\n") + visible(join(comps)) + ":\n" + "".join(r + "\n" for r in rows)
+            )
             first = False
             stack.extend((comps + [n], c) for n, c in reversed(children) if c.is_dir)
 
     def _entry_json(self, name: str, comps: list[str], node: Node) -> dict[str, object]:
-        entry: dict[str, object] = {"path": join(comps), "name": name,
-                                    "type": "dir" if node.is_dir else "file", "kind": node.kind}
+        entry: dict[str, object] = {
+            "path": join(comps),
+            "name": name,
+            "type": "dir" if node.is_dir else "file",
+            "kind": node.kind,
+        }
         if node.is_dir:
             entry["children"] = node.child_count()
         return entry
@@ -392,8 +417,9 @@ class Shell:
                     else:
                         self.error(f"cat: {arg.text}: Is a directory")
                 elif as_json:
-                    self._emit_json({"path": join(comps), "kind": node.kind,
-                                     "value": node.to_json(self.settings.redact)})
+                    self._emit_json(
+                        {"path": join(comps), "kind": node.kind, "value": node.to_json(self.settings.redact)}
+                    )
                 elif files > 1 and not kafka_form:
                     text = self._leaf_text(node)
                     sep = "\n" if "\n" in text else " "
@@ -414,8 +440,9 @@ class Shell:
                 continue
             for comps, node in matches:
                 if as_json:
-                    self._emit_json({"path": join(comps),
-                                     "tree": _tree_json(node, self.settings.redact, max_depth)})
+                    self._emit_json(
+                        {"path": join(comps), "tree": _tree_json(node, self.settings.redact, max_depth)}
+                    )
                 else:
                     self.write(render_tree(node, self.settings.redact, max_depth))
 
@@ -436,15 +463,14 @@ class Shell:
             for comps, node in matches:
                 base = self._find_base(arg.text, comps) if globbed else arg.text
                 batch: list[str] = []  # big trees print millions of lines: write in chunks
-                chunk = 64             # ... but the first lines at once
+                chunk = 64  # ... but the first lines at once
                 for path, n in iter_find(base, node):
                     if type_filter == "f" and n.is_dir or type_filter == "d" and not n.is_dir:
                         continue
                     if name_match is not None and not name_match(n.name):
                         continue
                     if as_json:
-                        self._emit_json({"path": path, "type": "dir" if n.is_dir else "file",
-                                         "kind": n.kind})
+                        self._emit_json({"path": path, "type": "dir" if n.is_dir else "file", "kind": n.kind})
                         continue
                     batch.append(visible(path))
                     if len(batch) >= chunk:
@@ -474,8 +500,10 @@ class Shell:
             try:
                 count = int(raw)
             except ValueError:
-                raise CommandError(f"history: argument numEntriesToShow: could not convert '{raw}' to "
-                                   f"Integer (For input string: \"{raw}\")") from None
+                raise CommandError(
+                    f"history: argument numEntriesToShow: could not convert '{raw}' to "
+                    f'Integer (For input string: "{raw}")'
+                ) from None
         count = max(0, min(count, len(self.history)))
         start = len(self.history) - count
         for i in range(start, len(self.history)):
@@ -486,8 +514,9 @@ class Shell:
 
     def _metadata_history(self, p: Parsed) -> None:
         if self.full_plan is None:
-            raise CommandError("history: a PATH's history needs a file source (-d or -s); live mode has no "
-                               "past to read")
+            raise CommandError(
+                "history: a PATH's history needs a file source (-d or -s); live mode has no past to read"
+            )
         typed = p.args[0].text
         comps = normalize(self.cwd, typed)
         try:
@@ -507,8 +536,10 @@ class Shell:
                 continue
             when = iso_time(change.timestamp) or "-"
             where = " (snapshot)" if change.from_snapshot else ""
-            self.write(f"{change.offset:>8}  {when}  epoch {change.epoch:<3} {change.record:<31} "
-                       f"{visible(change.summary)}{where}\n")
+            self.write(
+                f"{change.offset:>8}  {when}  epoch {change.epoch:<3} {change.record:<31} "
+                f"{visible(change.summary)}{where}\n"
+            )
         if not found:
             self.error(f"history: {typed}: no record in these files changed it")
 
@@ -525,7 +556,7 @@ class Shell:
         comps = normalize(self.cwd, p.args[0].text) if p.args else []
         redact = self.settings.redact
         if start is not None and self.travel is not None:
-            with self.travel.visit(str(start)) as root:   # one image moves: read its values now
+            with self.travel.visit(str(start)) as root:  # one image moves: read its values now
                 left = _values_at(root, comps, redact)
         else:
             left = _values_at(self.root, comps, redact)
@@ -574,11 +605,21 @@ class Shell:
             when = iso_time(prov.timestamp) or "-"
             for kind, path, old, new in _diff_values(before, after):
                 if self._json(p):
-                    self._emit_json({"offset": prov.offset, "time": when, "path": path, "change": kind,
-                                     "old": old, "new": new})
+                    self._emit_json(
+                        {
+                            "offset": prov.offset,
+                            "time": when,
+                            "path": path,
+                            "change": kind,
+                            "old": old,
+                            "new": new,
+                        }
+                    )
                 else:
-                    self.write(f"{prov.offset:>8}  {when}  {visible(path)}: {visible(str(old))} -> "
-                               f"{visible(str(new))}\n")
+                    self.write(
+                        f"{prov.offset:>8}  {when}  {visible(path)}: {visible(str(old))} -> "
+                        f"{visible(str(new))}\n"
+                    )
                 self.out.flush()
                 seen += 1
                 if isinstance(count, int) and seen >= count:
@@ -593,14 +634,19 @@ class Shell:
         raw_types = p.opts.get("type")
         types = frozenset(t.strip() for t in raw_types.split(",")) if isinstance(raw_types, str) else None
         if first is not None and self.travel is not None:
-            with self.travel.log_from(first) as fast:   # the journaled image at first - 1, no snapshot read
+            with self.travel.log_from(first) as fast:  # the journaled image at first - 1, no snapshot read
                 if fast is not None:
                     plan, base = fast
-                    self._print_log(p, iter_log(plan, first=first, last=last, types=types, base=base,
-                                                payloads=self._json(p)))
+                    self._print_log(
+                        p,
+                        iter_log(
+                            plan, first=first, last=last, types=types, base=base, payloads=self._json(p)
+                        ),
+                    )
                     return
-        self._print_log(p, iter_log(self.full_plan(first), first=first, last=last, types=types,
-                                    payloads=self._json(p)))
+        self._print_log(
+            p, iter_log(self.full_plan(first), first=first, last=last, types=types, payloads=self._json(p))
+        )
 
     def _print_log(self, p: Parsed, entries: Iterator[LogEntry]) -> None:
         batch: list[str] = []
@@ -609,8 +655,10 @@ class Shell:
                 self._emit_json(_redacted_entry(entry.as_json(), self.settings.redact, entry.record))
                 continue
             mark = {"open": " [txn]", "aborted": " [txn aborted]"}.get(entry.transaction or "", "")
-            batch.append(f"{entry.offset:>8}  {iso_time(entry.timestamp) or '-'}  epoch {entry.epoch:<3} "
-                         f"{entry.record:<31} {visible(entry.summary)}{mark}")
+            batch.append(
+                f"{entry.offset:>8}  {iso_time(entry.timestamp) or '-'}  epoch {entry.epoch:<3} "
+                f"{entry.record:<31} {visible(entry.summary)}{mark}"
+            )
             if len(batch) >= 256:
                 self.write("\n".join(batch) + "\n")
                 batch.clear()
@@ -638,8 +686,9 @@ class Shell:
     def cmd_at(self, p: Parsed) -> None:
         """Move the whole session to the image after an offset or time (``at`` alone: the end)."""
         if self.travel is None:
-            raise CommandError("at: time travel needs a file source (-d or -s); live mode follows the end "
-                               "of the log")
+            raise CommandError(
+                "at: time travel needs a file source (-d or -s); live mode follows the end of the log"
+            )
         root, self.point = self.travel.move(p.args[0].literal if p.args else None)
         self._root = root
         prov = root.ctx.image.provenance
@@ -679,12 +728,12 @@ class Shell:
         if not node.is_dir:
             yield join(comps), node
             return
-        skip = {"image", "local"} if not comps else set()   # from /: Kafka's copy and the build info
+        skip = {"image", "local"} if not comps else set()  # from /: Kafka's copy and the build info
         base = join(comps)
         for path, n in iter_find(base, node):
             if n.is_dir:
                 continue
-            rel = path[len(base):].lstrip("/").split("/")
+            rel = path[len(base) :].lstrip("/").split("/")
             if rel[0] in skip or (not recursive and len(rel) > 1):
                 continue
             yield path, n
@@ -725,12 +774,18 @@ class Shell:
             return
         if words and words[0] in ("acl", "acls"):
             if len(words) > 1:
-                raise CommandError(f"describe acl: unexpected argument '{words[1]}' (use --principal, "
-                                   f"--resource, --operation, --host)")
+                raise CommandError(
+                    f"describe acl: unexpected argument '{words[1]}' (use --principal, "
+                    f"--resource, --operation, --host)"
+                )
             self._describe_acls(p)
             return
-        filters = answers.TopicFilters(**{k: bool(p.opts[k]) for k in (
-            "under_replicated", "unavailable", "under_min_isr", "at_min_isr", "with_overrides")})
+        filters = answers.TopicFilters(
+            **{
+                k: bool(p.opts[k])
+                for k in ("under_replicated", "unavailable", "under_min_isr", "at_min_isr", "with_overrides")
+            }
+        )
         image = self._image()
         by_name = image.topics.by_name
         names = _matching(sorted(by_name), [w.text for w in p.args], "topic", self)
@@ -742,22 +797,36 @@ class Shell:
         for line in answers.describe_topics(image, topics, filters, self.settings.redact):
             self.write(line + "\n")
 
-    def _topic_json(self, image: MetadataImage, topic: Topic, filters: answers.TopicFilters) -> dict[str, object]:
+    def _topic_json(
+        self, image: MetadataImage, topic: Topic, filters: answers.TopicFilters
+    ) -> dict[str, object]:
         min_isr, origin = effective_min_isr(image, topic.name)
-        return {"topic": topic.name, "topicId": uuid_to_str(topic.id), "partitionCount": len(topic.partitions),
-                "configs": dict(answers.topic_overrides(image, topic.name, self.settings.redact)),
-                "minInsyncReplicas": min_isr, "minInsyncReplicasFrom": origin,
-                "partitions": [PartitionRef(topic.name, pid, p).as_json()
-                               for pid, p in answers.shown_partitions(image, topic, filters)]}
+        return {
+            "topic": topic.name,
+            "topicId": uuid_to_str(topic.id),
+            "partitionCount": len(topic.partitions),
+            "configs": dict(answers.topic_overrides(image, topic.name, self.settings.redact)),
+            "minInsyncReplicas": min_isr,
+            "minInsyncReplicasFrom": origin,
+            "partitions": [
+                PartitionRef(topic.name, pid, p).as_json()
+                for pid, p in answers.shown_partitions(image, topic, filters)
+            ],
+        }
 
     def _describe_acls(self, p: Parsed) -> None:
         query = answers.acl_query(p.opts)
         decision = decide(self._image(), query)
         if self._json(p):
-            self._emit_json({"query": {k: v for k, v in vars(query).items() if v is not None},
-                             "bindings": [acl_json(a) for a in decision.bindings],
-                             "decision": decision.result, "reason": decision.reason or None,
-                             "decidedBy": [acl_json(a)["id"] for a in decision.deciding]})
+            self._emit_json(
+                {
+                    "query": {k: v for k, v in vars(query).items() if v is not None},
+                    "bindings": [acl_json(a) for a in decision.bindings],
+                    "decision": decision.result,
+                    "reason": decision.reason or None,
+                    "decidedBy": [acl_json(a)["id"] for a in decision.deciding],
+                }
+            )
             return
         for line in answers.acl_lines(decision):
             self.write(line + "\n")
@@ -782,7 +851,9 @@ def _matching(names: list[str], patterns: list[str], what: str, shell: Shell) ->
     chosen: set[str] = set()
     for pattern in patterns:
         rx = glob_regex(pattern)
-        hits = [n for n in names if rx.match(n)] if rx is not None else ([pattern] if pattern in names else [])
+        hits = (
+            [n for n in names if rx.match(n)] if rx is not None else ([pattern] if pattern in names else [])
+        )
         if not hits:
             shell.error(f"describe: {what} '{pattern}' does not exist")
         chosen.update(hits)
@@ -797,7 +868,9 @@ def _values_at(root: Node, comps: list[str], redact: bool) -> dict[str, str]:
     return {} if node is None else dict(tree_values(node, comps, redact))
 
 
-def _diff_values(left: dict[str, str], right: dict[str, str]) -> Iterator[tuple[str, str, str | None, str | None]]:
+def _diff_values(
+    left: dict[str, str], right: dict[str, str]
+) -> Iterator[tuple[str, str, str | None, str | None]]:
     """(kind, path, old, new) in path order: removed, added or changed."""
     for path in sorted(left.keys() | right.keys()):
         old, new = left.get(path), right.get(path)
@@ -866,8 +939,15 @@ def _long_rows(entries: list[tuple[str, Node]], redact: bool) -> list[str]:
     rows: list[tuple[str, str, str, str, str]] = []
     for name, node in entries:
         summary = visible(summarize(node, redact))
-        rows.append(("d" if node.is_dir else "-", str(node.child_count()) if node.is_dir else "", node.kind,
-                     visible(name), summary))
+        rows.append(
+            (
+                "d" if node.is_dir else "-",
+                str(node.child_count()) if node.is_dir else "",
+                node.kind,
+                visible(name),
+                summary,
+            )
+        )
     if not rows:
         return []
     size_w = max(len(r[1]) for r in rows)
@@ -878,5 +958,3 @@ def _long_rows(entries: list[tuple[str, Node]], redact: bool) -> list[str]:
         line = f"{t} {size:>{size_w}} {kind:<{kind_w}} {name:<{name_w}}  {summary}"
         lines.append(line.rstrip(" "))
     return lines
-
-

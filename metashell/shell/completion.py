@@ -87,8 +87,9 @@ class ShellCompleter(Completer):
         if not words:
             for name in spec.COMMAND_NAMES:
                 if name.startswith(partial):
-                    yield Completion(name + " ", replace, display=name,
-                                     display_meta=spec.SPECS[name].description)
+                    yield Completion(
+                        name + " ", replace, display=name, display_meta=spec.SPECS[name].description
+                    )
             return
         command = spec.SPECS.get(words[0])
         if command is None:
@@ -117,8 +118,8 @@ class ShellCompleter(Completer):
 
     def _paths(self, partial: str, replace: int) -> Iterable[Completion]:
         slash = partial.rfind("/")
-        dir_part = partial[:slash + 1] if slash >= 0 else ""
-        last = partial[slash + 1:]
+        dir_part = partial[: slash + 1] if slash >= 0 else ""
+        last = partial[slash + 1 :]
         try:
             root = self._root()
             cwd = self._cwd()

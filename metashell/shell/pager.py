@@ -69,8 +69,9 @@ class PagingWriter:
         env = dict(os.environ)
         env.setdefault("LESS", "FRX")
         try:
-            self._pager = subprocess.Popen(self._command, stdin=subprocess.PIPE, text=True, encoding="utf-8",
-                                           errors="replace", env=env)
+            self._pager = subprocess.Popen(
+                self._command, stdin=subprocess.PIPE, text=True, encoding="utf-8", errors="replace", env=env
+            )
         except OSError:  # no such pager: print as if there were none
             self._command = []
             self._rows = 1 << 62
@@ -103,8 +104,9 @@ class PagingWriter:
 
 
 @contextlib.contextmanager
-def paged(get_out: Callable[[], TextIO], set_out: Callable[[TextIO], None], rows: int | None,
-          enabled: bool = True) -> Iterator[None]:
+def paged(
+    get_out: Callable[[], TextIO], set_out: Callable[[TextIO], None], rows: int | None, enabled: bool = True
+) -> Iterator[None]:
     """Route a command's output through a :class:`PagingWriter` while the block runs."""
     command = pager_command() if enabled else None
     out = get_out()

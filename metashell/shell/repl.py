@@ -37,8 +37,9 @@ def _prompt_text(label: str, shell: Shell, status: StatusFn | None) -> str:
     return visible(f"{label}{point}{extra}:{shell.cwd} >> ")
 
 
-def run_repl(shell: Shell, *, label: str, banner: str, status: StatusFn | None = None,
-             paging: bool = True) -> int:
+def run_repl(
+    shell: Shell, *, label: str, banner: str, status: StatusFn | None = None, paging: bool = True
+) -> int:
     """Run the prompt-toolkit REPL until ``exit`` or Ctrl-D.  Returns the exit status (0).
 
     Output longer than the screen goes through ``$PAGER`` unless ``paging`` is off (:mod:`.pager`).
@@ -111,8 +112,9 @@ def _columns(session: object) -> int | None:
         return None
 
 
-def run_plain(shell: Shell, stdin: TextIO, *, prompt: str | None = None,
-              prompt_stream: TextIO | None = None) -> int:
+def run_plain(
+    shell: Shell, stdin: TextIO, *, prompt: str | None = None, prompt_stream: TextIO | None = None
+) -> int:
     """Read commands line by line from ``stdin`` (a pipe, a file, or a terminal without
     prompt-toolkit).  Returns 1 if any command failed, else 0; ``exit`` stops reading.
 

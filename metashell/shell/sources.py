@@ -105,8 +105,15 @@ def _loaded(result: LoadResult, warn: Warn) -> MetadataImage:
     return result.image
 
 
-def open_directory(path: str, warn: Warn, redact: bool, *, salvage: bool = False,
-                   at: str | None = None, timeline: bool = True) -> Source:
+def open_directory(
+    path: str,
+    warn: Warn,
+    redact: bool,
+    *,
+    salvage: bool = False,
+    at: str | None = None,
+    timeline: bool = True,
+) -> Source:
     """``-d``.  ``timeline``: keep the journal that makes ``at`` and ``diff --from`` fast (~150 bytes
     per change after the snapshot; one-shot commands that do not travel go without)."""
     p = _check_path(path, True, "--directory")
@@ -115,12 +122,19 @@ def open_directory(path: str, warn: Warn, redact: bool, *, salvage: bool = False
         return load_directory(p, salvage=salvage, until_offset=until, timeline=timeline and until is None)
 
     info = {"directory": str(p)}
-    source = _file_source(p, f"directory {path}", info, load,
-                          lambda text, index=None: resolve_in_dir(open_metadata_dir(p), text, index), at, warn,
-                          redact)
+    source = _file_source(
+        p,
+        f"directory {path}",
+        info,
+        load,
+        lambda text, index=None: resolve_in_dir(open_metadata_dir(p), text, index),
+        at,
+        warn,
+        redact,
+    )
     source.full_plan = lambda start=None: full_plan(open_metadata_dir(p), start)
 
-    def reload() -> Node:   # a running node appends to the directory: read it again
+    def reload() -> Node:  # a running node appends to the directory: read it again
         return build_root(load_directory(p, salvage=salvage).image, source_info=info, redact=redact)
 
     source.refresh = reload
@@ -133,22 +147,45 @@ def open_file(path: str, warn: Warn, redact: bool, *, salvage: bool = False, at:
     def load(until: int | None = None) -> LoadResult:
         return load_file(p, salvage=salvage, until_offset=until)
 
-    source = _file_source(p, f"file {path}", {"snapshot": str(p)}, load,
-                          lambda text, index=None: resolve_in_file(p, text), at, warn, redact)
+    source = _file_source(
+        p,
+        f"file {path}",
+        {"snapshot": str(p)},
+        load,
+        lambda text, index=None: resolve_in_file(p, text),
+        at,
+        warn,
+        redact,
+    )
     source.full_plan = lambda start=None: plan_file(p)
     return source
 
 
-def _file_source(p: Path, description: str, info: dict[str, str], load: Callable[..., LoadResult],
-                 resolve: Resolve, at: str | None, warn: Warn, redact: bool) -> Source:
+def _file_source(
+    p: Path,
+    description: str,
+    info: dict[str, str],
+    load: Callable[..., LoadResult],
+    resolve: Resolve,
+    at: str | None,
+    warn: Warn,
+    redact: bool,
+) -> Source:
     """What ``-d`` and ``-s`` share: load (up to ``at``), the tree, and time travel over the file(s)."""
     point = resolve(at) if at else None
     result = load(point.offset if point else None)
     image = _loaded(result, warn)
     root = build_root(image, source_info=info, redact=redact)
     travel = Traveller(None if point else result, resolve, load, info, redact)
-    return Source(root, _label_for(p), description, image, image.quorum.cluster_id or None,
-                  travel=travel, point=point.label() if point else None)
+    return Source(
+        root,
+        _label_for(p),
+        description,
+        image,
+        image.quorum.cluster_id or None,
+        travel=travel,
+        point=point.label() if point else None,
+    )
 
 
 class Traveller:
@@ -164,8 +201,14 @@ class Traveller:
 
     KEEP = 2
 
-    def __init__(self, end: LoadResult | None, resolve: Resolve,
-                 load_end: Callable[[], LoadResult], info: dict[str, str], redact: bool) -> None:
+    def __init__(
+        self,
+        end: LoadResult | None,
+        resolve: Resolve,
+        load_end: Callable[[], LoadResult],
+        info: dict[str, str],
+        redact: bool,
+    ) -> None:
         """``end``: the end-of-log load when the session opened there (else it is loaded on demand)."""
         self._resolve = resolve
         self._load_end = load_end
@@ -173,7 +216,7 @@ class Traveller:
         self._redact = redact
         self._end = end
         self._rebuilt: dict[int, Node] = {}
-        self._home: int | None = None   # where the session stands (None: the end of the log)
+        self._home: int | None = None  # where the session stands (None: the end of the log)
 
     def _point(self, text: str) -> int:
         return self._resolve(text, self._end.index if self._end is not None else None).offset
@@ -243,8 +286,7 @@ class Traveller:
         return build_root(image, source_info=self._info, redact=self._redact)
 
 
-def open_live(bootstrap: str, config: str | None, warn: Warn, redact: bool,
-              wait: bool = True) -> Source:
+def open_live(bootstrap: str, config: str | None, warn: Warn, redact: bool, wait: bool = True) -> Source:
     """Live mode: a :class:`LiveSession` streaming from the controllers, caught up before returning
     (unless ``wait`` is false)."""
     if config is not None:
@@ -260,10 +302,11 @@ def open_live(bootstrap: str, config: str | None, warn: Warn, redact: bool,
     cid = session.cluster_id or image.quorum.cluster_id or None
     info = {"bootstrap": bootstrap, "quorum": session.quorum_info}  # /quorum shows hw and lag as they move
     root = build_root(image, source_info=info, redact=redact)
-    source = Source(root, cid or bootstrap, f"controllers {bootstrap}", image, cid, session.status_text,
-                    session.close)
+    source = Source(
+        root, cid or bootstrap, f"controllers {bootstrap}", image, cid, session.status_text, session.close
+    )
 
-    def catch_up() -> None:   # committed records are applied to the same image, in place
+    def catch_up() -> None:  # committed records are applied to the same image, in place
         session.sync()
 
     source.refresh = catch_up
@@ -293,6 +336,7 @@ def banner(source: Source, version: str) -> str:
 
 def open_other(path: str, redact: bool) -> Node:
     """The tree of another directory or file, for ``diff --with`` (its warnings are not repeated)."""
+
     def quiet(_line: str) -> None:
         pass
 

@@ -128,7 +128,7 @@ def split_commands(line: str) -> list[list[Word]]:
             end = line.find("'", i + 1)
             if end < 0:
                 raise ParseError("unterminated ' quote")
-            chunk = line[i + 1:end]
+            chunk = line[i + 1 : end]
             cur.add(chunk, chunk)
             i = end + 1
         elif c == '"':
@@ -191,7 +191,7 @@ def split_segments(line: str) -> list[str]:
     with a pipe)."""
     cuts = _scan(line, ";\n")
     bounds = [-1, *cuts, len(line)]
-    return [line[a + 1:b] for a, b in pairwise(bounds)]
+    return [line[a + 1 : b] for a, b in pairwise(bounds)]
 
 
 def split_pipe(segment: str) -> tuple[str, str | None]:
@@ -201,7 +201,7 @@ def split_pipe(segment: str) -> tuple[str, str | None]:
     bars = _scan(segment, "|")
     if not bars:
         return segment, None
-    return segment[:bars[0]], segment[bars[0] + 1:].strip()
+    return segment[: bars[0]], segment[bars[0] + 1 :].strip()
 
 
 def split_words(line: str) -> list[Word]:

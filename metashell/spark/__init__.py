@@ -42,15 +42,20 @@ def session(master: str | None = None, app_name: str = "metashell", **conf: Any)
     os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
     from pyspark.sql import SparkSession
 
-    under_submit = "PYSPARK_GATEWAY_PORT" in os.environ    # spark-submit started us: keep its master
+    under_submit = "PYSPARK_GATEWAY_PORT" in os.environ  # spark-submit started us: keep its master
     builder = SparkSession.builder.appName(app_name)
     if master is not None or not under_submit:
         builder = builder.master(master or "local[*]")
-    defaults = {"spark.ui.enabled": "false", "spark.sql.session.timeZone": "UTC",
-                "spark.driver.host": "127.0.0.1", "spark.driver.bindAddress": "127.0.0.1",
-                "spark.sql.shuffle.partitions": "8", "spark.python.worker.reuse": "true",
-                "spark.ui.showConsoleProgress": "false"}
-    if (master or "local").startswith("local") and not under_submit:   # the driver is the executor: room
+    defaults = {
+        "spark.ui.enabled": "false",
+        "spark.sql.session.timeZone": "UTC",
+        "spark.driver.host": "127.0.0.1",
+        "spark.driver.bindAddress": "127.0.0.1",
+        "spark.sql.shuffle.partitions": "8",
+        "spark.python.worker.reuse": "true",
+        "spark.ui.showConsoleProgress": "false",
+    }
+    if (master or "local").startswith("local") and not under_submit:  # the driver is the executor: room
         defaults["spark.driver.memory"] = "3g"
     for key, value in {**defaults, **conf}.items():
         builder = builder.config(key, value)

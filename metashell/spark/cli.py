@@ -28,9 +28,15 @@ __all__ = ["main"]
 def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="metashell-spark", description="KRaft metadata logs as Spark tables.")
     sub = p.add_subparsers(dest="command", required=True)
-    e = sub.add_parser("export", help="write every table of the given metadata dirs, partitioned by cluster id")
-    e.add_argument("paths", nargs="+", metavar="DIR", help="metadata dirs, .log/.checkpoint files, globs, "
-                   "or a folder holding many clusters' dirs")
+    e = sub.add_parser(
+        "export", help="write every table of the given metadata dirs, partitioned by cluster id"
+    )
+    e.add_argument(
+        "paths",
+        nargs="+",
+        metavar="DIR",
+        help="metadata dirs, .log/.checkpoint files, globs, or a folder holding many clusters' dirs",
+    )
     e.add_argument("--out", required=True, help="output folder (one sub-folder per table)")
     e.add_argument("--tables", help=f"comma-separated subset of: {', '.join(ALL_TABLES)}")
     e.add_argument("--format", default="parquet", choices=("parquet", "delta"))
@@ -57,8 +63,10 @@ def _session(master: str | None, fmt: str) -> Any:
     conf: dict[str, str] = {}
     if fmt == "delta":
         _require_delta()
-        conf = {"spark.sql.extensions": DELTA_EXTENSION,
-                "spark.sql.catalog.spark_catalog": "org.apache.spark.sql.delta.catalog.DeltaCatalog"}
+        conf = {
+            "spark.sql.extensions": DELTA_EXTENSION,
+            "spark.sql.catalog.spark_catalog": "org.apache.spark.sql.delta.catalog.DeltaCatalog",
+        }
     return session(master, "metashell-spark", **conf)
 
 
@@ -69,18 +77,21 @@ def _require_delta() -> None:
     from py4j.protocol import Py4JJavaError
     from pyspark import SparkContext
 
-    SparkContext._ensure_initialized()       # the JVM, with what spark-submit put on its class path
+    SparkContext._ensure_initialized()  # the JVM, with what spark-submit put on its class path
     jvm = SparkContext._jvm
     assert jvm is not None
     try:
-        jvm.java.lang.Class.forName(DELTA_EXTENSION, False, jvm.org.apache.spark.util.Utils.getContextOrSparkClassLoader())
+        jvm.java.lang.Class.forName(
+            DELTA_EXTENSION, False, jvm.org.apache.spark.util.Utils.getContextOrSparkClassLoader()
+        )
     except Py4JJavaError:
         import pyspark
 
         raise MetashellError(
             f"--format delta needs Delta Lake on the session, and this one has none: run under spark-submit "
             f"--packages io.delta:delta-spark_2.13:VERSION, with the Delta release made for Spark "
-            f"{pyspark.__version__.rsplit('.', 1)[0]} (or use --format parquet)") from None
+            f"{pyspark.__version__.rsplit('.', 1)[0]} (or use --format parquet)"
+        ) from None
 
 
 def _one_line(e: BaseException) -> str:
@@ -106,16 +117,27 @@ def main(argv: list[str] | None = None) -> int:
     try:
         t0 = time.perf_counter()
         spark = _session(args.master, args.format)
-        spark.sparkContext.setLogLevel("OFF")     # failures are reported here, in one line
-        print(f"[spark] {spark.sparkContext.master}, Spark {spark.version} ({time.perf_counter() - t0:.1f} s)",
-              flush=True)
+        spark.sparkContext.setLogLevel("OFF")  # failures are reported here, in one line
+        print(
+            f"[spark] {spark.sparkContext.master}, Spark {spark.version} ({time.perf_counter() - t0:.1f} s)",
+            flush=True,
+        )
         if args.command == "export":
             from metashell.spark.job import export
 
             tables = [t.strip() for t in args.tables.split(",")] if args.tables else list(ALL_TABLES)
-            summary = export(spark, args.paths, args.out, tables=tables, fmt=args.format,
-                             redact=not args.no_redact, fail_fast=args.fail_fast, split_bytes=args.split_bytes,
-                             as_of=args.as_of, progress=lambda line: print(line, flush=True))
+            summary = export(
+                spark,
+                args.paths,
+                args.out,
+                tables=tables,
+                fmt=args.format,
+                redact=not args.no_redact,
+                fail_fast=args.fail_fast,
+                split_bytes=args.split_bytes,
+                as_of=args.as_of,
+                progress=lambda line: print(line, flush=True),
+            )
             print("\n".join(summary.lines()))
             return 0
         from metashell.spark.report import render_chart, render_json, render_text, report

@@ -77,8 +77,10 @@ class KraftMetadataDataSource(DataSource):
     def _table(self) -> str:
         table = self.options.get("table", "records").strip().lower()
         if table not in SCHEMAS:
-            raise InputError(f"kraft-metadata: no table {table!r} (tables: {', '.join(sorted(SCHEMAS))}; "
-                             "partition_history is metashell.spark.partition_history(records))")
+            raise InputError(
+                f"kraft-metadata: no table {table!r} (tables: {', '.join(sorted(SCHEMAS))}; "
+                "partition_history is metashell.spark.partition_history(records))"
+            )
         return table
 
     def schema(self) -> str:
@@ -129,7 +131,7 @@ class _Reader(DataSourceReader):
 
             try:
                 yield from read_image_table(self.table, item, as_of=self.as_of, redact=self.redact)
-            except Exception as e:     # one dataset's failure must not end the fleet's job
+            except Exception as e:  # one dataset's failure must not end the fleet's job
                 if self.errors == "fail":
                     raise
                 import sys

@@ -52,9 +52,9 @@ class RowBuffer:
 
     def take(self) -> pa.RecordBatch:
         columns = list(zip(*self.rows, strict=True)) if self.rows else [() for _ in self.schema]
-        batch = pa.RecordBatch.from_arrays([pa.array(c, type=f.type) for c, f in zip(columns, self.schema,
-                                                                                     strict=True)],
-                                           schema=self.schema)
+        batch = pa.RecordBatch.from_arrays(
+            [pa.array(c, type=f.type) for c, f in zip(columns, self.schema, strict=True)], schema=self.schema
+        )
         self.rows = []
         self.add = self.rows.append
         return batch
@@ -80,7 +80,9 @@ def _tid(d: dict[str, Any]) -> str | None:
 
 
 def _quota_entity(d: dict[str, Any]) -> str:
-    return ",".join(f"{e.get('EntityType')}={e.get('EntityName') or '<default>'}" for e in d.get("Entity") or ())
+    return ",".join(
+        f"{e.get('EntityType')}={e.get('EntityName') or '<default>'}" for e in d.get("Entity") or ()
+    )
 
 
 def _config_type(d: dict[str, Any]) -> str:
@@ -102,18 +104,73 @@ _KEYS: dict[str, Callable[[dict[str, Any]], tuple[Any, ...]]] = {
     "FenceBrokerRecord": lambda d: (None, None, None, _int(d.get("Id")), *_NO_KEYS[4:]),
     "UnfenceBrokerRecord": lambda d: (None, None, None, _int(d.get("Id")), *_NO_KEYS[4:]),
     "RegisterControllerRecord": lambda d: (None, None, None, None, d.get("ControllerId"), *_NO_KEYS[5:]),
-    "ConfigRecord": lambda d: (None, None, None, None, None, _config_type(d), d.get("ResourceName"),
-                               d.get("Name"), None, None, None),
-    "AccessControlEntryRecord": lambda d: (None, None, None, None, None, _acl_type(d), d.get("ResourceName"),
-                                           None, d.get("Principal"), None, None),
-    "ClientQuotaRecord": lambda d: (None, None, None, None, None, "CLIENT_QUOTA", _quota_entity(d), d.get("Key"),
-                                    None, None, None),
+    "ConfigRecord": lambda d: (
+        None,
+        None,
+        None,
+        None,
+        None,
+        _config_type(d),
+        d.get("ResourceName"),
+        d.get("Name"),
+        None,
+        None,
+        None,
+    ),
+    "AccessControlEntryRecord": lambda d: (
+        None,
+        None,
+        None,
+        None,
+        None,
+        _acl_type(d),
+        d.get("ResourceName"),
+        None,
+        d.get("Principal"),
+        None,
+        None,
+    ),
+    "ClientQuotaRecord": lambda d: (
+        None,
+        None,
+        None,
+        None,
+        None,
+        "CLIENT_QUOTA",
+        _quota_entity(d),
+        d.get("Key"),
+        None,
+        None,
+        None,
+    ),
     "UserScramCredentialRecord": lambda d: (*_NO_KEYS[:9], d.get("Name"), None),
     "RemoveUserScramCredentialRecord": lambda d: (*_NO_KEYS[:9], d.get("Name"), None),
-    "DelegationTokenRecord": lambda d: (None, None, None, None, None, "DELEGATION_TOKEN", d.get("TokenId"), None,
-                                        d.get("Owner"), None, None),
-    "RemoveDelegationTokenRecord": lambda d: (None, None, None, None, None, "DELEGATION_TOKEN", d.get("TokenId"),
-                                              None, d.get("Owner"), None, None),
+    "DelegationTokenRecord": lambda d: (
+        None,
+        None,
+        None,
+        None,
+        None,
+        "DELEGATION_TOKEN",
+        d.get("TokenId"),
+        None,
+        d.get("Owner"),
+        None,
+        None,
+    ),
+    "RemoveDelegationTokenRecord": lambda d: (
+        None,
+        None,
+        None,
+        None,
+        None,
+        "DELEGATION_TOKEN",
+        d.get("TokenId"),
+        None,
+        d.get("Owner"),
+        None,
+        None,
+    ),
     "FeatureLevelRecord": lambda d: (*_NO_KEYS[:10], d.get("Name")),
 }
 
@@ -149,12 +206,15 @@ def _broker_event(name: str, d: dict[str, Any]) -> tuple[int, int | None, str] |
     return None
 
 
-def read_file_table(table: str, unit: Unit, *, redact: bool = True, errors: str = "rows") -> Iterator[pa.RecordBatch]:
+def read_file_table(
+    table: str, unit: Unit, *, redact: bool = True, errors: str = "rows"
+) -> Iterator[pa.RecordBatch]:
     """The rows of ``table`` (records, errors, broker_events, snapshots) that ``unit`` holds."""
     ds = unit.dataset
     head = (ds.cluster_id, ds.node_id, ds.path)
-    out = RowBuffer({"records": RECORDS, "errors": ERRORS, "broker_events": BROKER_EVENTS,
-                    "snapshots": SNAPSHOTS}[table])
+    out = RowBuffer(
+        {"records": RECORDS, "errors": ERRORS, "broker_events": BROKER_EVENTS, "snapshots": SNAPSHOTS}[table]
+    )
     problems = RowBuffer(ERRORS)
 
     def problem(position: int, severity: str, kind: str, message: str) -> None:
@@ -164,15 +224,18 @@ def read_file_table(table: str, unit: Unit, *, redact: bool = True, errors: str 
         problem(w.position if w.position is not None else -1, "warning", w.kind, w.message)
 
     in_snapshot = unit.kind != "log"
-    snap_offset = (unit.snapshot_end_offset - 1) if in_snapshot and unit.snapshot_end_offset is not None else None
-    counts: list[Any] = [0, 0, None]     # records, batches, last contained timestamp (snapshots table)
+    snap_offset = (
+        (unit.snapshot_end_offset - 1) if in_snapshot and unit.snapshot_end_offset is not None else None
+    )
+    counts: list[Any] = [0, 0, None]  # records, batches, last contained timestamp (snapshots table)
     sink = _row_sink(table, out, head, unit, in_snapshot, snap_offset, redact, counts)
     at = unit.lo
     try:
         start = first_batch_at_or_after(unit.file, unit.lo)
         if start is not None:
-            for batch in iter_file_batches(unit.file, position=start, warn=warned,
-                                           lenient_tail=unit.lenient_tail and unit.hi is None):
+            for batch in iter_file_batches(
+                unit.file, position=start, warn=warned, lenient_tail=unit.lenient_tail and unit.hi is None
+            ):
                 if unit.hi is not None and batch.position >= unit.hi:
                     break
                 at = batch.position
@@ -185,22 +248,46 @@ def read_file_table(table: str, unit: Unit, *, redact: bool = True, errors: str 
             raise MetashellError(str(e) if unit.file in str(e) else f"{unit.file}: {e}") from None
         if isinstance(e, CorruptBatchError) and e.offset is not None:
             at, message = e.offset, e.message
-        elif isinstance(e, DecodeError):     # a record of the batch at ``at``: offsets inside it mean nothing here
+        elif isinstance(
+            e, DecodeError
+        ):  # a record of the batch at ``at``: offsets inside it mean nothing here
             message = f"a record of the batch at byte {at}: {e.message}"
         else:
             message = str(e)
         problem(at, "error", type(e).__name__, message)
     if table == "snapshots" and unit.lo == 0 and in_snapshot:
-        out.add((*head, unit.file, unit.kind, unit.snapshot_end_offset, unit.snapshot_epoch, counts[2],
-                 counts[0], counts[1], unit.size))
+        out.add(
+            (
+                *head,
+                unit.file,
+                unit.kind,
+                unit.snapshot_end_offset,
+                unit.snapshot_epoch,
+                counts[2],
+                counts[0],
+                counts[1],
+                unit.size,
+            )
+        )
     if len(out):
         yield out.take()
     if table == "errors" and len(problems):
         yield problems.take()
 
 
-def add_record_rows(out: RowBuffer, head: tuple[Any, ...], file: str, kind: str, batch: Any, entries: Any, *,
-                    snap_offset: int | None, replay_seq: int | None, replay_from: int, redact: bool) -> None:
+def add_record_rows(
+    out: RowBuffer,
+    head: tuple[Any, ...],
+    file: str,
+    kind: str,
+    batch: Any,
+    entries: Any,
+    *,
+    snap_offset: int | None,
+    replay_seq: int | None,
+    replay_from: int,
+    redact: bool,
+) -> None:
     """Add a ``records`` row to ``out`` for each of ``entries`` (offset, timestamp, key, value) of
     ``batch`` (a batch header: files and live fetches alike).  ``snap_offset``: the log offset a
     snapshot's records stand at (None for log records)."""
@@ -222,18 +309,56 @@ def add_record_rows(out: RowBuffer, head: tuple[Any, ...], file: str, kind: str,
             else:
                 text = to_kafka_json_text(name, version, rec.data)
             keys, marker = _keys(name, rec.data), name in _TRANSACTION_MARKERS
-        out.add((*head, file, kind, position, base, offset, log_offset, epoch, _when(ts), in_snapshot, control,
-                 marker, replay_seq, replayed, name, version, text, *keys))
+        out.add(
+            (
+                *head,
+                file,
+                kind,
+                position,
+                base,
+                offset,
+                log_offset,
+                epoch,
+                _when(ts),
+                in_snapshot,
+                control,
+                marker,
+                replay_seq,
+                replayed,
+                name,
+                version,
+                text,
+                *keys,
+            )
+        )
 
 
-def _row_sink(table: str, out: RowBuffer, head: tuple[Any, ...], unit: Unit, in_snapshot: bool,
-              snap_offset: int | None, redact: bool, counts: list[Any]) -> Callable[[Any], None]:
+def _row_sink(
+    table: str,
+    out: RowBuffer,
+    head: tuple[Any, ...],
+    unit: Unit,
+    in_snapshot: bool,
+    snap_offset: int | None,
+    redact: bool,
+    counts: list[Any],
+) -> Callable[[Any], None]:
     """A function that adds one batch's rows of ``table`` to ``out``."""
     file, kind, seq = unit.file, unit.kind, unit.replay_seq
 
     def records(batch: Any) -> None:
-        add_record_rows(out, head, file, kind, batch, batch.entries(), snap_offset=snap_offset, replay_seq=seq,
-                        replay_from=unit.replay_from, redact=redact)
+        add_record_rows(
+            out,
+            head,
+            file,
+            kind,
+            batch,
+            batch.entries(),
+            snap_offset=snap_offset,
+            replay_seq=seq,
+            replay_from=unit.replay_from,
+            redact=redact,
+        )
 
     def broker_events(batch: Any) -> None:
         if batch.is_control:
@@ -243,8 +368,20 @@ def _row_sink(table: str, out: RowBuffer, head: tuple[Any, ...], unit: Unit, in_
             event = _broker_event(rec.name, rec.data)
             if event is not None:
                 log_offset = snap_offset if snap_offset is not None else offset
-                out.add((*head, file, offset, log_offset, _when(ts), in_snapshot, event[0], event[1], event[2],
-                         rec.name))
+                out.add(
+                    (
+                        *head,
+                        file,
+                        offset,
+                        log_offset,
+                        _when(ts),
+                        in_snapshot,
+                        event[0],
+                        event[1],
+                        event[2],
+                        rec.name,
+                    )
+                )
 
     def snapshots(batch: Any) -> None:
         entries = batch.entries()
@@ -255,7 +392,7 @@ def _row_sink(table: str, out: RowBuffer, head: tuple[Any, ...], unit: Unit, in_
                 if ctl.name == "SnapshotHeader" and ctl.data:
                     counts[2] = _when(int(ctl.data.get("LastContainedLogTimestamp", -1)))
 
-    def nothing(batch: Any) -> None:       # errors: decode the records too, so a bad one is found
+    def nothing(batch: Any) -> None:  # errors: decode the records too, so a bad one is found
         for _offset, _ts, key, value in batch.entries():
             if batch.is_control:
                 decode_control_record(key, value)

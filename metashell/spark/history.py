@@ -36,23 +36,59 @@ __all__ = ["partition_history", "replayed_records", "state_at"]
 
 MIGRATING = "AAAAAAAAAAAAAAAAAAAAAA"
 _INTS = ArrayType(IntegerType())
-_FIELDS = StructType([
-    StructField("partitionId", IntegerType()), StructField("topicId", StringType()),
-    StructField("replicas", _INTS), StructField("isr", _INTS), StructField("removingReplicas", _INTS),
-    StructField("addingReplicas", _INTS), StructField("leader", IntegerType()),
-    StructField("leaderRecoveryState", IntegerType()), StructField("leaderEpoch", IntegerType()),
-    StructField("partitionEpoch", IntegerType()), StructField("directories", ArrayType(StringType())),
-    StructField("eligibleLeaderReplicas", _INTS), StructField("lastKnownElr", _INTS),
-])
-_STATE = [("replicas", "replicas"), ("isr", "isr"), ("removing_replicas", "removingReplicas"),
-          ("adding_replicas", "addingReplicas"), ("elr", "eligibleLeaderReplicas"),
-          ("last_known_elr", "lastKnownElr"), ("directories", "directories"),
-          ("leader_recovery_state", "leaderRecoveryState")]
+_FIELDS = StructType(
+    [
+        StructField("partitionId", IntegerType()),
+        StructField("topicId", StringType()),
+        StructField("replicas", _INTS),
+        StructField("isr", _INTS),
+        StructField("removingReplicas", _INTS),
+        StructField("addingReplicas", _INTS),
+        StructField("leader", IntegerType()),
+        StructField("leaderRecoveryState", IntegerType()),
+        StructField("leaderEpoch", IntegerType()),
+        StructField("partitionEpoch", IntegerType()),
+        StructField("directories", ArrayType(StringType())),
+        StructField("eligibleLeaderReplicas", _INTS),
+        StructField("lastKnownElr", _INTS),
+    ]
+)
+_STATE = [
+    ("replicas", "replicas"),
+    ("isr", "isr"),
+    ("removing_replicas", "removingReplicas"),
+    ("adding_replicas", "addingReplicas"),
+    ("elr", "eligibleLeaderReplicas"),
+    ("last_known_elr", "lastKnownElr"),
+    ("directories", "directories"),
+    ("leader_recovery_state", "leaderRecoveryState"),
+]
 _DATASET = ["cluster_id", "node_id", "source_dir"]
-_HISTORY_TYPES = ("PartitionRecord", "PartitionChangeRecord", "TopicRecord", "RemoveTopicRecord", "ClearElrRecord",
-                  "BeginTransactionRecord", "EndTransactionRecord", "AbortTransactionRecord")
-_RECORD_COLUMNS = ["file", "batch_position", "offset", "log_offset", "timestamp", "in_snapshot", "replay_seq",
-                   "replayed", "record_type", "record_json", "topic_id", "topic_name", "partition_id"]
+_HISTORY_TYPES = (
+    "PartitionRecord",
+    "PartitionChangeRecord",
+    "TopicRecord",
+    "RemoveTopicRecord",
+    "ClearElrRecord",
+    "BeginTransactionRecord",
+    "EndTransactionRecord",
+    "AbortTransactionRecord",
+)
+_RECORD_COLUMNS = [
+    "file",
+    "batch_position",
+    "offset",
+    "log_offset",
+    "timestamp",
+    "in_snapshot",
+    "replay_seq",
+    "replayed",
+    "record_type",
+    "record_json",
+    "topic_id",
+    "topic_name",
+    "partition_id",
+]
 
 
 def replayed_records(records: DataFrame) -> DataFrame:
@@ -63,20 +99,30 @@ def replayed_records(records: DataFrame) -> DataFrame:
     first = Window.partitionBy("source_dir", "offset").orderBy("replay_seq", "batch_position")
     log = log.withColumn("_copy", F.row_number().over(first)).where(F.col("_copy") == 1).drop("_copy")
     # aborted transactions: a record after a BeginTransaction whose next closing marker is an Abort
-    marker = F.when(F.col("record_type") == "BeginTransactionRecord", F.lit("begin")) \
-        .when(F.col("record_type") == "EndTransactionRecord", F.lit("end")) \
+    marker = (
+        F.when(F.col("record_type") == "BeginTransactionRecord", F.lit("begin"))
+        .when(F.col("record_type") == "EndTransactionRecord", F.lit("end"))
         .when(F.col("record_type") == "AbortTransactionRecord", F.lit("abort"))
+    )
     close = F.when(F.col("record_type").isin("EndTransactionRecord", "AbortTransactionRecord"), marker)
     # running frames only (a frame ending before the current row, or reaching to the end, makes
     # Spark recompute it row by row): the last marker so far, and -- in reverse order -- the next close
     upto = Window.partitionBy("source_dir").orderBy("offset").rowsBetween(Window.unboundedPreceding, 0)
-    ahead = Window.partitionBy("source_dir").orderBy(F.col("offset").desc()) \
+    ahead = (
+        Window.partitionBy("source_dir")
+        .orderBy(F.col("offset").desc())
         .rowsBetween(Window.unboundedPreceding, 0)
-    log = (log.withColumn("_open", F.last(marker, ignorenulls=True).over(upto))
-              .withColumn("_close", F.last(close, ignorenulls=True).over(ahead))
-              .where(~((F.col("_open") == "begin") & (F.col("_close") == "abort")) | F.col("_open").isNull()
-                     | (F.col("_close").isNull()))
-              .drop("_open", "_close"))
+    )
+    log = (
+        log.withColumn("_open", F.last(marker, ignorenulls=True).over(upto))
+        .withColumn("_close", F.last(close, ignorenulls=True).over(ahead))
+        .where(
+            ~((F.col("_open") == "begin") & (F.col("_close") == "abort"))
+            | F.col("_open").isNull()
+            | (F.col("_close").isNull())
+        )
+        .drop("_open", "_close")
+    )
     return log.unionByName(r.where(F.col("in_snapshot")))
 
 
@@ -87,28 +133,60 @@ def _fill(column: str, segment: WindowSpec) -> Column:
 def _clear_elr_rows(r: DataFrame, parts: DataFrame) -> DataFrame:
     """ClearElrRecord (Kafka 4.x): a change row emptying ELR and last-known ELR for every partition
     of the named topic (every topic when the name is empty) that exists at that offset."""
-    clears = (r.where(F.col("record_type") == "ClearElrRecord")
-               .select("source_dir", F.col("log_offset").alias("_at"), F.col("offset").alias("_off"),
-                       F.col("timestamp").alias("_ts"),
-                       F.coalesce(F.get_json_object("record_json", "$.topicName"), F.lit("")).alias("_name")))
-    topics = (r.where(F.col("record_type") == "TopicRecord")
-               .select("source_dir", "topic_id", "topic_name", F.col("log_offset").alias("_created")))
-    removed = (r.where(F.col("record_type") == "RemoveTopicRecord")
-                .groupBy("source_dir", "topic_id").agg(F.min("log_offset").alias("_removed")))
-    born = (parts.where(F.col("_new")).groupBy("source_dir", "topic_id", "partition_id")
-                 .agg(F.min("log_offset").alias("_born")))
+    clears = r.where(F.col("record_type") == "ClearElrRecord").select(
+        "source_dir",
+        F.col("log_offset").alias("_at"),
+        F.col("offset").alias("_off"),
+        F.col("timestamp").alias("_ts"),
+        F.coalesce(F.get_json_object("record_json", "$.topicName"), F.lit("")).alias("_name"),
+    )
+    topics = r.where(F.col("record_type") == "TopicRecord").select(
+        "source_dir", "topic_id", "topic_name", F.col("log_offset").alias("_created")
+    )
+    removed = (
+        r.where(F.col("record_type") == "RemoveTopicRecord")
+        .groupBy("source_dir", "topic_id")
+        .agg(F.min("log_offset").alias("_removed"))
+    )
+    born = (
+        parts.where(F.col("_new"))
+        .groupBy("source_dir", "topic_id", "partition_id")
+        .agg(F.min("log_offset").alias("_born"))
+    )
     alive = topics.join(removed, ["source_dir", "topic_id"], "left")
-    hits = (clears.join(alive, "source_dir")
-                  .where((F.col("_created") < F.col("_at")) & (F.col("_removed").isNull() | (F.col("_removed") > F.col("_at")))
-                         & ((F.col("_name") == "") | (F.col("_name") == F.col("topic_name"))))
-                  .join(born, ["source_dir", "topic_id"]).where(F.col("_born") < F.col("_at")))
+    hits = (
+        clears.join(alive, "source_dir")
+        .where(
+            (F.col("_created") < F.col("_at"))
+            & (F.col("_removed").isNull() | (F.col("_removed") > F.col("_at")))
+            & ((F.col("_name") == "") | (F.col("_name") == F.col("topic_name")))
+        )
+        .join(born, ["source_dir", "topic_id"])
+        .where(F.col("_born") < F.col("_at"))
+    )
     empty = F.array().cast(_INTS)
     return hits.select(
-        "source_dir", "topic_id", "partition_id", F.col("_at").alias("log_offset"), F.col("_off").alias("offset"),
-        F.col("_ts").alias("timestamp"), F.lit("ClearElrRecord").alias("record_type"), F.lit(False).alias("in_snapshot"),
-        F.lit(False).alias("_new"), F.lit(True).alias("_clear"),
-        F.struct(*[(empty if f.name in ("eligibleLeaderReplicas", "lastKnownElr") else F.lit(None).cast(f.dataType))
-                   .alias(f.name) for f in _FIELDS.fields]).alias("d"))
+        "source_dir",
+        "topic_id",
+        "partition_id",
+        F.col("_at").alias("log_offset"),
+        F.col("_off").alias("offset"),
+        F.col("_ts").alias("timestamp"),
+        F.lit("ClearElrRecord").alias("record_type"),
+        F.lit(False).alias("in_snapshot"),
+        F.lit(False).alias("_new"),
+        F.lit(True).alias("_clear"),
+        F.struct(
+            *[
+                (
+                    empty
+                    if f.name in ("eligibleLeaderReplicas", "lastKnownElr")
+                    else F.lit(None).cast(f.dataType)
+                ).alias(f.name)
+                for f in _FIELDS.fields
+            ]
+        ).alias("d"),
+    )
 
 
 def partition_history(records: DataFrame) -> DataFrame:
@@ -116,80 +194,158 @@ def partition_history(records: DataFrame) -> DataFrame:
     # the records this needs, read once: every branch below would otherwise decode the files again
     wanted = records.where(F.col("replayed") & F.col("record_type").isin(*_HISTORY_TYPES))
     r = replayed_records(wanted.select(*_DATASET, *_RECORD_COLUMNS)).localCheckpoint()
-    names = (r.where(F.col("record_type") == "TopicRecord")
-              .groupBy("source_dir", "topic_id").agg(F.first("topic_name").alias("topic_name")))
-    parts = (r.where(F.col("record_type").isin("PartitionRecord", "PartitionChangeRecord"))
-              .select("source_dir", "topic_id", "partition_id", "log_offset", "offset", "timestamp", "record_type",
-                      "in_snapshot", (F.col("record_type") == "PartitionRecord").alias("_new"),
-                      F.lit(False).alias("_clear"), F.from_json("record_json", _FIELDS).alias("d")))
+    names = (
+        r.where(F.col("record_type") == "TopicRecord")
+        .groupBy("source_dir", "topic_id")
+        .agg(F.first("topic_name").alias("topic_name"))
+    )
+    parts = r.where(F.col("record_type").isin("PartitionRecord", "PartitionChangeRecord")).select(
+        "source_dir",
+        "topic_id",
+        "partition_id",
+        "log_offset",
+        "offset",
+        "timestamp",
+        "record_type",
+        "in_snapshot",
+        (F.col("record_type") == "PartitionRecord").alias("_new"),
+        F.lit(False).alias("_clear"),
+        F.from_json("record_json", _FIELDS).alias("d"),
+    )
     parts = parts.unionByName(_clear_elr_rows(r, parts))
     dataset = r.select(*_DATASET).distinct()
     key = ["source_dir", "topic_id", "partition_id"]
     ordered = Window.partitionBy(*key).orderBy("log_offset", "offset")
     parts = parts.withColumn("_segment", F.sum(F.col("_new").cast("int")).over(ordered))
-    parts = parts.where(F.col("_segment") > 0)      # changes to a partition replay never created
+    parts = parts.where(F.col("_segment") > 0)  # changes to a partition replay never created
     segment = Window.partitionBy(*key, "_segment").orderBy("log_offset", "offset")
     upto = segment.rowsBetween(Window.unboundedPreceding, 0)
     change = ~F.col("_new") & ~F.col("_clear")
     out = parts.select(
-        "source_dir", "topic_id", "partition_id", "log_offset", "offset", "timestamp", "record_type",
-        "in_snapshot", "_segment", "_new", "_clear",
+        "source_dir",
+        "topic_id",
+        "partition_id",
+        "log_offset",
+        "offset",
+        "timestamp",
+        "record_type",
+        "in_snapshot",
+        "_segment",
+        "_new",
+        "_clear",
         *[F.col(f"d.{src}").alias(f"_{dst}") for dst, src in _STATE],
-        F.col("d.leader").alias("_leader"), F.col("d.leaderEpoch").alias("_le0"),
-        F.col("d.partitionEpoch").alias("_pe0"), (change & F.col("d.leader").isNotNull()).cast("int").alias("_bump"),
+        F.col("d.leader").alias("_leader"),
+        F.col("d.leaderEpoch").alias("_le0"),
+        F.col("d.partitionEpoch").alias("_pe0"),
+        (change & F.col("d.leader").isNotNull()).cast("int").alias("_bump"),
         change.cast("int").alias("_change"),
     )
     filled = out.select(
-        "*", *[_fill(f"_{dst}", upto).alias(dst) for dst, _src in _STATE],
+        "*",
+        *[_fill(f"_{dst}", upto).alias(dst) for dst, _src in _STATE],
         _fill("_leader", upto).alias("leader"),
         (F.first("_le0").over(upto) + F.sum("_bump").over(upto)).cast("int").alias("leader_epoch"),
     )
     # a ClearElrRecord changes (and bumps the partition epoch of) only partitions that had an ELR
     had_elr = (F.size(F.lag("elr").over(segment)) > 0) | (F.size(F.lag("last_known_elr").over(segment)) > 0)
     filled = filled.withColumn("_cleared", (F.col("_clear") & had_elr).cast("int"))
-    filled = (filled.withColumn("partition_epoch", (F.first("_pe0").over(upto)
-                                                   + F.sum(F.col("_change") + F.col("_cleared")).over(upto)).cast("int"))
-                    .where(~F.col("_clear") | (F.col("_cleared") == 1)))
+    filled = filled.withColumn(
+        "partition_epoch",
+        (F.first("_pe0").over(upto) + F.sum(F.col("_change") + F.col("_cleared")).over(upto)).cast("int"),
+    ).where(~F.col("_clear") | (F.col("_cleared") == 1))
     dirs = F.col("directories")
     all_migrating = F.forall(dirs, lambda d: d == F.lit(MIGRATING))
-    changed = F.array_compact(F.array(*[F.when(F.col(f"_{dst}").isNotNull(), F.lit(dst))
-                                        for dst, _src in [*_STATE, ("leader", "")]]))
+    changed = F.array_compact(
+        F.array(
+            *[F.when(F.col(f"_{dst}").isNotNull(), F.lit(dst)) for dst, _src in [*_STATE, ("leader", "")]]
+        )
+    )
     filled = filled.select(
-        "source_dir", "topic_id", "partition_id", F.col("log_offset").alias("offset"), "timestamp", "record_type",
-        F.when(F.col("in_snapshot"), F.lit("snapshot")).when(F.col("_new"), F.lit("created"))
-         .otherwise(F.lit("changed")).alias("change"),
+        "source_dir",
+        "topic_id",
+        "partition_id",
+        F.col("log_offset").alias("offset"),
+        "timestamp",
+        "record_type",
+        F.when(F.col("in_snapshot"), F.lit("snapshot"))
+        .when(F.col("_new"), F.lit("created"))
+        .otherwise(F.lit("changed"))
+        .alias("change"),
         F.when(F.col("_new"), F.array().cast("array<string>")).otherwise(changed).alias("changed"),
-        "leader", "leader_epoch", "partition_epoch",
-        *[F.coalesce(F.col(c), F.array().cast(_INTS)).alias(c)      # absent from older record versions: empty
-          for c in ("replicas", "isr", "elr", "last_known_elr", "adding_replicas", "removing_replicas")],
-        F.when(dirs.isNull() | (F.size(dirs) == 0) | all_migrating,
-               F.array_repeat(F.lit(MIGRATING), F.size("replicas"))).otherwise(dirs).alias("directories"),
-        F.when(F.col("leader_recovery_state") == 1, F.lit("RECOVERING")).otherwise(F.lit("RECOVERED"))
-         .alias("leader_recovery_state"),
-        F.lit(False).alias("deleted"))
-    removed = (r.where(F.col("record_type") == "RemoveTopicRecord")
-                .select("source_dir", "topic_id", F.col("log_offset").alias("removed_at"),
-                        F.col("timestamp").alias("removed_time")))
+        "leader",
+        "leader_epoch",
+        "partition_epoch",
+        *[
+            F.coalesce(F.col(c), F.array().cast(_INTS)).alias(c)  # absent from older record versions: empty
+            for c in ("replicas", "isr", "elr", "last_known_elr", "adding_replicas", "removing_replicas")
+        ],
+        F.when(
+            dirs.isNull() | (F.size(dirs) == 0) | all_migrating,
+            F.array_repeat(F.lit(MIGRATING), F.size("replicas")),
+        )
+        .otherwise(dirs)
+        .alias("directories"),
+        F.when(F.col("leader_recovery_state") == 1, F.lit("RECOVERING"))
+        .otherwise(F.lit("RECOVERED"))
+        .alias("leader_recovery_state"),
+        F.lit(False).alias("deleted"),
+    )
+    removed = r.where(F.col("record_type") == "RemoveTopicRecord").select(
+        "source_dir",
+        "topic_id",
+        F.col("log_offset").alias("removed_at"),
+        F.col("timestamp").alias("removed_time"),
+    )
     last = Window.partitionBy(*key).orderBy(F.col("offset").desc())
     latest = filled.withColumn("_n", F.row_number().over(last)).where(F.col("_n") == 1).drop("_n")
-    deleted = (latest.join(removed, ["source_dir", "topic_id"])
-                     .where(F.col("removed_at") > F.col("offset"))
-                     .withColumn("offset", F.col("removed_at")).withColumn("timestamp", F.col("removed_time"))
-                     .withColumn("record_type", F.lit("RemoveTopicRecord")).withColumn("change", F.lit("deleted"))
-                     .withColumn("changed", F.array().cast("array<string>")).withColumn("deleted", F.lit(True))
-                     .drop("removed_at", "removed_time"))
+    deleted = (
+        latest.join(removed, ["source_dir", "topic_id"])
+        .where(F.col("removed_at") > F.col("offset"))
+        .withColumn("offset", F.col("removed_at"))
+        .withColumn("timestamp", F.col("removed_time"))
+        .withColumn("record_type", F.lit("RemoveTopicRecord"))
+        .withColumn("change", F.lit("deleted"))
+        .withColumn("changed", F.array().cast("array<string>"))
+        .withColumn("deleted", F.lit(True))
+        .drop("removed_at", "removed_time")
+    )
     history = filled.unionByName(deleted.select(*filled.columns))
-    return (history.join(names, ["source_dir", "topic_id"], "left").join(dataset, "source_dir")
-                   .select(*_DATASET, "topic_id", "topic_name", "partition_id", "offset", "timestamp", "record_type",
-                           "change", "changed", "leader", "leader_epoch", "partition_epoch", "replicas", "isr",
-                           "elr", "last_known_elr", "adding_replicas", "removing_replicas", "directories",
-                           "leader_recovery_state", "deleted"))
+    return (
+        history.join(names, ["source_dir", "topic_id"], "left")
+        .join(dataset, "source_dir")
+        .select(
+            *_DATASET,
+            "topic_id",
+            "topic_name",
+            "partition_id",
+            "offset",
+            "timestamp",
+            "record_type",
+            "change",
+            "changed",
+            "leader",
+            "leader_epoch",
+            "partition_epoch",
+            "replicas",
+            "isr",
+            "elr",
+            "last_known_elr",
+            "adding_replicas",
+            "removing_replicas",
+            "directories",
+            "leader_recovery_state",
+            "deleted",
+        )
+    )
 
 
 def state_at(history: DataFrame, offset: int) -> DataFrame:
     """Every partition as it stood after log ``offset``: its last row at or before it, unless that
     row deleted it."""
     last = Window.partitionBy("source_dir", "topic_id", "partition_id").orderBy(F.col("offset").desc())
-    return (history.where(F.col("offset") <= offset)
-                   .withColumn("_n", F.row_number().over(last)).where((F.col("_n") == 1) & ~F.col("deleted"))
-                   .drop("_n"))
+    return (
+        history.where(F.col("offset") <= offset)
+        .withColumn("_n", F.row_number().over(last))
+        .where((F.col("_n") == 1) & ~F.col("deleted"))
+        .drop("_n")
+    )

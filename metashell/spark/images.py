@@ -69,22 +69,29 @@ def image_of(ds: Dataset, as_of: str | None = None) -> MetadataImage:
     else:
         until = resolve_in_file(Path(ds.path), as_of).offset if as_of else None
         image = load_file(ds.path, until_offset=until, salvage=True).image
-    if _cache:          # one image per worker (a million-partition image is ~400 MB): free the last
+    if _cache:  # one image per worker (a million-partition image is ~400 MB): free the last
         old = next(iter(_cache.values()))
         _cache.clear()
-        if len(old.topics.by_id) > _COLLECT_AFTER_TOPICS:    # a small one is not worth a full collection
+        if len(old.topics.by_id) > _COLLECT_AFTER_TOPICS:  # a small one is not worth a full collection
             gc.unfreeze()
             gc.collect()
     _cache[key] = image
-    gc.freeze()         # long-lived: keep the collector from walking its million objects again
+    gc.freeze()  # long-lived: keep the collector from walking its million objects again
     return image
 
 
 def _listeners(listeners: Any) -> list[dict[str, Any]]:
-    return [{"name": e.name, "host": e.host, "port": e.port,
-             "security_protocol": SECURITY_PROTOCOL_NAMES.get(e.security_protocol, str(e.security_protocol))
-             if e.security_protocol is not None else None}
-            for e in (listeners.values() if isinstance(listeners, dict) else listeners)]
+    return [
+        {
+            "name": e.name,
+            "host": e.host,
+            "port": e.port,
+            "security_protocol": SECURITY_PROTOCOL_NAMES.get(e.security_protocol, str(e.security_protocol))
+            if e.security_protocol is not None
+            else None,
+        }
+        for e in (listeners.values() if isinstance(listeners, dict) else listeners)
+    ]
 
 
 def _features(supported: dict[str, tuple[int, int]]) -> list[dict[str, Any]]:
@@ -99,23 +106,53 @@ def _rows(table: str, image: MetadataImage, head: tuple[Any, ...], redact: bool)
             yield (*head, uuid_to_str(t.id), t.name, len(t.partitions), rf)
     elif table == "brokers":
         for b in image.cluster.brokers.values():
-            yield (*head, b.id, b.epoch, uuid_to_str(b.incarnation_id), b.rack, b.fenced, b.in_controlled_shutdown,
-                   b.is_migrating_zk_broker, _listeners(b.listeners), _features(b.supported_features),
-                   [uuid_to_str(d) for d in b.directories])
+            yield (
+                *head,
+                b.id,
+                b.epoch,
+                uuid_to_str(b.incarnation_id),
+                b.rack,
+                b.fenced,
+                b.in_controlled_shutdown,
+                b.is_migrating_zk_broker,
+                _listeners(b.listeners),
+                _features(b.supported_features),
+                [uuid_to_str(d) for d in b.directories],
+            )
     elif table == "controllers":
         for c in image.cluster.controllers.values():
-            yield (*head, c.id, uuid_to_str(c.incarnation_id), c.zk_migration_ready, _listeners(c.listeners),
-                   _features(c.supported_features))
+            yield (
+                *head,
+                c.id,
+                uuid_to_str(c.incarnation_id),
+                c.zk_migration_ready,
+                _listeners(c.listeners),
+                _features(c.supported_features),
+            )
     elif table == "configs":
         for (rtype, rname), values in image.configs.items():
             for key, value in values.items():
-                yield (*head, enum_name(CONFIG_RESOURCE_TYPE_NAMES, rtype), rname, key,
-                       redact_config(rtype, key, value, redact), is_sensitive_config(rtype, key))
+                yield (
+                    *head,
+                    enum_name(CONFIG_RESOURCE_TYPE_NAMES, rtype),
+                    rname,
+                    key,
+                    redact_config(rtype, key, value, redact),
+                    is_sensitive_config(rtype, key),
+                )
     elif table == "acls":
         for a in image.acls.values():
-            yield (*head, uuid_to_str(a.id), enum_name(ACL_RESOURCE_TYPE_NAMES, a.resource_type), a.resource_name,
-                   enum_name(ACL_PATTERN_TYPE_NAMES, a.pattern_type), a.principal, a.host,
-                   enum_name(ACL_OPERATION_NAMES, a.operation), enum_name(ACL_PERMISSION_TYPE_NAMES, a.permission_type))
+            yield (
+                *head,
+                uuid_to_str(a.id),
+                enum_name(ACL_RESOURCE_TYPE_NAMES, a.resource_type),
+                a.resource_name,
+                enum_name(ACL_PATTERN_TYPE_NAMES, a.pattern_type),
+                a.principal,
+                a.host,
+                enum_name(ACL_OPERATION_NAMES, a.operation),
+                enum_name(ACL_PERMISSION_TYPE_NAMES, a.permission_type),
+            )
     elif table == "quotas":
         for entity, quota in image.client_quotas.items():
             parts = dict(entity)
@@ -138,12 +175,22 @@ def _rows(table: str, image: MetadataImage, head: tuple[Any, ...], redact: bool)
         raise ValueError(f"not an image table: {table}")
 
 
-_PARTITION_FIELDS = ("leader", "leader_epoch", "partition_epoch", "replicas", "isr", "elr", "last_known_elr",
-                     "adding_replicas", "removing_replicas")
+_PARTITION_FIELDS = (
+    "leader",
+    "leader_epoch",
+    "partition_epoch",
+    "replicas",
+    "isr",
+    "elr",
+    "last_known_elr",
+    "adding_replicas",
+    "removing_replicas",
+)
 
 
-def _distinct_column(values: list[Any], type_: pa.DataType,
-                     convert: Callable[[Any], Any] | None = None) -> pa.Array:
+def _distinct_column(
+    values: list[Any], type_: pa.DataType, convert: Callable[[Any], Any] | None = None
+) -> pa.Array:
     """``values`` as an Arrow array, each distinct value converted once (by ``convert``, if
     given): a cluster has a few hundred distinct replica and directory lists for a million
     partitions, so numbering them in Python and letting Arrow ``take`` the rows costs a fraction
@@ -186,10 +233,16 @@ def _partition_batches(image: MetadataImage, head: tuple[Any, ...]) -> Iterator[
         for f in _PARTITION_FIELDS:
             values = list(map(attrgetter(f), parts))
             kind = types[f]
-            columns.append(_distinct_column(values, kind) if isinstance(kind, pa.ListType)
-                           else pa.array(values, type=kind))
-        columns.append(_distinct_column([p.directories for p in parts], types["directories"],
-                                        lambda ds: [uuid_to_str(d) for d in ds]))
+            columns.append(
+                _distinct_column(values, kind)
+                if isinstance(kind, pa.ListType)
+                else pa.array(values, type=kind)
+            )
+        columns.append(
+            _distinct_column(
+                [p.directories for p in parts], types["directories"], lambda ds: [uuid_to_str(d) for d in ds]
+            )
+        )
         columns.append(pa.array([state(p.leader_recovery_state) for p in parts], type=pa.string()))
         return pa.RecordBatch.from_arrays(columns, schema=schema)
 
@@ -205,7 +258,9 @@ def _partition_batches(image: MetadataImage, head: tuple[Any, ...]) -> Iterator[
         yield batch(run)
 
 
-def read_image_table(table: str, ds: Dataset, *, as_of: str | None = None, redact: bool = True) -> Iterator[pa.RecordBatch]:
+def read_image_table(
+    table: str, ds: Dataset, *, as_of: str | None = None, redact: bool = True
+) -> Iterator[pa.RecordBatch]:
     """The rows of image ``table`` for ``ds`` as Arrow batches."""
     image = image_of(ds, as_of)
     head = (ds.cluster_id or image.quorum.cluster_id or None, ds.node_id, ds.path, image.provenance.offset)

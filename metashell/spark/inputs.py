@@ -22,7 +22,16 @@ from metashell.errors import MetashellError
 from metashell.image.history import full_plan
 from metashell.log import MetadataDirError, load_properties, open_metadata_dir
 
-__all__ = ["Dataset", "InputError", "Unit", "dataset_bytes", "find_datasets", "pack", "plan_units", "unit_bytes"]
+__all__ = [
+    "Dataset",
+    "InputError",
+    "Unit",
+    "dataset_bytes",
+    "find_datasets",
+    "pack",
+    "plan_units",
+    "unit_bytes",
+]
 
 DEFAULT_SPLIT_BYTES = 64 << 20
 """Files larger than this are read as several units (cut at batch boundaries by the executors)."""
@@ -45,7 +54,7 @@ class Dataset:
     ``meta.properties`` (next to the directory, or up to two levels above a lone file)."""
 
     path: str
-    kind: str                       # "dir" or "file"
+    kind: str  # "dir" or "file"
     cluster_id: str | None
     node_id: int | None
 
@@ -67,7 +76,7 @@ class Unit:
 
     dataset: Dataset
     file: str
-    kind: str                       # "log", "snapshot" or "bootstrap"
+    kind: str  # "log", "snapshot" or "bootstrap"
     lo: int = 0
     hi: int | None = None
     size: int = 0
@@ -158,8 +167,10 @@ def find_datasets(paths: list[str]) -> list[Dataset]:
 def _split(unit: Unit, split_bytes: int) -> list[Unit]:
     if unit.size <= split_bytes:
         return [unit]
-    return [replace(unit, lo=lo, hi=lo + split_bytes if lo + split_bytes < unit.size else None)
-            for lo in range(0, unit.size, split_bytes)]
+    return [
+        replace(unit, lo=lo, hi=lo + split_bytes if lo + split_bytes < unit.size else None)
+        for lo in range(0, unit.size, split_bytes)
+    ]
 
 
 def dataset_files(ds: Dataset) -> list[Unit]:
@@ -168,9 +179,17 @@ def dataset_files(ds: Dataset) -> list[Unit]:
         p = Path(ds.path)
         if p.suffix == ".checkpoint":
             end, _, epoch = p.stem.partition("-")
-            return [Unit(ds, ds.path, "snapshot", size=p.stat().st_size,
-                         snapshot_end_offset=int(end) if end.isdigit() else None,
-                         snapshot_epoch=int(epoch) if epoch.isdigit() else None, replay_seq=0)]
+            return [
+                Unit(
+                    ds,
+                    ds.path,
+                    "snapshot",
+                    size=p.stat().st_size,
+                    snapshot_end_offset=int(end) if end.isdigit() else None,
+                    snapshot_epoch=int(epoch) if epoch.isdigit() else None,
+                    replay_seq=0,
+                )
+            ]
         return [Unit(ds, ds.path, "log", size=p.stat().st_size, replay_seq=0, lenient_tail=True)]
     d = open_metadata_dir(ds.path)
     plan = full_plan(d)
@@ -178,18 +197,43 @@ def dataset_files(ds: Dataset) -> list[Unit]:
     units: list[Unit] = []
     for snap in sorted(d.snapshots, key=lambda s: (s.end_offset, s.epoch)):
         seq = order.get(str(snap.path))
-        units.append(Unit(ds, str(snap.path), "bootstrap" if snap.is_bootstrap else "snapshot", size=snap.size,
-                          snapshot_end_offset=snap.end_offset, snapshot_epoch=snap.epoch,
-                          replay_seq=None if seq is None else seq[0]))
+        units.append(
+            Unit(
+                ds,
+                str(snap.path),
+                "bootstrap" if snap.is_bootstrap else "snapshot",
+                size=snap.size,
+                snapshot_end_offset=snap.end_offset,
+                snapshot_epoch=snap.epoch,
+                replay_seq=None if seq is None else seq[0],
+            )
+        )
     if d.bootstrap is not None and d.bootstrap.is_file():
         seq = order.get(str(d.bootstrap))
-        units.append(Unit(ds, str(d.bootstrap), "bootstrap", size=d.bootstrap.stat().st_size,
-                          snapshot_end_offset=0, snapshot_epoch=0, replay_seq=None if seq is None else seq[0]))
+        units.append(
+            Unit(
+                ds,
+                str(d.bootstrap),
+                "bootstrap",
+                size=d.bootstrap.stat().st_size,
+                snapshot_end_offset=0,
+                snapshot_epoch=0,
+                replay_seq=None if seq is None else seq[0],
+            )
+        )
     for i, seg in enumerate(d.segments):
         seq = order.get(str(seg.path))
-        units.append(Unit(ds, str(seg.path), "log", size=seg.size,
-                          replay_seq=None if seq is None else seq[0], replay_from=0 if seq is None else seq[1],
-                          lenient_tail=i == len(d.segments) - 1))
+        units.append(
+            Unit(
+                ds,
+                str(seg.path),
+                "log",
+                size=seg.size,
+                replay_seq=None if seq is None else seq[0],
+                replay_from=0 if seq is None else seq[1],
+                lenient_tail=i == len(d.segments) - 1,
+            )
+        )
     return units
 
 

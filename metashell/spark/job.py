@@ -25,8 +25,23 @@ from .schemas import FILE_TABLES, IMAGE_TABLES
 
 __all__ = ["ALL_TABLES", "ExportSummary", "export"]
 
-ALL_TABLES = ("records", "partition_history", "broker_events", "snapshots", "topics", "partitions", "brokers",
-              "controllers", "configs", "acls", "quotas", "features", "scram_users", "producer_ids", "errors")
+ALL_TABLES = (
+    "records",
+    "partition_history",
+    "broker_events",
+    "snapshots",
+    "topics",
+    "partitions",
+    "brokers",
+    "controllers",
+    "configs",
+    "acls",
+    "quotas",
+    "features",
+    "scram_users",
+    "producer_ids",
+    "errors",
+)
 """What ``export`` writes by default, in the order it writes them."""
 
 
@@ -43,8 +58,12 @@ class ExportSummary:
     warnings: int = 0
 
     def lines(self) -> list[str]:
-        out = [(f"exported {self.datasets} metadata dir(s) of {self.clusters} cluster(s): {self.files} file(s), "
-                f"{self.bytes:,} bytes")]
+        out = [
+            (
+                f"exported {self.datasets} metadata dir(s) of {self.clusters} cluster(s): {self.files} file(s), "
+                f"{self.bytes:,} bytes"
+            )
+        ]
         width = max(len(t) for t in self.rows) if self.rows else 0
         for table, n in self.rows.items():
             out.append(f"  {table:<{width}}  {n:>12,} rows  {self.seconds.get(table, 0):7.1f} s")
@@ -61,18 +80,40 @@ def _errors_schema(spark: Any) -> Any:
     return spark_ddl(ERRORS)
 
 
-def _reader(spark: Any, table: str, paths: list[str], redact: bool, fail_fast: bool, split_bytes: int,
-            as_of: str | None) -> Any:
-    r = (spark.read.format("kraft-metadata").option("table", table).option("redact", str(redact).lower())
-         .option("errors", "fail" if fail_fast else "rows").option("splitBytes", str(split_bytes)))
+def _reader(
+    spark: Any,
+    table: str,
+    paths: list[str],
+    redact: bool,
+    fail_fast: bool,
+    split_bytes: int,
+    as_of: str | None,
+) -> Any:
+    r = (
+        spark.read.format("kraft-metadata")
+        .option("table", table)
+        .option("redact", str(redact).lower())
+        .option("errors", "fail" if fail_fast else "rows")
+        .option("splitBytes", str(split_bytes))
+    )
     if as_of:
         r = r.option("asOf", as_of)
     return r.load(paths)
 
 
-def export(spark: Any, paths: list[str], out: str, *, tables: Iterable[str] = ALL_TABLES, fmt: str = "parquet",
-           redact: bool = True, fail_fast: bool = False, split_bytes: int = DEFAULT_SPLIT_BYTES,
-           as_of: str | None = None, progress: Callable[[str], None] = print) -> ExportSummary:
+def export(
+    spark: Any,
+    paths: list[str],
+    out: str,
+    *,
+    tables: Iterable[str] = ALL_TABLES,
+    fmt: str = "parquet",
+    redact: bool = True,
+    fail_fast: bool = False,
+    split_bytes: int = DEFAULT_SPLIT_BYTES,
+    as_of: str | None = None,
+    progress: Callable[[str], None] = print,
+) -> ExportSummary:
     """Write ``tables`` of the metadata under ``paths`` to ``out/<table>`` (partitioned by
     ``cluster_id``) in ``fmt`` (parquet, or delta when Delta Lake is on the session)."""
     from .history import partition_history
@@ -89,26 +130,35 @@ def export(spark: Any, paths: list[str], out: str, *, tables: Iterable[str] = AL
     summary.clusters = len({ds.key for ds in datasets})
     summary.files = len({u.file for u in units})
     summary.bytes = sum(u.size for u in units if u.lo == 0)
-    progress(f"[plan] {summary.datasets} metadata dir(s), {summary.clusters} cluster(s), {summary.files} file(s), "
-             f"{summary.bytes:,} bytes in {summary.units} unit(s) ({time.perf_counter() - t0:.1f} s)")
+    progress(
+        f"[plan] {summary.datasets} metadata dir(s), {summary.clusters} cluster(s), {summary.files} file(s), "
+        f"{summary.bytes:,} bytes in {summary.units} unit(s) ({time.perf_counter() - t0:.1f} s)"
+    )
     steps = len(wanted)
 
     def write(i: int, table: str, df: Any) -> None:
         t = time.perf_counter()
         target = f"{out.rstrip('/')}/{table}"
         df.write.mode("overwrite").format(fmt).partitionBy("cluster_id").save(target)
-        n = spark.read.format(fmt).schema(df.schema).load(target).count()   # schema: an empty table has no file
+        n = (
+            spark.read.format(fmt).schema(df.schema).load(target).count()
+        )  # schema: an empty table has no file
         summary.rows[table] = n
         summary.seconds[table] = time.perf_counter() - t
         progress(f"[{i}/{steps}] {table}: {n:,} rows ({summary.seconds[table]:.1f} s)")
 
     for i, table in enumerate(wanted, 1):
         if table == "partition_history":
-            records = (spark.read.format(fmt).load(f"{out.rstrip('/')}/records") if "records" in summary.rows
-                       else _reader(spark, "records", paths, redact, fail_fast, split_bytes, None))
+            records = (
+                spark.read.format(fmt).load(f"{out.rstrip('/')}/records")
+                if "records" in summary.rows
+                else _reader(spark, "records", paths, redact, fail_fast, split_bytes, None)
+            )
             write(i, table, partition_history(records))
         elif table in FILE_TABLES or table in IMAGE_TABLES:
-            df = _reader(spark, table, paths, redact, fail_fast, split_bytes, as_of if table in IMAGE_TABLES else None)
+            df = _reader(
+                spark, table, paths, redact, fail_fast, split_bytes, as_of if table in IMAGE_TABLES else None
+            )
             write(i, table, df)
         if table == "errors":
             found = spark.read.format(fmt).schema(_errors_schema(spark)).load(f"{out.rstrip('/')}/errors")

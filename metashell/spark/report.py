@@ -34,7 +34,9 @@ current AS (
 """
 
 SECTIONS: dict[str, tuple[str, str]] = {
-    "health": ("Offline and under-replicated partitions per cluster", f"""
+    "health": (
+        "Offline and under-replicated partitions per cluster",
+        f"""
 WITH {_CURRENT},
 live AS (SELECT b.cluster_id, b.broker_id FROM brokers b JOIN current c USING (cluster_id, source_dir)
          WHERE NOT b.fenced),
@@ -45,8 +47,11 @@ SELECT p.cluster_id,
        SUM(CASE WHEN size(p.isr) < size(p.replicas) - size(p.adding_replicas) THEN 1 ELSE 0 END) AS under_replicated
 FROM parts p LEFT JOIN live l ON p.cluster_id = l.cluster_id AND p.leader = l.broker_id
 GROUP BY p.cluster_id ORDER BY offline DESC, under_replicated DESC, p.cluster_id
-"""),
-    "leaders": ("Partitions led per broker (leader skew)", f"""
+""",
+    ),
+    "leaders": (
+        "Partitions led per broker (leader skew)",
+        f"""
 WITH {_CURRENT},
 led AS (SELECT p.cluster_id, p.leader AS broker_id, COUNT(*) AS led
         FROM partitions p JOIN current c USING (cluster_id, source_dir) WHERE p.leader >= 0
@@ -54,8 +59,11 @@ led AS (SELECT p.cluster_id, p.leader AS broker_id, COUNT(*) AS led
 SELECT cluster_id, broker_id, led,
        ROUND(100.0 * led / SUM(led) OVER (PARTITION BY cluster_id), 1) AS share_pct
 FROM led ORDER BY cluster_id, led DESC, broker_id
-"""),
-    "config_drift": ("Config overrides that differ between clusters", f"""
+""",
+    ),
+    "config_drift": (
+        "Config overrides that differ between clusters",
+        f"""
 WITH {_CURRENT},
 cfg AS (SELECT g.cluster_id, g.resource_type,
                CASE WHEN g.resource_type = 'BROKER' AND g.resource_name = '' THEN '<cluster default>'
@@ -68,8 +76,11 @@ SELECT resource_type, resource, name, COUNT(DISTINCT cluster_id) AS clusters,
 FROM cfg GROUP BY resource_type, resource, name
 HAVING COUNT(DISTINCT value) > 1
 ORDER BY resource_type, resource, name
-"""),
-    "isr_shrinks": ("ISR shrinks per broker and day", f"""
+""",
+    ),
+    "isr_shrinks": (
+        "ISR shrinks per broker and day",
+        f"""
 WITH {_CURRENT},
 h AS (SELECT h.*, LAG(h.isr) OVER (PARTITION BY h.source_dir, h.topic_id, h.partition_id ORDER BY h.offset) AS before
       FROM partition_history h JOIN current c USING (cluster_id, source_dir)),
@@ -77,18 +88,26 @@ lost AS (SELECT cluster_id, to_date(timestamp) AS day, explode(array_except(befo
          FROM h WHERE before IS NOT NULL AND NOT deleted AND change = 'changed')
 SELECT cluster_id, broker_id, day, COUNT(*) AS shrinks FROM lost
 GROUP BY cluster_id, broker_id, day ORDER BY cluster_id, day, broker_id
-"""),
-    "record_types": ("Record-type mix per cluster", f"""
+""",
+    ),
+    "record_types": (
+        "Record-type mix per cluster",
+        f"""
 WITH {_CURRENT}
 SELECT r.cluster_id, r.record_type, COUNT(*) AS records
 FROM records r JOIN current c USING (cluster_id, source_dir)
 GROUP BY r.cluster_id, r.record_type ORDER BY r.cluster_id, records DESC, r.record_type
-"""),
+""",
+    ),
 }
 
-_NEEDS = {"health": ("topics", "partitions", "brokers"), "leaders": ("topics", "partitions"),
-          "config_drift": ("topics", "configs"), "isr_shrinks": ("topics", "partition_history"),
-          "record_types": ("topics", "records")}
+_NEEDS = {
+    "health": ("topics", "partitions", "brokers"),
+    "leaders": ("topics", "partitions"),
+    "config_drift": ("topics", "configs"),
+    "isr_shrinks": ("topics", "partition_history"),
+    "record_types": ("topics", "records"),
+}
 
 
 @dataclass
@@ -100,8 +119,13 @@ class Section:
     missing: list[str]
 
     def as_json(self) -> dict[str, Any]:
-        return {"key": self.key, "title": self.title, "columns": self.columns,
-                "rows": [dict(zip(self.columns, r, strict=True)) for r in self.rows], "missing": self.missing}
+        return {
+            "key": self.key,
+            "title": self.title,
+            "columns": self.columns,
+            "rows": [dict(zip(self.columns, r, strict=True)) for r in self.rows],
+            "missing": self.missing,
+        }
 
 
 def report(spark: Any, out: str, fmt: str = "parquet", sections: list[str] | None = None) -> list[Section]:
@@ -114,7 +138,7 @@ def report(spark: Any, out: str, fmt: str = "parquet", sections: list[str] | Non
 
     for name in sorted(present):
         reader = spark.read.format(fmt)
-        if name in SCHEMAS:       # an empty table has no file to take the schema from
+        if name in SCHEMAS:  # an empty table has no file to take the schema from
             reader = reader.schema(spark_ddl(SCHEMAS[name]))
         try:
             reader.load(str(root / name)).createOrReplaceTempView(name)
@@ -149,11 +173,17 @@ def render_text(sections: list[Section], limit: int = 50) -> str:
         elif not s.rows:
             out.append("(none)")
         else:
-            cells = [[str(c) for c in s.columns]] + [["" if v is None else str(v) for v in r] for r in s.rows[:limit]]
+            cells = [[str(c) for c in s.columns]] + [
+                ["" if v is None else str(v) for v in r] for r in s.rows[:limit]
+            ]
             widths = [max(len(row[i]) for row in cells) for i in range(len(s.columns))]
             for j, row in enumerate(cells):
-                out.append("  ".join(c.rjust(w) if j and _numeric(c) else c.ljust(w)
-                                     for c, w in zip(row, widths, strict=True)).rstrip())
+                out.append(
+                    "  ".join(
+                        c.rjust(w) if j and _numeric(c) else c.ljust(w)
+                        for c, w in zip(row, widths, strict=True)
+                    ).rstrip()
+                )
                 if j == 0:
                     out.append("  ".join("-" * w for w in widths))
             if len(s.rows) > limit:

@@ -22,145 +22,221 @@ _DATASET = [
 _IMAGE = [*_DATASET, pa.field("offset", pa.int64())]
 _TS = pa.timestamp("us", tz="UTC")
 _INTS = pa.list_(pa.int32())
-_LISTENERS = pa.list_(pa.struct([("name", pa.string()), ("host", pa.string()), ("port", pa.int32()),
-                                 ("security_protocol", pa.string())]))
-_FEATURES = pa.list_(pa.struct([("name", pa.string()), ("min_version", pa.int32()),
-                                ("max_version", pa.int32())]))
+_LISTENERS = pa.list_(
+    pa.struct(
+        [
+            ("name", pa.string()),
+            ("host", pa.string()),
+            ("port", pa.int32()),
+            ("security_protocol", pa.string()),
+        ]
+    )
+)
+_FEATURES = pa.list_(
+    pa.struct([("name", pa.string()), ("min_version", pa.int32()), ("max_version", pa.int32())])
+)
 
-RECORDS = pa.schema([
-    *_DATASET,
-    pa.field("file", pa.string()),
-    pa.field("file_kind", pa.string()),          # log, snapshot, bootstrap
-    pa.field("batch_position", pa.int64()),
-    pa.field("batch_base_offset", pa.int64()),
-    pa.field("offset", pa.int64()),              # as in the file (kafka-dump-log's offset)
-    pa.field("log_offset", pa.int64()),          # where it stands in the log: a snapshot's end offset - 1
-    pa.field("leader_epoch", pa.int32()),
-    pa.field("timestamp", _TS),
-    pa.field("in_snapshot", pa.bool_()),
-    pa.field("is_control", pa.bool_()),
-    pa.field("is_transaction_marker", pa.bool_()),
-    pa.field("replay_seq", pa.int32()),          # the file's place in replay order; null: not replayed
-    pa.field("replayed", pa.bool_()),            # part of the replay (before overlaps are resolved)
-    pa.field("record_type", pa.string()),
-    pa.field("record_version", pa.int32()),
-    pa.field("record_json", pa.string()),        # Kafka's JSON form of the record's data (redacted)
-    pa.field("topic_id", pa.string()),
-    pa.field("topic_name", pa.string()),
-    pa.field("partition_id", pa.int32()),
-    pa.field("broker_id", pa.int32()),
-    pa.field("controller_id", pa.int32()),
-    pa.field("resource_type", pa.string()),
-    pa.field("resource_name", pa.string()),
-    pa.field("config_name", pa.string()),
-    pa.field("principal", pa.string()),
-    pa.field("user_name", pa.string()),
-    pa.field("feature_name", pa.string()),
-])
+RECORDS = pa.schema(
+    [
+        *_DATASET,
+        pa.field("file", pa.string()),
+        pa.field("file_kind", pa.string()),  # log, snapshot, bootstrap
+        pa.field("batch_position", pa.int64()),
+        pa.field("batch_base_offset", pa.int64()),
+        pa.field("offset", pa.int64()),  # as in the file (kafka-dump-log's offset)
+        pa.field("log_offset", pa.int64()),  # where it stands in the log: a snapshot's end offset - 1
+        pa.field("leader_epoch", pa.int32()),
+        pa.field("timestamp", _TS),
+        pa.field("in_snapshot", pa.bool_()),
+        pa.field("is_control", pa.bool_()),
+        pa.field("is_transaction_marker", pa.bool_()),
+        pa.field("replay_seq", pa.int32()),  # the file's place in replay order; null: not replayed
+        pa.field("replayed", pa.bool_()),  # part of the replay (before overlaps are resolved)
+        pa.field("record_type", pa.string()),
+        pa.field("record_version", pa.int32()),
+        pa.field("record_json", pa.string()),  # Kafka's JSON form of the record's data (redacted)
+        pa.field("topic_id", pa.string()),
+        pa.field("topic_name", pa.string()),
+        pa.field("partition_id", pa.int32()),
+        pa.field("broker_id", pa.int32()),
+        pa.field("controller_id", pa.int32()),
+        pa.field("resource_type", pa.string()),
+        pa.field("resource_name", pa.string()),
+        pa.field("config_name", pa.string()),
+        pa.field("principal", pa.string()),
+        pa.field("user_name", pa.string()),
+        pa.field("feature_name", pa.string()),
+    ]
+)
 
-ERRORS = pa.schema([
-    *_DATASET,
-    pa.field("file", pa.string()),
-    pa.field("position", pa.int64()),            # byte offset in the file
-    pa.field("severity", pa.string()),           # error (the rest of the unit was not read) or warning
-    pa.field("kind", pa.string()),
-    pa.field("message", pa.string()),
-])
+ERRORS = pa.schema(
+    [
+        *_DATASET,
+        pa.field("file", pa.string()),
+        pa.field("position", pa.int64()),  # byte offset in the file
+        pa.field("severity", pa.string()),  # error (the rest of the unit was not read) or warning
+        pa.field("kind", pa.string()),
+        pa.field("message", pa.string()),
+    ]
+)
 
-BROKER_EVENTS = pa.schema([
-    *_DATASET,
-    pa.field("file", pa.string()),
-    pa.field("offset", pa.int64()),
-    pa.field("log_offset", pa.int64()),
-    pa.field("timestamp", _TS),
-    pa.field("in_snapshot", pa.bool_()),
-    pa.field("broker_id", pa.int32()),
-    pa.field("broker_epoch", pa.int64()),
-    pa.field("event", pa.string()),              # register, fence, unfence, controlled_shutdown, unregister
-    pa.field("record_type", pa.string()),
-])
+BROKER_EVENTS = pa.schema(
+    [
+        *_DATASET,
+        pa.field("file", pa.string()),
+        pa.field("offset", pa.int64()),
+        pa.field("log_offset", pa.int64()),
+        pa.field("timestamp", _TS),
+        pa.field("in_snapshot", pa.bool_()),
+        pa.field("broker_id", pa.int32()),
+        pa.field("broker_epoch", pa.int64()),
+        pa.field("event", pa.string()),  # register, fence, unfence, controlled_shutdown, unregister
+        pa.field("record_type", pa.string()),
+    ]
+)
 
-SNAPSHOTS = pa.schema([
-    *_DATASET,
-    pa.field("file", pa.string()),
-    pa.field("kind", pa.string()),               # snapshot or bootstrap
-    pa.field("end_offset", pa.int64()),
-    pa.field("epoch", pa.int32()),
-    pa.field("last_contained_timestamp", _TS),
-    pa.field("record_count", pa.int64()),
-    pa.field("batch_count", pa.int64()),
-    pa.field("size_bytes", pa.int64()),
-])
+SNAPSHOTS = pa.schema(
+    [
+        *_DATASET,
+        pa.field("file", pa.string()),
+        pa.field("kind", pa.string()),  # snapshot or bootstrap
+        pa.field("end_offset", pa.int64()),
+        pa.field("epoch", pa.int32()),
+        pa.field("last_contained_timestamp", _TS),
+        pa.field("record_count", pa.int64()),
+        pa.field("batch_count", pa.int64()),
+        pa.field("size_bytes", pa.int64()),
+    ]
+)
 
-TOPICS = pa.schema([*_IMAGE, pa.field("topic_id", pa.string()), pa.field("topic_name", pa.string()),
-                    pa.field("partition_count", pa.int32()), pa.field("replication_factor", pa.int32())])
+TOPICS = pa.schema(
+    [
+        *_IMAGE,
+        pa.field("topic_id", pa.string()),
+        pa.field("topic_name", pa.string()),
+        pa.field("partition_count", pa.int32()),
+        pa.field("replication_factor", pa.int32()),
+    ]
+)
 
-PARTITIONS = pa.schema([
-    *_IMAGE,
-    pa.field("topic_id", pa.string()),
-    pa.field("topic_name", pa.string()),
-    pa.field("partition_id", pa.int32()),
-    pa.field("leader", pa.int32()),
-    pa.field("leader_epoch", pa.int32()),
-    pa.field("partition_epoch", pa.int32()),
-    pa.field("replicas", _INTS),
-    pa.field("isr", _INTS),
-    pa.field("elr", _INTS),
-    pa.field("last_known_elr", _INTS),
-    pa.field("adding_replicas", _INTS),
-    pa.field("removing_replicas", _INTS),
-    pa.field("directories", pa.list_(pa.string())),
-    pa.field("leader_recovery_state", pa.string()),
-])
+PARTITIONS = pa.schema(
+    [
+        *_IMAGE,
+        pa.field("topic_id", pa.string()),
+        pa.field("topic_name", pa.string()),
+        pa.field("partition_id", pa.int32()),
+        pa.field("leader", pa.int32()),
+        pa.field("leader_epoch", pa.int32()),
+        pa.field("partition_epoch", pa.int32()),
+        pa.field("replicas", _INTS),
+        pa.field("isr", _INTS),
+        pa.field("elr", _INTS),
+        pa.field("last_known_elr", _INTS),
+        pa.field("adding_replicas", _INTS),
+        pa.field("removing_replicas", _INTS),
+        pa.field("directories", pa.list_(pa.string())),
+        pa.field("leader_recovery_state", pa.string()),
+    ]
+)
 
-BROKERS = pa.schema([
-    *_IMAGE,
-    pa.field("broker_id", pa.int32()),
-    pa.field("broker_epoch", pa.int64()),
-    pa.field("incarnation_id", pa.string()),
-    pa.field("rack", pa.string()),
-    pa.field("fenced", pa.bool_()),
-    pa.field("in_controlled_shutdown", pa.bool_()),
-    pa.field("is_migrating_zk_broker", pa.bool_()),
-    pa.field("listeners", _LISTENERS),
-    pa.field("features", _FEATURES),
-    pa.field("log_dirs", pa.list_(pa.string())),
-])
+BROKERS = pa.schema(
+    [
+        *_IMAGE,
+        pa.field("broker_id", pa.int32()),
+        pa.field("broker_epoch", pa.int64()),
+        pa.field("incarnation_id", pa.string()),
+        pa.field("rack", pa.string()),
+        pa.field("fenced", pa.bool_()),
+        pa.field("in_controlled_shutdown", pa.bool_()),
+        pa.field("is_migrating_zk_broker", pa.bool_()),
+        pa.field("listeners", _LISTENERS),
+        pa.field("features", _FEATURES),
+        pa.field("log_dirs", pa.list_(pa.string())),
+    ]
+)
 
-CONTROLLERS = pa.schema([
-    *_IMAGE,
-    pa.field("controller_id", pa.int32()),
-    pa.field("incarnation_id", pa.string()),
-    pa.field("zk_migration_ready", pa.bool_()),
-    pa.field("listeners", _LISTENERS),
-    pa.field("features", _FEATURES),
-])
+CONTROLLERS = pa.schema(
+    [
+        *_IMAGE,
+        pa.field("controller_id", pa.int32()),
+        pa.field("incarnation_id", pa.string()),
+        pa.field("zk_migration_ready", pa.bool_()),
+        pa.field("listeners", _LISTENERS),
+        pa.field("features", _FEATURES),
+    ]
+)
 
-CONFIGS = pa.schema([*_IMAGE, pa.field("resource_type", pa.string()), pa.field("resource_name", pa.string()),
-                     pa.field("name", pa.string()), pa.field("value", pa.string()),
-                     pa.field("sensitive", pa.bool_())])
+CONFIGS = pa.schema(
+    [
+        *_IMAGE,
+        pa.field("resource_type", pa.string()),
+        pa.field("resource_name", pa.string()),
+        pa.field("name", pa.string()),
+        pa.field("value", pa.string()),
+        pa.field("sensitive", pa.bool_()),
+    ]
+)
 
-ACLS = pa.schema([*_IMAGE, pa.field("acl_id", pa.string()), pa.field("resource_type", pa.string()),
-                  pa.field("resource_name", pa.string()), pa.field("pattern_type", pa.string()),
-                  pa.field("principal", pa.string()), pa.field("host", pa.string()),
-                  pa.field("operation", pa.string()), pa.field("permission_type", pa.string())])
+ACLS = pa.schema(
+    [
+        *_IMAGE,
+        pa.field("acl_id", pa.string()),
+        pa.field("resource_type", pa.string()),
+        pa.field("resource_name", pa.string()),
+        pa.field("pattern_type", pa.string()),
+        pa.field("principal", pa.string()),
+        pa.field("host", pa.string()),
+        pa.field("operation", pa.string()),
+        pa.field("permission_type", pa.string()),
+    ]
+)
 
-QUOTAS = pa.schema([*_IMAGE, pa.field("entity", pa.string()), pa.field("user", pa.string()),
-                    pa.field("client_id", pa.string()), pa.field("ip", pa.string()),
-                    pa.field("key", pa.string()), pa.field("value", pa.float64())])
+QUOTAS = pa.schema(
+    [
+        *_IMAGE,
+        pa.field("entity", pa.string()),
+        pa.field("user", pa.string()),
+        pa.field("client_id", pa.string()),
+        pa.field("ip", pa.string()),
+        pa.field("key", pa.string()),
+        pa.field("value", pa.float64()),
+    ]
+)
 
 FEATURES = pa.schema([*_IMAGE, pa.field("name", pa.string()), pa.field("level", pa.int32())])
 
-SCRAM_USERS = pa.schema([*_IMAGE, pa.field("user_name", pa.string()), pa.field("mechanism", pa.string()),
-                         pa.field("iterations", pa.int32())])
+SCRAM_USERS = pa.schema(
+    [
+        *_IMAGE,
+        pa.field("user_name", pa.string()),
+        pa.field("mechanism", pa.string()),
+        pa.field("iterations", pa.int32()),
+    ]
+)
 
-PRODUCER_IDS = pa.schema([*_IMAGE, pa.field("next_producer_id", pa.int64()), pa.field("broker_id", pa.int32()),
-                          pa.field("broker_epoch", pa.int64())])
+PRODUCER_IDS = pa.schema(
+    [
+        *_IMAGE,
+        pa.field("next_producer_id", pa.int64()),
+        pa.field("broker_id", pa.int32()),
+        pa.field("broker_epoch", pa.int64()),
+    ]
+)
 
 SCHEMAS: dict[str, pa.Schema] = {
-    "records": RECORDS, "errors": ERRORS, "broker_events": BROKER_EVENTS, "snapshots": SNAPSHOTS,
-    "topics": TOPICS, "partitions": PARTITIONS, "brokers": BROKERS, "controllers": CONTROLLERS,
-    "configs": CONFIGS, "acls": ACLS, "quotas": QUOTAS, "features": FEATURES, "scram_users": SCRAM_USERS,
+    "records": RECORDS,
+    "errors": ERRORS,
+    "broker_events": BROKER_EVENTS,
+    "snapshots": SNAPSHOTS,
+    "topics": TOPICS,
+    "partitions": PARTITIONS,
+    "brokers": BROKERS,
+    "controllers": CONTROLLERS,
+    "configs": CONFIGS,
+    "acls": ACLS,
+    "quotas": QUOTAS,
+    "features": FEATURES,
+    "scram_users": SCRAM_USERS,
     "producer_ids": PRODUCER_IDS,
 }
 """Every table the data source reads directly (``partition_history`` is computed from ``records``)."""

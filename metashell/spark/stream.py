@@ -45,16 +45,18 @@ class LiveStreamReader(SimpleDataSourceStreamReader):
         self.options = {k.lower(): v for k, v in options.items()}
         bootstrap = self.options.get("bootstrap.controllers") or self.options.get("bootstrap-controller")
         if not bootstrap:
-            raise MetashellError("kraft-metadata stream: option bootstrap.controllers (host:port,...) is required")
+            raise MetashellError(
+                "kraft-metadata stream: option bootstrap.controllers (host:port,...) is required"
+            )
         self.bootstrap: str = bootstrap
         self.redact = self.options.get("redact", "true").strip().lower() not in ("false", "0", "no", "off")
         self._reset()
 
     def _reset(self) -> None:
         self._lock = threading.Lock()
-        self._rows: list[tuple[int, tuple[Any, ...]]] = []    # (log offset, row), in log order
-        self._next = 0                                         # after the last record delivered
-        self._snapshot_end: int | None = None                  # the first thing served was a snapshot
+        self._rows: list[tuple[int, tuple[Any, ...]]] = []  # (log offset, row), in log order
+        self._next = 0  # after the last record delivered
+        self._snapshot_end: int | None = None  # the first thing served was a snapshot
         self._source: Any = None
 
     def __getstate__(self) -> dict[str, Any]:
@@ -81,7 +83,7 @@ class LiveStreamReader(SimpleDataSourceStreamReader):
         from metashell.live.source import LiveSource
 
         self._source = LiveSource(self.bootstrap, self._config())
-        self._source.connect(self._on_event)     # fatal problems (auth, TLS, no quorum) raise here
+        self._source.connect(self._on_event)  # fatal problems (auth, TLS, no quorum) raise here
         self._source.start()
         deadline = time.monotonic() + _CONNECT_WAIT_S
         while not self._source.status.caught_up and time.monotonic() < deadline:
@@ -90,8 +92,11 @@ class LiveStreamReader(SimpleDataSourceStreamReader):
             time.sleep(0.05)
 
     def _head(self) -> tuple[Any, ...]:
-        return (self._source.status.cluster_id if self._source is not None else None, None,
-                f"controllers {self.bootstrap}")
+        return (
+            self._source.status.cluster_id if self._source is not None else None,
+            None,
+            f"controllers {self.bootstrap}",
+        )
 
     def _on_event(self, event: Any) -> None:
         from metashell.live.events import RecordsCommitted, SnapshotLoaded
@@ -100,9 +105,18 @@ class LiveStreamReader(SimpleDataSourceStreamReader):
             out = RowBuffer(RECORDS)
             end = event.snapshot_id.end_offset
             for batch in event.batches:
-                add_record_rows(out, self._head(), f"snapshot {event.snapshot_id}", "snapshot", batch,
-                                batch.entries(), snap_offset=end - 1, replay_seq=0, replay_from=0,
-                                redact=self.redact)
+                add_record_rows(
+                    out,
+                    self._head(),
+                    f"snapshot {event.snapshot_id}",
+                    "snapshot",
+                    batch,
+                    batch.entries(),
+                    snap_offset=end - 1,
+                    replay_seq=0,
+                    replay_from=0,
+                    redact=self.redact,
+                )
             rows = _tuples(out)
             with self._lock:
                 if self._snapshot_end is None and not self._rows:
@@ -112,8 +126,18 @@ class LiveStreamReader(SimpleDataSourceStreamReader):
         elif isinstance(event, RecordsCommitted):
             out = RowBuffer(RECORDS)
             for cb in event.batches:
-                add_record_rows(out, self._head(), event.source, "log", cb.batch, cb.entries, snap_offset=None,
-                                replay_seq=1, replay_from=0, redact=self.redact)
+                add_record_rows(
+                    out,
+                    self._head(),
+                    event.source,
+                    "log",
+                    cb.batch,
+                    cb.entries,
+                    snap_offset=None,
+                    replay_seq=1,
+                    replay_from=0,
+                    redact=self.redact,
+                )
             rows = _tuples(out)
             with self._lock:
                 offset_col = RECORDS.get_field_index("offset")
@@ -132,7 +156,8 @@ class LiveStreamReader(SimpleDataSourceStreamReader):
             raise MetashellError(
                 f"kraft-metadata stream: offsets {start}..{snap - 1} are now inside the controllers' snapshot "
                 f"(its end offset is {snap}): they cannot be read again; start a new query (a new checkpoint) "
-                "to begin with the snapshot's records")
+                "to begin with the snapshot's records"
+            )
 
     def read(self, start: dict[str, int]) -> tuple[Iterator[tuple[Any, ...]], dict[str, int]]:
         self._ensure_started()
@@ -147,7 +172,7 @@ class LiveStreamReader(SimpleDataSourceStreamReader):
         self._ensure_started()
         lo, hi = int(start["next"]), int(end["next"])
         deadline = time.monotonic() + _CONNECT_WAIT_S
-        while self._next < hi and time.monotonic() < deadline:   # a restart re-reads a batch it planned
+        while self._next < hi and time.monotonic() < deadline:  # a restart re-reads a batch it planned
             time.sleep(0.05)
         with self._lock:
             self._check(lo)

@@ -46,7 +46,7 @@ def iso_utc(ms: int | None) -> str | None:
     """``2023-11-14T22:13:20.123Z`` (None for None or negative "unknown" times)."""
     if ms is None or ms < 0:
         return None
-    return java_utc_zoned(ms)[:-len("[UTC]")]
+    return java_utc_zoned(ms)[: -len("[UTC]")]
 
 
 def _uuids(values: Any) -> list[str] | None:
@@ -57,9 +57,16 @@ def _listeners(listeners: dict[str, Any]) -> list[dict[str, Any]]:
     out = []
     for name in java_sorted(listeners):
         ep = listeners[name]
-        out.append({"name": ep.name, "host": ep.host, "port": ep.port,
-                    "securityProtocol": enum_name(SECURITY_PROTOCOL_NAMES, ep.security_protocol,
-                                                  str(ep.security_protocol))})
+        out.append(
+            {
+                "name": ep.name,
+                "host": ep.host,
+                "port": ep.port,
+                "securityProtocol": enum_name(
+                    SECURITY_PROTOCOL_NAMES, ep.security_protocol, str(ep.security_protocol)
+                ),
+            }
+        )
     return out
 
 
@@ -69,41 +76,63 @@ def _features(features: dict[str, tuple[int, int]]) -> dict[str, dict[str, int]]
 
 # -- record forms -------------------------------------------------------------------------------
 
+
 def broker_json(b: Any) -> dict[str, Any]:
     return {
-        "id": b.id, "epoch": b.epoch, "incarnationId": uuid_to_str(b.incarnation_id),
-        "rack": b.rack, "fenced": b.fenced, "inControlledShutdown": b.in_controlled_shutdown,
-        "isMigratingZkBroker": b.is_migrating_zk_broker, "listeners": _listeners(b.listeners),
-        "supportedFeatures": _features(b.supported_features), "logDirs": _uuids(b.directories),
+        "id": b.id,
+        "epoch": b.epoch,
+        "incarnationId": uuid_to_str(b.incarnation_id),
+        "rack": b.rack,
+        "fenced": b.fenced,
+        "inControlledShutdown": b.in_controlled_shutdown,
+        "isMigratingZkBroker": b.is_migrating_zk_broker,
+        "listeners": _listeners(b.listeners),
+        "supportedFeatures": _features(b.supported_features),
+        "logDirs": _uuids(b.directories),
         "cordonedLogDirs": _uuids(b.cordoned_directories),
     }
 
 
 def controller_json(c: Any) -> dict[str, Any]:
     return {
-        "id": c.id, "incarnationId": uuid_to_str(c.incarnation_id), "zkMigrationReady": c.zk_migration_ready,
-        "listeners": _listeners(c.listeners), "supportedFeatures": _features(c.supported_features),
+        "id": c.id,
+        "incarnationId": uuid_to_str(c.incarnation_id),
+        "zkMigrationReady": c.zk_migration_ready,
+        "listeners": _listeners(c.listeners),
+        "supportedFeatures": _features(c.supported_features),
     }
 
 
 def partition_json(topic: Any, index: int, p: Any) -> dict[str, Any]:
     return {
-        "topic": topic.name, "topicId": uuid_to_str(topic.id), "partition": index,
-        "leader": p.leader, "leaderEpoch": p.leader_epoch, "partitionEpoch": p.partition_epoch,
-        "replicas": list(p.replicas), "isr": list(p.isr), "elr": list(p.elr),
-        "lastKnownElr": list(p.last_known_elr), "addingReplicas": list(p.adding_replicas),
+        "topic": topic.name,
+        "topicId": uuid_to_str(topic.id),
+        "partition": index,
+        "leader": p.leader,
+        "leaderEpoch": p.leader_epoch,
+        "partitionEpoch": p.partition_epoch,
+        "replicas": list(p.replicas),
+        "isr": list(p.isr),
+        "elr": list(p.elr),
+        "lastKnownElr": list(p.last_known_elr),
+        "addingReplicas": list(p.adding_replicas),
         "removingReplicas": list(p.removing_replicas),
-        "leaderRecoveryState": enum_name(LEADER_RECOVERY_STATE_NAMES, p.leader_recovery_state,
-                                         str(p.leader_recovery_state)),
+        "leaderRecoveryState": enum_name(
+            LEADER_RECOVERY_STATE_NAMES, p.leader_recovery_state, str(p.leader_recovery_state)
+        ),
         "directories": _uuids(p.directories),
     }
 
 
 def acl_json(a: Any) -> dict[str, Any]:
     return {
-        "id": uuid_to_str(a.id), "resourceType": enum_name(ACL_RESOURCE_TYPE_NAMES, a.resource_type),
-        "resourceName": a.resource_name, "patternType": enum_name(ACL_PATTERN_TYPE_NAMES, a.pattern_type),
-        "principal": a.principal, "host": a.host, "operation": enum_name(ACL_OPERATION_NAMES, a.operation),
+        "id": uuid_to_str(a.id),
+        "resourceType": enum_name(ACL_RESOURCE_TYPE_NAMES, a.resource_type),
+        "resourceName": a.resource_name,
+        "patternType": enum_name(ACL_PATTERN_TYPE_NAMES, a.pattern_type),
+        "principal": a.principal,
+        "host": a.host,
+        "operation": enum_name(ACL_OPERATION_NAMES, a.operation),
         "permissionType": enum_name(ACL_PERMISSION_TYPE_NAMES, a.permission_type),
     }
 
@@ -111,19 +140,29 @@ def acl_json(a: Any) -> dict[str, Any]:
 def scram_json(s: Any, redact: bool) -> dict[str, Any]:
     def secret(b: bytes) -> str:
         return REDACTED if redact else b.hex()
+
     return {
-        "user": s.name, "mechanism": enum_name(SCRAM_MECHANISM_NAMES, s.mechanism),
-        "iterations": s.iterations, "salt": secret(s.salt), "storedKey": secret(s.stored_key),
+        "user": s.name,
+        "mechanism": enum_name(SCRAM_MECHANISM_NAMES, s.mechanism),
+        "iterations": s.iterations,
+        "salt": secret(s.salt),
+        "storedKey": secret(s.stored_key),
         "serverKey": secret(s.server_key),
     }
 
 
 def token_json(t: Any) -> dict[str, Any]:
     return {
-        "tokenId": t.token_id, "owner": t.owner, "requester": t.requester, "renewers": list(t.renewers),
-        "issueTimestamp": t.issue_timestamp, "issueTime": iso_utc(t.issue_timestamp),
-        "maxTimestamp": t.max_timestamp, "maxTime": iso_utc(t.max_timestamp),
-        "expirationTimestamp": t.expiration_timestamp, "expirationTime": iso_utc(t.expiration_timestamp),
+        "tokenId": t.token_id,
+        "owner": t.owner,
+        "requester": t.requester,
+        "renewers": list(t.renewers),
+        "issueTimestamp": t.issue_timestamp,
+        "issueTime": iso_utc(t.issue_timestamp),
+        "maxTimestamp": t.max_timestamp,
+        "maxTime": iso_utc(t.max_timestamp),
+        "expirationTimestamp": t.expiration_timestamp,
+        "expirationTime": iso_utc(t.expiration_timestamp),
     }
 
 
@@ -139,17 +178,27 @@ def quorum_json(ctx: TreeContext) -> dict[str, Any]:
     q = ctx.image.quorum
     voters = []
     for v in q.voters:
-        voters.append({
-            "id": v.id, "directoryId": uuid_to_str(v.directory_id),
-            "endpoints": [{"name": e.name, "host": e.host, "port": e.port} for e in v.endpoints],
-            "kraftVersionRange": (None if v.kraft_version_range is None
-                                  else {"min": v.kraft_version_range[0], "max": v.kraft_version_range[1]}),
-        })
+        voters.append(
+            {
+                "id": v.id,
+                "directoryId": uuid_to_str(v.directory_id),
+                "endpoints": [{"name": e.name, "host": e.host, "port": e.port} for e in v.endpoints],
+                "kraftVersionRange": (
+                    None
+                    if v.kraft_version_range is None
+                    else {"min": v.kraft_version_range[0], "max": v.kraft_version_range[1]}
+                ),
+            }
+        )
     out: dict[str, Any] = {
-        "clusterId": q.cluster_id, "nodeId": q.node_id,
+        "clusterId": q.cluster_id,
+        "nodeId": q.node_id,
         "directoryId": None if q.directory_id is None else uuid_to_str(q.directory_id),
-        "leaderId": q.leader_id, "leaderEpoch": q.leader_epoch, "voters": voters,
-        "kraftVersion": q.kraft_version, "source": q.source,
+        "leaderId": q.leader_id,
+        "leaderEpoch": q.leader_epoch,
+        "voters": voters,
+        "kraftVersion": q.kraft_version,
+        "source": q.source,
     }
     out.update(_extra(ctx, "quorum"))
     return out
@@ -159,13 +208,23 @@ def provenance_json(ctx: TreeContext) -> dict[str, Any]:
     p = ctx.image.provenance
     snap = p.snapshot
     out: dict[str, Any] = {
-        "offset": p.offset, "epoch": p.epoch, "timestamp": p.timestamp, "time": iso_utc(p.timestamp),
-        "snapshot": None if snap is None else {
-            "path": snap.path, "endOffset": snap.end_offset, "epoch": snap.epoch,
+        "offset": p.offset,
+        "epoch": p.epoch,
+        "timestamp": p.timestamp,
+        "time": iso_utc(p.timestamp),
+        "snapshot": None
+        if snap is None
+        else {
+            "path": snap.path,
+            "endOffset": snap.end_offset,
+            "epoch": snap.epoch,
             "lastContainedLogTimestamp": snap.last_contained_log_timestamp,
         },
-        "files": list(p.sources), "records": p.records, "batches": p.batches,
-        "source": _source_json(ctx), "salvaged": [item.as_json() for item in p.salvaged],
+        "files": list(p.sources),
+        "records": p.records,
+        "batches": p.batches,
+        "source": _source_json(ctx),
+        "salvaged": [item.as_json() for item in p.salvaged],
     }
     out.update(_extra(ctx, "provenance"))
     return out
@@ -186,6 +245,7 @@ def _source_json(ctx: TreeContext) -> dict[str, Any]:
 
 # -- names ------------------------------------------------------------------------------------------
 
+
 def _escape_entity_part(name: str) -> str:
     text = name.replace("%", "%25").replace(",", "%2C").replace("/", "%2F")
     return "%3Cdefault>" if text == DEFAULT_NAME else text
@@ -199,7 +259,9 @@ def quota_entity_dir_name(entity: tuple[tuple[str, str | None], ...]) -> str:
     """``user=alice,client-id=app``; ``<default>`` for a default entity; ``%``, ``,`` and ``/`` inside
     names are %-escaped (SSL principals such as ``CN=a,O=b`` are common)."""
     parts = dict(entity)
-    order = [t for t in QUOTA_ENTITY_ORDER if t in parts] + sorted(t for t in parts if t not in QUOTA_ENTITY_ORDER)
+    order = [t for t in QUOTA_ENTITY_ORDER if t in parts] + sorted(
+        t for t in parts if t not in QUOTA_ENTITY_ORDER
+    )
     return ",".join(f"{t}={_entity_part(parts[t])}" for t in order)
 
 
@@ -218,6 +280,7 @@ def parse_quota_entity_dir_name(text: str) -> tuple[tuple[str, str | None], ...]
 
 
 # -- subtrees ---------------------------------------------------------------------------------
+
 
 def _brokers(ctx: TreeContext, name: str) -> Node:
     brokers = ctx.image.cluster.brokers
@@ -250,11 +313,16 @@ def _controllers(ctx: TreeContext, name: str) -> Node:
             # no "is a voter" flag here: the voter set depends on what was loaded (quorum-state on
             # disk, or the live quorum), and a registration must read the same either way
             return {**controller_json(controllers[cid]), "source": "RegisterControllerRecord"}
-        return {"id": cid, "directoryId": uuid_to_str(voter.directory_id),
-                "listeners": [{"name": e.name, "host": e.host, "port": e.port, "securityProtocol": None}
-                              for e in voter.endpoints],
-                "voter": True, "source": f"quorum voters ({image.quorum.source or 'unknown'}); no "
-                                         f"RegisterControllerRecord"}
+        return {
+            "id": cid,
+            "directoryId": uuid_to_str(voter.directory_id),
+            "listeners": [
+                {"name": e.name, "host": e.host, "port": e.port, "securityProtocol": None}
+                for e in voter.endpoints
+            ],
+            "voter": True,
+            "source": f"quorum voters ({image.quorum.source or 'unknown'}); no RegisterControllerRecord",
+        }
 
     def make(child: str) -> Node | None:
         cid = java_parse_int(child)
@@ -335,6 +403,7 @@ def _configs(ctx: TreeContext, name: str) -> Node:
     def type_dir(tname: str) -> Node | None:
         if tname == "unknown":
             known = set(_CONFIG_DIR_BY_ID)
+
             # All unknown resource type ids end up in one directory (their names may then collide).
             def resources() -> dict[str, tuple[int, str]]:
                 return {(n or DEFAULT_NAME): (t, n) for t, n in list(configs) if t not in known}
@@ -347,7 +416,7 @@ def _configs(ctx: TreeContext, name: str) -> Node:
             return None
 
         def make(rname: str) -> Node | None:
-            if tname != "unknown":   # a dict lookup, not a scan: find / visits 100k topic config dirs
+            if tname != "unknown":  # a dict lookup, not a scan: find / visits 100k topic config dirs
                 for key in ((code, "" if rname == DEFAULT_NAME else rname), (code, rname)):
                     if key in configs:
                         return _config_dir(ctx, rname, key)
@@ -385,13 +454,19 @@ def _quotas(ctx: TreeContext, name: str) -> Node:
         def value(key: str) -> Node | None:
             if key not in data:
                 return None
-            return TextLeaf(key, ctx, lambda r: java_double_to_string(data[key]),
-                            json=lambda r: data.get(key), kind="quota")
+            return TextLeaf(
+                key,
+                ctx,
+                lambda r: java_double_to_string(data[key]),
+                json=lambda r: data.get(key),
+                kind="quota",
+            )
 
         return DirNode(child, ctx, lambda: list(data), value)
 
-    return DirNode(name, ctx, lambda: [quota_entity_dir_name(e) for e in list(quotas)], make,
-                   count=lambda: len(quotas))
+    return DirNode(
+        name, ctx, lambda: [quota_entity_dir_name(e) for e in list(quotas)], make, count=lambda: len(quotas)
+    )
 
 
 def _features_dir(ctx: TreeContext, name: str) -> Node:
@@ -407,15 +482,25 @@ def _features_dir(ctx: TreeContext, name: str) -> Node:
 
     def make(child: str) -> Node | None:
         if child == METADATA_VERSION_FEATURE and features.metadata_version is not None:
+
             def text(r: bool) -> str:
                 level = features.metadata_version
                 return f"{metadata_version_name(level)} ({level})"
 
-            return TextLeaf(child, ctx, text, json=lambda r: {
-                "level": features.metadata_version, "version": metadata_version_name(features.metadata_version)},
-                kind="feature")
+            return TextLeaf(
+                child,
+                ctx,
+                text,
+                json=lambda r: {
+                    "level": features.metadata_version,
+                    "version": metadata_version_name(features.metadata_version),
+                },
+                kind="feature",
+            )
         if child == "zkMigrationState" and features.zk_migration_state:
-            return ScalarLeaf(child, ctx, lambda r: enum_name(ZK_MIGRATION_STATE_NAMES, features.zk_migration_state))
+            return ScalarLeaf(
+                child, ctx, lambda r: enum_name(ZK_MIGRATION_STATE_NAMES, features.zk_migration_state)
+            )
         if child in features.finalized:
             return ScalarLeaf(child, ctx, lambda r: features.finalized.get(child), kind="feature")
         return None
@@ -431,7 +516,9 @@ def _scram(ctx: TreeContext, name: str) -> Node:
 
         def make(user: str) -> Node | None:
             cred = scram.get((mid, user))
-            return None if cred is None else RecordLeaf(user, ctx, lambda r: scram_json(cred, r), kind="scram")
+            return (
+                None if cred is None else RecordLeaf(user, ctx, lambda r: scram_json(cred, r), kind="scram")
+            )
 
         return DirNode(mname, ctx, lambda: [u for (m, u) in list(scram) if m == mid], make)
 
@@ -450,8 +537,11 @@ def _tokens(ctx: TreeContext, name: str) -> Node:
 
 def _producer_ids(ctx: TreeContext) -> dict[str, Any]:
     p = ctx.image.producer_ids
-    return {"nextProducerId": p.next_producer_id, "lastBlockBrokerId": p.broker_id,
-            "lastBlockBrokerEpoch": p.broker_epoch}
+    return {
+        "nextProducerId": p.next_producer_id,
+        "lastBlockBrokerId": p.broker_id,
+        "lastBlockBrokerEpoch": p.broker_epoch,
+    }
 
 
 def friendly_children(ctx: TreeContext) -> Iterator[tuple[str, Callable[[str], Node | None]]]:
@@ -493,5 +583,6 @@ def _health(ctx: TreeContext, name: str) -> Node:
             return None
         return RecordLeaf(child, ctx, lambda _r: found.as_json(), kind="finding")
 
-    return DirNode(name, ctx, lambda: ["summary"] + [f.key for f in report().findings], make, kind="dir",
-                   ordered=True)
+    return DirNode(
+        name, ctx, lambda: ["summary"] + [f.key for f in report().findings], make, kind="dir", ordered=True
+    )

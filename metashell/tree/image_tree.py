@@ -24,7 +24,7 @@ from .node import DirNode, Node, StaticDir, TextLeaf, TreeContext
 from .redact import kafka_keeps_config, redact_config
 
 _JAVA_INT = re.compile(r"[+-]?[0-9]+\Z")
-_INT_MIN, _INT_MAX = -(2 ** 31), 2 ** 31 - 1
+_INT_MIN, _INT_MAX = -(2**31), 2**31 - 1
 _CONFIG_TYPE_IDS = {name: code for code, name in CONFIG_RESOURCE_TYPE_NAMES.items()}
 _SCRAM_IDS = {name: code for code, name in SCRAM_MECHANISM_NAMES.items()}
 
@@ -67,32 +67,59 @@ def kafka_visible_context(ctx: TreeContext) -> TreeContext:
 
 def build_image_node(ctx: TreeContext, name: str = "image") -> Node:
     """The ``/image`` directory over ``ctx.image`` (see :func:`kafka_visible_context`)."""
+
     def sub(make: Callable[[TreeContext, str], Node]) -> Callable[[str], Node]:
         return lambda n: make(kafka_visible_context(ctx), n)
 
-    return StaticDir(name, ctx, {
-        "provenance": sub(lambda c, n: _leaf(c, n, lambda r: kt.provenance(c.image.provenance))),
-        "features": sub(_features),
-        "cluster": sub(lambda c, n: StaticDir(n, c, {
-            "brokers": lambda m: _brokers(c, m),
-            "controllers": lambda m: _controllers(c, m),
-        })),
-        "topics": sub(lambda c, n: StaticDir(n, c, {
-            "byName": lambda m: _topics_by_name(c, m),
-            "byId": lambda m: _topics_by_id(c, m),
-        })),
-        "configs": sub(_configs),
-        "clientQuotas": sub(_client_quotas),
-        "producerIds": sub(lambda c, n: StaticDir(n, c, {
-            "nextProducerId": lambda m: _leaf(c, m, lambda r: str(c.image.producer_ids.next_producer_id)),
-        })),
-        "acls": sub(lambda c, n: StaticDir(n, c, {"byId": lambda m: _acls(c, m)})),
-        "scram": sub(_scram),
-        "delegationToken": sub(_tokens),
-    }, kind="dir")
+    return StaticDir(
+        name,
+        ctx,
+        {
+            "provenance": sub(lambda c, n: _leaf(c, n, lambda r: kt.provenance(c.image.provenance))),
+            "features": sub(_features),
+            "cluster": sub(
+                lambda c, n: StaticDir(
+                    n,
+                    c,
+                    {
+                        "brokers": lambda m: _brokers(c, m),
+                        "controllers": lambda m: _controllers(c, m),
+                    },
+                )
+            ),
+            "topics": sub(
+                lambda c, n: StaticDir(
+                    n,
+                    c,
+                    {
+                        "byName": lambda m: _topics_by_name(c, m),
+                        "byId": lambda m: _topics_by_id(c, m),
+                    },
+                )
+            ),
+            "configs": sub(_configs),
+            "clientQuotas": sub(_client_quotas),
+            "producerIds": sub(
+                lambda c, n: StaticDir(
+                    n,
+                    c,
+                    {
+                        "nextProducerId": lambda m: _leaf(
+                            c, m, lambda r: str(c.image.producer_ids.next_producer_id)
+                        ),
+                    },
+                )
+            ),
+            "acls": sub(lambda c, n: StaticDir(n, c, {"byId": lambda m: _acls(c, m)})),
+            "scram": sub(_scram),
+            "delegationToken": sub(_tokens),
+        },
+        kind="dir",
+    )
 
 
 # -- features --------------------------------------------------------------------------------
+
 
 def _features(ctx: TreeContext, name: str) -> Node:
     features = ctx.image.features
@@ -104,7 +131,7 @@ def _features(ctx: TreeContext, name: str) -> Node:
         if child == "metadataVersion":
             return _leaf(ctx, child, lambda r: kt.metadata_version(features.metadata_version))
         if child.startswith("finalized_"):
-            key = child[len("finalized_"):]
+            key = child[len("finalized_") :]
             return _leaf(ctx, child, lambda r: str(features.finalized.get(key, 0)))
         return None
 
@@ -112,6 +139,7 @@ def _features(ctx: TreeContext, name: str) -> Node:
 
 
 # -- cluster ---------------------------------------------------------------------------------
+
 
 def _brokers(ctx: TreeContext, name: str) -> Node:
     brokers = ctx.image.cluster.brokers
@@ -134,10 +162,13 @@ def _controllers(ctx: TreeContext, name: str) -> Node:
             return None
         return _leaf(ctx, child, lambda r: kt.controller_registration(controllers[cid]))
 
-    return DirNode(name, ctx, lambda: [str(i) for i in list(controllers)], make, count=lambda: len(controllers))
+    return DirNode(
+        name, ctx, lambda: [str(i) for i in list(controllers)], make, count=lambda: len(controllers)
+    )
 
 
 # -- topics ----------------------------------------------------------------------------------
+
 
 def topic_image_node(ctx: TreeContext, name: str, topic: object) -> Node:
     """``TopicImageNode``: ``name``, ``id`` and one leaf per partition."""
@@ -182,6 +213,7 @@ def _topics_by_id(ctx: TreeContext, name: str) -> Node:
 
 # -- configs ---------------------------------------------------------------------------------
 
+
 def _kept(resource_type: int, data: dict[str, str]) -> list[str]:
     return [k for k in list(data) if kafka_keeps_config(resource_type, k)]
 
@@ -197,7 +229,7 @@ def _parse_config_resource(text: str) -> tuple[int, str] | None:
         if text == tname:
             return code, ""
         if text.startswith(tname + ":"):
-            return code, text[len(tname) + 1:]
+            return code, text[len(tname) + 1 :]
     return None
 
 
@@ -226,6 +258,7 @@ def _configs(ctx: TreeContext, name: str) -> Node:
 
 # -- client quotas ---------------------------------------------------------------------------
 
+
 def _client_quotas(ctx: TreeContext, name: str) -> Node:
     quotas = ctx.image.client_quotas
 
@@ -241,8 +274,9 @@ def _client_quotas(ctx: TreeContext, name: str) -> Node:
                 return _quota_entity(ctx, child, data)
         return None
 
-    return DirNode(name, ctx, lambda: [kt.quota_entity_name(e) for e in list(quotas)], make,
-                   count=lambda: len(quotas))
+    return DirNode(
+        name, ctx, lambda: [kt.quota_entity_name(e) for e in list(quotas)], make, count=lambda: len(quotas)
+    )
 
 
 def _quota_entity(ctx: TreeContext, name: str, data: dict[str, float]) -> Node:
@@ -255,6 +289,7 @@ def _quota_entity(ctx: TreeContext, name: str, data: dict[str, float]) -> Node:
 
 
 # -- ACLs, SCRAM, delegation tokens ------------------------------------------------------------
+
 
 def _acls(ctx: TreeContext, name: str) -> Node:
     acls = ctx.image.acls
@@ -289,6 +324,8 @@ def _tokens(ctx: TreeContext, name: str) -> Node:
 
     def make(child: str) -> Node | None:
         tok = tokens.get(child)
-        return None if tok is None else TextLeaf(child, ctx, lambda r: kt.delegation_token(tok, r), kind="token")
+        return (
+            None if tok is None else TextLeaf(child, ctx, lambda r: kt.delegation_token(tok, r), kind="token")
+        )
 
     return DirNode(name, ctx, lambda: list(tokens), make, count=lambda: len(tokens))

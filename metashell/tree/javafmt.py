@@ -26,12 +26,101 @@ _FRACT_HOB = 1 << _EXP_SHIFT
 _SIGNIF_MASK = (1 << 52) - 1
 _MAX_SMALL_BIN_EXP = 62
 _MIN_SMALL_BIN_EXP = -(63 // 3)
-_N_5_BITS = (0, 3, 5, 7, 10, 12, 14, 17, 19, 21, 24, 26, 28, 31, 33, 35, 38, 40, 42, 45, 47, 49, 52, 54,
-             56, 59, 61)
+_N_5_BITS = (
+    0,
+    3,
+    5,
+    7,
+    10,
+    12,
+    14,
+    17,
+    19,
+    21,
+    24,
+    26,
+    28,
+    31,
+    33,
+    35,
+    38,
+    40,
+    42,
+    45,
+    47,
+    49,
+    52,
+    54,
+    56,
+    59,
+    61,
+)
 _INSIGNIFICANT_DIGITS_NUMBER = (
-    0, 0, 0, 0, 1, 1, 1, 2, 2, 2, 3, 3, 3, 3, 4, 4, 4, 5, 5, 5, 6, 6, 6, 6, 7, 7, 7,
-    8, 8, 8, 9, 9, 9, 9, 10, 10, 10, 11, 11, 11, 12, 12, 12, 12, 13, 13, 13, 14, 14, 14,
-    15, 15, 15, 15, 16, 16, 16, 17, 17, 17, 18, 18, 18, 19)
+    0,
+    0,
+    0,
+    0,
+    1,
+    1,
+    1,
+    2,
+    2,
+    2,
+    3,
+    3,
+    3,
+    3,
+    4,
+    4,
+    4,
+    5,
+    5,
+    5,
+    6,
+    6,
+    6,
+    6,
+    7,
+    7,
+    7,
+    8,
+    8,
+    8,
+    9,
+    9,
+    9,
+    9,
+    10,
+    10,
+    10,
+    11,
+    11,
+    11,
+    12,
+    12,
+    12,
+    12,
+    13,
+    13,
+    13,
+    14,
+    14,
+    14,
+    15,
+    15,
+    15,
+    15,
+    16,
+    16,
+    16,
+    17,
+    17,
+    17,
+    18,
+    18,
+    18,
+    19,
+)
 
 
 def _i32(v: int) -> int:
@@ -87,7 +176,7 @@ def _insignificant_for_pow2(p2: int) -> int:
 
 def _develop_long_digits(dec_exponent: int, lvalue: int, insignificant: int) -> tuple[list[int], int]:
     if insignificant != 0:
-        pow10 = 10 ** insignificant
+        pow10 = 10**insignificant
         residue = lvalue % pow10
         lvalue //= pow10
         dec_exponent += insignificant
@@ -131,10 +220,14 @@ def _dtoa(bin_exp: int, fract_bits: int, n_significant_bits: int) -> tuple[list[
     n_fract_bits = _EXP_SHIFT + 1 - tail_zeros
     n_tiny_bits = max(0, n_fract_bits - bin_exp - 1)
     # The "easy" case: an integer that fits in a long (nTinyBits == 0 within the small exponents).
-    if (_MIN_SMALL_BIN_EXP <= bin_exp <= _MAX_SMALL_BIN_EXP and n_tiny_bits == 0
-            and n_fract_bits + _N_5_BITS[0] < 64):
-        insignificant = (_insignificant_for_pow2(bin_exp - n_significant_bits - 1)
-                         if bin_exp > n_significant_bits else 0)
+    if (
+        _MIN_SMALL_BIN_EXP <= bin_exp <= _MAX_SMALL_BIN_EXP
+        and n_tiny_bits == 0
+        and n_fract_bits + _N_5_BITS[0] < 64
+    ):
+        insignificant = (
+            _insignificant_for_pow2(bin_exp - n_significant_bits - 1) if bin_exp > n_significant_bits else 0
+        )
         if bin_exp >= _EXP_SHIFT:
             fract_bits <<= bin_exp - _EXP_SHIFT
         else:
@@ -169,9 +262,9 @@ def _dtoa(bin_exp: int, fract_bits: int, n_significant_bits: int) -> tuple[list[
     if b_bits < 64 and ten_s_bits < 64:
         # int (32-bit) or long (64-bit) arithmetic, with Java's wrap-around.
         wrap = _i32 if (b_bits < 32 and ten_s_bits < 32) else _i64
-        b = wrap(wrap(wrap(fract_bits) * 5 ** b5) << b2)
-        s = wrap(5 ** s5 << s2)
-        m = wrap(5 ** m5 << m2)
+        b = wrap(wrap(wrap(fract_bits) * 5**b5) << b2)
+        s = wrap(5**s5 << s2)
+        m = wrap(5**m5 << m2)
         tens = wrap(s * 10)
         q = _jdiv(b, s)
         b = wrap(10 * _jmod(b, s))
@@ -197,8 +290,8 @@ def _dtoa(bin_exp: int, fract_bits: int, n_significant_bits: int) -> tuple[list[
         low_digit_difference = wrap(wrap(b << 1) - tens)
     else:
         # FDBigInteger arithmetic: exact.  Note the non-strict "high" test of this branch.
-        S = 5 ** s5 << s2
-        B = fract_bits * 5 ** b5 << b2
+        S = 5**s5 << s2
+        B = fract_bits * 5**b5 << b2
         M = 5 ** (m5 + 1) << (m2 + 1)
         tenS = 5 ** (s5 + 1) << (s2 + 1)
         q, r = divmod(B, S)
@@ -249,7 +342,7 @@ def _shortest_digits(x: float) -> tuple[list[int], int]:
         exact = Fraction(x)
         e = dec_exponent - 1
         if exact < Fraction(10) ** e:
-            e -= 1              # the exact value lies in the decade below the rounded digit
+            e -= 1  # the exact value lies in the decade below the rounded digit
         scale = Fraction(10) ** (e - 1)
         candidate = round(exact / scale)
         if candidate == 100:
@@ -315,7 +408,7 @@ def _civil_from_days(z: int) -> tuple[int, int, int]:
     """(year, month, day) of the proleptic Gregorian date ``z`` days after 1970-01-01
     (Howard Hinnant's algorithm; works far outside Python's datetime range)."""
     z += 719468
-    era = z // 146097                      # floor division (the C++ original adjusts by hand)
+    era = z // 146097  # floor division (the C++ original adjusts by hand)
     doe = z - era * 146097
     yoe = (doe - doe // 1460 + doe // 36524 - doe // 146096) // 365
     y = yoe + era * 400

@@ -69,8 +69,7 @@ def version_range(rng: tuple[int, int]) -> str:
 def endpoint(ep: Any) -> str:
     """``Endpoint.toString`` (org.apache.kafka.common.Endpoint)."""
     proto = SECURITY_PROTOCOL_NAMES.get(ep.security_protocol, str(ep.security_protocol))
-    return (f"Endpoint(listenerName='{ep.name}', securityProtocol={proto}, host='{ep.host}', "
-            f"port={ep.port})")
+    return f"Endpoint(listenerName='{ep.name}', securityProtocol={proto}, host='{ep.host}', port={ep.port})"
 
 
 def _listeners(listeners: dict[str, Any]) -> str:
@@ -83,62 +82,78 @@ def _features(features: dict[str, tuple[int, int]]) -> str:
 
 def broker_registration(b: Any) -> str:
     """``BrokerRegistration.toString`` (Kafka 4.4: with ``cordonedDirectories``)."""
-    return (f"BrokerRegistration(id={b.id}, epoch={b.epoch}, incarnationId={uuid_to_str(b.incarnation_id)}, "
-            f"listeners=[{_listeners(b.listeners)}], supportedFeatures={{{_features(b.supported_features)}}}, "
-            f"rack={java_optional(b.rack)}, fenced={java_bool(b.fenced)}, "
-            f"inControlledShutdown={java_bool(b.in_controlled_shutdown)}, "
-            f"isMigratingZkBroker={java_bool(b.is_migrating_zk_broker)}, "
-            f"directories={java_uuid_list(b.directories)}, "
-            f"cordonedDirectories={java_uuid_list(b.cordoned_directories)})")
+    return (
+        f"BrokerRegistration(id={b.id}, epoch={b.epoch}, incarnationId={uuid_to_str(b.incarnation_id)}, "
+        f"listeners=[{_listeners(b.listeners)}], supportedFeatures={{{_features(b.supported_features)}}}, "
+        f"rack={java_optional(b.rack)}, fenced={java_bool(b.fenced)}, "
+        f"inControlledShutdown={java_bool(b.in_controlled_shutdown)}, "
+        f"isMigratingZkBroker={java_bool(b.is_migrating_zk_broker)}, "
+        f"directories={java_uuid_list(b.directories)}, "
+        f"cordonedDirectories={java_uuid_list(b.cordoned_directories)})"
+    )
 
 
 def controller_registration(c: Any) -> str:
     """``ControllerRegistration.toString``."""
-    return (f"ControllerRegistration(id={c.id}, incarnationId={uuid_to_str(c.incarnation_id)}, "
-            f"zkMigrationReady={java_bool(c.zk_migration_ready)}, listeners=[{_listeners(c.listeners)}], "
-            f"supportedFeatures={{{_features(c.supported_features)}}})")
+    return (
+        f"ControllerRegistration(id={c.id}, incarnationId={uuid_to_str(c.incarnation_id)}, "
+        f"zkMigrationReady={java_bool(c.zk_migration_ready)}, listeners=[{_listeners(c.listeners)}], "
+        f"supportedFeatures={{{_features(c.supported_features)}}})"
+    )
 
 
 def partition_registration(p: Any) -> str:
     """``PartitionRegistration.toString``."""
     lrs = enum_name(LEADER_RECOVERY_STATE_NAMES, p.leader_recovery_state, str(p.leader_recovery_state))
-    return (f"PartitionRegistration(replicas={java_int_list(p.replicas)}, "
-            f"directories={java_uuid_list(p.directories)}, isr={java_int_list(p.isr)}, "
-            f"removingReplicas={java_int_list(p.removing_replicas)}, "
-            f"addingReplicas={java_int_list(p.adding_replicas)}, elr={java_int_list(p.elr)}, "
-            f"lastKnownElr={java_int_list(p.last_known_elr)}, leader={p.leader}, "
-            f"leaderRecoveryState={lrs}, leaderEpoch={p.leader_epoch}, partitionEpoch={p.partition_epoch})")
+    return (
+        f"PartitionRegistration(replicas={java_int_list(p.replicas)}, "
+        f"directories={java_uuid_list(p.directories)}, isr={java_int_list(p.isr)}, "
+        f"removingReplicas={java_int_list(p.removing_replicas)}, "
+        f"addingReplicas={java_int_list(p.adding_replicas)}, elr={java_int_list(p.elr)}, "
+        f"lastKnownElr={java_int_list(p.last_known_elr)}, leader={p.leader}, "
+        f"leaderRecoveryState={lrs}, leaderEpoch={p.leader_epoch}, partitionEpoch={p.partition_epoch})"
+    )
 
 
 def standard_acl(a: Any) -> str:
     """``StandardAcl.toString`` (a Java record in Kafka 4.x: square brackets)."""
-    return (f"StandardAcl[resourceType={enum_name(ACL_RESOURCE_TYPE_NAMES, a.resource_type)}, "
-            f"resourceName={a.resource_name}, "
-            f"patternType={enum_name(ACL_PATTERN_TYPE_NAMES, a.pattern_type)}, "
-            f"principal={a.principal}, host={a.host}, "
-            f"operation={enum_name(ACL_OPERATION_NAMES, a.operation)}, "
-            f"permissionType={enum_name(ACL_PERMISSION_TYPE_NAMES, a.permission_type)}]")
+    return (
+        f"StandardAcl[resourceType={enum_name(ACL_RESOURCE_TYPE_NAMES, a.resource_type)}, "
+        f"resourceName={a.resource_name}, "
+        f"patternType={enum_name(ACL_PATTERN_TYPE_NAMES, a.pattern_type)}, "
+        f"principal={a.principal}, host={a.host}, "
+        f"operation={enum_name(ACL_OPERATION_NAMES, a.operation)}, "
+        f"permissionType={enum_name(ACL_PERMISSION_TYPE_NAMES, a.permission_type)}]"
+    )
 
 
 def scram_credential(s: Any, redact: bool) -> str:
     """``ScramCredentialDataNode.print``: lower-case hex; every field ``[redacted]`` when redacting
     (Kafka's own redacted layout)."""
     if redact:
-        return (f"ScramCredentialData(salt={REDACTED}, storedKey={REDACTED}, serverKey={REDACTED}, "
-                f"iterations={REDACTED})")
-    return (f"ScramCredentialData(salt={s.salt.hex()}, storedKey={s.stored_key.hex()}, "
-            f"serverKey={s.server_key.hex()}, iterations={s.iterations})")
+        return (
+            f"ScramCredentialData(salt={REDACTED}, storedKey={REDACTED}, serverKey={REDACTED}, "
+            f"iterations={REDACTED})"
+        )
+    return (
+        f"ScramCredentialData(salt={s.salt.hex()}, storedKey={s.stored_key.hex()}, "
+        f"serverKey={s.server_key.hex()}, iterations={s.iterations})"
+    )
 
 
 def delegation_token(t: Any, redact: bool) -> str:
     """``DelegationTokenDataNode.print``, odd parentheses included; every field ``[redacted]`` when
     redacting (Kafka's own redacted layout)."""
+
     def f(value: object) -> str:
         return REDACTED if redact else str(value)
+
     renewers = REDACTED if redact else " ".join(t.renewers)
-    return (f"DelegationTokenDatatokenId={f(t.token_id)}(owner={f(t.owner)}(tokenRequester={f(t.requester)}"
-            f"(renewers={renewers}, issueTimestamp={f(t.issue_timestamp)}, maxTimestamp={f(t.max_timestamp)})"
-            f", expiryTimestamp={f(t.expiration_timestamp)}")
+    return (
+        f"DelegationTokenDatatokenId={f(t.token_id)}(owner={f(t.owner)}(tokenRequester={f(t.requester)}"
+        f"(renewers={renewers}, issueTimestamp={f(t.issue_timestamp)}, maxTimestamp={f(t.max_timestamp)})"
+        f", expiryTimestamp={f(t.expiration_timestamp)}"
+    )
 
 
 def provenance(p: Any) -> str:

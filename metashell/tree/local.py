@@ -18,8 +18,13 @@ def commit_id() -> str:
     if not (root / ".git").exists():
         return "unknown"
     try:
-        out = subprocess.run(["git", "-C", str(root), "rev-parse", "HEAD"], capture_output=True,
-                             text=True, timeout=5, check=False)
+        out = subprocess.run(
+            ["git", "-C", str(root), "rev-parse", "HEAD"],
+            capture_output=True,
+            text=True,
+            timeout=5,
+            check=False,
+        )
     except (OSError, subprocess.SubprocessError):
         return "unknown"
     sha = out.stdout.strip()
@@ -27,7 +32,11 @@ def commit_id() -> str:
 
 
 def build_local_node(ctx: TreeContext, name: str = "local") -> Node:
-    return StaticDir(name, ctx, {
-        "version": lambda n: ScalarLeaf(n, ctx, lambda r: metashell.__version__),
-        "commitId": lambda n: ScalarLeaf(n, ctx, lambda r: commit_id()),
-    })
+    return StaticDir(
+        name,
+        ctx,
+        {
+            "version": lambda n: ScalarLeaf(n, ctx, lambda r: metashell.__version__),
+            "commitId": lambda n: ScalarLeaf(n, ctx, lambda r: commit_id()),
+        },
+    )

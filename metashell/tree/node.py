@@ -134,8 +134,10 @@ def pretty_json(value: object, indent: int = 0) -> str:
     if isinstance(value, dict):
         if not value:
             return "{}"
-        items = [f'{pad}  {json.dumps(str(k), ensure_ascii=False)}: {pretty_json(v, indent + 1)}'
-                 for k, v in value.items()]
+        items = [
+            f"{pad}  {json.dumps(str(k), ensure_ascii=False)}: {pretty_json(v, indent + 1)}"
+            for k, v in value.items()
+        ]
         return "{\n" + ",\n".join(items) + "\n" + pad + "}"
     if isinstance(value, (list, tuple)):
         if not value:
@@ -152,8 +154,9 @@ class ScalarLeaf(Node):
 
     __slots__ = ("_get",)
 
-    def __init__(self, name: str, ctx: TreeContext, get: Callable[[bool], object],
-                 kind: str = "scalar") -> None:
+    def __init__(
+        self, name: str, ctx: TreeContext, get: Callable[[bool], object], kind: str = "scalar"
+    ) -> None:
         super().__init__(name, ctx, kind)
         self._get = get
 
@@ -174,8 +177,9 @@ class RecordLeaf(Node):
 
     __slots__ = ("_get",)
 
-    def __init__(self, name: str, ctx: TreeContext, get: Callable[[bool], dict[str, Any]],
-                 kind: str = "record") -> None:
+    def __init__(
+        self, name: str, ctx: TreeContext, get: Callable[[bool], dict[str, Any]], kind: str = "record"
+    ) -> None:
         super().__init__(name, ctx, kind)
         self._get = get
 
@@ -197,8 +201,14 @@ class TextLeaf(Node):
 
     __slots__ = ("_json", "_text")
 
-    def __init__(self, name: str, ctx: TreeContext, text: Callable[[bool], str],
-                 json: Callable[[bool], object] | None = None, kind: str = "kafka") -> None:
+    def __init__(
+        self,
+        name: str,
+        ctx: TreeContext,
+        text: Callable[[bool], str],
+        json: Callable[[bool], object] | None = None,
+        kind: str = "kafka",
+    ) -> None:
         super().__init__(name, ctx, kind)
         self._text = text
         self._json = json
@@ -224,9 +234,17 @@ class DirNode(Node):
     __slots__ = ("_count", "_make", "_names", "_ordered")
     is_dir = True
 
-    def __init__(self, name: str, ctx: TreeContext, names: Callable[[], Iterable[str]],
-                 make: Callable[[str], Node | None], kind: str = "dir",
-                 count: Callable[[], int] | None = None, *, ordered: bool = False) -> None:
+    def __init__(
+        self,
+        name: str,
+        ctx: TreeContext,
+        names: Callable[[], Iterable[str]],
+        make: Callable[[str], Node | None],
+        kind: str = "dir",
+        count: Callable[[], int] | None = None,
+        *,
+        ordered: bool = False,
+    ) -> None:
         super().__init__(name, ctx, kind)
         self._names = names
         self._make = make
@@ -253,8 +271,13 @@ class StaticDir(Node):
     __slots__ = ("_factories",)
     is_dir = True
 
-    def __init__(self, name: str, ctx: TreeContext,
-                 factories: Mapping[str, Callable[[str], Node | None]], kind: str = "dir") -> None:
+    def __init__(
+        self,
+        name: str,
+        ctx: TreeContext,
+        factories: Mapping[str, Callable[[str], Node | None]],
+        kind: str = "dir",
+    ) -> None:
         super().__init__(name, ctx, kind)
         self._factories = factories
 

@@ -171,8 +171,9 @@ def glob(root: Node, cwd: str, pattern: str) -> list[tuple[str, Node]]:
     return [(join(p), node) for p, node in glob_components(root, cwd, pattern)]
 
 
-def _visit(comps: list[str], index: int, node: Node, path: list[str],
-           results: list[tuple[list[str], Node]]) -> None:
+def _visit(
+    comps: list[str], index: int, node: Node, path: list[str], results: list[tuple[list[str], Node]]
+) -> None:
     # Iterative over literal components (cheap), recursive only at glob components.
     while index < len(comps):
         comp = comps[index]

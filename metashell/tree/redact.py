@@ -34,8 +34,8 @@ def _broker_key_type(key: str) -> bool | None:
     """PASSWORD (True), another type (False) or unknown (None) for a broker key, prefixes resolved."""
     candidates = [key]
     if key.startswith(_LISTENER_PREFIX):
-        rest = key[len(_LISTENER_PREFIX):].partition(".")[2]
-        candidates += [rest, rest.partition(".")[2]]   # <key>, and <key> after a SASL mechanism
+        rest = key[len(_LISTENER_PREFIX) :].partition(".")[2]
+        candidates += [rest, rest.partition(".")[2]]  # <key>, and <key> after a SASL mechanism
     for cand in candidates:
         if cand in KNOWN[BROKER]:
             return cand in PASSWORD[BROKER]
@@ -87,8 +87,9 @@ def redact_record_json(record: str, data: dict[str, object]) -> dict[str, object
     ``record`` is the schema name (``ConfigRecord``); other records come back as they are."""
     if record == "ConfigRecord":
         value = data.get("value")
-        if isinstance(value, str) and is_sensitive_config(int(str(data.get("resourceType", 0))),
-                                                          str(data.get("name"))):
+        if isinstance(value, str) and is_sensitive_config(
+            int(str(data.get("resourceType", 0))), str(data.get("name"))
+        ):
             return {**data, "value": REDACTED}
     elif record == "UserScramCredentialRecord":
         return {**data, **{k: REDACTED for k in SCRAM_SECRET_FIELDS if k in data}}

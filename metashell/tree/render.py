@@ -57,8 +57,9 @@ def iter_find(arg: str, node: Node) -> Iterable[tuple[str, Node]]:
     yield arg, node
     if not node.is_dir:
         return
-    stack: list[tuple[str, Iterator[str], Node]] = [(arg if arg == "/" else arg + "/", iter(node.child_names()),
-                                                     node)]
+    stack: list[tuple[str, Iterator[str], Node]] = [
+        (arg if arg == "/" else arg + "/", iter(node.child_names()), node)
+    ]
     while stack:
         prefix, names, parent = stack[-1]
         name = next(names, None)
@@ -136,8 +137,9 @@ def ls_layout(entries: Sequence[str], width: int | None = None) -> list[str]:
     return lines
 
 
-def render_ls(files: Sequence[str], directories: Sequence[tuple[str, Sequence[str]]],
-              width: int | None = None) -> str:
+def render_ls(
+    files: Sequence[str], directories: Sequence[tuple[str, Sequence[str]]], width: int | None = None
+) -> str:
     """Kafka's ``ls`` output once every argument has been globbed.
 
     ``files`` are the last path components of the leaf matches; ``directories`` pairs the last path
@@ -166,8 +168,14 @@ def render_ls(files: Sequence[str], directories: Sequence[tuple[str, Sequence[st
     return "".join(out)
 
 
-def kafka_command(root: Node, verb: str, targets: Sequence[str], cwd: str = "/",
-                  redact: bool | None = None, width: int | None = None) -> str:
+def kafka_command(
+    root: Node,
+    verb: str,
+    targets: Sequence[str],
+    cwd: str = "/",
+    redact: bool | None = None,
+    width: int | None = None,
+) -> str:
     """Everything Kafka's shell writes to stdout for ``verb targets...`` (``ls``, ``cat``, ``find``,
     ``tree``), error lines included -- its handlers print "no such file" messages to the same
     writer.  Used by the oracle tests; the shell may use it for a strict Kafka-compatible mode.

@@ -17,8 +17,12 @@ SUMMARY_MAX = 100
 
 def summarize(node: Node, redact: bool | None = None) -> str:
     """One line saying what ``node`` holds, at most :data:`SUMMARY_MAX` characters."""
-    text = _dir_summary(node) if node.is_dir else _leaf_summary(node.kind, node.to_json(redact), node.text(redact))
-    return text if len(text) <= SUMMARY_MAX else text[:SUMMARY_MAX - 3] + "..."
+    text = (
+        _dir_summary(node)
+        if node.is_dir
+        else _leaf_summary(node.kind, node.to_json(redact), node.text(redact))
+    )
+    return text if len(text) <= SUMMARY_MAX else text[: SUMMARY_MAX - 3] + "..."
 
 
 def _leaf_summary(kind: str, value: object, text: str) -> str:
@@ -31,22 +35,30 @@ def _leaf_summary(kind: str, value: object, text: str) -> str:
         if v.get("elr") or v.get("lastKnownElr"):
             out += f"  elr {id_list(v.get('elr'))}"
         if v.get("addingReplicas") or v.get("removingReplicas"):
-            out += f"  adding {id_list(v.get('addingReplicas'))} removing {id_list(v.get('removingReplicas'))}"
+            out += (
+                f"  adding {id_list(v.get('addingReplicas'))} removing {id_list(v.get('removingReplicas'))}"
+            )
         return out
     if kind in ("broker", "controller"):
         state = ""
         if kind == "broker":
-            state = "fenced" if v.get("fenced") else "shutting down" if v.get("inControlledShutdown") else "live"
+            state = (
+                "fenced" if v.get("fenced") else "shutting down" if v.get("inControlledShutdown") else "live"
+            )
             state += f"  epoch {v.get('epoch')}  "
         listeners = v.get("listeners") or []
         first = listeners[0] if listeners and isinstance(listeners[0], dict) else None
         proto = f"{first.get('securityProtocol')}://" if first and first.get("securityProtocol") else ""
-        where = f"{first.get('name')} {proto}{first.get('host')}:{first.get('port')}" if first else "no listener"
+        where = (
+            f"{first.get('name')} {proto}{first.get('host')}:{first.get('port')}" if first else "no listener"
+        )
         more = f" (+{len(listeners) - 1})" if len(listeners) > 1 else ""
         return f"{state}{where}{more}"
     if kind == "acl":
-        return (f"{v.get('permissionType')} {v.get('principal')} {v.get('operation')} "
-                f"{v.get('resourceType')}:{v.get('resourceName')} ({v.get('patternType')}) from {v.get('host')}")
+        return (
+            f"{v.get('permissionType')} {v.get('principal')} {v.get('operation')} "
+            f"{v.get('resourceType')}:{v.get('resourceName')} ({v.get('patternType')}) from {v.get('host')}"
+        )
     if kind == "feature":
         level = v.get("level")
         return f"level {level}" + (f" ({v['version']})" if v.get("version") else "")

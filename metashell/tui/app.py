@@ -55,8 +55,12 @@ PAGE = 200
 _MORE = "\0more"
 """Tree data of a gap node (children not added yet): the marker, ``start:stop``, a NUL, the path."""
 
-_BADGES = {"offline-partitions": "offline", "under-replicated-partitions": "under-replicated",
-           "fenced-brokers": "fenced", "shutting-down-brokers": "shutting down"}
+_BADGES = {
+    "offline-partitions": "offline",
+    "under-replicated-partitions": "under-replicated",
+    "fenced-brokers": "fenced",
+    "shutting-down-brokers": "shutting down",
+}
 """Health findings shown as badges in the tree."""
 
 
@@ -160,8 +164,10 @@ class MetashellApp(App[int]):
             yield tree
             with VerticalScroll(id="detail-scroll"):
                 yield Static(id="detail")
-        yield Input(placeholder=": a shell command (ls, cd, cat, find, describe, health, at, history ...)",
-                    id="command")
+        yield Input(
+            placeholder=": a shell command (ls, cd, cat, find, describe, health, at, history ...)",
+            id="command",
+        )
         yield Footer()
 
     def on_mount(self) -> None:
@@ -173,7 +179,7 @@ class MetashellApp(App[int]):
         self.go_to(self.start_path)
         # health and the search list take a second at a million partitions: after the first screen
         self.call_after_refresh(self._first_screen_drawn)
-        if self.source.travel is None and self.source.refresh is not None:     # live: follow the log
+        if self.source.travel is None and self.source.refresh is not None:  # live: follow the log
             self.set_interval(1.0, self._follow)
 
     def _status_line(self) -> str:
@@ -186,12 +192,16 @@ class MetashellApp(App[int]):
             parts.append(self.health.verdict().split(";")[0].split(" (")[0])
         if self.shell.point:
             parts.append(f"at {self.shell.point}")
-        if self.paused:       # status() would apply what arrived: only count it
+        if self.paused:  # status() would apply what arrived: only count it
             pending = self.source.pending() if self.source.pending is not None else 0
             parts.append(f"PAUSED: {pending} change(s) since")
         elif self.source.status is not None:
             parts.append(self.source.status())
-        parts += [f"offset {p.offset}", f"metadata.version {metadata_version_name(mv)}", self.source.description]
+        parts += [
+            f"offset {p.offset}",
+            f"metadata.version {metadata_version_name(mv)}",
+            self.source.description,
+        ]
         return visible("  |  ".join(x for x in parts if x))
 
     # ------------------------------------------------------------------ health and live
@@ -220,7 +230,7 @@ class MetashellApp(App[int]):
         report = check_health(self.shell.root.ctx.image)
         self.post_message(self.HealthReady(report))
         self._searchable()
-        gc.freeze()     # the report and the name list are long-lived: keep the collector off them
+        gc.freeze()  # the report and the name list are long-lived: keep the collector off them
 
     @on(HealthReady)
     def _on_health_ready(self, message: HealthReady) -> None:
@@ -233,13 +243,17 @@ class MetashellApp(App[int]):
             badge = _BADGES.get(f.key)
             if badge is None:
                 continue
-            for item in f.items:     # partitions (PartitionRef) or brokers ({"broker": id, ...})
-                path = f"/topics/{item.topic}" if isinstance(item, PartitionRef) else f"/brokers/{item['broker']}"
+            for item in f.items:  # partitions (PartitionRef) or brokers ({"broker": id, ...})
+                path = (
+                    f"/topics/{item.topic}"
+                    if isinstance(item, PartitionRef)
+                    else f"/brokers/{item['broker']}"
+                )
                 bad.setdefault(path, badge)
         self.badges = bad
         self._relabel(self.query_one("#tree", Tree).root)
         self.sub_title = self._status_line()
-        if self.selected == "/" and not self._command_shown:      # the overview gains the verdict
+        if self.selected == "/" and not self._command_shown:  # the overview gains the verdict
             self.show("/")
 
     def _relabel(self, item: TreeNode[str]) -> None:
@@ -286,7 +300,9 @@ class MetashellApp(App[int]):
         if was is None or was == (leader, epoch):
             return
         if leader < 0:
-            self.notify(f"the quorum lost its leader {was[0]} (epoch {was[1]})", severity="warning", timeout=8)
+            self.notify(
+                f"the quorum lost its leader {was[0]} (epoch {was[1]})", severity="warning", timeout=8
+            )
         else:
             before = f"{was[0]}, epoch {was[1]}" if was[0] >= 0 else "none"
             self.notify(f"quorum leader {leader}, epoch {epoch} (was {before})", timeout=8)
@@ -311,7 +327,7 @@ class MetashellApp(App[int]):
                     item.add(self._label(child_path), data=child_path, allow_expand=True)
                 else:
                     item.add_leaf(self._label(child_path), data=child_path)
-            marked = list(self.changed)      # these, not what is marked when the timer fires
+            marked = list(self.changed)  # these, not what is marked when the timer fires
             self.set_timer(5.0, lambda: self._unmark(marked))
         for child in item.children:
             if child.is_expanded and child.data:
@@ -329,8 +345,14 @@ class MetashellApp(App[int]):
 
     # ------------------------------------------------------------------ the tree
 
-    def _fill(self, item: TreeNode[str], path: str, start: int = 0, stop: int | None = None,
-              before: TreeNode[str] | None = None) -> None:
+    def _fill(
+        self,
+        item: TreeNode[str],
+        path: str,
+        start: int = 0,
+        stop: int | None = None,
+        before: TreeNode[str] | None = None,
+    ) -> None:
         """Add a page of ``path``'s children ``[start, stop)`` under ``item`` (before ``before``),
         and a "... N more" node for the rest of the range."""
         node = resolve(self.shell.root, normalize("/", path))
@@ -352,14 +374,19 @@ class MetashellApp(App[int]):
         if end < stop:
             self._gap(item, path, end, stop, before)
 
-    def _gap(self, item: TreeNode[str], path: str, start: int, stop: int, before: TreeNode[str] | None) -> None:
+    def _gap(
+        self, item: TreeNode[str], path: str, start: int, stop: int, before: TreeNode[str] | None
+    ) -> None:
         """A node standing for children ``[start, stop)`` not added yet (select it to add them)."""
-        item.add_leaf(Text(f"... {stop - start} more", style="italic"), data=f"{_MORE}{start}:{stop}\0{path}",
-                      before=before)
+        item.add_leaf(
+            Text(f"... {stop - start} more", style="italic"),
+            data=f"{_MORE}{start}:{stop}\0{path}",
+            before=before,
+        )
 
     @staticmethod
     def _gap_range(data: str) -> tuple[int, int, str]:
-        span, path = data[len(_MORE):].split("\0", 1)
+        span, path = data[len(_MORE) :].split("\0", 1)
         start, stop = span.split(":")
         return int(start), int(stop), path
 
@@ -420,7 +447,7 @@ class MetashellApp(App[int]):
             if not item.children:
                 self._fill(item, join(comps[:i]))
             item.expand()
-            found = next((c for c in item.children if c.data == join(comps[:i + 1])), None)
+            found = next((c for c in item.children if c.data == join(comps[: i + 1])), None)
             if found is None:
                 found = self._page_to(item, join(comps[:i]), name)
             if found is None:
@@ -428,7 +455,7 @@ class MetashellApp(App[int]):
             item = found
         target = item
 
-        def place() -> None:    # line numbers exist once the expanded tree is laid out again
+        def place() -> None:  # line numbers exist once the expanded tree is laid out again
             tree.move_cursor(target)
             tree.scroll_to_node(target, animate=False)
 
@@ -474,8 +501,18 @@ class MetashellApp(App[int]):
         if self._names is None:
             root = self.shell.root
             out: list[str] = []
-            for top in ("topics", "brokers", "controllers", "configs", "acls", "features", "clientQuotas",
-                        "scram", "delegationTokens", "health"):
+            for top in (
+                "topics",
+                "brokers",
+                "controllers",
+                "configs",
+                "acls",
+                "features",
+                "clientQuotas",
+                "scram",
+                "delegationTokens",
+                "health",
+            ):
                 node = root.child(top)
                 if node is None or not node.is_dir:
                     continue
@@ -498,7 +535,7 @@ class MetashellApp(App[int]):
 
     @on(Input.Submitted, "#command")
     def _command(self, event: Input.Submitted) -> None:
-        line = event.value.strip().lstrip(":").strip()   # vim hands type ":ls"
+        line = event.value.strip().lstrip(":").strip()  # vim hands type ":ls"
         event.input.value = ""
         if not line:
             return
@@ -518,7 +555,7 @@ class MetashellApp(App[int]):
         text = Text(visible_output(self.output.getvalue()))
         if self.errors.getvalue():
             text.append(visible_output(self.errors.getvalue()), style="red")
-        if point != self.shell.point:    # `at` moved the session: rebuild the tree over the new image
+        if point != self.shell.point:  # `at` moved the session: rebuild the tree over the new image
             self._names = None
             tree = self.query_one("#tree", Tree)
             tree.root.remove_children()
@@ -547,8 +584,11 @@ class MetashellApp(App[int]):
 
     def action_help(self) -> None:
         """The ``?`` screen: keys and shell commands, filtered as you type."""
-        keys = [(b.key_display or b.key, self.KEY_HELP.get(b.action, b.description))
-                for b in self.BINDINGS if isinstance(b, Binding)]
+        keys = [
+            (b.key_display or b.key, self.KEY_HELP.get(b.action, b.description))
+            for b in self.BINDINGS
+            if isinstance(b, Binding)
+        ]
         self.push_screen(HelpScreen(help_rows(keys)))
 
     # ------------------------------------------------------------------ the pager
@@ -573,8 +613,9 @@ class MetashellApp(App[int]):
         node = resolve(self.shell.root, normalize("/", self.selected))
         if node is not None and not node.is_dir and not self._command_shown:
             return visible_output(node.text(self.redact))
-        console = Console(file=io.StringIO(), width=width, color_system=None, force_terminal=False,
-                          legacy_windows=False)
+        console = Console(
+            file=io.StringIO(), width=width, color_system=None, force_terminal=False, legacy_windows=False
+        )
         console.print(self.shown)
         assert isinstance(console.file, io.StringIO)
         return console.file.getvalue()
@@ -584,8 +625,9 @@ class MetashellApp(App[int]):
     def action_screenshot(self, filename: str | None = None, path: str | None = None) -> None:
         self.deliver_screenshot(filename, path)
 
-    def deliver_screenshot(self, filename: str | None = None, path: str | None = None,
-                           time_format: str | None = None) -> str | None:
+    def deliver_screenshot(
+        self, filename: str | None = None, path: str | None = None, time_format: str | None = None
+    ) -> str | None:
         """Save an SVG of the screen (Ctrl-P "Screenshot") to ``path``, else the Downloads folder,
         else the current directory; returns the file's path.
 
@@ -598,7 +640,9 @@ class MetashellApp(App[int]):
         try:
             saved = self.save_screenshot(filename, directory, time_format)
         except OSError as e:
-            self.notify(visible(f"screenshot not saved: {e.strerror or e}"), title="Screenshot", severity="error")
+            self.notify(
+                visible(f"screenshot not saved: {e.strerror or e}"), title="Screenshot", severity="error"
+            )
             return None
         self.notify(f"saved to {visible(saved)}", title="Screenshot")
         return saved

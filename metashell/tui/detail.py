@@ -32,8 +32,9 @@ _MAX_ROWS = 2000
 """Rows a table shows before it says how many more there are (a topic may have 10 000 partitions)."""
 
 
-def detail(path: str, node: Node, redact: bool, theme: str = "monokai",
-           health: HealthReport | None = None) -> RenderableType:
+def detail(
+    path: str, node: Node, redact: bool, theme: str = "monokai", health: HealthReport | None = None
+) -> RenderableType:
     """The renderable for ``node`` at ``path`` (``health``: the report, once it is in, for ``/``)."""
     parts = [p for p in path.split("/") if p]
     image = node.ctx.image
@@ -46,8 +47,13 @@ def detail(path: str, node: Node, redact: bool, theme: str = "monokai",
     if not node.is_dir:
         value = node.to_json(redact)
         if isinstance(value, (dict, list)):
-            body = Syntax(json_safe(json.dumps(value, indent=2, ensure_ascii=False)), "json", theme=theme,
-                          background_color="default", word_wrap=True)
+            body = Syntax(
+                json_safe(json.dumps(value, indent=2, ensure_ascii=False)),
+                "json",
+                theme=theme,
+                background_color="default",
+                word_wrap=True,
+            )
             if isinstance(value, dict) and isinstance(value.get("listeners"), list):
                 return Group(listener_table(value["listeners"]), body)
             return body
@@ -64,37 +70,68 @@ def overview(image: MetadataImage, health: HealthReport | None = None) -> Render
     table.add_column(style="bold")
     table.add_column()
     q, p = image.quorum, image.provenance
-    rows = [("cluster id", q.cluster_id or "unknown"),
-            ("metadata.version", metadata_version_name(image.features.metadata_version)),
-            ("last offset", f"{p.offset} (epoch {p.epoch})"),
-            ("quorum leader", "unknown" if q.leader_id is None else f"{q.leader_id} (epoch {q.leader_epoch})")]
+    rows = [
+        ("cluster id", q.cluster_id or "unknown"),
+        ("metadata.version", metadata_version_name(image.features.metadata_version)),
+        ("last offset", f"{p.offset} (epoch {p.epoch})"),
+        ("quorum leader", "unknown" if q.leader_id is None else f"{q.leader_id} (epoch {q.leader_epoch})"),
+    ]
     for k, v in rows:
         table.add_row(k, visible(str(v)))
-    if health is not None:      # before the counts: it is what an operator opens the tool for
+    if health is not None:  # before the counts: it is what an operator opens the tool for
         word = health.verdict().split(":", 1)[0]
         table.add_row("health", Text(word, style="green" if health.healthy else "bold red"))
         for f in health.problems:
-            table.add_row("", Text(f"{f.count} {f.title}", style="red" if f.severity == CRITICAL else "yellow"))
+            table.add_row(
+                "", Text(f"{f.count} {f.title}", style="red" if f.severity == CRITICAL else "yellow")
+            )
         if not health.healthy:
-            table.add_row("", Text.assemble((":health", "bold"), " lists them; ",
-                                            (":describe --unavailable-partitions", "bold"), " shows partitions "
-                                            "with no leader"))
+            table.add_row(
+                "",
+                Text.assemble(
+                    (":health", "bold"),
+                    " lists them; ",
+                    (":describe --unavailable-partitions", "bold"),
+                    " shows partitions with no leader",
+                ),
+            )
     for k, n in counts.items():
         table.add_row(k, f"{n:,}")
-    hint = Text.assemble("\n", ("Enter", "bold"), "/", ("Space", "bold"), " expand  ", (":", "bold"),
-                         " run a command  ", ("/", "bold"), " search a path  ", ("?", "bold"), " all keys")
+    hint = Text.assemble(
+        "\n",
+        ("Enter", "bold"),
+        "/",
+        ("Space", "bold"),
+        " expand  ",
+        (":", "bold"),
+        " run a command  ",
+        ("/", "bold"),
+        " search a path  ",
+        ("?", "bold"),
+        " all keys",
+    )
     return Group(table, hint)
 
 
 def partition_table(topic: Topic) -> RenderableType:
     """A topic as ``kafka-topics --describe`` shows it: one row per partition."""
-    head = Text.assemble(("Topic: ", "bold"), visible(topic.name), ("  TopicId: ", "bold"),
-                         uuid_to_str(topic.id), ("  PartitionCount: ", "bold"), str(len(topic.partitions)))
+    head = Text.assemble(
+        ("Topic: ", "bold"),
+        visible(topic.name),
+        ("  TopicId: ", "bold"),
+        uuid_to_str(topic.id),
+        ("  PartitionCount: ", "bold"),
+        str(len(topic.partitions)),
+    )
     parts = sorted(topic.partitions.items())
     # columns that are empty for every partition are left out: on 80 columns the ones that
     # matter (leader, replicas, ISR) must not be cut
-    optional = {"Elr": "elr", "LastKnownElr": "last_known_elr", "Adding": "adding_replicas",
-                "Removing": "removing_replicas"}
+    optional = {
+        "Elr": "elr",
+        "LastKnownElr": "last_known_elr",
+        "Adding": "adding_replicas",
+        "Removing": "removing_replicas",
+    }
     shown = [c for c, attr in optional.items() if any(getattr(p, attr) for _i, p in parts)]
     table = Table(box=None, header_style="bold", pad_edge=False, expand=False)
     for name in ("Partition", "Leader", "Replicas", "Isr", *shown, "Epochs"):
@@ -108,8 +145,9 @@ def partition_table(topic: Topic) -> RenderableType:
         isr = Text(id_list(p.isr), style="yellow" if len(p.isr) < len(p.replicas) else "")
         extra = [id_list(getattr(p, optional[c])) for c in shown]
         dirs = ",".join(uuid_to_str(d)[:8] for d in p.directories)
-        table.add_row(str(pid), leader, id_list(p.replicas), isr, *extra, f"{p.leader_epoch}/{p.partition_epoch}",
-                      dirs)
+        table.add_row(
+            str(pid), leader, id_list(p.replicas), isr, *extra, f"{p.leader_epoch}/{p.partition_epoch}", dirs
+        )
     return Group(head, table)
 
 
@@ -119,8 +157,12 @@ def listener_table(listeners: list[Any]) -> RenderableType:
         table.add_column(name, no_wrap=True)
     for e in listeners:
         if isinstance(e, dict):
-            table.add_row(visible(str(e.get("name"))), visible(str(e.get("host"))), str(e.get("port")),
-                          str(e.get("securityProtocol", "")))
+            table.add_row(
+                visible(str(e.get("name"))),
+                visible(str(e.get("host"))),
+                str(e.get("port")),
+                str(e.get("securityProtocol", "")),
+            )
     return table
 
 

@@ -54,8 +54,15 @@ READY_MARKER = "Kafka Server started"
 class KafkaNode:
     """One KRaft JVM (broker, controller or both) with its own config, dirs and log file."""
 
-    def __init__(self, cluster: KafkaCluster, node_id: int, roles: tuple[str, ...], home: Path,
-                 broker_port: int | None, controller_port: int | None) -> None:
+    def __init__(
+        self,
+        cluster: KafkaCluster,
+        node_id: int,
+        roles: tuple[str, ...],
+        home: Path,
+        broker_port: int | None,
+        controller_port: int | None,
+    ) -> None:
         self.cluster = cluster
         self.node_id = node_id
         self.roles = roles
@@ -105,14 +112,24 @@ class KafkaNode:
         self._log_offset = self.log_path.stat().st_size if self.log_path.exists() else 0
         self._stopping = False
         self.start_seconds = None
-        cmd = dist.java_cmd("kafka.Kafka", str(self.config_path), heap=self.cluster.heap, kind="server",
-                            jvm_args=self.cluster.jvm_args)
+        cmd = dist.java_cmd(
+            "kafka.Kafka",
+            str(self.config_path),
+            heap=self.cluster.heap,
+            kind="server",
+            jvm_args=self.cluster.jvm_args,
+        )
         with open(self.log_path, "ab") as out:
             out.write(f"\n===== metashell harness: starting node {self.node_id} =====\n".encode())
             out.flush()
-            self.process = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT,
-                                            stdin=subprocess.DEVNULL, cwd=self.home,
-                                            preexec_fn=parent_death_signal)  # noqa: PLW1509 - see docstring
+            self.process = subprocess.Popen(
+                cmd,
+                stdout=out,
+                stderr=subprocess.STDOUT,
+                stdin=subprocess.DEVNULL,
+                cwd=self.home,
+                preexec_fn=parent_death_signal,  # noqa: PLW1509 - see docstring
+            )
         self._started_at = time.monotonic()
         if wait:
             self.wait_ready(timeout)
@@ -142,14 +159,16 @@ class KafkaNode:
             if self.process.poll() is not None:
                 raise HarnessError(
                     f"Kafka node {self.node_id} exited with {self.process.returncode} during start-up; "
-                    f"log {self.log_path}:\n{tail(self.log_path)}")
+                    f"log {self.log_path}:\n{tail(self.log_path)}"
+                )
             if READY_MARKER in self.log_text():
                 self.start_seconds = round(time.monotonic() - self._started_at, 1)
                 return
             if time.monotonic() > deadline:
                 raise HarnessError(
                     f"Kafka node {self.node_id} not ready after {timeout}s; log {self.log_path}:\n"
-                    f"{tail(self.log_path)}")
+                    f"{tail(self.log_path)}"
+                )
             time.sleep(0.25)
 
     def stop(self, timeout: float = 60) -> None:
@@ -184,13 +203,24 @@ class KafkaCluster:
     listener stays PLAINTEXT so admin tools need no client config.
     """
 
-    def __init__(self, dist: KafkaDist, workdir: Path, mode: str = "combined",
-                 controllers: int | None = None, brokers: int | None = None,
-                 security: str = "plaintext", broker_overrides: dict[str, Any] | None = None,
-                 controller_overrides: dict[str, Any] | None = None, *, cluster_id: str | None = None,
-                 release_version: str | None = None, format_args: Iterable[str] = (),
-                 heap: str = SERVER_HEAP, jvm_args: Iterable[str] = (),
-                 scram_mechanism: str = "SCRAM-SHA-256") -> None:
+    def __init__(
+        self,
+        dist: KafkaDist,
+        workdir: Path,
+        mode: str = "combined",
+        controllers: int | None = None,
+        brokers: int | None = None,
+        security: str = "plaintext",
+        broker_overrides: dict[str, Any] | None = None,
+        controller_overrides: dict[str, Any] | None = None,
+        *,
+        cluster_id: str | None = None,
+        release_version: str | None = None,
+        format_args: Iterable[str] = (),
+        heap: str = SERVER_HEAP,
+        jvm_args: Iterable[str] = (),
+        scram_mechanism: str = "SCRAM-SHA-256",
+    ) -> None:
         if mode not in ("combined", "split"):
             raise ValueError(f"mode must be combined or split, not {mode!r}")
         if security not in ("plaintext", "sasl_scram", "ssl"):
@@ -281,10 +311,14 @@ class KafkaCluster:
         """Server-side settings for the CONTROLLER listener (also used as its client settings)."""
         p: dict[str, Any] = {}
         if self.security == "sasl_scram":
-            scram = ('org.apache.kafka.common.security.scram.ScramLoginModule required '
-                     f'username="{SASL_USER}" password="{SASL_PASSWORD}";')
-            plain = ('org.apache.kafka.common.security.plain.PlainLoginModule required '
-                     f'username="{SASL_USER}" password="{SASL_PASSWORD}" user_{SASL_USER}="{SASL_PASSWORD}";')
+            scram = (
+                "org.apache.kafka.common.security.scram.ScramLoginModule required "
+                f'username="{SASL_USER}" password="{SASL_PASSWORD}";'
+            )
+            plain = (
+                "org.apache.kafka.common.security.plain.PlainLoginModule required "
+                f'username="{SASL_USER}" password="{SASL_PASSWORD}" user_{SASL_USER}="{SASL_PASSWORD}";'
+            )
             p["sasl.mechanism.controller.protocol"] = self.inter_node_mechanism
             p["listener.name.controller.sasl.enabled.mechanisms"] = "SCRAM-SHA-256,SCRAM-SHA-512,PLAIN"
             p["listener.name.controller.scram-sha-256.sasl.jaas.config"] = scram
@@ -363,10 +397,21 @@ class KafkaCluster:
         for node in self.nodes:
             node.home.mkdir(parents=True, exist_ok=True)
             write_properties(node.config_path, self.node_properties(node))
-            cmd = self.dist.java_cmd(storage, "format", "-t", self.cluster_id, "-c", str(node.config_path),
-                                     *extra)
-            procs.append((node, subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                                                 stdin=subprocess.DEVNULL, text=True)))
+            cmd = self.dist.java_cmd(
+                storage, "format", "-t", self.cluster_id, "-c", str(node.config_path), *extra
+            )
+            procs.append(
+                (
+                    node,
+                    subprocess.Popen(
+                        cmd,
+                        stdout=subprocess.PIPE,
+                        stderr=subprocess.STDOUT,
+                        stdin=subprocess.DEVNULL,
+                        text=True,
+                    ),
+                )
+            )
         errors = []
         for node, proc in procs:
             out, _ = proc.communicate(timeout=180)
@@ -445,8 +490,9 @@ class KafkaCluster:
                     return best
         return None
 
-    def wait_for_leader_files(self, timeout: float = 90, exclude: Iterable[int] = (),
-                              starting: bool = False) -> int:
+    def wait_for_leader_files(
+        self, timeout: float = 90, exclude: Iterable[int] = (), starting: bool = False
+    ) -> int:
         """Wait until :meth:`leader_from_files` names a running leader not in ``exclude``.
 
         With ``starting``, a controller JVM that exits meanwhile is a start-up failure (raised with
@@ -460,8 +506,10 @@ class KafkaCluster:
                 return found[0]
             for n in self.controllers if starting else ():
                 if n.process is not None and n.process.poll() is not None:
-                    raise HarnessError(f"controller {n.node_id} exited during start-up; log {n.log_path}:\n"
-                                       f"{tail(n.log_path)}")
+                    raise HarnessError(
+                        f"controller {n.node_id} exited during start-up; log {n.log_path}:\n"
+                        f"{tail(n.log_path)}"
+                    )
             time.sleep(0.25)
         raise HarnessError(f"no quorum leader in quorum-state files after {timeout}s")
 
@@ -495,8 +543,9 @@ class KafkaCluster:
 
     # -- tools -------------------------------------------------------------------------------
 
-    def admin(self, tool: str, *args: Any, timeout: float = 120, input: str | None = None,
-              check: bool = False) -> subprocess.CompletedProcess[str]:
+    def admin(
+        self, tool: str, *args: Any, timeout: float = 120, input: str | None = None, check: bool = False
+    ) -> subprocess.CompletedProcess[str]:
         """Run a Kafka CLI by script name (``kafka-topics``...) or main class; caller adds endpoints.
 
         Raises :class:`HarnessError` (with the log tail) first if a node has crashed, instead of
@@ -510,8 +559,10 @@ class KafkaCluster:
         for n in self.nodes:
             if n.crashed():
                 assert n.process is not None
-                raise HarnessError(f"Kafka node {n.node_id} died (exit {n.process.returncode}); "
-                                   f"log {n.log_path}:\n{tail(n.log_path)}")
+                raise HarnessError(
+                    f"Kafka node {n.node_id} died (exit {n.process.returncode}); "
+                    f"log {n.log_path}:\n{tail(n.log_path)}"
+                )
 
     def client_properties(self, for_: str = "broker") -> dict[str, Any]:
         """Client settings to reach the broker listener (always PLAINTEXT) or the controller listener."""
@@ -522,8 +573,10 @@ class KafkaCluster:
         p: dict[str, Any] = {"security.protocol": self.controller_protocol}
         if self.security == "sasl_scram":
             p["sasl.mechanism"] = self.scram_mechanism
-            p["sasl.jaas.config"] = ('org.apache.kafka.common.security.scram.ScramLoginModule required '
-                                     f'username="{SASL_USER}" password="{SASL_PASSWORD}";')
+            p["sasl.jaas.config"] = (
+                "org.apache.kafka.common.security.scram.ScramLoginModule required "
+                f'username="{SASL_USER}" password="{SASL_PASSWORD}";'
+            )
         elif self.security == "ssl":
             p["ssl.truststore.type"] = "PEM"
             p["ssl.truststore.location"] = self.tls["ca"]
@@ -536,8 +589,16 @@ class KafkaCluster:
     def quorum_status(self, timeout: float = 60) -> dict[str, str]:
         """``kafka-metadata-quorum describe --status`` via the controller listener, as a dict."""
         cfg = self.client_config_file(self.workdir / "controller-client.properties", "controller")
-        proc = self.admin("kafka-metadata-quorum", "--bootstrap-controller", self.controller_bootstrap,
-                          "--command-config", cfg, "describe", "--status", timeout=timeout)
+        proc = self.admin(
+            "kafka-metadata-quorum",
+            "--bootstrap-controller",
+            self.controller_bootstrap,
+            "--command-config",
+            cfg,
+            "describe",
+            "--status",
+            timeout=timeout,
+        )
         if proc.returncode != 0:
             raise HarnessError(f"kafka-metadata-quorum failed: {(proc.stdout + proc.stderr)[-1500:]}")
         out: dict[str, str] = {}
@@ -574,14 +635,17 @@ class KafkaCluster:
     def describe(self) -> str:
         """Human-readable endpoints summary (printed by the CLI ``start`` command)."""
         lines = [
-            (f"Kafka {self.dist.version} {self.mode} cluster, security={self.security}, "
-             f"cluster.id={self.cluster_id}"),
+            (
+                f"Kafka {self.dist.version} {self.mode} cluster, security={self.security}, "
+                f"cluster.id={self.cluster_id}"
+            ),
             f"bootstrap servers (PLAINTEXT): {self.bootstrap_servers}",
             f"controller bootstrap ({self.controller_protocol}): {self.controller_bootstrap}",
         ]
         for n in self.nodes:
             lines.append(
-                f"  node {n.node_id} [{','.join(n.roles)}] pid={n.pid} metadata={n.log_dir} log={n.log_path}")
+                f"  node {n.node_id} [{','.join(n.roles)}] pid={n.pid} metadata={n.log_dir} log={n.log_path}"
+            )
         if self.security != "plaintext":
             lines.append(f"controller client config: {self.workdir / 'controller-client.properties'}")
         return "\n".join(lines)

@@ -82,8 +82,9 @@ def check_java(min_major: int = 17) -> int:
     java = java_executable()
     if java not in _JAVA_MAJOR:
         try:
-            out = subprocess.run([java, "-version"], capture_output=True, text=True, timeout=60,
-                                 check=False).stderr
+            out = subprocess.run(
+                [java, "-version"], capture_output=True, text=True, timeout=60, check=False
+            ).stderr
         except (OSError, subprocess.SubprocessError) as exc:
             raise KafkaUnavailable(f"cannot run {java}: {exc}") from exc
         m = re.search(r'version "(\d+)(?:\.(\d+))?', out)

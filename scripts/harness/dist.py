@@ -129,11 +129,20 @@ _LOG4J2_TEMPLATE = """\
 """
 
 
-def _run_java(cmd: list[str], label: str, timeout: float, input: str | None, check: bool,
-              cwd: Path | None) -> subprocess.CompletedProcess[str]:
+def _run_java(
+    cmd: list[str], label: str, timeout: float, input: str | None, check: bool, cwd: Path | None
+) -> subprocess.CompletedProcess[str]:
     try:
-        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, input=input,
-                              stdin=None if input is not None else subprocess.DEVNULL, cwd=cwd, check=False)
+        proc = subprocess.run(
+            cmd,
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            input=input,
+            stdin=None if input is not None else subprocess.DEVNULL,
+            cwd=cwd,
+            check=False,
+        )
     except subprocess.TimeoutExpired as exc:
         raise HarnessError(f"{label} timed out after {timeout}s") from exc
     if check and proc.returncode != 0:
@@ -203,8 +212,9 @@ class KafkaDist:
                 shutil.rmtree(tmp, ignore_errors=True)
         return self
 
-    def _make_stamp(self, base: Path, res: Resolution, rebuilt: dict[str, str],
-                    errors: dict[str, str]) -> dict[str, Any]:
+    def _make_stamp(
+        self, base: Path, res: Resolution, rebuilt: dict[str, str], errors: dict[str, str]
+    ) -> dict[str, Any]:
         """The complete.json content: ``jars`` are paths relative to the dist dir, in classpath order."""
         replaced = {f"{m}-{v}.jar" for m, v in rebuilt.items()}
         jars = [f"libs/{p.name}" for p in sorted((base / "libs").glob("*.jar")) if p.name not in replaced]
@@ -229,7 +239,11 @@ class KafkaDist:
         info = self.info
         res = info.get("resolution", {})
         notes = [f"{m} rebuilt from {v} sources" for m, v in info.get("rebuilt", {}).items()]
-        notes += [f"{m} from {v}" for m, v in info.get("substitutes", {}).items() if m not in info.get("rebuilt", {})]
+        notes += [
+            f"{m} from {v}"
+            for m, v in info.get("substitutes", {}).items()
+            if m not in info.get("rebuilt", {})
+        ]
         notes += [f"{k} {p['wanted']}->{p['used']}" for k, p in res.get("pinned", {}).items()]
         notes += [f"without {k}" for k in res.get("excluded", {})]
         source = res.get("source", "resolved")
@@ -263,17 +277,38 @@ class KafkaDist:
             return f"-Dlog4j2.configurationFile={self.dir / f'log4j2-{kind}.xml'}"
         return f"-Dlog4j.configuration=file:{self.dir / f'log4j-{kind}.properties'}"
 
-    def java_cmd(self, main_class: str, *args: str, heap: str = TOOL_HEAP, kind: str = "tools",
-                 jvm_args: Iterable[str] = (), extra_classpath: Iterable[Path] = ()) -> list[str]:
+    def java_cmd(
+        self,
+        main_class: str,
+        *args: str,
+        heap: str = TOOL_HEAP,
+        kind: str = "tools",
+        jvm_args: Iterable[str] = (),
+        extra_classpath: Iterable[Path] = (),
+    ) -> list[str]:
         """The full java command line for ``main_class`` with our classpath and flags."""
         classpath = os.pathsep.join([self.classpath, *map(str, extra_classpath)])
         return [
-            java_executable(), f"-Xmx{heap}", *JVM_FLAGS, self.log_config_flag(kind), *jvm_args,
-            "-cp", classpath, main_class, *[str(a) for a in args],
+            java_executable(),
+            f"-Xmx{heap}",
+            *JVM_FLAGS,
+            self.log_config_flag(kind),
+            *jvm_args,
+            "-cp",
+            classpath,
+            main_class,
+            *[str(a) for a in args],
         ]
 
-    def run(self, main_class: str, *args: Any, timeout: float = 120, input: str | None = None,
-            check: bool = False, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+    def run(
+        self,
+        main_class: str,
+        *args: Any,
+        timeout: float = 120,
+        input: str | None = None,
+        check: bool = False,
+        cwd: Path | None = None,
+    ) -> subprocess.CompletedProcess[str]:
         """Run a Kafka main class to completion and capture stdout/stderr as text.
 
         ``main_class`` may also be a script name such as ``kafka-topics`` (see :meth:`tool_class`).
@@ -285,8 +320,15 @@ class KafkaDist:
         cmd = dist.java_cmd(main_class, *[str(a) for a in args])
         return _run_java(cmd, f"{main_class} {' '.join(map(str, args))}", timeout, input, check, cwd)
 
-    def run_program(self, source: Path, *args: Any, beside: str, timeout: float = 120,
-                    check: bool = False, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+    def run_program(
+        self,
+        source: Path,
+        *args: Any,
+        beside: str,
+        timeout: float = 120,
+        check: bool = False,
+        cwd: Path | None = None,
+    ) -> subprocess.CompletedProcess[str]:
         """Compile (once; cached by the source's hash) and run a one-file Java program whose class
         has the file's name, against the jars that run the class ``beside`` (so that a program built
         from, say, the metadata shell's classes runs where ``MetadataShell`` itself runs)."""
@@ -314,7 +356,7 @@ class KafkaDist:
             raise
         try:
             os.replace(part, out)
-        except OSError:          # another process built it first
+        except OSError:  # another process built it first
             shutil.rmtree(part, ignore_errors=True)
         return out
 

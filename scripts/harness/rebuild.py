@@ -26,8 +26,9 @@ from .resolve import DEPENDENCY_PLUGIN, maven_command
 REBUILD_FROM_SOURCES: tuple[str, ...] = ("kafka-shell",)
 
 
-def rebuild_substitutes(mvn: str, tmp: Path, version: str,
-                        substitutes: dict[str, str]) -> tuple[dict[str, str], dict[str, str]]:
+def rebuild_substitutes(
+    mvn: str, tmp: Path, version: str, substitutes: dict[str, str]
+) -> tuple[dict[str, str], dict[str, str]]:
     """Recompile the substituted modules listed in :data:`REBUILD_FROM_SOURCES` against ``version``.
 
     Returns ``({module: source version} rebuilt, {module: error} failed)``; a module that failed
@@ -54,11 +55,19 @@ def rebuild_substitutes(mvn: str, tmp: Path, version: str,
     return rebuilt, errors
 
 
-def _rebuild_in(work: Path, mvn: str, javac: str, tmp: Path, module: str, src_version: str, version: str) -> None:
-    cmd = maven_command(mvn, tmp, f"{DEPENDENCY_PLUGIN}:copy",
-                        f"-Dartifact=org.apache.kafka:{module}:{src_version}:jar:sources", f"-DoutputDirectory={work}")
-    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=600, cwd=tmp, check=False,
-                          stdin=subprocess.DEVNULL)
+def _rebuild_in(
+    work: Path, mvn: str, javac: str, tmp: Path, module: str, src_version: str, version: str
+) -> None:
+    cmd = maven_command(
+        mvn,
+        tmp,
+        f"{DEPENDENCY_PLUGIN}:copy",
+        f"-Dartifact=org.apache.kafka:{module}:{src_version}:jar:sources",
+        f"-DoutputDirectory={work}",
+    )
+    proc = subprocess.run(
+        cmd, capture_output=True, text=True, timeout=600, cwd=tmp, check=False, stdin=subprocess.DEVNULL
+    )
     src_jar = work / f"{module}-{src_version}-sources.jar"
     if proc.returncode != 0 or not src_jar.exists():
         raise HarnessError(f"no sources for {module} {src_version}: {(proc.stdout + proc.stderr)[-300:]}")
@@ -71,8 +80,9 @@ def _rebuild_in(work: Path, mvn: str, javac: str, tmp: Path, module: str, src_ve
     known: set[str] = set()
     for jar in cp_jars:
         with zipfile.ZipFile(jar) as zf:
-            known.update(n[:-6].replace("/", ".") for n in zf.namelist()
-                         if n.endswith(".class") and "$" not in n)
+            known.update(
+                n[:-6].replace("/", ".") for n in zf.namelist() if n.endswith(".class") and "$" not in n
+            )
     java_files = sorted(src.rglob("*.java"))
     _rewrite_moved_imports(java_files, src, known)
     out = work / "classes"
@@ -128,7 +138,7 @@ def _rewrite_moved_imports(java_files: list[Path], src_root: Path, known: set[st
         if len(cands) != 1:
             return m.group(0)  # javac will report it
         count += 1
-        return f"import {static or ''}{cands[0]}{fq[len(cls):]};"
+        return f"import {static or ''}{cands[0]}{fq[len(cls) :]};"
 
     pattern = re.compile(r"^import\s+(static\s+)?([\w.*]+);", re.MULTILINE)
     for f in java_files:
@@ -150,7 +160,24 @@ def find_javac() -> str | None:
 
 def _javac(javac: str, out: Path, classpath: str, *sources: str, what: str, timeout: float) -> None:
     """Compile ``sources`` (files or ``@argfile``) for Java 17 into ``out``."""
-    proc = subprocess.run([javac, "-nowarn", "-encoding", "UTF-8", "--release", "17", "-d", str(out),
-                           "-cp", classpath, *sources], capture_output=True, text=True, timeout=timeout, check=False)
+    proc = subprocess.run(
+        [
+            javac,
+            "-nowarn",
+            "-encoding",
+            "UTF-8",
+            "--release",
+            "17",
+            "-d",
+            str(out),
+            "-cp",
+            classpath,
+            *sources,
+        ],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        check=False,
+    )
     if proc.returncode != 0:
         raise HarnessError(f"javac failed for {what}: {(proc.stdout + proc.stderr)[-800:]}")

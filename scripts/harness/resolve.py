@@ -57,10 +57,24 @@ LOCK_DIR = Path(__file__).resolve().parent.parent / "kafka-locks"
 #: requested version in <dependencyManagement> so the tools' transitive deps cannot drag in an older
 #: kafka-clients etc. (pins for modules nobody depends on are inert).
 KAFKA_MODULES: tuple[str, ...] = (
-    "kafka-clients", "kafka-server-common", "kafka-group-coordinator-api", "kafka-group-coordinator",
-    "kafka-transaction-coordinator", "kafka-metadata", "kafka-storage-api", "kafka-tools-api",
-    "kafka-raft", "kafka-storage", "kafka-server", "kafka-coordinator-common", "kafka-share-coordinator",
-    "kafka-shell", "kafka-tools", f"kafka_{SCALA_VERSION}", "kafka-streams", "kafka-log4j-appender",
+    "kafka-clients",
+    "kafka-server-common",
+    "kafka-group-coordinator-api",
+    "kafka-group-coordinator",
+    "kafka-transaction-coordinator",
+    "kafka-metadata",
+    "kafka-storage-api",
+    "kafka-tools-api",
+    "kafka-raft",
+    "kafka-storage",
+    "kafka-server",
+    "kafka-coordinator-common",
+    "kafka-share-coordinator",
+    "kafka-shell",
+    "kafka-tools",
+    f"kafka_{SCALA_VERSION}",
+    "kafka-streams",
+    "kafka-log4j-appender",
     "kafka-clients-admin",
 )
 
@@ -68,7 +82,7 @@ KAFKA_MODULES: tuple[str, ...] = (
 #: admin tools): excluded from every resolution, with the reason recorded in the stamp.
 STATIC_EXCLUSIONS: dict[str, str] = {
     "org.apache.kafka:connect-runtime": "Kafka Connect's worker and REST stack (Jetty, Jersey): only "
-                                        "kafka-tools' connect-plugin-path command uses it",
+    "kafka-tools' connect-plugin-path command uses it",
 }
 
 _POM = """<?xml version="1.0" encoding="UTF-8"?>
@@ -98,7 +112,9 @@ _SETTINGS = """<?xml version="1.0" encoding="UTF-8"?>
 """
 
 #: A Maven coordinate as Maven prints it: group:artifact:type[:classifier]:version.
-_COORD = re.compile(r"\b([A-Za-z0-9_.-]+):([A-Za-z0-9_.-]+):(jar|pom)(?::([A-Za-z0-9_.-]+))?:([0-9][A-Za-z0-9_.-]*)")
+_COORD = re.compile(
+    r"\b([A-Za-z0-9_.-]+):([A-Za-z0-9_.-]+):(jar|pom)(?::([A-Za-z0-9_.-]+))?:([0-9][A-Za-z0-9_.-]*)"
+)
 _PRERELEASE = re.compile(r"(?i)(alpha|beta|rc|cr|snapshot|preview|milestone|-m\d|\.m\d|-ea)")
 
 
@@ -147,17 +163,21 @@ class Resolution:
 
     version: str
     artifacts: list[Coordinate] = field(default_factory=list)
-    substitutes: dict[str, str] = field(default_factory=dict)   # Kafka module -> older version used
+    substitutes: dict[str, str] = field(default_factory=dict)  # Kafka module -> older version used
     pinned: dict[str, dict[str, str]] = field(default_factory=dict)  # g:a -> {"wanted", "used"}
-    excluded: dict[str, str] = field(default_factory=dict)      # g:a -> why
-    source: str = "resolved"                                    # "lock" or "resolved"
-    lock_problem: str | None = None                             # why the lock was not used
-    sha256: dict[str, str] = field(default_factory=dict)        # coordinate -> digest of the jar
+    excluded: dict[str, str] = field(default_factory=dict)  # g:a -> why
+    source: str = "resolved"  # "lock" or "resolved"
+    lock_problem: str | None = None  # why the lock was not used
+    sha256: dict[str, str] = field(default_factory=dict)  # coordinate -> digest of the jar
 
     def summary(self) -> dict[str, Any]:
         """What the dist's stamp records of the resolution (beside its top-level ``substitutes``)."""
-        out: dict[str, Any] = {"source": self.source, "pinned": self.pinned, "excluded": self.excluded,
-                               "repository": repository_url()}
+        out: dict[str, Any] = {
+            "source": self.source,
+            "pinned": self.pinned,
+            "excluded": self.excluded,
+            "repository": repository_url(),
+        }
         if self.lock_problem:
             out["lock_problem"] = self.lock_problem
         return out
@@ -218,8 +238,9 @@ def nearest_version(wanted: str, available: list[str]) -> str | None:
     """The served release closest to ``wanted``: same major and minor first, then the smallest step,
     and the older one on a tie (a patch release below is likelier to be what was tested)."""
     w = version_key(wanted)
-    releases = [v for v in available if v != wanted and not _PRERELEASE.search(v)
-                and len(version_key(v)) == len(w)]
+    releases = [
+        v for v in available if v != wanted and not _PRERELEASE.search(v) and len(version_key(v)) == len(w)
+    ]
 
     def distance(v: str) -> tuple[Any, ...]:
         k = version_key(v)
@@ -252,8 +273,9 @@ def maven_command(mvn: str, work: Path, *goals: str) -> list[str]:
 
 def _run_maven(cmd: list[str], work: Path, what: str) -> tuple[bool, str]:
     try:
-        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=1800, cwd=work, check=False,
-                              stdin=subprocess.DEVNULL)
+        proc = subprocess.run(
+            cmd, capture_output=True, text=True, timeout=1800, cwd=work, check=False, stdin=subprocess.DEVNULL
+        )
     except (OSError, subprocess.TimeoutExpired) as exc:
         raise KafkaUnavailable(f"mvn could not fetch {what}: {exc}") from exc
     return proc.returncode == 0, proc.stdout + proc.stderr
@@ -261,11 +283,15 @@ def _run_maven(cmd: list[str], work: Path, what: str) -> tuple[bool, str]:
 
 def _dep_xml(coord: Coordinate, exclusions: list[str], indent: str = "    ") -> str:
     classifier = f"<classifier>{coord.classifier}</classifier>" if coord.classifier else ""
-    excl = "".join(f"<exclusion><groupId>{g}</groupId><artifactId>{a}</artifactId></exclusion>"
-                   for g, a in (e.split(":", 1) for e in exclusions))
+    excl = "".join(
+        f"<exclusion><groupId>{g}</groupId><artifactId>{a}</artifactId></exclusion>"
+        for g, a in (e.split(":", 1) for e in exclusions)
+    )
     excl = f"<exclusions>{excl}</exclusions>" if excl else ""
-    return (f"{indent}<dependency><groupId>{coord.group}</groupId><artifactId>{coord.artifact}</artifactId>"
-            f"<version>{coord.version}</version>{classifier}{excl}</dependency>")
+    return (
+        f"{indent}<dependency><groupId>{coord.group}</groupId><artifactId>{coord.artifact}</artifactId>"
+        f"<version>{coord.version}</version>{classifier}{excl}</dependency>"
+    )
 
 
 def _copy(mvn: str, work: Path, pom: str, what: str) -> tuple[bool, str]:
@@ -275,9 +301,16 @@ def _copy(mvn: str, work: Path, pom: str, what: str) -> tuple[bool, str]:
     if libs.exists():
         for f in libs.iterdir():
             f.unlink()
-    cmd = maven_command(mvn, work, f"{DEPENDENCY_PLUGIN}:copy-dependencies", f"{DEPENDENCY_PLUGIN}:list",
-                        f"-DoutputDirectory={libs}", "-DincludeScope=runtime",
-                        f"-DoutputFile={work / 'resolved.txt'}", "-DappendOutput=false")
+    cmd = maven_command(
+        mvn,
+        work,
+        f"{DEPENDENCY_PLUGIN}:copy-dependencies",
+        f"{DEPENDENCY_PLUGIN}:list",
+        f"-DoutputDirectory={libs}",
+        "-DincludeScope=runtime",
+        f"-DoutputFile={work / 'resolved.txt'}",
+        "-DappendOutput=false",
+    )
     return _run_maven(cmd, work, what)
 
 
@@ -325,8 +358,10 @@ def requested(version: str, substitutes: dict[str, str]) -> list[Coordinate]:
     deps = [Coordinate("org.apache.kafka", a, substitutes.get(a, version)) for a in kafka]
     if major(version) >= 4:
         # Kafka 4.x ships log4j2 (with the slf4j 1.x binding: its slf4j-api is still 1.7.36).
-        deps += [Coordinate("org.apache.logging.log4j", "log4j-core", "2.24.3"),
-                 Coordinate("org.apache.logging.log4j", "log4j-slf4j-impl", "2.24.3")]
+        deps += [
+            Coordinate("org.apache.logging.log4j", "log4j-core", "2.24.3"),
+            Coordinate("org.apache.logging.log4j", "log4j-slf4j-impl", "2.24.3"),
+        ]
     else:
         # Kafka 3.x ships reload4j (log4j 1.2 API) behind slf4j 1.7.
         deps += [Coordinate("org.slf4j", "slf4j-reload4j", "1.7.36")]
@@ -343,24 +378,30 @@ def _adaptive_pom(res: Resolution) -> str:
     pins.update({k: p["used"] for k, p in res.pinned.items()})
     managed = "\n".join(_dep_xml(_coordinate_of(key, v), [], "      ") for key, v in pins.items())
     exclusions = sorted(res.excluded)
-    deps = "\n".join(_dep_xml(c, exclusions) for c in requested(res.version, res.substitutes)
-                     if c.key not in res.excluded)
+    deps = "\n".join(
+        _dep_xml(c, exclusions) for c in requested(res.version, res.substitutes) if c.key not in res.excluded
+    )
     return _POM.format(version=res.version, managed=managed, deps=deps)
 
 
 def _handle_missing(res: Resolution, coord: Coordinate) -> None:
     """Substitute, pin or exclude one artifact the repository does not serve (see module doc)."""
-    if coord.key in res.pinned or coord.key in res.excluded or (
-            coord.group == "org.apache.kafka" and coord.artifact in res.substitutes):
-        raise KafkaUnavailable(f"{coord} is not served by {repository_url()} "
-                               "(and the harness's replacement for it failed too)")
+    if (
+        coord.key in res.pinned
+        or coord.key in res.excluded
+        or (coord.group == "org.apache.kafka" and coord.artifact in res.substitutes)
+    ):
+        raise KafkaUnavailable(
+            f"{coord} is not served by {repository_url()} (and the harness's replacement for it failed too)"
+        )
     if coord.group == "org.apache.kafka" and coord.version == res.version and coord.artifact in KAFKA_MODULES:
         if coord.artifact == f"kafka_{SCALA_VERSION}":
             raise KafkaUnavailable(f"{coord} (Kafka's server) is not served by {repository_url()}")
         older = newest_release_before(coord.artifact, res.version)
         if older is None:
-            raise KafkaUnavailable(f"{coord} is not served by {repository_url()} and no older "
-                                   "release of the same major is")
+            raise KafkaUnavailable(
+                f"{coord} is not served by {repository_url()} and no older release of the same major is"
+            )
         res.substitutes[coord.artifact] = older
         return
     near = nearest_version(coord.version, served_versions(coord.group, coord.artifact))
@@ -373,7 +414,7 @@ def _handle_missing(res: Resolution, coord: Coordinate) -> None:
 def resolve_adaptively(mvn: str, work: Path, version: str, seed: Resolution | None = None) -> Resolution:
     """Resolve ``version`` transitively into ``work/libs``, repairing what the repository lacks."""
     res = Resolution(version, excluded=dict(STATIC_EXCLUSIONS))
-    if seed is not None:   # start from what worked when the lock was written: fewer Maven runs
+    if seed is not None:  # start from what worked when the lock was written: fewer Maven runs
         res.substitutes.update(seed.substitutes)
         res.excluded.update(seed.excluded)
     for _attempt in range(12):
@@ -417,9 +458,12 @@ def read_lock(version: str) -> Resolution | None:
     except (OSError, ValueError) as exc:
         raise KafkaUnavailable(f"{lock_path(version)}: unreadable lock ({exc})") from exc
     return Resolution(
-        version, artifacts=[Coordinate.parse(a["coordinate"]) for a in data["artifacts"]],
-        substitutes=data.get("substitutes", {}), pinned=data.get("pinned", {}),
-        excluded=data.get("excluded", {}), source="lock",
+        version,
+        artifacts=[Coordinate.parse(a["coordinate"]) for a in data["artifacts"]],
+        substitutes=data.get("substitutes", {}),
+        pinned=data.get("pinned", {}),
+        excluded=data.get("excluded", {}),
+        source="lock",
         sha256={a["coordinate"]: a["sha256"] for a in data["artifacts"]},
     )
 
@@ -431,9 +475,11 @@ def write_lock(res: Resolution) -> Path:
     data = {
         "kafka": res.version,
         "comment": "Jars the test harness runs for this Kafka version. Update with: "
-                   f"python scripts/kafka_harness.py lock {res.version}",
+        f"python scripts/kafka_harness.py lock {res.version}",
         "written": _dt.date.today().isoformat(),
-        "substitutes": res.substitutes, "pinned": res.pinned, "excluded": res.excluded,
+        "substitutes": res.substitutes,
+        "pinned": res.pinned,
+        "excluded": res.excluded,
         "artifacts": [{"coordinate": str(c), "sha256": res.sha256[str(c)]} for c in res.artifacts],
     }
     path.write_text(json.dumps(data, indent=1) + "\n")
@@ -444,8 +490,12 @@ def resolve_from_lock(mvn: str, work: Path, lock: Resolution) -> str | None:
     """Copy exactly the locked jars into ``work/libs``; None on success, else why not (one line)."""
     everything = ["*:*"]
     deps = "\n".join(_dep_xml(c, everything) for c in lock.artifacts)
-    ok, out = _copy(mvn, work, _POM.format(version=lock.version, managed="", deps=deps),
-                    f"Kafka {lock.version} from its lock")
+    ok, out = _copy(
+        mvn,
+        work,
+        _POM.format(version=lock.version, managed="", deps=deps),
+        f"Kafka {lock.version} from its lock",
+    )
     if not ok:
         named = [c for c in _named_coordinates(out) if str(c) in lock.sha256]
         missing = [c for c in named if not is_served(c)]
@@ -457,8 +507,10 @@ def resolve_from_lock(mvn: str, work: Path, lock: Resolution) -> str | None:
         if not jar.exists():
             return f"locked {coord} did not arrive"
         if sha256_of(jar) != lock.sha256[str(coord)]:
-            raise KafkaUnavailable(f"{coord}: sha256 differs from {lock_path(lock.version).name} "
-                                   "(the repository serves other bytes under the same coordinate)")
+            raise KafkaUnavailable(
+                f"{coord}: sha256 differs from {lock_path(lock.version).name} "
+                "(the repository serves other bytes under the same coordinate)"
+            )
     return None
 
 

@@ -30,13 +30,27 @@ def make_tls_material(directory: Path, password: str = "changeit") -> dict[str, 
     ca_name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "metashell test CA")])
     ca_cert = (
         x509.CertificateBuilder()
-        .subject_name(ca_name).issuer_name(ca_name).public_key(ca_key.public_key())
-        .serial_number(x509.random_serial_number()).not_valid_before(now).not_valid_after(later)
+        .subject_name(ca_name)
+        .issuer_name(ca_name)
+        .public_key(ca_key.public_key())
+        .serial_number(x509.random_serial_number())
+        .not_valid_before(now)
+        .not_valid_after(later)
         .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
-        .add_extension(x509.KeyUsage(digital_signature=True, content_commitment=False,
-                                     key_encipherment=False, data_encipherment=False,
-                                     key_agreement=False, key_cert_sign=True, crl_sign=True,
-                                     encipher_only=False, decipher_only=False), critical=True)
+        .add_extension(
+            x509.KeyUsage(
+                digital_signature=True,
+                content_commitment=False,
+                key_encipherment=False,
+                data_encipherment=False,
+                key_agreement=False,
+                key_cert_sign=True,
+                crl_sign=True,
+                encipher_only=False,
+                decipher_only=False,
+            ),
+            critical=True,
+        )
         .add_extension(x509.SubjectKeyIdentifier.from_public_key(ca_key.public_key()), critical=False)
         .sign(ca_key, hashes.SHA256())
     )
@@ -44,15 +58,25 @@ def make_tls_material(directory: Path, password: str = "changeit") -> dict[str, 
     cert = (
         x509.CertificateBuilder()
         .subject_name(x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "localhost")]))
-        .issuer_name(ca_name).public_key(key.public_key())
-        .serial_number(x509.random_serial_number()).not_valid_before(now).not_valid_after(later)
-        .add_extension(x509.SubjectAlternativeName([
-            x509.DNSName("localhost"), x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]), critical=False)
+        .issuer_name(ca_name)
+        .public_key(key.public_key())
+        .serial_number(x509.random_serial_number())
+        .not_valid_before(now)
+        .not_valid_after(later)
+        .add_extension(
+            x509.SubjectAlternativeName(
+                [x509.DNSName("localhost"), x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]
+            ),
+            critical=False,
+        )
         .add_extension(x509.BasicConstraints(ca=False, path_length=None), critical=True)
-        .add_extension(x509.ExtendedKeyUsage([ExtendedKeyUsageOID.SERVER_AUTH,
-                                              ExtendedKeyUsageOID.CLIENT_AUTH]), critical=False)
-        .add_extension(x509.AuthorityKeyIdentifier.from_issuer_public_key(ca_key.public_key()),
-                       critical=False)
+        .add_extension(
+            x509.ExtendedKeyUsage([ExtendedKeyUsageOID.SERVER_AUTH, ExtendedKeyUsageOID.CLIENT_AUTH]),
+            critical=False,
+        )
+        .add_extension(
+            x509.AuthorityKeyIdentifier.from_issuer_public_key(ca_key.public_key()), critical=False
+        )
         .sign(ca_key, hashes.SHA256())
     )
     pem = serialization.Encoding.PEM
@@ -70,14 +94,17 @@ def make_tls_material(directory: Path, password: str = "changeit") -> dict[str, 
     }
     files["ca"].write_bytes(ca_pem)
     files["ca_key"].write_bytes(
-        ca_key.private_bytes(pem, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()))
+        ca_key.private_bytes(pem, serialization.PrivateFormat.PKCS8, serialization.NoEncryption())
+    )
     files["server_pem"].write_bytes(key_pem + cert_pem + ca_pem)
     files["server_key"].write_bytes(key_pem)
     files["server_crt"].write_bytes(cert_pem + ca_pem)
     enc = serialization.BestAvailableEncryption(password.encode())
     files["server_p12"].write_bytes(
-        pkcs12.serialize_key_and_certificates(b"localhost", key, cert, [ca_cert], enc))
+        pkcs12.serialize_key_and_certificates(b"localhost", key, cert, [ca_cert], enc)
+    )
     with contextlib.suppress(Exception):  # cryptography >= 45 only
-        files["truststore_p12"].write_bytes(pkcs12.serialize_java_truststore(
-            [pkcs12.PKCS12Certificate(ca_cert, b"ca")], enc))
+        files["truststore_p12"].write_bytes(
+            pkcs12.serialize_java_truststore([pkcs12.PKCS12Certificate(ca_cert, b"ca")], enc)
+        )
     return files
