@@ -264,7 +264,7 @@ def verify(info: metagen.GenResult, mode: str, path: str) -> str:
     for k, v in expected.items():
         if got["summary"].get(k) != v:
             problems.append(f"{k}: {got['summary'].get(k)} != expected {v}")
-    for want, have in zip(samples, got["parts"]):
+    for want, have in zip(samples, got["parts"], strict=False):
         if want != have:
             problems.append(f"partition {want['topic']}:{want['partition']}: {have} != expected {want}")
     if got["faults"]:

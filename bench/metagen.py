@@ -242,7 +242,7 @@ class _Gen:
         self.broker_configs: dict[str, dict[str, str]] = {}
         self.next_producer_id = 0
         self.mix: dict[str, int] = {}
-        for t in range(p.topics):
+        for _t in range(p.topics):
             self._new_topic(p.partitions)
 
     # -- helpers ---------------------------------------------------------------------------------

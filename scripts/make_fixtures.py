@@ -541,7 +541,7 @@ class FixtureCluster(KafkaCluster):
         self.sasl_ports: dict[int, int] = {}
         if sasl_broker_listener:
             ports = free_ports(len(self.brokers))
-            self.sasl_ports = {n.node_id: p for n, p in zip(self.brokers, ports)}
+            self.sasl_ports = {n.node_id: p for n, p in zip(self.brokers, ports, strict=False)}
         self.directory_ids: dict[int, str] = {}
         self.dynamic_quorum = dynamic_quorum
         if dynamic_quorum:

@@ -161,7 +161,10 @@ def _check_against_expected_tree(img: MetadataImage, block: str) -> None:
         ):
             p = t.partitions[int(pid_text)]
             kv = dict(re.findall(r"(\w+)=(\[[^\]]*\]|[^,]+)", fields))
-            ints = lambda s: tuple(int(x) for x in s.strip("[]").split(", ") if x)
+
+            def ints(s):
+                return tuple(int(x) for x in s.strip("[]").split(", ") if x)
+
             assert p.replicas == ints(kv["replicas"]) and p.isr == ints(kv["isr"])
             assert p.removing_replicas == ints(kv["removingReplicas"])
             assert p.adding_replicas == ints(kv["addingReplicas"])
@@ -428,7 +431,10 @@ def _readme_rows() -> dict[str, dict[str, Any]]:
         qs = re.search(r"leader=(\d+) epoch=(\d+) voters=\[([\d, ]*)\]", notes)
         brokers = re.search(r"RegisterBroker ids=\[([\d, ]*)\]", notes).group(1)
         controllers = re.search(r"RegisterController ids=\[([\d, ]*)\]", notes).group(1)
-        ids = lambda s: sorted(int(x) for x in s.split(",") if x.strip())
+
+        def ids(s):
+            return sorted(int(x) for x in s.split(",") if x.strip())
+
         rows[cells[0]] = {
             "mv": mv,
             "features": {k: int(v) for k, v in feats.items()},

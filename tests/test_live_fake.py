@@ -9,6 +9,7 @@ encode_response) and keeps a log of real record batches.
 
 from __future__ import annotations
 
+import contextlib
 import socket
 import struct
 import threading
@@ -129,10 +130,8 @@ class FakeController:
 
     def kill(self) -> None:
         self.closed = True
-        try:
+        with contextlib.suppress(OSError):
             self.sock.close()
-        except OSError:
-            pass
         for c in self.conns:
             try:
                 c.shutdown(socket.SHUT_RDWR)

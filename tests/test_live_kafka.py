@@ -14,6 +14,7 @@ Run with ``pytest tests/test_live_kafka.py -m kafka``; skipped when Java/Maven a
 
 from __future__ import annotations
 
+import contextlib
 import json
 import shutil
 import subprocess
@@ -233,10 +234,8 @@ def copy_metadata_dir(src: Path, dst: Path) -> Path:
     for f in sorted(src.iterdir()):
         if f.name.endswith(".deleted") or not f.is_file():
             continue
-        try:
+        with contextlib.suppress(FileNotFoundError):
             shutil.copy2(f, dst / f.name)
-        except FileNotFoundError:
-            pass
     return dst
 
 

@@ -113,7 +113,7 @@ def test_positional_decoders(name: str, n: int) -> None:
             data, end = fn(value, 3, len(value))
             assert end == len(value)
             assert isinstance(data, tuple) and len(data) == len(fields)
-            for fname, got in zip(fields, data):
+            for fname, got in zip(fields, data, strict=False):
                 f = next(x for x in spec.fields if x.name == fname)
                 want = reference[fname] if fname in reference else default_value(f, version)
                 assert _lists(got) == want, (version, fname)

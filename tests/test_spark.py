@@ -275,7 +275,10 @@ def test_big_files_split_at_batch_boundaries_give_the_same_rows(spark: Any) -> N
     parts = spark.read.format("kraft-metadata").option("splitBytes", "700").load(str(path))
     assert parts.rdd.getNumPartitions() > 3 * len(_files(path))
     split = [r.asDict(recursive=True) for r in parts.collect()]
-    key = lambda r: (r["file"], r["offset"])
+
+    def key(r):
+        return (r["file"], r["offset"])
+
     assert sorted(split, key=key) == sorted(whole, key=key)
 
 

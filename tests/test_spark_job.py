@@ -4,6 +4,7 @@ through ``spark-submit`` with the package shipped by ``--py-files``."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
@@ -303,10 +304,8 @@ def test_export_through_spark_submit_on_a_standalone_master_and_worker(tmp_path:
         }
     finally:
         for p in reversed(procs):
-            try:
+            with contextlib.suppress(ProcessLookupError):
                 os.killpg(p.pid, signal.SIGTERM)
-            except ProcessLookupError:
-                pass
         for p in procs:
             try:
                 p.wait(30)

@@ -80,6 +80,7 @@ tested against at every offset of every fixture.
 from __future__ import annotations
 
 import bisect
+import contextlib
 import time
 from collections.abc import Callable, Generator, Iterable
 from dataclasses import dataclass, field
@@ -392,7 +393,8 @@ class ImageLoader:
                 error = LoadMemoryError.at(reader, self.image)
             except MemoryError:
                 error = LoadMemoryError("out of memory", *reader.where())
-            try:  # close the reader now: a generator closed later, by the GC, would print its MemoryError
+            # close the reader now: a generator closed later, by the GC, would print its MemoryError
+            try:  # noqa: SIM105 - no context manager to set up while out of memory
                 items.close()
             except MemoryError:
                 pass
@@ -450,10 +452,8 @@ def _apply_meta_properties(image: MetadataImage, plan: ReadPlan) -> None:
     q.cluster_id = d.meta.cluster_id
     q.node_id = d.meta.node_id
     if d.meta.directory_id:
-        try:
+        with contextlib.suppress(ValueError):
             q.directory_id = uuid_from_str(d.meta.directory_id)
-        except ValueError:
-            pass
 
 
 def _apply_quorum_state(

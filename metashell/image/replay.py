@@ -637,7 +637,7 @@ class Replayer:
         pid, tid, rep, isr, rem, add, leader, lrs, le, pe, dirs, elr, lke = t
         topic = self._topics_by_id.get(tid)
         if topic is None or (dirs and len(dirs) != len(rep)) or (lrs != 0 and lrs != 1):
-            self._partition(dict(zip(_PARTITION_FIELDS, t)), offset)
+            self._partition(dict(zip(_PARTITION_FIELDS, t, strict=False)), offset)
             return
         intern = self._intern
         replicas = intern(rep, rep) if rep else EMPTY
@@ -670,7 +670,7 @@ class Replayer:
         topic = self._topics_by_id.get(tid)
         p = None if topic is None else topic.partitions.get(pid)
         if p is None or rep is not None or dirs is not None or lrs < -1 or lrs > 1:
-            self._partition_change(dict(zip(_PARTITION_CHANGE_FIELDS, t)), offset)
+            self._partition_change(dict(zip(_PARTITION_CHANGE_FIELDS, t, strict=False)), offset)
             return
         j = self.journal
         if j is not None:  # timeline.kept(p), inline: the hot path of a long log

@@ -10,6 +10,7 @@ Request/response bodies are the schema-driven dicts of :mod:`metashell.protocol.
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import socket
 import ssl
@@ -168,10 +169,8 @@ class Connection:
         with self._lock:
             sock, self._sock = self._sock, None
         if sock is not None:
-            try:
+            with contextlib.suppress(OSError):
                 sock.close()
-            except OSError:
-                pass
 
     def abort(self) -> None:
         """Interrupt a blocked request from another thread (it fails with LiveConnectionError)."""
@@ -179,10 +178,8 @@ class Connection:
             self._aborted = True
             sock = self._sock
         if sock is not None:
-            try:
+            with contextlib.suppress(OSError):
                 sock.shutdown(socket.SHUT_RDWR)
-            except OSError:
-                pass
 
     @property
     def is_open(self) -> bool:

@@ -136,7 +136,7 @@ class Scram(SaslMechanism):
         without_proof = f"c=biws,r={nonce}"
         auth_message = f"{self._client_first_bare},{server_first},{without_proof}".encode()
         client_signature = self._hmac(stored_key, auth_message)
-        proof = bytes(a ^ b for a, b in zip(client_key, client_signature))
+        proof = bytes(a ^ b for a, b in zip(client_key, client_signature, strict=False))
         self._server_signature = self._hmac(self._hmac(salted, b"Server Key"), auth_message)
         self._state = "sent-final"
         return f"{without_proof},p={base64.b64encode(proof).decode()}".encode()

@@ -44,7 +44,7 @@ class _FileTail(Tail):
 
     def read(self, pos: int, n: int) -> bytes:
         rel = pos - self.base
-        if 0 <= rel and rel + n <= len(self.buf):
+        if rel >= 0 and rel + n <= len(self.buf):
             return self.buf[rel : rel + n]
         return os.pread(self.fd, n, pos)
 

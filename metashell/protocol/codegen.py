@@ -541,7 +541,7 @@ def _encoder_fn(g: _Gen, fields: list[FieldSpec], version: int, flexible: bool, 
     tagged = [f for f in present if flexible and f.tagged(version)]
     ind = "    "
     body: list[str] = []
-    for i, f in enumerate(regular):
+    for f in regular:
         dflt = g.const(default_value(f, version), "_df")
         body.append(f"{ind}v = d.get({f.name!r}, {dflt})")
         body += _encode_value(g, f, version, flexible, "v", "out", ind)

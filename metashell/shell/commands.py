@@ -12,6 +12,7 @@ errors among the results on stdout) and makes the command's status 1.
 
 from __future__ import annotations
 
+import contextlib
 import difflib
 import posixpath
 import re
@@ -205,10 +206,8 @@ class Shell:
         finally:
             self.out = saved
             self.settings = settings
-            try:
+            with contextlib.suppress(BrokenPipeError):
                 proc.stdin.close()
-            except BrokenPipeError:
-                pass
             captured = proc.stdout.read() if proc.stdout is not None else ""
             code = proc.wait()
         if captured:

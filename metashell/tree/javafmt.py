@@ -297,7 +297,7 @@ def _dtoa(bin_exp: int, fract_bits: int, n_significant_bits: int) -> tuple[list[
         q, r = divmod(B, S)
         B = 10 * r
         low = B < M
-        high = B + M >= tenS
+        high = tenS <= B + M
         if q == 0 and not high:
             dec_exp -= 1
         else:
@@ -309,7 +309,7 @@ def _dtoa(bin_exp: int, fract_bits: int, n_significant_bits: int) -> tuple[list[
             B = 10 * r
             M *= 10
             low = B < M
-            high = B + M >= tenS
+            high = tenS <= B + M
             digits.append(q)
         low_digit_difference = ((B << 1) - tenS) if (high and low) else 0
 

@@ -201,7 +201,7 @@ def parse_quota_entity_name(text: str) -> dict[str, str] | None:
     while True:
         if i >= n:
             return None
-        for prefix, etype in prefixes:
+        for prefix, etype in prefixes:  # noqa: B007 - the one that matched is used below
             if text.startswith(prefix, i):
                 i += len(prefix)
                 break
