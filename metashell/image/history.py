@@ -142,7 +142,7 @@ def full_plan(d: MetadataLogDir, start: int | None = None) -> ReadPlan:
     return _from_snapshot(d, min(snaps, key=lambda s: s.end_offset))
 
 
-def log_plan(d: MetadataLogDir, start: int, index: list | None = None) -> ReadPlan:
+def log_plan(d: MetadataLogDir, start: int, index: list[Any] | None = None) -> ReadPlan:
     """The log segments from offset ``start`` on, without a snapshot, each entered at the batch
     holding ``start`` when ``index`` (a load's batch index) knows it: what ``log --from`` reads when
     the state before ``start`` comes from the journaled image instead of a replay."""
@@ -334,7 +334,7 @@ def _needles(target: Target) -> frozenset[bytes] | None:
     return None
 
 
-def _batches(plan: ReadPlan, follower: _Follower) -> Iterator[tuple[Any, list, PlanStep]]:
+def _batches(plan: ReadPlan, follower: _Follower) -> Iterator[tuple[Any, list[Any], PlanStep]]:
     """``(batch, records, step)`` of the data batches of ``plan`` that may change the follower's
     target.  Batches are framed without decoding their records; only those whose bytes hold one of
     the target's needles are decoded -- a partition's history in a million-partition snapshot

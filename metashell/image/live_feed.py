@@ -19,6 +19,7 @@ from __future__ import annotations
 import time
 from collections import deque
 from collections.abc import Callable
+from typing import Any
 
 from metashell.live import LiveSource
 from metashell.live.config import ClientConfig
@@ -216,7 +217,7 @@ class LiveSession:
         st = self.source.status
         return st.leader_id, st.leader_epoch
 
-    def quorum_info(self) -> dict:
+    def quorum_info(self) -> dict[Any, Any]:
         """Live fields for the tree's ``/quorum`` (``build_root(..., source_info={"quorum":
         session.quorum_info})``): where we fetch from and how far behind the image is."""
         st = self.source.status
@@ -237,7 +238,7 @@ class LiveSession:
             }
         }
 
-    def describe_quorum(self) -> dict:
+    def describe_quorum(self) -> dict[Any, Any]:
         return self.source.describe_quorum()
 
     def close(self) -> None:

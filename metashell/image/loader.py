@@ -581,13 +581,13 @@ def load_plan(
     return result
 
 
-def _batch_enterer(result: LoadResult) -> Callable[[int, list], None]:
+def _batch_enterer(result: LoadResult) -> Callable[[int, list[Any]], None]:
     """``enter(offset, journal)`` for :class:`Timeline`: replay the log batch holding ``offset`` up
     to it onto the image, journaled, found through the load's batch index."""
     logs = [e for e in result.index if e.kind == "log"]
     lasts = [e.last_offset for e in logs]
 
-    def enter(offset: int, journal: list) -> None:
+    def enter(offset: int, journal: list[Any]) -> None:
         i = bisect.bisect_left(lasts, offset)
         if i == len(logs) or logs[i].base_offset > offset:
             return  # a gap in the log: nothing holds this offset

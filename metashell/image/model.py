@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from typing import Any
 
-EMPTY: tuple = ()
+EMPTY: tuple[Any, ...] = ()
 """The one shared empty tuple for every empty int / uuid list."""
 
 MIGRATING_DIR = bytes(16)
@@ -244,8 +244,8 @@ class BrokerRegistration(_Slotted):
         fenced: bool,
         in_controlled_shutdown: bool,
         is_migrating_zk_broker: bool,
-        directories: tuple,
-        cordoned_directories: tuple | None = None,
+        directories: tuple[Any, ...],
+        cordoned_directories: tuple[Any, ...] | None = None,
     ) -> None:
         self.id = id
         self.epoch = epoch
@@ -300,13 +300,13 @@ class Partition(_Slotted):
 
     def __init__(
         self,
-        replicas: tuple,
-        directories: tuple,
-        isr: tuple,
-        removing_replicas: tuple,
-        adding_replicas: tuple,
-        elr: tuple,
-        last_known_elr: tuple,
+        replicas: tuple[Any, ...],
+        directories: tuple[Any, ...],
+        isr: tuple[Any, ...],
+        removing_replicas: tuple[Any, ...],
+        adding_replicas: tuple[Any, ...],
+        elr: tuple[Any, ...],
+        last_known_elr: tuple[Any, ...],
         leader: int,
         leader_recovery_state: int,
         leader_epoch: int,
@@ -420,7 +420,7 @@ class DelegationToken(_Slotted):
         token_id: str,
         owner: str,
         requester: str,
-        renewers: tuple,
+        renewers: tuple[Any, ...],
         issue_timestamp: int,
         max_timestamp: int,
         expiration_timestamp: int,
@@ -443,7 +443,7 @@ class Voter(_Slotted):
         self,
         id: int,
         directory_id: bytes = MIGRATING_DIR,
-        endpoints: tuple = EMPTY,
+        endpoints: tuple[Any, ...] = EMPTY,
         kraft_version_range: tuple[int, int] | None = None,
     ) -> None:
         self.id = id

@@ -201,10 +201,10 @@ class Replayer:
         the whole delta fails to apply."""
         self.journal: Journal | None = None
         """When set, every change to the image is written down here (``timeline.py``)."""
-        self._ints: dict[tuple, tuple] = {}
+        self._ints: dict[tuple[Any, ...], tuple[Any, ...]] = {}
         self._intern = self._ints.setdefault
         self._topics_by_id = self._image.topics.by_id
-        self._migrating: dict[int, tuple] = {}
+        self._migrating: dict[int, tuple[Any, ...]] = {}
         self._handlers: dict[int, Callable[[dict[str, Any], int], None]] = {
             0: self._register_broker,
             1: self._unregister_broker,
@@ -447,7 +447,7 @@ class Replayer:
 
     # ------------------------------------------------------------------ helpers
 
-    def _keep_slot(self, mapping: dict, key: Any) -> None:
+    def _keep_slot(self, mapping: dict[Any, Any], key: Any) -> None:
         """Journal ``mapping[key]`` before it is set or deleted."""
         j = self.journal
         if j is not None:
@@ -460,25 +460,25 @@ class Replayer:
         if j is not None:
             j.append(kept(obj))
 
-    def _set(self, mapping: dict, key: Any, value: Any) -> None:
+    def _set(self, mapping: dict[Any, Any], key: Any, value: Any) -> None:
         self._keep_slot(mapping, key)
         mapping[key] = value
 
-    def _pop(self, mapping: dict, key: Any) -> Any:
+    def _pop(self, mapping: dict[Any, Any], key: Any) -> Any:
         """``mapping.pop(key, None)``, journaled."""
         value = mapping.pop(key, None)
         if value is not None and self.journal is not None:
             self.journal.append((mapping, key, value))
         return value
 
-    def _t(self, values: list | tuple | None) -> tuple:
+    def _t(self, values: list[Any] | tuple[Any, ...] | None) -> tuple[Any, ...]:
         """An interned tuple for an int (or uuid) list; the shared EMPTY for empty/None."""
         if not values:
             return EMPTY
         t = tuple(values)
         return self._ints.setdefault(t, t)
 
-    def _migrating_dirs(self, n: int) -> tuple:
+    def _migrating_dirs(self, n: int) -> tuple[Any, ...]:
         t = self._migrating.get(n)
         if t is None:
             t = self._migrating[n] = (MIGRATING_DIR,) * n
@@ -505,7 +505,7 @@ class Replayer:
     def _features(items: list[dict[str, Any]] | None) -> dict[str, tuple[int, int]]:
         return {f["Name"]: (f["MinSupportedVersion"], f["MaxSupportedVersion"]) for f in items or ()}
 
-    def _sorted_dirs(self, dirs: list[bytes] | None) -> tuple:
+    def _sorted_dirs(self, dirs: list[bytes] | None) -> tuple[Any, ...]:
         if not dirs:
             return EMPTY
         return self._t(sorted(dirs, key=uuid_java_order))
@@ -631,7 +631,7 @@ class Replayer:
         self._set(topics.by_id, topic.id, topic)
         self._set(topics.by_name, topic.name, topic)
 
-    def _partition_tuple(self, t: tuple, offset: int) -> None:
+    def _partition_tuple(self, t: tuple[Any, ...], offset: int) -> None:
         """PartitionRecord as a ``_PARTITION_FIELDS`` tuple (the snapshot hot path).  Anything that
         could fault is handed to :meth:`_partition`, which reports it."""
         pid, tid, rep, isr, rem, add, leader, lrs, le, pe, dirs, elr, lke = t
@@ -662,7 +662,7 @@ class Replayer:
             pe,
         )
 
-    def _partition_change_tuple(self, t: tuple, offset: int) -> None:
+    def _partition_change_tuple(self, t: tuple[Any, ...], offset: int) -> None:
         """PartitionChangeRecord as a ``_PARTITION_CHANGE_FIELDS`` tuple: the common ISR / leader /
         ELR change.  Replica or directory changes, bad recovery states and unknown partitions are
         handed to :meth:`_partition_change` (same merge, with its checks and faults)."""
@@ -796,7 +796,7 @@ class Replayer:
         p.partition_epoch += 1
 
     def _partition_change_checked(
-        self, d: dict[str, Any], p: Partition, rep: list | None, dirs: list | None, lrs: int
+        self, d: dict[str, Any], p: Partition, rep: list[Any] | None, dirs: list[Any] | None, lrs: int
     ) -> None:
         """The replica/directory part of ``PartitionRegistration.merge`` (Kafka 4.4.0), which can
         fault: validate, then set both.

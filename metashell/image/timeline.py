@@ -42,13 +42,13 @@ __all__ = ["MISSING", "Journal", "Timeline", "kept"]
 MISSING: Any = object()
 """The value of a dict slot whose key was absent."""
 
-Journal = list
+Journal = list[Any]
 """A list of journal entries (see the module docstring)."""
 
-_GETTERS: dict[type, Callable[[Any], tuple]] = {}
+_GETTERS: dict[type, Callable[[Any], tuple[Any, ...]]] = {}
 
 
-def kept(obj: Any) -> tuple:
+def kept(obj: Any) -> tuple[Any, ...]:
     """The state entry for a slotted object: ``(obj, *slot values)``."""
     cls = type(obj)
     get = _GETTERS.get(cls)
@@ -72,7 +72,7 @@ assert Partition.__slots__ == (
 ), "the replayer's and _walk's partition entries follow this order"
 
 
-def _walk(entries: list, start: int, stop: int) -> None:
+def _walk(entries: list[Any], start: int, stop: int) -> None:
     """Apply entries ``start .. stop - 1`` forwards, or ``start - 1`` down to ``stop`` backwards when
     ``stop < start``: each time the image takes the entry's value and the entry keeps the image's."""
     partition = Partition

@@ -12,6 +12,7 @@ import os
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
 from metashell.live.errors import ConfigError
 from metashell.live.jaas import parse_jaas_config
@@ -61,7 +62,7 @@ class Secret:
     def __hash__(self) -> int:
         return hash(("Secret", self._value))
 
-    def __reduce__(self) -> tuple:  # never pickle a secret by accident
+    def __reduce__(self) -> tuple[Any, ...]:  # never pickle a secret by accident
         raise TypeError("secrets are not picklable")
 
 

@@ -313,7 +313,9 @@ class Connection:
             api, v, body, self.config.request_timeout if timeout is None else timeout, phase=api
         )
 
-    def _roundtrip(self, api: str, version: int, body: dict[str, Any], timeout: float, phase: str) -> dict:
+    def _roundtrip(
+        self, api: str, version: int, body: dict[str, Any], timeout: float, phase: str
+    ) -> dict[Any, Any]:
         sock = self._sock
         if sock is None:
             raise LiveConnectionError(f"connection to {self.endpoint} is closed")

@@ -22,6 +22,7 @@ import shutil
 import ssl
 import tempfile
 from dataclasses import dataclass, field
+from typing import Any
 
 from metashell.live.config import ClientConfig, Secret
 from metashell.live.errors import ConfigError
@@ -208,7 +209,7 @@ def _trusted_certs_pem(cfg: ClientConfig) -> str | None:
     return "".join(certs)
 
 
-def _jks(cfg: ClientConfig, data: bytes, password: str | None, path: str, what: str):
+def _jks(cfg: ClientConfig, data: bytes, password: str | None, path: str, what: str) -> Any:
     import jks  # pyjks
 
     try:
@@ -229,7 +230,7 @@ def _jks_trusted(cfg: ClientConfig, data: bytes, password: str | None, path: str
     return certs
 
 
-def _load_p12(cfg: ClientConfig, data: bytes, password: str | None, path: str, what: str):
+def _load_p12(cfg: ClientConfig, data: bytes, password: str | None, path: str, what: str) -> Any:
     from cryptography.hazmat.primitives.serialization import pkcs12
 
     tries = [password.encode()] if password else [None, b""]
@@ -259,7 +260,7 @@ def _p12_trusted(cfg: ClientConfig, data: bytes, password: str | None, path: str
 # -- client key (mutual TLS) --------------------------------------------------------------------------
 
 
-def _client_key_and_chain(cfg: ClientConfig):
+def _client_key_and_chain(cfg: ClientConfig) -> tuple[Any, list[Any]] | None:
     """(private key object, [certificate objects]) or None when no keystore is configured."""
     from cryptography import x509
     from cryptography.hazmat.primitives.serialization import load_der_private_key
@@ -317,7 +318,7 @@ def _client_key_and_chain(cfg: ClientConfig):
     raise AssertionError(kind)
 
 
-def _pem_key(cfg: ClientConfig, text: str, password: str | None, key: str):
+def _pem_key(cfg: ClientConfig, text: str, password: str | None, key: str) -> Any:
     from cryptography.hazmat.primitives.serialization import load_pem_private_key
 
     try:
@@ -332,7 +333,7 @@ def _pem_key(cfg: ClientConfig, text: str, password: str | None, key: str):
         ) from None
 
 
-def _load_client_cert(ctx: ssl.SSLContext, key, chain) -> None:
+def _load_client_cert(ctx: ssl.SSLContext, key: Any, chain: list[Any]) -> None:
     from cryptography.hazmat.primitives.serialization import BestAvailableEncryption, Encoding, PrivateFormat
 
     one_time = secrets.token_urlsafe(24)

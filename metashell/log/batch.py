@@ -14,6 +14,7 @@ from __future__ import annotations
 import struct
 import zlib
 from collections.abc import Iterable
+from typing import Any
 
 import cramjam
 from crc32c import crc32c
@@ -94,7 +95,21 @@ class RecordBatch:
         "stats",
     )
 
-    def __init__(self, header: tuple, position: int, source: str, buf: bytes, start: int) -> None:
+    base_offset: int
+    batch_length: int
+    partition_leader_epoch: int
+    magic: int
+    crc: int
+    attributes: int
+    last_offset_delta: int
+    base_timestamp: int
+    max_timestamp: int
+    producer_id: int
+    producer_epoch: int
+    base_sequence: int
+    records_count: int
+
+    def __init__(self, header: tuple[Any, ...], position: int, source: str, buf: bytes, start: int) -> None:
         (
             self.base_offset,
             self.batch_length,
@@ -315,7 +330,9 @@ class RecordBatch:
         )
 
 
-def check_header(header: tuple, buf: bytes, start: int, available: int, verify_crc: bool) -> str | None:
+def check_header(
+    header: tuple[Any, ...], buf: bytes, start: int, available: int, verify_crc: bool
+) -> str | None:
     """Why the framed batch at ``start`` is invalid, or None.  ``available`` = bytes from ``start``."""
     length = header[1]
     size = LOG_OVERHEAD + length

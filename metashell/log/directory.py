@@ -16,6 +16,7 @@ import re
 from collections.abc import Collection
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import Any
 
 from metashell.errors import MetashellError
 from metashell.log.files import iter_file_batches, read_batch_at
@@ -113,7 +114,7 @@ class QuorumState:
     voted_id: int | None
     voted_directory_id: str | None
     current_voters: list[int] | None
-    raw: dict
+    raw: dict[Any, Any]
 
 
 def parse_snapshot_name(name: str) -> tuple[int, int] | None:
@@ -318,7 +319,7 @@ class ReadPlan:
         For /provenance prefer ``PlanReader.files_read``: the files actually opened."""
         return [s.source for s in self.steps]
 
-    def seek(self, index: list | None = None) -> ReadPlan:
+    def seek(self, index: list[Any] | None = None) -> ReadPlan:
         """A copy whose log steps start at the batch holding ``start_offset`` instead of byte 0.
 
         Batch positions come from ``index`` (a PlanReader's ``index`` from an earlier read) when it

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import struct
 from collections.abc import Iterable, Sequence
+from typing import Any
 
 from crc32c import crc32c
 
@@ -44,7 +45,7 @@ def _sized(data: bytes | None) -> bytes:
     return b"\x01" if data is None else encode_varint(len(data)) + data
 
 
-RecordSpec = bytes | tuple
+RecordSpec = bytes | tuple[Any, ...]
 
 
 def build_batch(

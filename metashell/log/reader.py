@@ -11,7 +11,7 @@ vanished while Kafka was running) and keeps a small per-batch index for cheap re
 from __future__ import annotations
 
 from collections.abc import Generator, Iterator
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from metashell.log.batch import RecordBatch
 from metashell.log.directory import PlanStep, ReadPlan
@@ -99,7 +99,7 @@ class PlanReader:
         self.chunk_size = chunk_size
         self._user_warn = warn
         self.warnings: list[LogWarning] = []
-        self._index: list[tuple] = []
+        self._index: list[tuple[Any, ...]] = []
         self.files_read: list[str] = []
         self.log_last_offset: int | None = None
         self.batches = 0
@@ -430,6 +430,6 @@ class PlanReader:
             self.records += nr
 
 
-def read_plan(plan: ReadPlan, **kwargs) -> Iterator[BatchRead]:
+def read_plan(plan: ReadPlan, **kwargs: Any) -> Iterator[BatchRead]:
     """Shorthand for ``iter(PlanReader(plan, **kwargs))`` when the reader's state is not needed."""
     return iter(PlanReader(plan, **kwargs))

@@ -187,7 +187,8 @@ def to_kafka_json_text(schema_name: str, version: int, data: dict[str, Any]) -> 
     character, without the dict in between: one function per (schema, version), generated once,
     writes the text with string joins (the Spark ``records`` table spent half its time building
     the dict and encoding it)."""
-    return _writer(schema_name, version)(data)
+    text: str = _writer(schema_name, version)(data)
+    return text
 
 
 _encode_string = json.encoder.encode_basestring  # what JSONEncoder(ensure_ascii=False) uses

@@ -14,6 +14,7 @@ from typing import Any
 from metashell.errors import DecodeError
 from metashell.protocol import registry
 from metashell.protocol.registry import decode, decode_from, encode
+from metashell.protocol.schema import bundled_schemas
 
 _SIZE = struct.Struct(">i")
 API_VERSIONS_KEY = 18
@@ -104,7 +105,7 @@ def decode_response(api: str, version: int, frame: bytes) -> tuple[int, dict[str
 @cache
 def _api_names() -> dict[int, str]:
     out = {}
-    for name, s in registry.bundled_schemas().items():
+    for name, s in bundled_schemas().items():
         if s.type == "request" and s.api_key is not None:
             out[s.api_key] = name[: -len("Request")]
     return out

@@ -754,7 +754,8 @@ class Shell:
 
     # -- answers -----------------------------------------------------------------------------
     def _image(self) -> MetadataImage:
-        return self.root.ctx.image
+        image: MetadataImage = self.root.ctx.image
+        return image
 
     def cmd_health(self, p: Parsed) -> None:
         report = check_health(self._image())

@@ -46,7 +46,7 @@ def colorize_json(text: str) -> str:
     if tools is None:
         return text
     highlight, lexer, formatter = tools
-    out = highlight(text, lexer, formatter)
+    out: str = highlight(text, lexer, formatter)
     if not text.endswith("\n") and out.endswith("\n"):
         out = out[:-1]
     return out

@@ -572,7 +572,8 @@ def _health(ctx: TreeContext, name: str) -> Node:
         key = (p.offset, p.records, p.batches)
         if memo.get("key") != key:
             memo["key"], memo["report"] = key, check_health(ctx.image)
-        return memo["report"]
+        report: HealthReport = memo["report"]
+        return report
 
     def make(child: str) -> Node | None:
         r = report()

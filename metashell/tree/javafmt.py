@@ -144,11 +144,13 @@ def _jmod(a: int, b: int) -> int:
 
 
 def _bits_to_double(bits: int) -> float:
-    return struct.unpack(">d", struct.pack(">q", _i64(bits)))[0]
+    value: float = struct.unpack(">d", struct.pack(">q", _i64(bits)))[0]
+    return value
 
 
 def _double_bits(d: float) -> int:
-    return struct.unpack(">q", struct.pack(">d", d))[0]
+    bits: int = struct.unpack(">q", struct.pack(">d", d))[0]
+    return bits
 
 
 def _estimate_dec_exp(fract_bits: int, bin_exp: int) -> int:
