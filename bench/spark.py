@@ -20,7 +20,10 @@ CPU (Arrow-to-rows conversion then runs beside the Python worker, and ``local[1]
   rows written to Spark's ``noop`` sink (all the work, nothing kept);
 * ``partitions`` image table: each directory replayed by the loader in a Python worker, its
   partitions turned into rows -- records/s counts the records the replay applied;
-* the in-process loader alone (``load_directory``), records it applied per second, one core.
+* the in-process loader alone (``load_directory``), records it applied per second, one core;
+* Spark's own floor for the ``records`` schema: a data source that only hands Spark ready Arrow
+  batches (a sample of real ``records`` rows in an Arrow IPC file, read 8 times), written to the same
+  ``noop`` sink -- what Spark costs per row before any decoding.
 
 Targets: records/s per core >= 0.8 x the loader's, and >= 1.7 x from 1 to 2 cores on the fleet.
 """
@@ -67,7 +70,53 @@ def loader_rate(dirs: list[str]) -> tuple[int, int, float]:
     return applied, applied, time.perf_counter() - t
 
 
-def spark_run(cores: int, dirs: list[str]) -> dict[str, float]:
+def write_floor_sample(dirs: list[str], out: Path) -> Path:
+    """Real ``records`` rows of the first few ``dirs`` in an Arrow IPC file (made once)."""
+    import pyarrow as pa
+
+    from metashell.spark.decode import read_file_table
+
+    path = out / f"records-sample-{Path(dirs[0]).name}.arrow"
+    if not path.exists():
+        batches = [b for u in plan_units(find_datasets(dirs[:4])) for b in read_file_table("records", u)]
+        with pa.ipc.new_file(str(path), batches[0].schema) as w:
+            for b in batches:
+                w.write_batch(b)
+    return path
+
+
+def floor_source(sample: str) -> Any:
+    """A data source named ``floor`` that yields the sample's Arrow batches, 8 partitions of it."""
+    from pyspark.sql.datasource import DataSource, DataSourceReader, InputPartition
+
+    from metashell.spark.datasource import KraftMetadataDataSource
+
+    class Reader(DataSourceReader):
+        def partitions(self) -> list[InputPartition]:
+            return [InputPartition(i) for i in range(8)]
+
+        def read(self, partition: InputPartition) -> Any:
+            import pyarrow as pa
+
+            with pa.ipc.open_file(pa.memory_map(sample)) as f:
+                for i in range(f.num_record_batches):
+                    yield f.get_batch(i)
+
+    class Floor(DataSource):
+        @classmethod
+        def name(cls) -> str:
+            return "floor"
+
+        def schema(self) -> str:
+            return KraftMetadataDataSource({"table": "records"}).schema()
+
+        def reader(self, schema: Any) -> DataSourceReader:
+            return Reader()
+
+    return Floor
+
+
+def spark_run(cores: int, dirs: list[str], sample: str) -> dict[str, float]:
     from metashell.spark import session
 
     spark = session(f"local[{cores}]", f"bench-{cores}", **{"spark.sql.shuffle.partitions": str(cores * 4)})
@@ -86,14 +135,22 @@ def spark_run(cores: int, dirs: list[str]) -> dict[str, float]:
             "noop"
         ).mode("overwrite").save()
         rows["partitions_s"] = time.perf_counter() - t
+        spark.dataSource.register(floor_source(sample))
+        floor = spark.read.format("floor").load()
+        floor.write.format("noop").mode("overwrite").save()  # warm up
+        t = time.perf_counter()
+        floor.write.format("noop").mode("overwrite").save()
+        rows["floor_s"] = time.perf_counter() - t
+        rows["floor"] = float(floor.count())
         return rows
     finally:
         spark.stop()
 
 
-def spark_run_in_child(cores: int, dirs: list[str], pin: bool) -> dict[str, float]:
+def spark_run_in_child(cores: int, dirs: list[str], pin: bool, sample: Path) -> dict[str, float]:
     """:func:`spark_run` in a new process (a fresh JVM), pinned to ``cores`` CPUs when ``pin``."""
-    cmd = [sys.executable, __file__, "--child", json.dumps({"cores": cores, "dirs": dirs, "pin": pin})]
+    spec = {"cores": cores, "dirs": dirs, "pin": pin, "sample": str(sample)}
+    cmd = [sys.executable, __file__, "--child", json.dumps(spec)]
     done = subprocess.run(cmd, check=False, capture_output=True, text=True)
     if done.returncode != 0:
         sys.exit(f"the {cores}-core Spark run failed:\n{done.stderr[-3000:]}")
@@ -103,7 +160,7 @@ def spark_run_in_child(cores: int, dirs: list[str], pin: bool) -> dict[str, floa
 def child(spec: dict[str, Any]) -> int:
     if spec["pin"]:
         os.sched_setaffinity(0, sorted(os.sched_getaffinity(0))[: spec["cores"]])
-    print(json.dumps(spark_run(spec["cores"], spec["dirs"])))
+    print(json.dumps(spark_run(spec["cores"], spec["dirs"], spec["sample"])))
     return 0
 
 
@@ -131,6 +188,7 @@ def main() -> int:
         if args.pin
         else "Spark runs not pinned: local[1] may use the second CPU too",
     ]
+    sample = write_floor_sample(workloads[f"{n} clusters"], args.out)
     for name, dirs in workloads.items():
         units = plan_units(find_datasets(dirs))
         size = sum(u.size for u in units if u.lo == 0)
@@ -152,12 +210,13 @@ def main() -> int:
         lines.append(f"  {'':<24} {'1 core':>20} {'2 cores':>20} {'speed-up':>9}")
         per: dict[int, dict[str, float]] = {}
         for cores in (1, 2):
-            per[cores] = spark_run_in_child(cores, dirs, args.pin)
+            per[cores] = spark_run_in_child(cores, dirs, args.pin, sample)
         res["spark"] = per
         recs = per[1]["records"]
         for what, count, key in (
             ("records table", recs, "records_s"),
             ("partitions (image) table", applied, "partitions_s"),
+            ("Spark alone (records)", per[1]["floor"], "floor_s"),
         ):
             r1, r2 = count / per[1][key], count / per[2][key]
             lines.append(
