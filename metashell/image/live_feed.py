@@ -208,6 +208,8 @@ class LiveSession:
         lag = max(0, hw - (self._applied_offset + 1)) if hw >= 0 else None
         leader = f"leader {st.leader_id}" if st.leader_id >= 0 else "no leader"
         parts = [leader, f"epoch {st.leader_epoch}"]
+        if hw >= 0:
+            parts.append(f"hw {hw}")
         parts.append(f"lag {lag}" if lag is not None else "lag ?")
         parts.append(_STATE_WORDS.get(st.state, st.state))
         return " ".join(parts)
