@@ -7,6 +7,7 @@ import asyncio
 import io
 import json
 import os
+import re
 import sys
 import threading
 import time
@@ -18,7 +19,7 @@ import pytest
 from conftest import FIXTURES, REPO, corpus_dirs
 from rich.console import Console
 from textual.pilot import Pilot
-from textual.widgets import Tree
+from textual.widgets import Static, Tree
 
 import metashell.tui.app as tui_app
 from metashell.shell.sources import open_directory
@@ -64,7 +65,12 @@ def test_first_screen_lists_the_root_and_a_topic_is_a_partition_table() -> None:
         counts = {line.split()[0]: line.split()[1] for line in shown.splitlines() if len(line.split()) == 2}
         assert counts["topics"] == "3" and counts["partitions"] == "12" and counts["brokers"] == "1"
         assert "metadata.version   4.4-IV2" in shown
-        assert "cluster " in app.sub_title and "metadata.version" in app.sub_title
+        assert "cluster " in app.sub_title
+        facts = app.facts_line()  # the header's second line: where the view stands in the log
+        assert re.match(
+            r"offset \d+ \(epoch \d+\) at \d{4}-\d\d-\d\dT[\d:.]+Z  \|  metadata.version 4.4-IV2  \|  ", facts
+        )
+        assert facts in _text(app.query_one("#facts", Static).render())
         app.go_to("/topics/orders")
         await pilot.pause()
         table = _text(app.shown)
@@ -326,6 +332,7 @@ def test_control_characters_in_metadata_are_shown_visibly_everywhere(tmp_path: P
 
     async def steps(app: MetashellApp, pilot: Pilot[Any]) -> None:
         clean(app.sub_title, "status line")
+        clean(app.facts_line(), "header facts line")
         tree = app.query_one("#tree", Tree)
         todo = [tree.root]
         seen = 0

@@ -15,6 +15,7 @@ line under them.
 
 from __future__ import annotations
 
+import contextlib
 import gc
 import io
 import os
@@ -32,12 +33,14 @@ from textual.app import App, ComposeResult, SuspendNotSupported
 from textual.binding import Binding, BindingType
 from textual.command import Hit, Hits, Provider
 from textual.containers import Horizontal, VerticalScroll
+from textual.css.query import NoMatches
 from textual.message import Message
 from textual.widgets import Footer, Header, Input, Static, Tree
 from textual.widgets.tree import TreeNode
 
 from metashell.image.health import HealthReport, PartitionRef, check_health
 from metashell.image.model import metadata_version_name
+from metashell.image.timepoint import iso_time
 from metashell.safe_text import visible, visible_output
 from metashell.shell.commands import Settings, Shell
 from metashell.shell.pager import pager_command
@@ -92,6 +95,7 @@ class MetashellApp(App[int]):
     CSS = """
     #tree { width: 40%; min-width: 24; border-right: solid $primary-darken-2; }
     #detail-scroll { width: 1fr; padding: 0 1; }
+    #facts { height: 1; padding: 0 1; background: $panel; color: $text-muted; text-wrap: nowrap; text-overflow: ellipsis; }
     #command { dock: bottom; }
     """
     BINDINGS: ClassVar[list[BindingType]] = [
@@ -158,6 +162,7 @@ class MetashellApp(App[int]):
 
     def compose(self) -> ComposeResult:
         yield Header()
+        yield Static(id="facts")
         with Horizontal():
             tree: Tree[str] = Tree("/", data="/", id="tree")
             tree.show_root = True
@@ -183,9 +188,6 @@ class MetashellApp(App[int]):
             self.set_interval(1.0, self._follow)
 
     def _status_line(self) -> str:
-        image = self.shell.root.ctx.image
-        p = image.provenance
-        mv = image.features.metadata_version
         # most important first: the title bar cuts what does not fit
         parts = [f"cluster {self.source.cluster_id}" if self.source.cluster_id else ""]
         if self.health is not None:
@@ -197,12 +199,22 @@ class MetashellApp(App[int]):
             parts.append(f"PAUSED: {pending} change(s) since")
         elif self.source.status is not None:
             parts.append(self.source.status())
-        parts += [
-            f"offset {p.offset}",
-            f"metadata.version {metadata_version_name(mv)}",
-            self.source.description,
-        ]
+        self._show_facts()
         return visible("  |  ".join(x for x in parts if x))
+
+    def facts_line(self) -> str:
+        """The header's second line: where the view stands in the log (last applied offset, its
+        epoch and append time), the metadata.version, and the source."""
+        image = self.shell.root.ctx.image
+        p = image.provenance
+        when = f" at {iso_time(p.timestamp)}" if p.timestamp >= 0 else ""
+        mv = metadata_version_name(image.features.metadata_version)
+        where = f"offset {p.offset} (epoch {p.epoch}){when}"
+        return visible("  |  ".join((where, f"metadata.version {mv}", self.source.description)))
+
+    def _show_facts(self) -> None:
+        with contextlib.suppress(NoMatches):  # not composed yet
+            self.query_one("#facts", Static).update(self.facts_line())
 
     # ------------------------------------------------------------------ health and live
 

@@ -20,6 +20,7 @@ from rich.text import Text
 from metashell.image.health import CRITICAL, HealthReport
 from metashell.image.image import MetadataImage
 from metashell.image.model import Topic, metadata_version_name
+from metashell.image.timepoint import iso_time
 from metashell.image.wording import id_list
 from metashell.protocol.uuid import uuid_to_str
 from metashell.safe_text import json_safe, visible
@@ -74,6 +75,7 @@ def overview(image: MetadataImage, health: HealthReport | None = None) -> Render
         ("cluster id", q.cluster_id or "unknown"),
         ("metadata.version", metadata_version_name(image.features.metadata_version)),
         ("last offset", f"{p.offset} (epoch {p.epoch})"),
+        ("appended at", iso_time(p.timestamp) if p.timestamp >= 0 else "unknown"),
         ("quorum leader", "unknown" if q.leader_id is None else f"{q.leader_id} (epoch {q.leader_epoch})"),
     ]
     for k, v in rows:
