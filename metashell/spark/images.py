@@ -204,17 +204,11 @@ def _distinct_column(
 def _partition_batches(image: MetadataImage, head: tuple[Any, ...]) -> Iterator[pa.RecordBatch]:
     """The ``partitions`` table column by column, a batch per run of topics: a million partitions
     are read with one ``attrgetter`` pass per column (no row tuples to build and transpose).
-    Replica and directory lists repeat, so list columns are built from their distinct values
-    (:func:`_distinct_column`); a topic's id and name are converted once and taken per row."""
+    Replica and directory lists and recovery states repeat, so those columns are built from their
+    distinct values (:func:`_distinct_column`); a topic's id and name are converted once and taken
+    per row."""
     schema = SCHEMAS["partitions"]
     types = {f.name: f.type for f in schema}
-    states: dict[int, str] = {}
-
-    def state(code: int) -> str:
-        name = states.get(code)
-        if name is None:
-            name = states[code] = enum_name(LEADER_RECOVERY_STATE_NAMES, code)
-        return name
 
     def batch(topics: list[Any]) -> pa.RecordBatch:
         which: list[int] = []
@@ -243,7 +237,13 @@ def _partition_batches(image: MetadataImage, head: tuple[Any, ...]) -> Iterator[
                 [p.directories for p in parts], types["directories"], lambda ds: [uuid_to_str(d) for d in ds]
             )
         )
-        columns.append(pa.array([state(p.leader_recovery_state) for p in parts], type=pa.string()))
+        columns.append(
+            _distinct_column(
+                [p.leader_recovery_state for p in parts],
+                types["leader_recovery_state"],
+                lambda code: enum_name(LEADER_RECOVERY_STATE_NAMES, code),
+            )
+        )
         return pa.RecordBatch.from_arrays(columns, schema=schema)
 
     run: list[Any] = []
