@@ -176,7 +176,7 @@ class MetashellApp(App[int]):
         yield Footer()
 
     def on_mount(self) -> None:
-        self.sub_title = self._status_line()
+        self._refresh_header()
         tree = self.query_one("#tree", Tree)
         self._fill(tree.root, "/")
         tree.root.expand()
@@ -199,7 +199,6 @@ class MetashellApp(App[int]):
             parts.append(f"PAUSED: {pending} change(s) since")
         elif self.source.status is not None:
             parts.append(self.source.status())
-        self._show_facts()
         return visible("  |  ".join(x for x in parts if x))
 
     def facts_line(self) -> str:
@@ -212,8 +211,10 @@ class MetashellApp(App[int]):
         where = f"offset {p.offset} (epoch {p.epoch}){when}"
         return visible("  |  ".join((where, f"metadata.version {mv}", self.source.description)))
 
-    def _show_facts(self) -> None:
-        with contextlib.suppress(NoMatches):  # not composed yet
+    def _refresh_header(self) -> None:
+        """Both header lines, recomputed together (the title bar and :meth:`facts_line`)."""
+        self.sub_title = self._status_line()
+        with contextlib.suppress(NoMatches):  # a live tick may land while the app is torn down
             self.query_one("#facts", Static).update(self.facts_line())
 
     # ------------------------------------------------------------------ health and live
@@ -264,7 +265,7 @@ class MetashellApp(App[int]):
                 bad.setdefault(path, badge)
         self.badges = bad
         self._relabel(self.query_one("#tree", Tree).root)
-        self.sub_title = self._status_line()
+        self._refresh_header()
         if self.selected == "/" and not self._command_shown:  # the overview gains the verdict
             self.show("/")
 
@@ -288,7 +289,7 @@ class MetashellApp(App[int]):
         """Live mode, every second: apply what the quorum committed; refresh what is shown."""
         assert self.source.refresh is not None
         if self.paused:
-            self.sub_title = self._status_line()
+            self._refresh_header()
             return
         self._tell_leader_change()
         image = self.shell.root.ctx.image
@@ -301,7 +302,7 @@ class MetashellApp(App[int]):
             self._refill(tree.root, "/")
             self.show(self.selected)
             self.run_worker(self._check_health, thread=True, exclusive=True, group="health")
-        self.sub_title = self._status_line()
+        self._refresh_header()
 
     def _tell_leader_change(self) -> None:
         """Live mode: a notification when the quorum's leader changes (or is lost, or is back)."""
@@ -353,7 +354,7 @@ class MetashellApp(App[int]):
     def action_pause(self) -> None:
         """Stop following the live log (and start again); the status counts what arrived meanwhile."""
         self.paused = not self.paused
-        self.sub_title = self._status_line()
+        self._refresh_header()
 
     # ------------------------------------------------------------------ the tree
 
@@ -572,7 +573,7 @@ class MetashellApp(App[int]):
             tree = self.query_one("#tree", Tree)
             tree.root.remove_children()
             self._fill(tree.root, "/")
-            self.sub_title = self._status_line()
+            self._refresh_header()
         if cwd != self.shell.cwd or point != self.shell.point:
             self.go_to(self.shell.cwd)
         if self.output.getvalue() or self.errors.getvalue():
