@@ -93,6 +93,23 @@ def _acl_type(d: dict[str, Any]) -> str:
     return ACL_RESOURCE_TYPE_NAMES.get(d.get("ResourceType", -1), str(d.get("ResourceType")))
 
 
+def _token_keys(d: dict[str, Any]) -> tuple[Any, ...]:
+    """A delegation token's key columns (its creation and its removal alike)."""
+    return (
+        None,
+        None,
+        None,
+        None,
+        None,
+        "DELEGATION_TOKEN",
+        d.get("TokenId"),
+        None,
+        d.get("Owner"),
+        None,
+        None,
+    )
+
+
 _KEYS: dict[str, Callable[[dict[str, Any]], tuple[Any, ...]]] = {
     "PartitionChangeRecord": lambda d: (_tid(d), None, _int(d.get("PartitionId")), *_NO_KEYS[3:]),
     "PartitionRecord": lambda d: (_tid(d), None, _int(d.get("PartitionId")), *_NO_KEYS[3:]),
@@ -145,32 +162,8 @@ _KEYS: dict[str, Callable[[dict[str, Any]], tuple[Any, ...]]] = {
     ),
     "UserScramCredentialRecord": lambda d: (*_NO_KEYS[:9], d.get("Name"), None),
     "RemoveUserScramCredentialRecord": lambda d: (*_NO_KEYS[:9], d.get("Name"), None),
-    "DelegationTokenRecord": lambda d: (
-        None,
-        None,
-        None,
-        None,
-        None,
-        "DELEGATION_TOKEN",
-        d.get("TokenId"),
-        None,
-        d.get("Owner"),
-        None,
-        None,
-    ),
-    "RemoveDelegationTokenRecord": lambda d: (
-        None,
-        None,
-        None,
-        None,
-        None,
-        "DELEGATION_TOKEN",
-        d.get("TokenId"),
-        None,
-        d.get("Owner"),
-        None,
-        None,
-    ),
+    "DelegationTokenRecord": _token_keys,
+    "RemoveDelegationTokenRecord": _token_keys,
     "FeatureLevelRecord": lambda d: (*_NO_KEYS[:10], d.get("Name")),
 }
 
