@@ -10,8 +10,9 @@ Kafka's ``--snapshot/-s``.  Exactly one source is required.  Then:
 
 Contract: stdout carries only results; every error is one line on stderr; exit status 0 on
 success, 1 on any error (including a failed command, an unreadable or corrupt input), 2 on bad
-usage, 130 when interrupted by Ctrl-C outside the interactive shell.  Never a traceback (set
-``METASHELL_DEBUG=1`` to see one for an internal error).
+usage, 130 when interrupted by Ctrl-C outside the interactive shell; 0 when the reader of stdout
+went away (``| head``), quietly.  Never a traceback (set ``METASHELL_DEBUG=1`` to see one for an
+internal error).
 """
 
 from __future__ import annotations
@@ -378,9 +379,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         _err("interrupted")
         return EXIT_INTERRUPTED
     except BrokenPipeError:
-        # The reader went away (``| head``): stop quietly, and keep Python's exit-time flush quiet.
+        # The reader went away (``| head -2``) with what it wanted: not an error, so stop quietly
+        # with status 0 (a script under ``set -o pipefail`` goes on), and keep Python's exit-time
+        # flush of stdout quiet too.
         _silence_stdout()
-        return EXIT_ERROR
+        return EXIT_OK
     except OSError as e:
         where = f"{e.filename}: " if getattr(e, "filename", None) else ""
         _err(f"error: {where}{e.strerror or e}")

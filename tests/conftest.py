@@ -33,6 +33,55 @@ if str(SCRIPTS) not in sys.path:
 
 import kafka_harness  # needs the sys.path entry above
 
+# --------------------------------------------------------------------------------------------------
+# a clean environment: the suite must not pass or fail by what the caller happened to have set
+
+#: Variables that change what metashell, Textual, Rich, less or prompt-toolkit do.  They are removed
+#: for the whole run (and so for every process a test starts); a test that is about one of them sets
+#: it itself.  CI starts with none of them; a developer's shell often has PAGER, LESS or NO_COLOR.
+SCRUBBED_ENV: tuple[str, ...] = (
+    "PAGER",
+    "METASHELL_PAGER",
+    "LESS",
+    "LESSOPEN",
+    "LESSCLOSE",
+    "LESSKEY",
+    "NO_COLOR",
+    "FORCE_COLOR",
+    "CLICOLOR",
+    "CLICOLOR_FORCE",
+    "COLORTERM",
+    "COLUMNS",
+    "LINES",
+    "METASHELL_DEBUG",
+    "METASHELL_JAVA_DOUBLE",
+    "XDG_STATE_HOME",
+    "LC_ALL",
+    "LC_CTYPE",
+    "LC_MESSAGES",
+    "LANGUAGE",
+    "PYTHONIOENCODING",
+    "PROMPT_TOOLKIT_COLOR_DEPTH",
+)
+
+#: Pinned values: a UTF-8 locale, an ordinary terminal type, and a history file that is never the
+#: user's own (set per run below).
+PINNED_ENV: dict[str, str] = {"LANG": "C.UTF-8", "TERM": "xterm"}
+
+
+def _pin_environment() -> None:
+    for name in SCRUBBED_ENV:
+        os.environ.pop(name, None)
+    for name in [n for n in os.environ if n.startswith("TEXTUAL")]:
+        os.environ.pop(name)
+    os.environ.update(PINNED_ENV)
+    import tempfile
+
+    os.environ["METASHELL_HISTFILE"] = os.path.join(tempfile.mkdtemp(prefix="metashell-test-"), "history")
+
+
+_pin_environment()
+
 #: Versions the real-Kafka tests cover: the newest 3.9.x and the newest 4.x on Maven Central.
 KAFKA_VERSIONS: tuple[str, ...] = ("3.9.2", "4.4.0")
 REQUIRE_KAFKA = os.environ.get("METASHELL_REQUIRE_KAFKA", "") not in ("", "0", "false", "no")

@@ -470,3 +470,26 @@ def test_live_mode_goes_through_the_hook(monkeypatch: pytest.MonkeyPatch, tmp_pa
     assert calls == [("c1:9093,c2:9093", str(props)), ("wait", sources.LIVE_WAIT_SECONDS), "close"]
     status, _, err = run_cli("-q", "c1:9093", "--config", str(tmp_path / "missing.properties"), "ls")
     assert status == 1 and "missing.properties: no such file or directory" in one_line(err)
+
+
+@pytest.mark.parametrize(
+    "args",
+    [["-c", "find /"], ["find", "/"], ["--json", "find", "/"]],
+    ids=["-c", "kafka-form", "json"],
+)
+def test_a_closed_pipe_ends_quietly(args: list[str], tmp_path: Path) -> None:
+    """``metashell ... | head -2``: the reader has what it wanted; no message, no traceback, status 0
+    (so a script under ``set -o pipefail`` goes on), as other Unix tools end."""
+    demo = REPO / "fixtures" / "demo"
+    cmd = [sys.executable, "-m", "metashell", "-d", str(demo), *args]
+    quoted = " ".join(f"'{a}'" for a in cmd)
+    err = tmp_path / "err"
+    done = subprocess.run(
+        ["bash", "-c", f"set -o pipefail; {quoted} 2>'{err}' | head -2; echo status=${{PIPESTATUS[0]}}"],
+        capture_output=True,
+        text=True,
+        cwd=REPO,
+    )
+    lines = done.stdout.splitlines()
+    assert len(lines) == 3 and lines[-1] == "status=0", done.stdout
+    assert err.read_text() == ""

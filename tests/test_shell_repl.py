@@ -7,6 +7,7 @@ from __future__ import annotations
 import os
 import re
 import shutil
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -33,15 +34,14 @@ def spawn(
     *,
     no_color: bool = True,
     histfile: Path | None = None,  # type: ignore[no-untyped-def]
-    pager: str = "cat",
+    pager: str | None = None,
     args: tuple[str, ...] = (),
 ):
-    env = {
-        k: v
-        for k, v in os.environ.items()
-        if k not in ("NO_COLOR", "METASHELL_HISTFILE", "XDG_STATE_HOME", "PAGER", "METASHELL_PAGER")
-    }
-    env["PAGER"] = pager
+    """The REPL in a 30x100 pty, paging on as a user has it (no ``PAGER``: ``less -FRX``) unless
+    ``pager`` names one; conftest already removed the caller's PAGER, LESS, NO_COLOR and the rest."""
+    env = dict(os.environ)
+    if pager is not None:
+        env["PAGER"] = pager
     env.update(
         TERM="xterm",
         PROMPT_TOOLKIT_NO_CPR="1",
@@ -97,37 +97,63 @@ def typed(child, *parts: str) -> None:  # type: ignore[no-untyped-def]
         time.sleep(0.4)
 
 
+def _readme_first_command() -> str:
+    readme = (REPO / "README.md").read_text()
+    match = re.search(r"```sh\n(.*?)\n```", readme, re.S)
+    assert match, "the README has no ```sh block"
+    return match.group(1).strip()
+
+
+@pytest.mark.slow
 @pytest.mark.skipif(
     not (REPO / "fixtures" / "demo" / "__cluster_metadata-0").is_dir(), reason="fixtures/demo not generated"
 )
+@pytest.mark.skipif(shutil.which("git") is None, reason="needs git to copy the checkout")
 def test_readme_command_opens_the_demo_cluster(tmp_path: Path) -> None:
-    env = {k: v for k, v in os.environ.items() if k != "METASHELL_HISTFILE"}
+    """The README's first command, as it stands, in a copy of the checkout with no venv and no
+    metashell on PATH (as on a new machine): it makes its venv, installs, and opens the demo."""
+    checkout = tmp_path / "checkout"
+    files = subprocess.run(
+        ["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
+        cwd=REPO,
+        capture_output=True,
+        check=True,
+    ).stdout.split(b"\0")
+    for name in filter(None, files):
+        source = REPO / os.fsdecode(name)
+        if source.is_file():
+            (checkout / os.fsdecode(name)).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(source, checkout / os.fsdecode(name))
+    venv = os.environ.get("VIRTUAL_ENV")
+    path = [p for p in os.environ["PATH"].split(os.pathsep) if not (venv and p.startswith(venv))]
+    env = {k: v for k, v in os.environ.items() if k not in ("VIRTUAL_ENV", "METASHELL_VENV")}
     env.update(
+        PATH=os.pathsep.join(path),
         TERM="xterm",
         PROMPT_TOOLKIT_NO_CPR="1",
         NO_COLOR="1",
         METASHELL_HISTFILE=str(tmp_path / "h"),
-        HOME=str(tmp_path),
     )
     child = pexpect.spawn(
-        sys.executable,
-        ["-m", "metashell", "-d", "fixtures/demo"],
+        "/bin/sh",
+        ["-c", _readme_first_command()],
         env=env,
-        cwd=str(REPO),
+        cwd=str(checkout),
         encoding="utf-8",
-        timeout=20,
+        timeout=600,  # a new venv, and pip from an empty cache
         dimensions=(30, 120),
     )
     child.expect_exact("[ Kafka Metadata Shell")
     prompt = re.compile(r"demo:/\s*(\x1b\[[0-9;?]*[A-Za-z])*\s*>>")
-    child.expect(prompt)
+    child.expect(prompt, timeout=30)
     child.send("ls /topics\r")
-    child.expect("orders")
-    child.expect(prompt)  # a Ctrl-D typed before the prompt is back is eaten by the tty (cooked mode)
+    child.expect("orders", timeout=20)
+    child.expect(prompt, timeout=20)  # a Ctrl-D typed before the prompt is back is eaten by the tty
     child.sendcontrol("d")
-    child.expect(pexpect.EOF)
+    child.expect(pexpect.EOF, timeout=20)
     child.close()
     assert child.exitstatus == 0
+    assert (checkout / ".venv" / "bin" / "metashell").exists()
 
 
 def test_tab_completion(tmp_path: Path) -> None:
@@ -205,9 +231,11 @@ def big_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return Path(metagen.generate(params, tmp_path_factory.mktemp("big"), log=lambda *a: None).root)
 
 
-def test_ctrl_c_stops_a_running_command(tmp_path: Path, big_dir: Path) -> None:
-    env = {k: v for k, v in os.environ.items() if k != "METASHELL_HISTFILE"}
+def _spawn_big(tmp_path: Path, big_dir: Path, **env_changes: str):  # type: ignore[no-untyped-def]
+    """The REPL on the generated directory, with paging on (no PAGER: ``less -FRX``)."""
+    env = dict(os.environ)
     env.update(TERM="xterm", PROMPT_TOOLKIT_NO_CPR="1", NO_COLOR="1", METASHELL_HISTFILE=str(tmp_path / "h"))
+    env.update(env_changes)
     child = pexpect.spawn(
         sys.executable,
         ["-m", "metashell", "-d", str(big_dir)],
@@ -219,6 +247,49 @@ def test_ctrl_c_stops_a_running_command(tmp_path: Path, big_dir: Path) -> None:
     )
     prompt = re.compile(re.escape(big_dir.name[-12:]) + r":(/[^ \x1b]*)\s*(\x1b\[[0-9;?]*[A-Za-z])*\s*>>")
     child.expect(prompt)
+    return child, prompt
+
+
+def test_a_quick_commands_output_shows_while_a_slow_one_runs(tmp_path: Path, big_dir: Path) -> None:
+    """``pwd; find / -name zzz``: ``/`` is on the screen within a second, though the pager might
+    still be needed (paging on, as a user has it); it used to wait for the slow walk to end."""
+    child, prompt = _spawn_big(tmp_path, big_dir)
+    child.send("pwd; " + "find / -name zzz; " * 20 + "\r")
+    child.expect("\r\n")  # the accepted line
+    sent = time.monotonic()
+    child.expect(r"(^|\r\n|\x1b\[\?2004l)/\r\n", timeout=5)
+    assert time.monotonic() - sent < 1.0
+    child.sendcontrol("c")
+    child.expect(prompt)
+    child.sendcontrol("d")
+    child.expect(pexpect.EOF)
+
+
+def test_what_was_shown_stays_and_the_rest_goes_to_the_pager(tmp_path: Path, big_dir: Path) -> None:
+    """A slow command's first lines are on the screen before the output overflows it; then the pager
+    starts with the rest, so screen plus pager hold every line once, in order."""
+    paged = tmp_path / "paged.txt"
+    child, prompt = _spawn_big(tmp_path, big_dir, PAGER=f"sh -c 'cat > {paged}'")
+    child.send("pwd; find / -name zzz; find /topics -name '*-00001*'\r")
+    child.expect("\r\n")
+    child.expect(prompt, timeout=60)
+    screen = ANSI.sub("", child.before).replace("\r", "").split("\n")
+    shown = [line for line in screen if line.startswith("/")]  # not the prompt's start
+    rest = paged.read_text().splitlines()
+    whole = subprocess.run(
+        [sys.executable, "-m", "metashell", "-d", str(big_dir), "-c", "find /topics -name '*-00001*'"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.splitlines()
+    assert shown[0] == "/" and 1 < len(shown) < 30, shown
+    assert rest and shown[1:] + rest == whole
+    child.sendcontrol("d")
+    child.expect(pexpect.EOF)
+
+
+def test_ctrl_c_stops_a_running_command(tmp_path: Path, big_dir: Path) -> None:
+    child, prompt = _spawn_big(tmp_path, big_dir)
     # 100 walks over 20k partitions (tens of seconds); "pwd" first tells us it started.
     child.send("pwd; " + "find / -name zzz; " * 100 + "\r")
     child.expect(r"(\r\n|\x1b\[\?2004l)/\r\n")
