@@ -99,7 +99,7 @@ def typed(child, *parts: str) -> None:  # type: ignore[no-untyped-def]
 
 def _readme_first_command() -> str:
     readme = (REPO / "README.md").read_text()
-    match = re.search(r"```sh\n(.*?)\n```", readme, re.S)
+    match = re.search(r"```sh\n(.*?)\n```", readme, re.DOTALL)
     assert match, "the README has no ```sh block"
     return match.group(1).strip()
 

@@ -33,8 +33,10 @@ from textual.app import App, ComposeResult, SuspendNotSupported
 from textual.binding import Binding, BindingType
 from textual.command import Hit, Hits, Provider
 from textual.containers import Horizontal, VerticalScroll
+from textual.content import Content
 from textual.css.query import NoMatches
 from textual.message import Message
+from textual.notifications import SeverityLevel
 from textual.widgets import Footer, Header, Input, Static, Tree
 from textual.widgets.tree import TreeNode
 
@@ -45,6 +47,7 @@ from metashell.safe_text import visible, visible_output
 from metashell.shell.commands import Settings, Shell
 from metashell.shell.pager import pager_command
 from metashell.shell.sources import Source
+from metashell.tree import Node
 from metashell.tree.paths import join, normalize, resolve
 
 from .detail import detail
@@ -72,7 +75,11 @@ def _is_gap(data: str | None) -> bool:
 
 
 class PathSearch(Provider):
-    """Command-palette hits: paths whose last name contains what was typed (fuzzy among those)."""
+    """Command-palette hits: paths whose last name contains what was typed (fuzzy among those).
+
+    A hit shows the path as literal text with its control characters made visible: Textual's own
+    ``Matcher.highlight`` parses the candidate as markup and would send a topic name's escape
+    sequences (OSC 52, CSI 2J ...) to the terminal raw."""
 
     async def search(self, query: str) -> Hits:
         app = self.app
@@ -80,9 +87,13 @@ class PathSearch(Provider):
         matcher = self.matcher(query)
         shown = 0
         for path in app.search_paths(query):
-            score = matcher.match(path)
+            text = visible(path)
+            score, offsets = matcher.fuzzy_search.match(matcher.query, text)
             if score > 0:
-                yield Hit(score, matcher.highlight(path), lambda p=path: app.go_to(p), help="jump to path")
+                display = Content(text)
+                for offset in offsets:
+                    display = display.stylize(matcher.match_style, offset, offset + 1)
+                yield Hit(score, display, lambda p=path: app.go_to(p), text=text, help="jump to path")
                 shown += 1
                 if shown >= 50:
                     return
@@ -155,20 +166,38 @@ class MetashellApp(App[int]):
         """Tree paths with a health badge (offline, under-replicated, fenced ...)."""
         self.changed: dict[str, bool] = {}
         """Live mode: paths that just appeared (marked for a few seconds)."""
+        self._slash_paths: dict[str, tuple[str, ...]] = {}
+        """Paths with a name that holds a ``/`` (only hostile metadata has one), with their real
+        components: splitting such a path on ``/`` would reach another node."""
         self.first_screen_at: float | None = None
         """``time.perf_counter()`` when the first screen had been drawn (for the benchmark)."""
+
+    def notify(
+        self,
+        message: str,
+        *,
+        title: str = "",
+        severity: SeverityLevel = "information",
+        timeout: float | None = None,
+        markup: bool = False,
+    ) -> None:
+        """Textual's notification, but literal text by default: messages here quote paths, hosts and
+        leaders from the metadata, and markup in them (``[@click=...]``) must not act."""
+        super().notify(
+            visible(message), title=visible(title), severity=severity, timeout=timeout, markup=markup
+        )
 
     # ------------------------------------------------------------------ layout
 
     def compose(self) -> ComposeResult:
         yield Header()
-        yield Static(id="facts")
+        yield Static(id="facts", markup=False)
         with Horizontal():
             tree: Tree[str] = Tree("/", data="/", id="tree")
             tree.show_root = True
             yield tree
             with VerticalScroll(id="detail-scroll"):
-                yield Static(id="detail")
+                yield Static(id="detail", markup=False)
         yield Input(
             placeholder=": a shell command (ls, cd, cat, find, describe, health, at, history ...)",
             id="command",
@@ -276,8 +305,29 @@ class MetashellApp(App[int]):
                 if child.children:
                     self._relabel(child)
 
+    def _path(self, comps: list[str] | tuple[str, ...]) -> str:
+        """The tree's path string for ``comps``, remembering the components when a name holds ``/``."""
+        path = join(comps)
+        if any("/" in c for c in comps):
+            self._slash_paths[path] = tuple(comps)
+        return path
+
+    def _comps(self, path: str) -> list[str]:
+        """The components a tree path stands for (see :meth:`_path`)."""
+        comps = self._slash_paths.get(path)
+        return list(comps) if comps is not None else normalize("/", path)
+
+    def _node(self, path: str) -> Node | None:
+        return resolve(self.shell.root, self._comps(path))
+
+    def _name_of(self, path: str) -> str:
+        """The name a tree row at ``path`` stands for."""
+        comps = self._comps(path)
+        return comps[-1] if comps else "/"
+
     def _label(self, path: str) -> Text:
-        label = Text(visible(path.rsplit("/", 1)[-1] or "/"))
+        """A tree row: the node's whole name (a hostile one may hold ``/``), then its badges."""
+        label = Text(visible(self._name_of(path)))
         badge = self.badges.get(path)
         if badge is not None:
             label.append(f"  {badge}", style="bold red" if badge in ("offline", "fenced") else "yellow")
@@ -323,17 +373,17 @@ class MetashellApp(App[int]):
 
     def _refill(self, item: TreeNode[str], path: str) -> None:
         """Bring the children of an expanded ``item`` up to date, keeping what is expanded."""
-        node = resolve(self.shell.root, normalize("/", path))
+        node = self._node(path)
         names = set(node.child_names()) if node is not None and node.is_dir else set()
-        present = {c.data.rsplit("/", 1)[-1]: c for c in item.children if c.data and not _is_gap(c.data)}
+        present = {self._name_of(c.data): c for c in item.children if c.data and not _is_gap(c.data)}
         for name, child in present.items():
             if name not in names:
                 child.remove()
         added = sorted(names - present.keys())
         if added and len(present) < PAGE:
-            base = normalize("/", path)
+            base = self._comps(path)
             for name in added[:PAGE]:
-                child_path = join([*base, name])
+                child_path = self._path([*base, name])
                 sub = node.child(name) if node is not None else None
                 self.changed[child_path] = True
                 if sub is not None and sub.is_dir:
@@ -368,18 +418,18 @@ class MetashellApp(App[int]):
     ) -> None:
         """Add a page of ``path``'s children ``[start, stop)`` under ``item`` (before ``before``),
         and a "... N more" node for the rest of the range."""
-        node = resolve(self.shell.root, normalize("/", path))
+        node = self._node(path)
         if node is None or not node.is_dir:
             return
         names = node.child_names()
         stop = len(names) if stop is None else min(stop, len(names))
         end = min(stop, start + PAGE)
-        base = normalize("/", path)
+        base = self._comps(path)
         for name in names[start:end]:
             child = node.child(name)
             if child is None:
                 continue
-            child_path = join([*base, name])
+            child_path = self._path([*base, name])
             if child.is_dir:
                 item.add(self._label(child_path), data=child_path, allow_expand=True, before=before)
             else:
@@ -436,12 +486,12 @@ class MetashellApp(App[int]):
 
     def show(self, path: str) -> None:
         """Put ``path``'s node in the detail pane."""
-        node = resolve(self.shell.root, normalize("/", path))
+        node = self._node(path)
         self.selected = path
         if node is None:
             self._put(Text(f"{visible(path)}: no such file or directory", style="red"))
             return
-        self._put(detail(path, node, self.redact, health=self.health))
+        self._put(detail(self._comps(path), node, self.redact, health=self.health))
 
     def _put(self, renderable: RenderableType, *, command: bool = False) -> None:
         self.shown = renderable
@@ -453,16 +503,16 @@ class MetashellApp(App[int]):
         if remember and (not self._visited or self._visited[-1] != path):
             self._visited.append(path)
             self._ahead.clear()
-        comps = normalize("/", path)
+        comps = self._comps(path)
         tree = self.query_one("#tree", Tree)
         item = tree.root
         for i, name in enumerate(comps):
             if not item.children:
-                self._fill(item, join(comps[:i]))
+                self._fill(item, self._path(comps[:i]))
             item.expand()
-            found = next((c for c in item.children if c.data == join(comps[: i + 1])), None)
+            found = next((c for c in item.children if c.data == self._path(comps[: i + 1])), None)
             if found is None:
-                found = self._page_to(item, join(comps[:i]), name)
+                found = self._page_to(item, self._path(comps[:i]), name)
             if found is None:
                 break
             item = found
@@ -478,7 +528,7 @@ class MetashellApp(App[int]):
     def _page_to(self, item: TreeNode[str], path: str, name: str) -> TreeNode[str] | None:
         """Add the page of ``item``'s children that holds ``name`` (a topic far down /topics): only
         that page, with gap nodes standing for what is before and after it."""
-        node = resolve(self.shell.root, normalize("/", path))
+        node = self._node(path)
         if node is None or not node.is_dir:
             return None
         try:
@@ -491,7 +541,7 @@ class MetashellApp(App[int]):
                 if start <= index < stop:
                     self._open_gap(gap, index)
                     break
-        want = join([*normalize("/", path), name])
+        want = self._path([*self._comps(path), name])
         return next((c for c in item.children if c.data == want), None)
 
     # ------------------------------------------------------------------ search
@@ -530,11 +580,11 @@ class MetashellApp(App[int]):
                 if node is None or not node.is_dir:
                     continue
                 for name in node.child_names():
-                    out.append(f"/{top}/{name}")
+                    out.append(self._path([top, name]))
                     if top in ("configs", "acls"):
                         sub = node.child(name)
                         if sub is not None and sub.is_dir:
-                            out.extend(f"/{top}/{name}/{n}" for n in sub.child_names())
+                            out.extend(self._path([top, name, n]) for n in sub.child_names())
             self._names = out
         return self._names
 
@@ -623,7 +673,7 @@ class MetashellApp(App[int]):
     def shown_text(self, width: int = 200) -> str:
         """The detail pane as plain text: a file's whole value, otherwise the pane rendered without
         styles (control characters were made visible when it was built)."""
-        node = resolve(self.shell.root, normalize("/", self.selected))
+        node = self._node(self.selected)
         if node is not None and not node.is_dir and not self._command_shown:
             return visible_output(node.text(self.redact))
         console = Console(
@@ -665,7 +715,7 @@ class MetashellApp(App[int]):
         self.notify(f"copied {visible(self.selected)}")
 
     def action_copy_value(self) -> None:
-        node = resolve(self.shell.root, normalize("/", self.selected))
+        node = self._node(self.selected)
         if node is not None and not node.is_dir:
             self.copy_to_clipboard(node.text(self.redact))
             self.notify(f"copied the value of {visible(self.selected)}")

@@ -3,8 +3,11 @@
 A topic directory is a partition table in ``kafka-topics --describe``'s terms; a broker or a
 controller is a listener table above its record; a record is highlighted JSON; a scalar is its
 value; any other directory lists its children with what each holds (``ls -l``'s summaries).
-Every string that came from the metadata goes through :func:`metashell.safe_text.visible` first,
-so a control character in a topic name or a config value is shown, never sent to the terminal.
+Every string that came from the metadata goes through :func:`literal`: its control characters are
+made visible (:func:`metashell.safe_text.visible`), and it becomes a :class:`~rich.text.Text`,
+because Rich and Textual parse a plain ``str`` as markup: a topic named ``[/]`` would crash the
+pane, and ``[@click=app.screenshot(...)]`` would make a click act.  Tables here hold no ``str``
+cell.
 """
 
 from __future__ import annotations
@@ -27,17 +30,22 @@ from metashell.safe_text import json_safe, visible
 from metashell.tree import Node
 from metashell.tree.summary import summarize
 
-__all__ = ["detail", "partition_table"]
+__all__ = ["detail", "literal", "partition_table"]
 
 _MAX_ROWS = 2000
 """Rows a table shows before it says how many more there are (a topic may have 10 000 partitions)."""
 
 
+def literal(value: object, style: str = "") -> Text:
+    """``value`` as text shown exactly as it is: never markup, no raw control character."""
+    return Text(visible(str(value)), style=style)
+
+
 def detail(
-    path: str, node: Node, redact: bool, theme: str = "monokai", health: HealthReport | None = None
+    parts: list[str], node: Node, redact: bool, theme: str = "monokai", health: HealthReport | None = None
 ) -> RenderableType:
-    """The renderable for ``node`` at ``path`` (``health``: the report, once it is in, for ``/``)."""
-    parts = [p for p in path.split("/") if p]
+    """The renderable for ``node`` at the path of components ``parts`` (``health``: the report, once
+    it is in, for ``/``).  Components, not a path string: a hostile name may hold a ``/``."""
     image = node.ctx.image
     if not parts:
         return overview(image, health)
@@ -58,7 +66,7 @@ def detail(
             if isinstance(value, dict) and isinstance(value.get("listeners"), list):
                 return Group(listener_table(value["listeners"]), body)
             return body
-        return Text(visible(node.text(redact)))
+        return literal(node.text(redact))
     return children_table(node, redact)
 
 
@@ -79,7 +87,7 @@ def overview(image: MetadataImage, health: HealthReport | None = None) -> Render
         ("quorum leader", "unknown" if q.leader_id is None else f"{q.leader_id} (epoch {q.leader_epoch})"),
     ]
     for k, v in rows:
-        table.add_row(k, visible(str(v)))
+        table.add_row(k, literal(v))
     if health is not None:  # before the counts: it is what an operator opens the tool for
         word = health.verdict().split(":", 1)[0]
         table.add_row("health", Text(word, style="green" if health.healthy else "bold red"))
@@ -98,7 +106,7 @@ def overview(image: MetadataImage, health: HealthReport | None = None) -> Render
                 ),
             )
     for k, n in counts.items():
-        table.add_row(k, f"{n:,}")
+        table.add_row(k, literal(f"{n:,}"))
     hint = Text.assemble(
         "\n",
         ("Enter", "bold"),
@@ -119,7 +127,7 @@ def partition_table(topic: Topic) -> RenderableType:
     """A topic as ``kafka-topics --describe`` shows it: one row per partition."""
     head = Text.assemble(
         ("Topic: ", "bold"),
-        visible(topic.name),
+        literal(topic.name),
         ("  TopicId: ", "bold"),
         uuid_to_str(topic.id),
         ("  PartitionCount: ", "bold"),
@@ -141,14 +149,20 @@ def partition_table(topic: Topic) -> RenderableType:
     table.add_column("Directories", no_wrap=True, overflow="ellipsis")
     for i, (pid, p) in enumerate(parts):
         if i == _MAX_ROWS:
-            table.add_row(f"... {len(parts) - _MAX_ROWS} more")
+            table.add_row(literal(f"... {len(parts) - _MAX_ROWS} more"))
             break
         leader = Text("none", style="bold red") if p.leader < 0 else Text(str(p.leader))
         isr = Text(id_list(p.isr), style="yellow" if len(p.isr) < len(p.replicas) else "")
-        extra = [id_list(getattr(p, optional[c])) for c in shown]
+        extra = [literal(id_list(getattr(p, optional[c]))) for c in shown]
         dirs = ",".join(uuid_to_str(d)[:8] for d in p.directories)
         table.add_row(
-            str(pid), leader, id_list(p.replicas), isr, *extra, f"{p.leader_epoch}/{p.partition_epoch}", dirs
+            literal(pid),
+            leader,
+            literal(id_list(p.replicas)),
+            isr,
+            *extra,
+            literal(f"{p.leader_epoch}/{p.partition_epoch}"),
+            literal(dirs),
         )
     return Group(head, table)
 
@@ -160,10 +174,10 @@ def listener_table(listeners: list[Any]) -> RenderableType:
     for e in listeners:
         if isinstance(e, dict):
             table.add_row(
-                visible(str(e.get("name"))),
-                visible(str(e.get("host"))),
-                str(e.get("port")),
-                str(e.get("securityProtocol", "")),
+                literal(e.get("name")),
+                literal(e.get("host")),
+                literal(e.get("port")),
+                literal(e.get("securityProtocol", "")),
             )
     return table
 
@@ -176,7 +190,7 @@ def children_table(node: Node, redact: bool) -> RenderableType:
     table.add_column("holds")
     for i, name in enumerate(names):
         if i == _MAX_ROWS:
-            table.add_row(f"... {len(names) - _MAX_ROWS} more", "")
+            table.add_row(literal(f"... {len(names) - _MAX_ROWS} more"), literal(""))
             break
         child = node.child(name)
         if child is None:
@@ -184,5 +198,5 @@ def children_table(node: Node, redact: bool) -> RenderableType:
         what = summarize(child, redact)
         if child.is_dir:
             what = f"{child.child_count()} entries" + (f"  {what}" if what else "")
-        table.add_row(visible(name) + ("/" if child.is_dir else ""), visible(what))
+        table.add_row(literal(name + ("/" if child.is_dir else "")), literal(what))
     return table
