@@ -75,9 +75,13 @@ def _pin_environment() -> None:
     for name in [n for n in os.environ if n.startswith("TEXTUAL")]:
         os.environ.pop(name)
     os.environ.update(PINNED_ENV)
+    import atexit
+    import shutil
     import tempfile
 
-    os.environ["METASHELL_HISTFILE"] = os.path.join(tempfile.mkdtemp(prefix="metashell-test-"), "history")
+    home = tempfile.mkdtemp(prefix="metashell-test-")
+    atexit.register(shutil.rmtree, home, ignore_errors=True)
+    os.environ["METASHELL_HISTFILE"] = os.path.join(home, "history")
 
 
 _pin_environment()

@@ -452,7 +452,10 @@ def test_chunked_file_reading_matches_in_memory(tmp_path: Path) -> None:
     f = tmp_path / "x.log"
     f.write_bytes(data + parts[0][:100])  # torn tail too
     w1: list[LogWarning] = []
-    small = [(b.position, b.entries()) for b in iter_file_batches(f, chunk_size=4096, warn=w1.append)]
+    small = [
+        (b.position, b.entries())
+        for b in iter_file_batches(f, chunk_size=4096, warn=w1.append, lenient_tail=True)
+    ]
     w2: list[LogWarning] = []
     big = [(b.position, b.entries()) for b in iter_batches(f.read_bytes(), str(f), warn=w2.append)]
     assert small == big and len(small) == 40
@@ -460,7 +463,10 @@ def test_chunked_file_reading_matches_in_memory(tmp_path: Path) -> None:
     middle = small[17][0]
     assert read_batch_at(f, middle).base_offset == 17 * 50
     assert read_batch_at(f, len(data)) is None  # the torn batch
-    assert [b.base_offset for b in iter_file_batches(f, position=middle, warn=w1.append)][:2] == [850, 900]
+    again = iter_file_batches(f, position=middle, warn=w1.append, lenient_tail=True)
+    assert [b.base_offset for b in again][:2] == [850, 900]
+    with pytest.raises(CorruptBatchError, match="cut off"):  # not the last segment: damage
+        list(iter_file_batches(f, chunk_size=4096, warn=w1.append))
 
 
 # ------------------------------------------------------------------------------------------ records

@@ -286,6 +286,11 @@ class PlanStep:
     (``bootstrap.checkpoint``; with ``only_if_empty`` it is read only when nothing else produced a
     batch).  ``position`` is the byte where reading starts (0, or later when seeking with an index).
     ``lenient_tail``: an invalid last batch is a warning (the last segment, which may be torn).
+    ``bounds``: for a segment of a directory, the offsets its batches must lie in, from its file
+    name and the next segment's (``(base, next_base)``, ``next_base`` None for the last one): Kafka
+    names a segment after the first offset it holds, so a batch outside them is corrupt (its
+    baseOffset and lastOffsetDelta are not covered by the CRC).  None for a lone ``-s`` file, whose
+    name Kafka's shell does not read either.
     """
 
     kind: str
@@ -297,6 +302,7 @@ class PlanStep:
     only_if_empty: bool = False
     snapshot: SnapshotFile | None = None
     base_offset: int | None = None
+    bounds: tuple[int, int | None] | None = None
 
 
 @dataclass
@@ -420,6 +426,7 @@ class MetadataLogDir:
             steps.append(PlanStep("snapshot", snap.path, str(snap.path), snapshot=snap, base_offset=0))
         segs = [s for s in self.segments if until_offset is None or s.base_offset <= until_offset]
         chosen = [s for i, s in enumerate(segs) if i == len(segs) - 1 or segs[i + 1].base_offset > start]
+        following = {a.path: b.base_offset for a, b in zip(self.segments, self.segments[1:], strict=False)}
         for s in chosen:
             steps.append(
                 PlanStep(
@@ -429,6 +436,7 @@ class MetadataLogDir:
                     skip_below=start,
                     lenient_tail=s is self.segments[-1],
                     base_offset=s.base_offset,
+                    bounds=(s.base_offset, following.get(s.path)),
                 )
             )
         partial = False

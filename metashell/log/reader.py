@@ -3,9 +3,14 @@
 The reader knows files and batches, not metadata records: it hands out each batch's header and its
 records as ``(offset, timestamp, key, value)`` tuples, and the image layer decodes the values.  It
 applies the plan's offset rules (skip log records below the snapshot's end offset, stop at
-``until_offset``), reports what Kafka would complain about as :class:`LogWarning` (gaps, overlaps,
+``until_offset``), reports what Kafka would complain about as :class:`LogWarning` (gaps,
 a snapshot ahead of the log, a snapshot without header/footer, KRaft record invariants, files that
 vanished while Kafka was running) and keeps a small per-batch index for cheap re-reading later.
+
+Offsets that cannot be true are corruption, not warnings: a batch outside its segment's offsets, one
+that repeats offsets already read, or one whose lastOffsetDelta disagrees with its record count.
+baseOffset is covered by no CRC, and believing a forged one applies the later records over a gap
+or drops records, which would show an image that never existed (``--salvage`` stops before it).
 """
 
 from __future__ import annotations
@@ -346,10 +351,19 @@ class PlanReader:
         last_seen = -1 if self.log_last_offset is None else self.log_last_offset
         seen = self._seen_log_batch
         nb = nr = 0
+        high = _NO_LIMIT if step.bounds is None or step.bounds[1] is None else step.bounds[1]
+        # the offset the next batch of this segment must start at: its name's for the first batch
+        # (unless reading starts mid-file), then the end of the batch before it
+        expect = step.bounds[0] if step.bounds is not None and not step.position else None
+        first_in_file = True
         try:
             for batch in self._batches(step):
                 base = batch.base_offset
                 last = base + batch.last_offset_delta
+                if base != expect or last >= high or last - base != batch.records_count - 1:
+                    _misplaced(batch, step, expect, first_in_file)
+                expect = last + 1
+                first_in_file = False
                 if last > last_seen:  # noqa: PLR1730 -- cheaper than a max() call per batch
                     last_seen = last
                 records = batch.decoded
@@ -361,20 +375,21 @@ class PlanReader:
                     if until is not None and base > until:
                         self._stop = True
                         return
+                    if last < start and not seen:
+                        continue  # wholly below the snapshot's end offset: the snapshot holds it
                     first = not seen
                     seen = True
-                    if last < next_offset:
-                        if base >= start:  # not the part before the snapshot: the log repeats offsets
-                            self.warn(
-                                LogWarning(
-                                    "overlap",
-                                    f"batch at offsets {base}..{last} repeats offsets "
-                                    f"already read (before {next_offset}): skipped",
-                                    batch.source,
-                                    batch.position,
-                                )
-                            )
-                        continue
+                    if base < next_offset and not first:
+                        # Kafka appends each batch at the log's end offset; one that repeats offsets
+                        # already read has a forged baseOffset (no CRC covers it), and skipping it
+                        # would drop its records with no error
+                        raise CorruptBatchError(
+                            f"batch at base offset {base}: offsets {base}..{last} repeat offsets already "
+                            f"read (the batch before it ended at {next_offset - 1}): its baseOffset, "
+                            f"which no CRC covers, is corrupt",
+                            batch.source,
+                            batch.position,
+                        )
                     if base - next_offset > MAX_OFFSET_GAP and not first:
                         raise CorruptBatchError(
                             f"batch at base offset {base} jumps {base - next_offset} offsets past the batch "
@@ -428,6 +443,53 @@ class PlanReader:
                 self.log_last_offset = last_seen
             self.batches += nb
             self.records += nr
+
+
+_NO_LIMIT = 1 << 63
+
+
+def _misplaced(batch: RecordBatch, step: PlanStep, expect: int | None, first: bool) -> None:
+    """Raise :class:`CorruptBatchError` for a batch whose offsets cannot be true.
+
+    Kafka appends each batch at the log end offset and rolls a segment at the offset of the batch it
+    is made for, so inside a segment the batches are contiguous from the offset in its name
+    (``expect``: where this one must start; None for the first batch of a lone ``-s`` file or of a
+    read that starts mid-file), and none reaches the next segment.  A metadata log is never
+    compacted, so lastOffsetDelta is the record count less one.  baseOffset is covered by no CRC and
+    a forger can reseal the rest: believing them applies records over a gap, or drops them, with no
+    error.  Returns quietly when the batch is fine after all."""
+    base = batch.base_offset
+    last = base + batch.last_offset_delta
+    count = batch.records_count
+    next_base = None if step.bounds is None else step.bounds[1]
+    if last - base != count - 1:
+        problem = (
+            f"lastOffsetDelta {batch.last_offset_delta} does not match its {count} record(s) "
+            f"(a metadata log is never compacted): its offsets cannot be trusted"
+        )
+    elif expect is not None and base != expect and first:
+        problem = (
+            f"the first batch of a segment named for offset {expect} starts at {base}: its "
+            f"baseOffset, which no CRC covers, is corrupt"
+        )
+    elif expect is not None and base > expect:
+        problem = (
+            f"offsets {expect}..{base - 1} are missing inside its segment (the batch before it "
+            f"ended at {expect - 1}): its baseOffset, which no CRC covers, is corrupt"
+        )
+    elif expect is not None and base < expect:
+        problem = (
+            f"offsets {base}..{min(last, expect - 1)} repeat offsets already in its segment (the "
+            f"batch before it ended at {expect - 1}): its baseOffset, which no CRC covers, is corrupt"
+        )
+    elif next_base is not None and last >= next_base:
+        problem = (
+            f"offsets {base}..{last} reach past offset {next_base - 1}, where the next segment "
+            f"begins: its baseOffset or lastOffsetDelta is corrupt"
+        )
+    else:
+        return
+    raise CorruptBatchError(f"batch at base offset {base}: {problem}", batch.source, batch.position)
 
 
 def read_plan(plan: ReadPlan, **kwargs: Any) -> Iterator[BatchRead]:

@@ -67,11 +67,34 @@ class Tail:
 class BatchScan:
     """One pass of FileLogInputStream over ``buf``; ``stop`` says why it ended (see :meth:`run`)."""
 
-    __slots__ = ("decode", "lenient_tail", "need", "source", "stop", "stop_pos", "verify_crc", "warn")
+    __slots__ = (
+        "decode",
+        "lenient_tail",
+        "need",
+        "source",
+        "stop",
+        "stop_pos",
+        "torn_ok",
+        "verify_crc",
+        "warn",
+    )
 
-    def __init__(self, source: str, lenient_tail: bool, warn: WarnFn, verify_crc: bool, decode: bool) -> None:
+    def __init__(
+        self,
+        source: str,
+        lenient_tail: bool,
+        warn: WarnFn,
+        verify_crc: bool,
+        decode: bool,
+        torn_ok: bool | None = None,
+    ) -> None:
+        """``torn_ok``: whether the data may end inside a batch (a Fetch response, the last segment,
+        a lone file); default ``lenient_tail``.  Elsewhere a cut-off batch is damage: a segment
+        that is not the last was closed whole by Kafka, and replaying the later segments over the
+        lost batch would show an image that never existed."""
         self.source = source
         self.lenient_tail = lenient_tail
+        self.torn_ok = lenient_tail if torn_ok is None else torn_ok
         self.warn = warn
         self.verify_crc = verify_crc
         self.decode = decode
@@ -170,8 +193,27 @@ class BatchScan:
             if rem <= HEADER_SIZE_UP_TO_MAGIC:
                 if not eof:
                     self.stop, self.stop_pos, self.need = "more", pos, HEADER_SIZE_UP_TO_MAGIC + 1
-                else:
-                    self.stop, self.stop_pos = "end", pos
+                    return
+                self.stop, self.stop_pos = "end", pos
+                if not rem:
+                    return
+                if not self.torn_ok:  # zeros too: Kafka trims a segment when it rolls it
+                    raise CorruptBatchError(
+                        f"{rem} byte(s) after the last batch, too few for a batch header: a batch "
+                        f"was cut off, and this is not the end of the log",
+                        source,
+                        base + pos,
+                    )
+                self.stop = "torn"  # Kafka's reader stops here too; say so
+                self.warn(
+                    LogWarning(
+                        "torn-tail",
+                        f"{rem} byte(s) after the last batch, too few for a batch header (a write "
+                        f"was cut off): ignored",
+                        source,
+                        base + pos,
+                    )
+                )
                 return
             length = _unpack_int32(buf, pos + 8)[0]
             size = length + LOG_OVERHEAD
@@ -187,7 +229,7 @@ class BatchScan:
                 )
                 return
             if length < MIN_BATCH_LENGTH:
-                if length == 0 and tail.rest_is_zero(base + pos):
+                if length == 0 and self.torn_ok and tail.rest_is_zero(base + pos):
                     self.stop, self.stop_pos = "end", pos  # zero-filled (pre-allocated) tail
                     return
                 self.stop_pos = pos
@@ -203,6 +245,13 @@ class BatchScan:
                 if not eof:
                     self.stop, self.need = "more", size
                     return
+                if not self.torn_ok:
+                    raise CorruptBatchError(
+                        f"batch is cut off ({rem} of {size} bytes): a write was cut off, and this is "
+                        f"not the end of the log",
+                        source,
+                        base + pos,
+                    )
                 self.stop = "torn"
                 self.warn(
                     LogWarning(
@@ -273,7 +322,8 @@ def iter_batches(
     * iteration stops when 17 or fewer bytes remain, or at a zero-filled tail (batchLength 0 and
       only zeros after it: a pre-allocated segment);
     * a partial last batch (a cut-off write, or the end of a Fetch response) is a "torn-tail"
-      :class:`LogWarning` passed to ``warn``, not an error;
+      :class:`LogWarning` passed to ``warn``, not an error (a buffer may end anywhere; for files,
+      :func:`~metashell.log.files.iter_file_batches` allows it only with ``lenient_tail``);
     * an invalid batch (batchLength < 14, bad magic, bad CRC, unknown codec, records that do not
       parse) raises :class:`CorruptBatchError` naming ``source`` and the byte offset -- unless
       ``lenient_tail`` is set (the last segment of a directory) and nothing follows it, in which case
@@ -286,5 +336,5 @@ def iter_batches(
     """
     if not isinstance(buf, bytes):  # keys/values must come out as bytes, not memoryview slices
         buf = bytes(buf)
-    scan = BatchScan(source, lenient_tail, warn or log_warning, verify_crc, decode)
+    scan = BatchScan(source, lenient_tail, warn or log_warning, verify_crc, decode, torn_ok=True)
     yield from scan.run(buf, 0, base_position, True, Tail(buf, base_position))
