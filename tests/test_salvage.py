@@ -11,10 +11,12 @@ from __future__ import annotations
 
 import json
 import shutil
+import struct
 from pathlib import Path
 
 import pytest
 from conftest import FIXTURES
+from crc32c import crc32c
 from test_cli import one_line, run_cli
 from test_image_loader import image_state, prov
 
@@ -151,3 +153,59 @@ def test_salvage_changes_nothing_on_intact_data() -> None:
         assert image_state(salvaged.image) == image_state(normal.image)
         assert [str(w) for w in salvaged.warnings] == [str(w) for w in normal.warnings]
         assert not salvaged.image.provenance.salvaged
+
+
+def _log_only(tmp_path: Path) -> tuple[Path, list[Path]]:
+    """A copy of the fixture with its snapshots removed: every segment is replayed."""
+    root = copy(tmp_path)
+    for snap in (root / PART).glob("*.checkpoint"):
+        snap.unlink()
+    return root, sorted((root / PART).glob("*.log"))
+
+
+@pytest.mark.parametrize("left", [30, 10, 3], ids=["torn-batch", "torn-header", "17-bytes-or-fewer"])
+def test_a_torn_batch_before_the_last_segment_is_an_error(tmp_path: Path, left: int) -> None:
+    """The end of a segment that is not the last one cut off inside its last batch: one located
+    error, exit 1 (it loaded with exit 0, the later segments applied over the gap); --salvage stops
+    at the offset before the torn batch."""
+    root, segments = _log_only(tmp_path)
+    victim = segments[1]
+    pos, size, base = batch_positions(victim)[-1]
+    with open(victim, "r+b") as f:
+        f.truncate(pos + (left if left < 18 else size - left))
+    status, _, err = run_cli("-d", str(root), "ls", "/brokers")
+    assert status == 1 and one_line(err).startswith(f"error: {victim}: byte offset {pos}: "), err
+    assert "--salvage" in err
+    salvaged = load_directory(root, salvage=True)
+    expected = load_directory(SOURCE, until_offset=base - 1)
+    assert image_state(salvaged.image) == image_state(expected.image)
+    assert salvaged.image.provenance.offset == base - 1
+
+
+def test_a_forged_base_offset_in_a_segments_first_batch_is_an_error(tmp_path: Path) -> None:
+    """2**40 as the baseOffset of the first batch of 00000000000000000000.log (outside the CRC): it
+    loaded as an empty image with 10 001 warnings and exit 0."""
+    root, segments = _log_only(tmp_path)
+    data = bytearray(segments[0].read_bytes())
+    struct.pack_into(">q", data, 0, 2**40)
+    segments[0].write_bytes(bytes(data))
+    status, _, err = run_cli("-d", str(root), "ls", "/brokers")
+    assert status == 1 and err.count("\n") == 1, err
+    assert err.startswith(f"error: {segments[0]}: byte offset 0: batch at base offset {2**40}: ")
+    status, out, err = run_cli("-d", str(root), "--salvage", "ls", "/topics")
+    assert status == 0 and out == "" and err.count("warning:") == 1
+
+
+def test_a_lying_last_offset_delta_with_a_resealed_crc_is_an_error(tmp_path: Path) -> None:
+    """lastOffsetDelta raised by 50, CRC recomputed: it dropped the rest of the log with exit 0."""
+    root, segments = _log_only(tmp_path)
+    pos, size, base = batch_positions(segments[2])[3]
+    data = bytearray(segments[2].read_bytes())
+    delta = struct.unpack_from(">i", data, pos + 23)[0]
+    struct.pack_into(">i", data, pos + 23, delta + 50)
+    struct.pack_into(">I", data, pos + 17, crc32c(bytes(data[pos + 21 : pos + size])))
+    segments[2].write_bytes(bytes(data))
+    status, _, err = run_cli("-d", str(root), "ls", "/brokers")
+    assert status == 1 and f"byte offset {pos}: batch at base offset {base}: lastOffsetDelta" in err
+    salvaged = load_directory(root, salvage=True)
+    assert salvaged.image.provenance.offset == base - 1
