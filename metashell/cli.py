@@ -28,6 +28,7 @@ from typing import NoReturn, TextIO
 
 from metashell import __version__
 from metashell.errors import MetashellError, UsageError
+from metashell.numbers import parse_int
 from metashell.safe_text import visible, visible_output
 
 EXIT_OK, EXIT_ERROR, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
@@ -147,6 +148,7 @@ def build_parser(prog: str | None = None) -> argparse.ArgumentParser:
     p.add_argument(
         "--at",
         metavar="OFFSET|TIME",
+        type=_point,
         help="Load the metadata as it was after this log offset, or after the last batch "
         "appended at or before this time (ISO 8601, e.g. 2026-11-22T03:55:00Z; or "
         "@epoch-ms). In the shell, 'at' moves the session later.",
@@ -185,13 +187,24 @@ def build_parser(prog: str | None = None) -> argparse.ArgumentParser:
     return p
 
 
+def _point(text: str) -> str:
+    """``--at`` values: checked while parsing (a bad one is bad usage, exit 2), kept as typed."""
+    from metashell.image.timepoint import PointError, parse_point
+
+    try:
+        parse_point(text)
+    except PointError as e:
+        raise argparse.ArgumentTypeError(str(e).removeprefix("at: ")) from None
+    return text
+
+
 def _size(text: str) -> int:
     """``--max-batch-bytes`` values: a byte count with an optional K/M/G (binary) suffix."""
     units = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}
     t = text.strip().upper().removesuffix("IB").removesuffix("B")
     scale = units.get(t[-1:], 1)
     try:
-        value = int(t[:-1] if t[-1:] in units else t) * scale
+        value = parse_int(t[:-1] if t[-1:] in units else t) * scale
     except ValueError:
         raise argparse.ArgumentTypeError(f"not a size: {text!r} (e.g. 64M)") from None
     if value < 4096:

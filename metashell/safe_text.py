@@ -24,9 +24,12 @@ import re
 
 __all__ = ["json_safe", "visible", "visible_output"]
 
-_ALL = re.compile("[\x00-\x1f\x7f-\x9f]")
-_NOT_LAYOUT = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
-_JSON_UNESCAPED = re.compile("[\x7f-\x9f]")
+# Lone surrogates (U+D800-U+DFFF) too: Java strings may hold one (a ``\uD800`` escape in
+# meta.properties, a controller's DescribeCluster), and no UTF-8 stream can carry it: printed raw,
+# it is an encoding error that stops the command, or the REPL before its first prompt.
+_ALL = re.compile("[\x00-\x1f\x7f-\x9f\ud800-\udfff]")
+_NOT_LAYOUT = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\ud800-\udfff]")
+_JSON_UNESCAPED = re.compile("[\x7f-\x9f\ud800-\udfff]")
 
 
 def _escape(m: re.Match[str]) -> str:

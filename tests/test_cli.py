@@ -336,7 +336,9 @@ def test_broken_pipe_is_quiet() -> None:
     err = proc.stderr.read()
     proc.wait(timeout=60)
     assert first == b"/\n"
-    assert err == b"" and proc.returncode == 1
+    assert (
+        err == b"" and proc.returncode == 0
+    )  # the reader had what it wanted (issue: exit 1 broke pipefail scripts)
 
 
 # ------------------------------------------------------------------------------------------------

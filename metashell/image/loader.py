@@ -89,6 +89,7 @@ from typing import Any
 
 from metashell.errors import DecodeError
 from metashell.log.directory import PlanStep, ReadPlan, SnapshotFile, open_metadata_dir, plan_file
+from metashell.log.files import open_regular
 from metashell.log.problems import IncompleteSnapshotError, LogWarning, Salvaged
 from metashell.log.reader import BatchIndexEntry, BatchRead, PlanReader
 from metashell.log.records import Entry
@@ -141,7 +142,7 @@ class LoadResult:
 def _starts_like_a_batch(path: Path) -> bool:
     """Whether the file's first bytes carry record-batch magic 2 (a damaged log, not another file)."""
     try:
-        with open(path, "rb") as f:
+        with open_regular(path) as f:
             head = f.read(17)
     except OSError:
         return False

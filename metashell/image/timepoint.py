@@ -17,6 +17,7 @@ from metashell.errors import MetashellError
 from metashell.log.directory import MetadataLogDir
 from metashell.log.files import iter_file_batches
 from metashell.log.reader import BatchIndexEntry
+from metashell.numbers import is_int, is_natural
 
 __all__ = [
     "PointError",
@@ -47,12 +48,12 @@ def parse_point(text: str) -> tuple[str, int]:
     """``("offset", N)`` or ``("time", epoch ms)``.  Times are ISO 8601 (``2026-11-22T03:55``,
     ``...Z``, ``...+02:00``; no zone means UTC) or epoch milliseconds written as ``@1700000000000``."""
     t = text.strip()
-    if t.lstrip("-").isdigit():
+    if is_int(t):
         value = int(t)
         if value < 0:
             raise PointError(f"at: {text}: an offset is 0 or more")
         return "offset", value
-    if t.startswith("@") and t[1:].isdigit():
+    if t.startswith("@") and is_natural(t[1:]):
         return "time", int(t[1:])
     try:
         when = _dt.datetime.fromisoformat(t.replace("Z", "+00:00").replace("z", "+00:00"))

@@ -33,6 +33,7 @@ from metashell.live.errors import (
 )
 from metashell.live.sasl import mechanism_for
 from metashell.live.tls import TlsSettings, build_tls
+from metashell.numbers import is_natural
 from metashell.protocol import messages
 
 CLIENT_SOFTWARE_NAME = "metashell"
@@ -66,7 +67,7 @@ def parse_endpoints(text: str) -> list[Endpoint]:
             host, sep, port = part[1:].partition("]:")
         else:
             host, sep, port = part.rpartition(":")
-        if not sep or not host or not port.isdigit() or not 0 < int(port) < 65536:
+        if not sep or not host or not is_natural(port) or not 0 < int(port) < 65536:
             raise ConfigError(f"bad controller endpoint '{part}': expected host:port")
         ep = Endpoint(host, int(port))
         if ep not in out:

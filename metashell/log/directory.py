@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from metashell.errors import MetashellError
-from metashell.log.files import iter_file_batches, read_batch_at
+from metashell.log.files import iter_file_batches, open_regular, read_batch_at
 from metashell.log.problems import LogWarning
 from metashell.log.properties import parse_properties
 
@@ -124,7 +124,7 @@ def parse_snapshot_name(name: str) -> tuple[int, int] | None:
 
 
 def _read_small(path: Path) -> bytes:
-    with open(path, "rb") as f:
+    with open_regular(path) as f:
         return f.read(_SMALL_FILE_LIMIT)
 
 

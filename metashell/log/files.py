@@ -13,13 +13,14 @@ import os
 import stat
 from collections.abc import Iterator
 from pathlib import Path
+from typing import BinaryIO
 
 from metashell.errors import DecodeError
 from metashell.log.batch import HEADER_SIZE_UP_TO_MAGIC, RecordBatch
 from metashell.log.problems import WarnFn, log_warning
 from metashell.log.scan import BatchScan, Tail
 
-__all__ = ["DEFAULT_CHUNK", "iter_file_batches", "read_batch_at"]
+__all__ = ["DEFAULT_CHUNK", "iter_file_batches", "open_regular", "read_batch_at"]
 
 DEFAULT_CHUNK = 16 * 1024 * 1024
 #: How much zero-filled data past a batchLength of 0 is read to confirm a pre-allocated tail (holes
@@ -30,6 +31,26 @@ ZERO_TAIL_LOOK = 64 * 1024 * 1024
 
 class NotARegularFileError(DecodeError):
     """A path that is a device, FIFO or socket: its "size" means nothing and it may never end."""
+
+
+def open_regular(path: str | os.PathLike[str], source: str | None = None) -> BinaryIO:
+    """``path`` opened for reading, refused unless it is a regular file.
+
+    Opened non-blocking first: a plain ``open`` of a FIFO waits for a writer for ever, before any
+    check could run (a FIFO passed to ``-s`` or ``--diff-with``, or named ``quorum-state`` in a
+    directory).  Raises :class:`NotARegularFileError` naming ``source`` (default: the path)."""
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOCTTY", 0))
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise NotARegularFileError(
+                "not a regular file (a device, FIFO or socket cannot be a metadata log)",
+                source if source is not None else str(path),
+            )
+        os.set_blocking(fd, True)
+        return os.fdopen(fd, "rb")
+    except BaseException:
+        os.close(fd)
+        raise
 
 
 class _FileTail(Tail):
@@ -94,13 +115,8 @@ def iter_file_batches(
     src = source if source is not None else str(path)
     scan = BatchScan(src, lenient_tail, warn or log_warning, verify_crc, decode)
     chunk_size = max(chunk_size, 4096)
-    with open(path, "rb") as f:
+    with open_regular(path, src) as f:
         fd = f.fileno()
-        mode = os.fstat(fd).st_mode
-        if not stat.S_ISREG(mode):
-            raise NotARegularFileError(
-                "not a regular file (a device, FIFO or socket cannot be a metadata log)", src
-            )
         if position:
             f.seek(position)
         buf = f.read(chunk_size)
@@ -154,7 +170,7 @@ def first_batch_at_or_after(path: str | os.PathLike[str], lo: int, chunk_size: i
     """
     if lo <= 0:
         return 0
-    with open(path, "rb") as f:
+    with open_regular(path) as f:
         size = os.fstat(f.fileno()).st_size
         pos = 0
         buf, base = b"", 0

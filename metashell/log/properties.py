@@ -21,6 +21,8 @@ from __future__ import annotations
 
 import os
 
+from metashell.log.files import open_regular
+
 __all__ = ["load_properties", "parse_properties"]
 
 _BLANKS = " \t\f"
@@ -123,5 +125,5 @@ def parse_properties(data: str | bytes) -> dict[str, str]:
 
 def load_properties(path: str | os.PathLike[str]) -> dict[str, str]:
     """Read and parse a properties file (read-only)."""
-    with open(path, "rb") as f:
+    with open_regular(path) as f:  # a FIFO must not block for ever
         return parse_properties(f.read())

@@ -34,6 +34,7 @@ from metashell.image.wording import broker_state
 from metashell.protocol.uuid import uuid_to_str
 from metashell.tree.redact import REDACTED, is_sensitive_config
 
+from ..safe_text import visible
 from .spec import CommandError
 
 #: How many items of a finding ``health`` prints before "... and N more".
@@ -63,7 +64,10 @@ def health_lines(report: HealthReport, show_all: bool = False) -> Iterator[str]:
             if not show_all and n == HEALTH_ITEMS:
                 yield f"  ... and {len(fresh) - HEALTH_ITEMS} more (health --all lists every one)"
                 break
-            yield "  " + (item.line() if isinstance(item, PartitionRef) else str(item.get("text", item)))
+            # one item, one line: a name's newline or tab is escaped (it could forge another line)
+            yield "  " + visible(
+                item.line() if isinstance(item, PartitionRef) else str(item.get("text", item))
+            )
         seen.update(id(i) for i in fresh if isinstance(i, PartitionRef))
     if report.leaders_per_broker and not report.healthy:
         yield ""
@@ -106,9 +110,9 @@ def topic_overrides(image: MetadataImage, topic: str, redact: bool) -> list[tupl
 def topic_line(image: MetadataImage, topic: Topic, redact: bool) -> str:
     """``TopicCommand.TopicDescription.printDescription``."""
     first = topic.partitions[min(topic.partitions)] if topic.partitions else None
-    configs = ",".join(f"{k}={v}" for k, v in topic_overrides(image, topic.name, redact))
+    configs = ",".join(f"{visible(k)}={visible(v)}" for k, v in topic_overrides(image, topic.name, redact))
     return (
-        f"Topic: {topic.name}\tTopicId: {uuid_to_str(topic.id)}\tPartitionCount: {len(topic.partitions)}"
+        f"Topic: {visible(topic.name)}\tTopicId: {uuid_to_str(topic.id)}\tPartitionCount: {len(topic.partitions)}"
         f"\tReplicationFactor: {replication_factor(first) if first else 0}\tConfigs: {configs}"
     )
 
@@ -116,7 +120,7 @@ def topic_line(image: MetadataImage, topic: Topic, redact: bool) -> str:
 def partition_line(topic: str, pid: int, p: Partition) -> str:
     """``TopicCommand.PartitionDescription.printDescription``."""
     text = (
-        f"\tTopic: {topic}\tPartition: {pid}\tLeader: {'none' if p.leader < 0 else p.leader}"
+        f"\tTopic: {visible(topic)}\tPartition: {pid}\tLeader: {'none' if p.leader < 0 else p.leader}"
         f"\tReplicas: {_ids(p.replicas)}\tIsr: {_ids(p.isr)}"
     )
     if p.adding_replicas or p.removing_replicas:
@@ -214,16 +218,18 @@ def _protocol_name(code: int | None) -> str:
 
 
 def broker_lines(info: dict[str, Any]) -> Iterator[str]:
-    yield f"Broker: {info['id']}\tState: {info['state']}\tEpoch: {info['epoch']}\tRack: {info['rack'] or 'none'}"
+    rack = visible(info["rack"]) if info["rack"] else "none"
+    yield f"Broker: {info['id']}\tState: {info['state']}\tEpoch: {info['epoch']}\tRack: {rack}"
     for e in info["listeners"]:
-        yield f"\tListener: {e['name']}\t{e['securityProtocol']}://{e['host']}:{e['port']}"
+        where = f"{visible(str(e['securityProtocol']))}://{visible(str(e['host']))}:{e['port']}"
+        yield f"\tListener: {visible(str(e['name']))}\t{where}"
     yield (
         f"\tPartitions: leads {info['partitionsLed']}, hosts {info['partitionsHosted']}, "
         f"in ISR of {info['partitionsInIsr']}"
     )
-    yield "\tLogDirs: " + (",".join(info["logDirs"]) or "none")
+    yield "\tLogDirs: " + (",".join(visible(str(d)) for d in info["logDirs"]) or "none")
     yield "\tFeatures: " + ", ".join(
-        f"{k} {v['min']}..{v['max']}" for k, v in info["supportedFeatures"].items()
+        f"{visible(k)} {v['min']}..{v['max']}" for k, v in info["supportedFeatures"].items()
     )
 
 
@@ -270,14 +276,17 @@ def acl_lines(decision: AclDecision) -> Iterator[str]:
         j = acl_json(a)
         groups.setdefault((j["resourceType"], j["resourceName"], j["patternType"]), []).append(j)
     for (rtype, name, pattern), items in groups.items():
-        yield f"Current ACLs for resource `ResourcePattern(resourceType={rtype}, name={name}, patternType={pattern})`:"
+        yield (
+            f"Current ACLs for resource `ResourcePattern(resourceType={visible(rtype)}, "
+            f"name={visible(name)}, patternType={visible(pattern)})`:"
+        )
         for j in items:
             yield (
-                f"\t(principal={j['principal']}, host={j['host']}, operation={j['operation']}, "
-                f"permissionType={j['permissionType']})"
+                f"\t(principal={visible(j['principal'])}, host={visible(j['host'])}, "
+                f"operation={visible(j['operation'])}, permissionType={visible(j['permissionType'])})"
             )
         yield ""
     if not decision.bindings:
         yield "No ACL binding applies."
     if decision.result is not None:
-        yield f"Decision: {decision.result} ({decision.reason})"
+        yield f"Decision: {decision.result} ({visible(decision.reason)})"

@@ -30,6 +30,7 @@ from metashell.image.history import history, parse_target
 from metashell.image.image import MetadataImage
 from metashell.image.model import Topic
 from metashell.log.directory import ReadPlan
+from metashell.numbers import is_int, parse_int, parse_seconds
 from metashell.protocol.uuid import uuid_to_str
 from metashell.tree import Node, glob_components, join
 from metashell.tree.friendly import iso_utc as iso_time
@@ -490,14 +491,14 @@ class Shell:
         """Kafka's ``history [N]`` (the commands typed), or ``history PATH``: every record that
         changed a topic, partition, broker or config, oldest first, with old -> new values."""
         arg = p.args[0].literal if p.args else ""
-        if arg and not arg.lstrip("-").isdigit() and (self.full_plan is not None or arg.startswith("/")):
+        if arg and not is_int(arg) and (self.full_plan is not None or arg.startswith("/")):
             self._metadata_history(p)
             return
         count = len(self.history)
         if p.args:
             raw = p.args[0].literal
             try:
-                count = int(raw)
+                count = parse_int(raw)
             except ValueError:
                 raise CommandError(
                     f"history: argument numEntriesToShow: could not convert '{raw}' to "
@@ -884,12 +885,11 @@ def _seconds_option(p: Parsed, name: str, default: float) -> float:
     if raw is None:
         return default
     try:
-        seconds = float(str(raw))
+        return parse_seconds(str(raw))
     except ValueError:
-        seconds = -1.0
-    if not seconds > 0:
-        raise CommandError(f"{p.spec.name}: --{name} {raw}: not a positive number of seconds")
-    return seconds
+        raise CommandError(
+            f"{p.spec.name}: --{name} {raw}: not a positive number of seconds (at most a year)"
+        ) from None
 
 
 def _offset_option(p: Parsed, name: str) -> int | None:
@@ -897,7 +897,7 @@ def _offset_option(p: Parsed, name: str) -> int | None:
     if raw is None:
         return None
     try:
-        return int(str(raw))
+        return parse_int(str(raw))
     except ValueError:
         raise CommandError(f"log: --{name} {raw}: not an offset") from None
 

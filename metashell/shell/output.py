@@ -7,6 +7,7 @@ adds ANSI sequences around JSON text, so byte-exact output (``/image``, pipes, f
 from __future__ import annotations
 
 import json
+import math
 import os
 from functools import lru_cache
 from typing import IO, Any
@@ -16,8 +17,29 @@ from metashell.safe_text import json_safe
 
 def json_line(obj: Any) -> str:
     """One compact JSON document on one line (JSON Lines), non-ASCII kept readable, but no control
-    character raw (C1 and DEL escaped too: see :mod:`metashell.safe_text`)."""
-    return json_safe(json.dumps(obj, ensure_ascii=False, separators=(",", ":"), default=_fallback))
+    character raw (C1 and DEL escaped too: see :mod:`metashell.safe_text`).
+
+    Strict JSON: a float that is not finite (a quota value can be NaN or infinite: the record is a
+    float64) becomes the string ``"NaN"``, ``"Infinity"`` or ``"-Infinity"``, Java's spelling.
+    Python's ``json`` would write the bare words, which no strict parser (``jq``, Spark) accepts."""
+    try:
+        text = json.dumps(obj, ensure_ascii=False, separators=(",", ":"), default=_fallback, allow_nan=False)
+    except ValueError:  # rare: only then walk the document
+        text = json.dumps(
+            _finite(obj), ensure_ascii=False, separators=(",", ":"), default=_fallback, allow_nan=False
+        )
+    return json_safe(text)
+
+
+def _finite(obj: Any) -> Any:
+    """``obj`` with every non-finite float replaced by its Java name (a string)."""
+    if isinstance(obj, float) and not math.isfinite(obj):
+        return "NaN" if math.isnan(obj) else ("Infinity" if obj > 0 else "-Infinity")
+    if isinstance(obj, dict):
+        return {k: _finite(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [_finite(v) for v in obj]
+    return obj
 
 
 def _fallback(obj: Any) -> Any:

@@ -14,6 +14,7 @@ import difflib
 from dataclasses import dataclass, field
 
 from metashell.errors import MetashellError
+from metashell.numbers import is_natural, parse_int
 
 from .words import Word
 
@@ -440,7 +441,7 @@ def parse(words: list[Word]) -> Parsed:
             raise CommandError(f"{name}: argument {key}: invalid choice: '{value}' (choose from {choices})")
         if opt.type is int:
             try:
-                opts[opt.dest] = int(value)
+                opts[opt.dest] = parse_int(value)
             except ValueError:
                 raise CommandError(
                     f"{name}: argument {key}: could not convert '{value}' to Integer"
@@ -466,7 +467,7 @@ def _is_flag_cluster(t: str, by_flag: dict[str, Option]) -> bool:
 
 
 def _looks_negative_number(t: str) -> bool:
-    return t[1:].isdigit()
+    return is_natural(t[1:])
 
 
 def man_text(name: str) -> str:

@@ -21,6 +21,7 @@ from typing import Any
 from metashell.errors import MetashellError
 from metashell.image.history import full_plan
 from metashell.log import MetadataDirError, load_properties, open_metadata_dir
+from metashell.numbers import is_int, is_natural
 
 __all__ = [
     "Dataset",
@@ -107,7 +108,7 @@ def _meta_near(file: Path) -> tuple[str | None, int | None]:
             except (OSError, ValueError):
                 return None, None
             node = props.get("node.id") or props.get("broker.id")
-            return props.get("cluster.id") or None, int(node) if node and node.lstrip("-").isdigit() else None
+            return props.get("cluster.id") or None, int(node) if node and is_int(node) else None
     return None, None
 
 
@@ -185,8 +186,8 @@ def dataset_files(ds: Dataset) -> list[Unit]:
                     ds.path,
                     "snapshot",
                     size=p.stat().st_size,
-                    snapshot_end_offset=int(end) if end.isdigit() else None,
-                    snapshot_epoch=int(epoch) if epoch.isdigit() else None,
+                    snapshot_end_offset=int(end) if is_natural(end) else None,
+                    snapshot_epoch=int(epoch) if is_natural(epoch) else None,
                     replay_seq=0,
                 )
             ]
