@@ -889,3 +889,19 @@ def test_old_broker_without_describe_cluster_v1_is_named(ctrl: FakeController) -
     ctrl.api_keys[3] = (0, 12)  # Metadata: only brokers serve it
     with pytest.raises(LiveError, match="this is a broker endpoint"):
         LiveSource(ctrl.endpoint).connect()
+
+
+def test_an_advertised_host_that_cannot_be_encoded_is_one_line() -> None:
+    """The leader's advertised host has a 64-character label: the resolver's IDNA step raised a
+    UnicodeError (chained tracebacks); now it is a connection failure like any other."""
+    a = FakeController(node_id=1, epoch=4)
+    try:
+        a.api_keys[1] = (4, 16)
+        a.describe_cluster_error = 35
+        a.leader_id = 2
+        a.peers = {2: ("a" * 64, 9093)}
+        with pytest.raises(LiveError) as e:
+            LiveSource(a.endpoint, max_wait_ms=100).run_until_caught_up(timeout=3)
+        assert "UnicodeError" not in str(e.value) and "\n" not in str(e.value)
+    finally:
+        a.kill()

@@ -238,7 +238,20 @@ def test_deeply_nested_quorum_state_is_a_warning(tmp_path: Path) -> None:
     assert status == 0 and "quorum-state: JSON nested too deeply" in err and "internal error" not in err
 
 
-@pytest.mark.parametrize("endpoint", ["127.0.0.1", ":abc", "host:99999", "host:", ","])
+@pytest.mark.parametrize(
+    "endpoint",
+    [
+        "127.0.0.1",
+        ":abc",
+        "host:99999",
+        "host:",
+        ",",
+        "a" * 64 + ":9093",
+        "a..b:9093",
+        "x" * 300 + ":1",
+        "h:９０",
+    ],
+)
 def test_malformed_controller_endpoint_is_bad_usage(endpoint: str) -> None:
     status, err, _ = run_measured("-q", endpoint, "-c", "ls /")
     assert status == 2 and err.count("\n") == 1 and "--bootstrap-controller" in err, err

@@ -69,12 +69,28 @@ def parse_endpoints(text: str) -> list[Endpoint]:
             host, sep, port = part.rpartition(":")
         if not sep or not host or not is_natural(port) or not 0 < int(port) < 65536:
             raise ConfigError(f"bad controller endpoint '{part}': expected host:port")
+        problem = _host_problem(host)
+        if problem:
+            raise ConfigError(f"bad controller endpoint '{part}': {problem}")
         ep = Endpoint(host, int(port))
         if ep not in out:
             out.append(ep)
     if not out:
         raise ConfigError("no controller endpoint given: expected host:port[,host:port...]")
     return out
+
+
+def _host_problem(host: str) -> str:
+    """Why ``host`` cannot be resolved at all ("" when it may be): checked before any thread starts,
+    because the resolver's IDNA encoding raises ``UnicodeError`` deep inside ``getaddrinfo`` (a label
+    over 63 characters, a name over 253) and that surfaced as chained tracebacks."""
+    if ":" in host:  # an IPv6 address
+        return ""
+    try:
+        host.encode("idna")
+    except UnicodeError:
+        return "not a host name (each dot-separated label is 1 to 63 characters, the name at most 253)"
+    return ""
 
 
 class Connection:
@@ -104,6 +120,10 @@ class Connection:
             sock = socket.create_connection((ep.host, ep.port), timeout=timeout)
         except socket.gaierror as e:
             raise LiveConnectionError(f"cannot resolve controller host '{ep.host}': {e.strerror}") from None
+        except UnicodeError:  # a name the resolver cannot even encode (an advertised listener's host)
+            raise LiveConnectionError(
+                f"cannot resolve controller host '{ep.host}': not a host name"
+            ) from None
         except TimeoutError:
             raise LiveConnectionError(f"cannot connect to {ep}: timed out after {timeout:g}s") from None
         except ConnectionRefusedError:
