@@ -33,7 +33,7 @@ LINE_COMMANDS = [
 
 
 def _lines(root: Path, command: str) -> list[str]:
-    status, out, err = run_cli("-d", str(root), "-c", command)
+    _status, out, err = run_cli("-d", str(root), "-c", command)
     assert "internal error" not in err, err
     return out.splitlines()
 

@@ -316,3 +316,41 @@ def test_out_of_memory_is_one_line_naming_the_file(tmp_path: Path, headroom_mb: 
     assert proc.returncode == 1 and proc.stdout == "", proc.stderr[-2000:]
     (line,) = proc.stderr.splitlines()
     assert line.startswith("error: ") and ".checkpoint" in line and "out of memory while loading" in line
+
+
+def _zigzag(n: int) -> bytes:
+    return _uvarint((n << 1) ^ (n >> 63))
+
+
+def _tiny_record(i: int) -> bytes:
+    body = b"\x00" + _zigzag(0) + _zigzag(i) + _zigzag(-1) + _zigzag(-1) + _zigzag(0)
+    return _zigzag(len(body)) + body
+
+
+def test_a_record_count_bomb_is_refused_by_its_count(tmp_path: Path) -> None:
+    """A gzip batch declaring 2 million 7-byte records (under every byte cap): the batch cap bounds
+    records too (LIMITS.max_records), so it is refused before one is decoded.  Before: 6 million
+    such records cost about 900 MB and 25 s."""
+    n = 2_000_000
+    raw = b"".join(_tiny_record(i) for i in range(n))
+    gz = zlib.compressobj(1, zlib.DEFLATED, 31)
+    path = tmp_path / "00000000000000000000.log"
+    path.write_bytes(frame(gz.compress(raw) + gz.flush(), attributes=1, count=n))
+    _status, err, rss = run_measured("-s", str(path), "-c", "ls /")
+    assert f"{n} records, more than the {LIMITS.max_records} metashell reads in one batch" in err
+    assert rss < 100, f"peak RSS {rss:.0f} MB"
+    with pytest.raises(CorruptBatchError, match="more than the"):
+        list(iter_batches(path.read_bytes(), "bomb"))
+
+
+def test_gzip_members_are_read_in_linear_time() -> None:
+    """One batch of 20 000 one-record gzip members (GZIPInputStream reads them all): every record
+    comes out, and the work is linear (each member used to copy the rest of the input)."""
+    import gzip
+
+    n = 20_000
+    area = b"".join(gzip.compress(_tiny_record(i), 1) for i in range(n))
+    inflated = decompress_records(1, area)
+    assert inflated == b"".join(_tiny_record(i) for i in range(n))
+    (batch,) = iter_batches(frame(area, attributes=1, count=n), "members", warn=lambda w: None)
+    assert len(batch.entries()) == n

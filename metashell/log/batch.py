@@ -22,6 +22,7 @@ from crc32c import crc32c
 from metashell.log.compression import (
     COMPRESSION_NAMES,
     COMPRESSION_ZSTD,
+    LIMITS,
     InflateLimitError,
     decompress_records,
 )
@@ -354,4 +355,9 @@ def check_header(
         return f"batch at base offset {header[0]}: unknown compression type {header[5] & 7}"
     if header[12] < 0:
         return f"batch at base offset {header[0]}: negative record count {header[12]}"
+    if header[12] > LIMITS.max_records:
+        return (
+            f"batch at base offset {header[0]}: {header[12]} records, more than the "
+            f"{LIMITS.max_records} metashell reads in one batch (--max-batch-bytes raises it)"
+        )
     return None

@@ -136,6 +136,7 @@ class BatchScan:
         self.stop = ""
         new_batch = RecordBatch.__new__
         decode_entries_ = decode_entries
+        max_records = LIMITS.max_records
         while True:
             rem = end - pos
             # Fast path: a complete, valid, uncompressed CreateTime batch (everything KRaft writes).
@@ -146,7 +147,7 @@ class BatchScan:
                     HEADER_SIZE <= size <= rem
                     and header[3] == 2
                     and not header[5] & 0x0F
-                    and header[12] >= 0
+                    and 0 <= header[12] <= max_records
                     and (not verify_crc or crc32c(mv[pos + 21 : pos + size]) == header[4])
                 ):
                     batch = new_batch(RecordBatch)
@@ -284,7 +285,10 @@ class BatchScan:
                 problem = check_header(header, buf, pos, rem, False)
             elif verify_crc and crc32c(mv[pos + 21 : pos + size]) != header[4]:
                 problem = check_header(header, buf, pos, rem, True)
-            elif header[5] & ATTR_COMPRESSION_MASK > COMPRESSION_ZSTD or header[12] < 0:
+            elif (
+                header[5] & ATTR_COMPRESSION_MASK > COMPRESSION_ZSTD
+                or not 0 <= header[12] <= LIMITS.max_records
+            ):
                 problem = check_header(header, buf, pos, rem, False)
             else:
                 problem = None
