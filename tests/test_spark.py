@@ -456,3 +456,16 @@ def test_a_stream_restarted_inside_a_snapshot_says_so() -> None:
         reader._check(120)
     with pytest.raises(MetashellError, match="bootstrap.controllers"):
         LiveStreamReader({})
+
+
+def test_a_sparse_file_is_planned_by_its_data_not_its_size(tmp_path: Path) -> None:
+    """A 1 TiB segment with 4 KiB on disk was planned as 16,384 tasks: it is one unit now."""
+    from metashell.spark.inputs import Dataset, Unit, _split
+
+    sparse = tmp_path / "00000000000000000000.log"
+    with open(sparse, "wb") as f:
+        f.write(b"\0" * 4096)
+        f.truncate(1 << 40)
+    ds = Dataset(str(tmp_path), "file", None, None)
+    unit = Unit(ds, str(sparse), "log", size=1 << 40, replay_seq=0, lenient_tail=True)
+    assert _split(unit, 64 << 20) == [unit]

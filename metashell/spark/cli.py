@@ -20,6 +20,7 @@ import time
 from typing import Any
 
 from metashell.errors import MetashellError
+from metashell.safe_text import visible, visible_output
 from metashell.spark.job import ALL_TABLES
 
 __all__ = ["main"]
@@ -118,8 +119,10 @@ def main(argv: list[str] | None = None) -> int:
         t0 = time.perf_counter()
         spark = _session(args.master, args.format)
         spark.sparkContext.setLogLevel("OFF")  # failures are reported here, in one line
+        # progress goes to stderr: stdout carries only results (report --json must be JSON)
         print(
             f"[spark] {spark.sparkContext.master}, Spark {spark.version} ({time.perf_counter() - t0:.1f} s)",
+            file=sys.stderr,
             flush=True,
         )
         if args.command == "export":
@@ -136,20 +139,21 @@ def main(argv: list[str] | None = None) -> int:
                 fail_fast=args.fail_fast,
                 split_bytes=args.split_bytes,
                 as_of=args.as_of,
-                progress=lambda line: print(line, flush=True),
+                progress=lambda line: print(visible_output(line), file=sys.stderr, flush=True),
             )
-            print("\n".join(summary.lines()))
+            print(visible_output("\n".join(summary.lines())))
             return 0
         from metashell.spark.report import render_chart, render_json, render_text, report
 
         sections = report(spark, args.out, args.format)
-        print(render_json(sections) if args.json else render_text(sections))
+        # config values and names come from metadata: no raw escape sequence reaches the terminal
+        print(visible_output(render_json(sections) if args.json else render_text(sections)))
         if args.chart:
             render_chart(sections, args.chart)
             print(f"chart: {args.chart}", file=sys.stderr)
         return 0
     except (MetashellError, ValueError, FileNotFoundError) as e:
-        print(f"metashell-spark: {' '.join(str(e).split())}", file=sys.stderr)
+        print(visible(f"metashell-spark: {' '.join(str(e).split())}"), file=sys.stderr)
         return 1
     except Exception as e:  # noqa: BLE001 - a Spark failure (--fail-fast): one line, not a JVM stack
         print(f"metashell-spark: {_one_line(e)}", file=sys.stderr)

@@ -166,12 +166,23 @@ def find_datasets(paths: list[str]) -> list[Dataset]:
 
 
 def _split(unit: Unit, split_bytes: int) -> list[Unit]:
-    if unit.size <= split_bytes:
+    if unit.size <= split_bytes or _sparse(unit.file, unit.size):
         return [unit]
     return [
         replace(unit, lo=lo, hi=lo + split_bytes if lo + split_bytes < unit.size else None)
         for lo in range(0, unit.size, split_bytes)
     ]
+
+
+def _sparse(path: str, size: int) -> bool:
+    """Whether most of the file is holes (a 1 TiB file with 4 KiB on disk): its size says nothing of
+    the work, and cutting it by size planned 16,384 tasks.  Such a file is one unit; its reader skips
+    the zero-filled rest with SEEK_DATA."""
+    try:
+        allocated = os.stat(path).st_blocks * 512
+    except (OSError, AttributeError):
+        return False
+    return allocated < size // 2
 
 
 def dataset_files(ds: Dataset) -> list[Unit]:
