@@ -209,3 +209,16 @@ def test_a_lying_last_offset_delta_with_a_resealed_crc_is_an_error(tmp_path: Pat
     assert status == 1 and f"byte offset {pos}: batch at base offset {base}: lastOffsetDelta" in err
     salvaged = load_directory(root, salvage=True)
     assert salvaged.image.provenance.offset == base - 1
+
+
+def test_log_follows_salvage(tmp_path: Path) -> None:
+    """``log`` under ``--salvage`` lists the records before the damage (it read the log again without
+    salvage, and its error told the user to use the --salvage they had given)."""
+    root, segments = _log_only(tmp_path)
+    pos, size, base = batch_positions(segments[1])[-1]
+    with open(segments[1], "r+b") as f:
+        f.truncate(pos + size - 5)
+    status, out, err = run_cli("-d", str(root), "--salvage", "-c", "log")
+    assert status == 0, err
+    offsets = [int(line.split()[0]) for line in out.splitlines()]
+    assert offsets[-1] == base - 1 and offsets == sorted(offsets)

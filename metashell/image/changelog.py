@@ -185,15 +185,18 @@ def iter_log(
     types: frozenset[str] | None = None,
     base: MetadataImage | None = None,
     payloads: bool = True,
+    salvage: bool = False,
 ) -> Iterator[LogEntry]:
     """The records of ``plan`` from ``first`` to ``last`` (inclusive), of ``types`` (schema names or
     Kafka's type names, case-insensitive) when given.  ``base``: the image at ``first - 1`` when
     ``plan`` starts at ``first`` (``history.log_plan``) rather than with a snapshot.  ``payloads``:
-    decode each record into kafka-dump-log's JSON (``LogEntry.payload``; ``{}`` without)."""
+    decode each record into kafka-dump-log's JSON (``LogEntry.payload``; ``{}`` without).  ``salvage``:
+    stop before the first damaged batch instead of failing, as a ``--salvage`` load does."""
     summaries = _Summaries(base)
     txn: str | None = None
     wanted = None if types is None else {t.lower() for t in types}
-    for kind, batch, records, step in PlanReader(plan, warn=lambda w: None, keep_index=False):
+    reader = PlanReader(plan, warn=lambda w: None, keep_index=False, salvage=salvage)
+    for kind, batch, records, step in reader:
         in_snapshot = kind == "snapshot"
         for off, ts, key, value in records:
             offset = step.snapshot.end_offset - 1 if in_snapshot and step.snapshot else off

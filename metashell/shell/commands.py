@@ -112,6 +112,7 @@ class Shell:
         self.refresh: Callable[[], Node | None] | None = None
         #: the whole log the source's files hold, for ``history PATH`` and ``log`` (None when live).
         self.full_plan: Callable[[int | None], ReadPlan] | None = None
+        self.salvage = False  # --salvage: `log` stops before damage as the load did
         self.history: list[str] = history if history is not None else []
         self._status = 0
 
@@ -122,6 +123,7 @@ class Shell:
         self.travel = source.travel
         self.point = source.point
         self.full_plan = source.full_plan
+        self.salvage = source.salvage
         self.refresh = source.refresh
         self.open_other = lambda other: open_other(other, self.settings.redact)
 
@@ -640,12 +642,26 @@ class Shell:
                     self._print_log(
                         p,
                         iter_log(
-                            plan, first=first, last=last, types=types, base=base, payloads=self._json(p)
+                            plan,
+                            first=first,
+                            last=last,
+                            types=types,
+                            base=base,
+                            payloads=self._json(p),
+                            salvage=self.salvage,
                         ),
                     )
                     return
         self._print_log(
-            p, iter_log(self.full_plan(first), first=first, last=last, types=types, payloads=self._json(p))
+            p,
+            iter_log(
+                self.full_plan(first),
+                first=first,
+                last=last,
+                types=types,
+                payloads=self._json(p),
+                salvage=self.salvage,
+            ),
         )
 
     def _print_log(self, p: Parsed, entries: Iterator[LogEntry]) -> None:

@@ -59,6 +59,8 @@ class Source:
     pending: Callable[[], int] | None = None
     #: live: (leader id, epoch) of the quorum as last heard (the TUI tells leader changes)
     leader: Callable[[], tuple[int, int]] | None = None
+    #: ``--salvage``: commands that read the log again (``log``) stop before damage as the load did
+    salvage: bool = False
 
 
 def _one_line(text: object) -> str:
@@ -138,6 +140,7 @@ def open_directory(
         return build_root(load_directory(p, salvage=salvage).image, source_info=info, redact=redact)
 
     source.refresh = reload
+    source.salvage = salvage
     return source
 
 
@@ -158,6 +161,7 @@ def open_file(path: str, warn: Warn, redact: bool, *, salvage: bool = False, at:
         redact,
     )
     source.full_plan = lambda start=None: plan_file(p)
+    source.salvage = salvage
     return source
 
 
