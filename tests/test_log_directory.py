@@ -566,6 +566,8 @@ class _WriteSpy:
 
         def spy_os_open(path, flags, *args, **kwargs):
             assert not flags & (os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_APPEND | os.O_TRUNC), path
+            if isinstance(path, (str, os.PathLike)):
+                self.opened.append(os.fspath(path))  # files are opened with os.open (open_regular)
             return real_os_open(path, flags, *args, **kwargs)
 
         monkeypatch.setattr(builtins, "open", spy_open)

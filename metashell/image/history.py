@@ -12,7 +12,7 @@ Targets are tree paths: ``/topics/<name>[/<partition>]``, ``/topicIds/<id>[/<par
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -142,7 +142,7 @@ def full_plan(d: MetadataLogDir, start: int | None = None) -> ReadPlan:
     return _from_snapshot(d, min(snaps, key=lambda s: s.end_offset))
 
 
-def log_plan(d: MetadataLogDir, start: int, index: list[Any] | None = None) -> ReadPlan:
+def log_plan(d: MetadataLogDir, start: int, index: Sequence[Any] | None = None) -> ReadPlan:
     """The log segments from offset ``start`` on, without a snapshot, each entered at the batch
     holding ``start`` when ``index`` (a load's batch index) knows it: what ``log --from`` reads when
     the state before ``start`` comes from the journaled image instead of a replay."""

@@ -82,7 +82,7 @@ from __future__ import annotations
 import bisect
 import contextlib
 import time
-from collections.abc import Callable, Generator, Iterable
+from collections.abc import Callable, Generator, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -120,7 +120,7 @@ class LoadResult:
     image: MetadataImage
     warnings: list[ReplayWarning]
     fault_count: int
-    index: list[BatchIndexEntry]
+    index: Sequence[BatchIndexEntry]
     plan: ReadPlan
     mode: str
     files: list[str] = field(default_factory=list)

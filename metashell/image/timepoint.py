@@ -10,6 +10,7 @@ silently lack every topic created before it.
 from __future__ import annotations
 
 import datetime as _dt
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -109,7 +110,9 @@ def iso_time(ms: int) -> str:
     )
 
 
-def resolve_in_dir(d: MetadataLogDir, text: str, index: list[BatchIndexEntry] | None = None) -> ResolvedPoint:
+def resolve_in_dir(
+    d: MetadataLogDir, text: str, index: Sequence[BatchIndexEntry] | None = None
+) -> ResolvedPoint:
     """The offset ``text`` names in directory ``d``, checked against what ``d`` can rebuild.
     ``index``: a load's batch index, which saves reading every batch header for a time (when one of
     its batches is old enough; the batches it skipped, before the snapshot, are all older)."""

@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 import os
 import re
-from collections.abc import Collection
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -325,7 +325,7 @@ class ReadPlan:
         For /provenance prefer ``PlanReader.files_read``: the files actually opened."""
         return [s.source for s in self.steps]
 
-    def seek(self, index: list[Any] | None = None) -> ReadPlan:
+    def seek(self, index: Sequence[Any] | None = None) -> ReadPlan:
         """A copy whose log steps start at the batch holding ``start_offset`` instead of byte 0.
 
         Batch positions come from ``index`` (a PlanReader's ``index`` from an earlier read) when it

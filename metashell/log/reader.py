@@ -19,6 +19,7 @@ from collections.abc import Generator, Iterator
 from typing import Any, NamedTuple
 
 from metashell.log.batch import RecordBatch
+from metashell.log.batch_index import BatchIndex, BatchIndexEntry
 from metashell.log.directory import PlanStep, ReadPlan
 from metashell.log.files import DEFAULT_CHUNK, iter_file_batches
 from metashell.log.problems import CorruptBatchError, IncompleteSnapshotError, LogWarning, Salvaged, WarnFn
@@ -49,20 +50,6 @@ class BatchRead(NamedTuple):
     batch: RecordBatch
     records: list[Entry]
     step: PlanStep
-
-
-class BatchIndexEntry(NamedTuple):
-    """Where one batch lives, to find it again without rescanning (time travel, ``cat`` of a record)."""
-
-    kind: str
-    source: str
-    position: int
-    base_offset: int
-    last_offset: int
-    epoch: int
-    max_timestamp: int
-    is_control: bool
-    records_count: int
 
 
 def _control_type(key: bytes | None) -> int:
@@ -104,7 +91,7 @@ class PlanReader:
         self.chunk_size = chunk_size
         self._user_warn = warn
         self.warnings: list[LogWarning] = []
-        self._index: list[tuple[Any, ...]] = []
+        self._index = BatchIndex()
         self.files_read: list[str] = []
         self.log_last_offset: int | None = None
         self.batches = 0
@@ -116,15 +103,18 @@ class PlanReader:
         self._stop = False
 
     @property
-    def index(self) -> list[BatchIndexEntry]:
-        """One :class:`BatchIndexEntry` per batch read so far (stored as plain tuples while reading)."""
-        return [BatchIndexEntry._make(t) for t in self._index]
+    def index(self) -> BatchIndex:
+        """One :class:`BatchIndexEntry` per batch read so far (stored compactly: :class:`BatchIndex`)."""
+        return self._index
 
     def where(self) -> tuple[str | None, int | None]:
         """(file, byte offset) of the last batch read, or of the file being opened, for messages."""
+        opened = self.files_read[-1] if self.files_read else None
         if self._index:
-            return self._index[-1][1], self._index[-1][2]
-        return (self.files_read[-1] if self.files_read else None), None
+            last = self._index[-1]
+            if last.source == opened:
+                return last.source, last.position
+        return opened, None  # a file opened after the last batch indexed: name it, not the one before
 
     def warn(self, w: LogWarning) -> None:
         self.warnings.append(w)
