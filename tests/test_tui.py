@@ -333,27 +333,37 @@ def test_control_characters_in_metadata_are_shown_visibly_everywhere(tmp_path: P
     async def steps(app: MetashellApp, pilot: Pilot[Any]) -> None:
         clean(app.sub_title, "status line")
         clean(app.facts_line(), "header facts line")
-        tree = app.query_one("#tree", Tree)
-        todo = [tree.root]
-        seen = 0
-        while todo:
-            item = todo.pop()
+
+        def check(item: Any) -> None:
             clean(item.label.plain, "tree label")
             if item.data and not item.data.startswith("\0"):
-                app.go_to(item.data)
                 clean(_text(app.shown), f"detail of {item.data!r}")
-                seen += 1
-            if item.allow_expand and not item.children:
-                item.expand()
-                await pilot.pause()
-            todo.extend(item.children)
-        assert seen > 60
+
+        assert await visit_all(app, pilot, check) > 60
         for line in ("ls -l /topics", "find /", "cat /brokers/1/*", "describe", "health"):
             clean(await command(app, pilot, line), line)
         await pilot.press("question_mark")
         await pilot.pause()
 
     drive(tmp_path, steps)
+
+
+async def visit_all(app: MetashellApp, pilot: Pilot[Any], check: Callable[[Any], None]) -> int:
+    """Expand the whole tree, show every node, and call ``check(item)`` on each (its label, and what
+    the detail pane shows for it); returns how many nodes were shown."""
+    todo = [app.query_one("#tree", Tree).root]
+    seen = 0
+    while todo:
+        item = todo.pop()
+        if item.data and not item.data.startswith("\0"):
+            app.go_to(item.data)
+            seen += 1
+        check(item)
+        if item.allow_expand and not item.children:
+            item.expand()
+            await pilot.pause()
+        todo.extend(item.children)
+    return seen
 
 
 def _spawn_tui(tmp_path: Path, *args: str, **env_extra: str) -> Any:

@@ -9,17 +9,16 @@ click anywhere on it must do nothing.
 
 from __future__ import annotations
 
-import asyncio
 from pathlib import Path
 from typing import Any
 
 import pytest
 from test_terminal_safety import CONTROL, NASTY, write_log
+from test_tui import _text, drive, visit_all
 from textual.command import CommandPalette
 from textual.pilot import Pilot
 from textual.widgets import OptionList, Tree
 
-from metashell.shell.sources import open_directory
 from metashell.tui.app import MetashellApp
 from metashell.tui.detail import literal
 
@@ -64,18 +63,6 @@ def _acting_cells(app: MetashellApp, selectors: tuple[str, ...]) -> list[tuple[i
     return bad
 
 
-def _drive(path: Path, steps: Any) -> MetashellApp:
-    app = MetashellApp(open_directory(str(path), lambda _w: None, True))
-
-    async def main() -> None:
-        async with app.run_test(size=(120, 40)) as pilot:
-            await pilot.pause()
-            await steps(app, pilot)
-
-    asyncio.run(main())
-    return app
-
-
 @pytest.mark.parametrize("name", MARKUP, ids=range(len(MARKUP)))
 def test_markup_in_metadata_is_shown_literally_and_never_acts(tmp_path: Path, name: str) -> None:
     """The hostile string is a topic, listener name and host, rack, config, quota entity, SCRAM user,
@@ -90,23 +77,16 @@ def test_markup_in_metadata_is_shown_literally_and_never_acts(tmp_path: Path, na
     async def steps(app: MetashellApp, pilot: Pilot[Any]) -> None:
         assert name in app.sub_title  # the cluster id, literally
         tree = app.query_one("#tree", Tree)
-        todo = [tree.root]
-        seen = 0
-        while todo:
-            item = todo.pop()
+
+        def check(item: Any) -> None:
             assert not _renderable_acts(item.label), item.label
             if item.data and not item.data.startswith("\0"):
-                app.go_to(item.data)
                 assert not _renderable_acts(app.shown), item.data
-                seen += 1
-            if item.allow_expand and not item.children:
-                item.expand()
-                await pilot.pause()
-            todo.extend(item.children)
-        assert seen > 40
+
+        assert await visit_all(app, pilot, check) > 40
         app.go_to(f"/topics/{name}")
         await pilot.pause()
-        shown = _plain(app.shown)
+        shown = _text(app.shown)
         assert f"Topic: {name}" in shown, shown
         assert not _acting_cells(app, ("#tree", "#detail-scroll", "#facts", "Header"))
         detail = app.query_one("#detail-scroll").region
@@ -126,19 +106,9 @@ def test_markup_in_metadata_is_shown_literally_and_never_acts(tmp_path: Path, na
         await pilot.pause()
         assert not _acting_cells(app, ("#tree", "#detail-scroll", "#facts"))
 
-    app = _drive(tmp_path, steps)
+    app = drive(tmp_path, steps)
     assert app.redact
     assert not Path(SHOT_DIR).exists()
-
-
-def _plain(renderable: Any) -> str:
-    import io
-
-    from rich.console import Console
-
-    console = Console(record=True, width=200, color_system=None, file=io.StringIO())
-    console.print(renderable)
-    return console.export_text()
 
 
 def test_literal_is_text_never_markup() -> None:
@@ -170,7 +140,7 @@ def test_the_search_palette_shows_escapes_visibly(tmp_path: Path) -> None:
         await pilot.pause()
         assert app.selected == f"/topics/{name}"
 
-    _drive(tmp_path, steps)
+    drive(tmp_path, steps)
 
 
 def test_a_name_with_a_slash_is_labelled_whole(tmp_path: Path) -> None:
@@ -185,4 +155,4 @@ def test_a_name_with_a_slash_is_labelled_whole(tmp_path: Path) -> None:
         labels = [c.label.plain for c in topics.children]
         assert "left/right" in labels, labels
 
-    _drive(tmp_path, steps)
+    drive(tmp_path, steps)
