@@ -786,8 +786,10 @@ def test_one_shot_waits_for_the_high_watermark_at_start(ctrl: FakeController) ->
 def test_one_shot_times_out_when_nothing_commits(ctrl: FakeController) -> None:
     ctrl.append([topic_record("a")], commit=False)
     ctrl.hw = -1
-    with pytest.raises(LiveConnectionError, match="timed out after 1s waiting for the controller quorum"):
+    # the controller answers: the message names what never came (it said the quorum did not answer)
+    with pytest.raises(LiveConnectionError, match="timed out after 1s waiting for a high watermark: ") as e:
         LiveSource(ctrl.endpoint, max_wait_ms=100).run_until_caught_up(timeout=1)
+    assert f"{ctrl.endpoint} answers" in str(e.value) and "reports nothing committed" in str(e.value)
 
 
 def test_describe_quorum_uses_a_separate_connection(ctrl: FakeController) -> None:

@@ -170,6 +170,18 @@ class LiveSource:
     def _timeout_message(self, timeout: float | None) -> str:
         st = self._status
         where = f" (last problem: {st.last_error})" if st.last_error else ""
+        if st.start_high_watermark < 0 and st.endpoint is not None and st.leader_id >= 0:
+            # it answers: what never came is a high watermark (nothing committed, no majority?)
+            return (
+                f"timed out after {timeout:g}s waiting for a high watermark: {st.endpoint} answers, "
+                f"but leader {st.leader_id} (epoch {st.leader_epoch}) reports nothing committed "
+                f"(a quorum without a majority?){where}"
+            )
+        if st.start_high_watermark < 0 and st.endpoint is not None:
+            return (
+                f"timed out after {timeout:g}s waiting for the quorum's leader: {st.endpoint} "
+                f"answers but names none{where}"
+            )
         if st.start_high_watermark < 0:
             return f"timed out after {timeout:g}s waiting for the controller quorum to answer{where}"
         return (
