@@ -907,3 +907,24 @@ def test_an_advertised_host_that_cannot_be_encoded_is_one_line() -> None:
         assert "UnicodeError" not in str(e.value) and "\n" not in str(e.value)
     finally:
         a.kill()
+
+
+def test_a_snapshot_over_the_cap_is_refused_with_one_line(ctrl: FakeController) -> None:
+    """FetchSnapshot had no size cap: a controller announcing an endless snapshot grew memory by
+    5 GB a minute.  An announced size over MAX_SNAPSHOT_BYTES is refused before a page is kept."""
+    from metashell.live.observer import MAX_SNAPSHOT_BYTES
+
+    ctrl.snapshot = (12, 1, make_snapshot(12, 1, [topic_record("t")]))
+    ctrl.log_start = ctrl.next_offset = ctrl.hw = 12
+    ctrl.append([topic_record("after")])
+    real = ctrl._FetchSnapshot
+
+    def huge(version: int, body: dict) -> dict:
+        resp = real(version, body)
+        resp["Topics"][0]["Partitions"][0]["Size"] = MAX_SNAPSHOT_BYTES + 1
+        return resp
+
+    ctrl.hooks["FetchSnapshot"] = huge
+    with pytest.raises(LiveError, match=f"more than the {MAX_SNAPSHOT_BYTES} live mode holds") as e:
+        LiveSource(ctrl.endpoint, max_wait_ms=100).run_until_caught_up(timeout=10)
+    assert "\n" not in str(e.value)

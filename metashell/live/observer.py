@@ -55,6 +55,10 @@ METADATA_TOPIC = "__cluster_metadata"
 #: Raft ignores MaxBytes (it sends at most 8 MiB); we state it anyway.
 FETCH_MAX_BYTES = 8 * 1024 * 1024
 SNAPSHOT_PAGE_BYTES = 8 * 1024 * 1024
+#: The largest snapshot live mode downloads (it is held in memory while it loads).  A snapshot of a
+#: million partitions is a few hundred MB; a controller announcing more than this is refused with
+#: one line, where an endless download grew by 5 GB a minute until memory ran out.
+MAX_SNAPSHOT_BYTES = 4 * 1024 * 1024 * 1024
 #: Long-poll time when nothing is pending.
 MAX_WAIT_MS = 500
 #: Poll time while records wait for the high watermark (Fetch < v18): raft before KIP-1166 does not
@@ -641,6 +645,11 @@ class Observer:
                 raise _Refetch(f"snapshot page at position {p['Position']}, expected {len(buf)}")
             chunk = p.get("UnalignedRecords") or b""
             size = p["Size"]
+            if size > MAX_SNAPSHOT_BYTES:
+                raise LiveError(
+                    f"{conn.endpoint} offers snapshot {snap} of {size} bytes, more than the "
+                    f"{MAX_SNAPSHOT_BYTES} live mode holds in memory: read the node's directory with -d"
+                )
             if not chunk and len(buf) < size:
                 raise _Refetch(f"empty snapshot page at position {len(buf)} of {size}")
             buf += chunk
