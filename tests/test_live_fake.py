@@ -928,3 +928,34 @@ def test_a_snapshot_over_the_cap_is_refused_with_one_line(ctrl: FakeController) 
     with pytest.raises(LiveError, match=f"more than the {MAX_SNAPSHOT_BYTES} live mode holds") as e:
         LiveSource(ctrl.endpoint, max_wait_ms=100).run_until_caught_up(timeout=10)
     assert "\n" not in str(e.value)
+
+
+def test_records_above_a_stuck_high_watermark_are_held_under_a_cap(
+    ctrl: FakeController, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A controller that keeps appending but never advances its high watermark: what waits above it
+    is held under MAX_PENDING_BYTES (memory grew by 3.5 GB a minute); once the leader commits,
+    every record still arrives, once."""
+    from metashell.live import observer
+
+    monkeypatch.setattr(observer, "MAX_PENDING_BYTES", 4096)
+    ctrl.append([topic_record("first")])  # offset 0, committed
+    src, col = start(ctrl.endpoint, max_wait_ms=50)
+    try:
+        col.wait_for(lambda: col.offsets() == [0])
+        obs = src._observer
+        assert obs is not None
+        for i in range(400):  # appended while the client fetches, never committed
+            ctrl.append([topic_record(f"t{i}")], commit=False)
+            if i % 20 == 0:
+                time.sleep(0.05)
+        time.sleep(0.5)
+        held, fetched = obs.pending_bytes, obs.fetch_offset
+        assert held < 4096 + 16 * 1024, held  # the cap, plus the response that crossed it
+        assert fetched < 401, fetched  # it stopped taking records
+        with ctrl.cond:
+            ctrl.hw = ctrl.next_offset
+            ctrl.cond.notify_all()
+        col.wait_for(lambda: col.offsets() == list(range(401)), timeout=20)
+    finally:
+        src.stop()

@@ -55,6 +55,12 @@ METADATA_TOPIC = "__cluster_metadata"
 #: Raft ignores MaxBytes (it sends at most 8 MiB); we state it anyway.
 FETCH_MAX_BYTES = 8 * 1024 * 1024
 SNAPSHOT_PAGE_BYTES = 8 * 1024 * 1024
+#: Fetch responses held for records above the high watermark (they wait there for it to advance):
+#: past this, no more is taken until the leader commits what is held.  A controller that never
+#: advanced its high watermark made memory grow without limit (3.5 GB in a minute).
+MAX_PENDING_BYTES = 256 * 1024 * 1024
+#: ... and batches held, whatever their size.
+MAX_PENDING_BATCHES = 1_000_000
 #: The largest snapshot live mode downloads (it is held in memory while it loads).  A snapshot of a
 #: million partitions is a few hundred MB; a controller announcing more than this is refused with
 #: one line, where an endless download grew by 5 GB a minute until memory ran out.
@@ -137,6 +143,10 @@ class Observer:
         self.high_watermark = -1
         self.log_start_offset = -1
         self.pending: list[_Pending] = []
+        #: bytes of the fetch responses taken since ``pending`` was last empty (each pending batch
+        #: keeps its response's buffer alive): an upper bound of what waiting records hold
+        self.pending_bytes = 0
+        self._told_full = False
         self._epoch_was_unknown = True
         self.status = LiveStatus()
 
@@ -511,17 +521,32 @@ class Observer:
             if w.kind != "torn-tail":  # a cut-off last batch is normal at the end of a fetch
                 self._warn(str(w))
 
+        if self.pending_bytes >= MAX_PENDING_BYTES or len(self.pending) >= MAX_PENDING_BATCHES:
+            # records above the high watermark fill the cap: take nothing more (fetch_offset stays,
+            # so the same records are asked for again) until the leader commits what is held
+            if not self._told_full:
+                self._told_full = True
+                self._warn(
+                    f"{len(self.pending)} batch(es), {self.pending_bytes} bytes wait above the high "
+                    f"watermark {self.high_watermark}: fetching no more until the leader commits them"
+                )
+            return
+        took = False
         try:
             for batch in iter_batches(data, f"fetch from {ep}", warn=ignore_torn):
                 if batch.last_offset < self.fetch_offset:
                     continue
                 lo = max(batch.base_offset, self.fetch_offset)
                 self.pending.append(_Pending(batch, lo, batch.last_offset + 1))
+                took = True
                 self.fetch_offset = batch.last_offset + 1
                 self.last_fetched_epoch = batch.partition_leader_epoch
         except DecodeError as e:
             # keep what parsed; the next fetch starts right after it and gets the batch again
             raise LiveConnectionError(f"bad record batch from {ep}: {e}") from None
+        finally:
+            if took:
+                self.pending_bytes += len(data)
 
     def _deliver(self, received_at: float, source: str) -> None:
         hw = self.high_watermark
@@ -545,6 +570,9 @@ class Observer:
             else:
                 pend.lo = upto
                 break
+        if not self.pending:
+            self.pending_bytes = 0
+            self._told_full = False
         if out:
             self.sink(RecordsCommitted(out, hw, source, received_at))
         self._publish_position(state="streaming" if self.delivered_next >= hw >= 0 else "catching-up")
@@ -559,6 +587,7 @@ class Observer:
             )
             self.sink(ImageReset(f"log diverged at offset {end_offset}"))
             self.pending.clear()
+            self.pending_bytes = 0
             self.fetch_offset = self.delivered_next = 0
             self.last_fetched_epoch = 0
             return
@@ -587,6 +616,7 @@ class Observer:
         except DecodeError as e:
             raise LiveError(f"{e}") from None
         self.pending.clear()
+        self.pending_bytes = 0
         self.fetch_offset = self.delivered_next = snap.end_offset
         self.last_fetched_epoch = snap.epoch
         if hw >= 0:
