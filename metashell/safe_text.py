@@ -12,6 +12,8 @@ text inside a JSON string is a valid escape of the same character).
   newline and tab included (a name with a newline must not look like two lines).
 * :func:`visible_output` is for whole outputs, where newlines (and tabs) are layout: everything else
   is escaped.  The shell passes everything it prints through it, as the last line of defence.
+* :func:`storable` is for data written to a table (Arrow, Parquet): control characters are data
+  there, but a lone surrogate cannot be encoded at all, so only it is escaped.
 * :func:`json_safe` finishes a JSON document: :func:`json.dumps` escapes C0 but passes DEL and C1
   through (JSON allows them); they become ``\\u007f``...``\\u009f``, which round-trips exactly.
 
@@ -22,7 +24,7 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["json_safe", "visible", "visible_output"]
+__all__ = ["json_safe", "storable", "visible", "visible_output"]
 
 # Lone surrogates (U+D800-U+DFFF) too: Java strings may hold one (a ``\uD800`` escape in
 # meta.properties, a controller's DescribeCluster), and no UTF-8 stream can carry it: printed raw,
@@ -30,6 +32,7 @@ __all__ = ["json_safe", "visible", "visible_output"]
 _ALL = re.compile("[\x00-\x1f\x7f-\x9f\ud800-\udfff]")
 _NOT_LAYOUT = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\ud800-\udfff]")
 _JSON_UNESCAPED = re.compile("[\x7f-\x9f\ud800-\udfff]")
+_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 def _escape(m: re.Match[str]) -> str:
@@ -49,6 +52,11 @@ def visible(text: str) -> str:
 def visible_output(text: str) -> str:
     """``text`` with every control character but newline and tab written as an escape."""
     return _NOT_LAYOUT.sub(_escape, text) if _NOT_LAYOUT.search(text) else text
+
+
+def storable(text: str) -> str:
+    """``text`` with each lone surrogate written as ``\\udXXX``, so that UTF-8 can carry it."""
+    return _SURROGATE.sub(_json_escape, text) if _SURROGATE.search(text) else text
 
 
 def json_safe(document: str) -> str:

@@ -11,12 +11,16 @@ from __future__ import annotations
 
 import itertools
 import json
+import re
 import shutil
+import struct
 from pathlib import Path
 from typing import Any
 
 import pytest
 from conftest import FIXTURES, corpus_dirs
+from crc32c import crc32c
+from test_cli import one_line, run_cli
 
 from metashell.image.image import MetadataImage
 from metashell.image.loader import load_directory
@@ -469,3 +473,100 @@ def test_a_sparse_file_is_planned_by_its_data_not_its_size(tmp_path: Path) -> No
     ds = Dataset(str(tmp_path), "file", None, None)
     unit = Unit(ds, str(sparse), "log", size=1 << 40, replay_seq=0, lenient_tail=True)
     assert _split(unit, 64 << 20) == [unit]
+
+
+# --------------------------------------------------------------------------------------------------
+# Hostile values (issue 28): each becomes a row of ``errors`` naming the file, never a failed job.
+
+
+def _first_batch_with_a_late_record(path: Path, base_ts: int, delta: int) -> None:
+    """Give the first batch of ``path`` the base timestamp ``base_ts`` and its first record the
+    timestamp delta ``delta`` (a one-byte varint, so nothing moves), with the CRC recomputed."""
+    data = bytearray(path.read_bytes())
+    assert data[21 + 1] & 0x07 == 0, "the fixture's first batch is uncompressed"
+    struct.pack_into(">qq", data, 27, base_ts, min(base_ts + delta, (1 << 63) - 1))
+    record = 61
+    length_bytes = 1 if data[record] < 0x80 else 2
+    assert data[record + length_bytes] == 0 and data[record + length_bytes + 1] == 0  # attributes, delta 0
+    data[record + length_bytes + 1] = delta * 2  # zigzag
+    size = struct.unpack_from(">i", data, 8)[0]
+    struct.pack_into(">I", data, 17, crc32c(bytes(data[21 : 12 + size])))
+    path.write_bytes(bytes(data))
+
+
+def _unit_rows(path: Path, name: str) -> list[dict[str, Any]]:
+    """``name``'s rows of every file of ``path``, decoded in-process as an executor does."""
+    from metashell.spark.decode import read_file_table
+    from metashell.spark.inputs import find_datasets, plan_units
+
+    return [
+        row
+        for unit in plan_units(find_datasets([str(path)]))
+        for batch in read_file_table(name, unit)
+        for row in batch.to_pylist()
+    ]
+
+
+def test_a_time_past_what_spark_holds_is_null_with_a_warning(tmp_path: Path) -> None:
+    copy = tmp_path / "demo"
+    shutil.copytree(FIXTURES / "demo", copy)
+    seg = copy / "__cluster_metadata-0" / "00000000000000000000.log"
+    _first_batch_with_a_late_record(seg, (1 << 63) - 10, 1)  # fits Kafka's int64, not microseconds
+    records = _unit_rows(copy, "records")
+    assert len(records) == len(_unit_rows(FIXTURES / "demo", "records"))
+    late = [r for r in records if r["file"] == str(seg) and r["batch_position"] == 0]
+    assert late and all(r["timestamp"] is None for r in late)
+    (warning,) = [e for e in _unit_rows(copy, "errors") if e["kind"] == "timestamp-range"]
+    assert warning["file"] == str(seg) and warning["position"] == 0 and warning["severity"] == "warning"
+    assert "9223372036854775799 ms" in warning["message"]  # the latest: base + delta
+
+
+def test_a_time_past_64_bits_is_a_corrupt_batch_everywhere(tmp_path: Path) -> None:
+    """Base timestamp plus delta beyond int64: Java would wrap it; metashell names the batch."""
+    from metashell.errors import MetashellError
+
+    copy = tmp_path / "demo"
+    shutil.copytree(FIXTURES / "demo", copy)
+    seg = copy / "__cluster_metadata-0" / "00000000000000000000.log"
+    _first_batch_with_a_late_record(seg, (1 << 63) - 1, 3)
+    (error,) = [e for e in _unit_rows(copy, "errors") if e["severity"] == "error"]
+    assert error["file"] == str(seg) and 0 <= error["position"] < 100  # the batch's records
+    assert "record 0: timestamp 9223372036854775810 is outside the 64-bit range" in error["message"]
+    assert not [r for r in _unit_rows(copy, "records") if r["file"] == str(seg)]
+    with pytest.raises(MetashellError, match=r"00000000000000000000\.log.*outside the 64-bit range"):
+        load_directory(copy, until_offset=5)  # before the snapshot: the log is replayed
+    status, _out, err = run_cli("-d", str(copy), "-c", "log --to 2")
+    assert status == 1 and re.search(r"00000000000000000000\.log.*outside the 64-bit range", one_line(err))
+
+
+def test_a_lone_surrogate_in_the_cluster_id_is_kept_escaped_and_said(spark: Any, tmp_path: Path) -> None:
+    """``cluster.id=\\uD800...`` in meta.properties (Java reads it) failed every table of the job."""
+    copy = tmp_path / "demo"
+    shutil.copytree(FIXTURES / "demo", copy)
+    meta = copy / "meta.properties"
+    meta.write_text(meta.read_text().replace("cluster.id=", "cluster.id=\\uD800"))
+    topics = table(spark, "topics", copy)
+    assert topics and {t["cluster_id"] for t in topics} == {"\\ud800ojQnLEycTOSMI2Fga2yOXA"}
+    assert len(table(spark, "records", copy)) == len(table(spark, "records", FIXTURES / "demo"))
+    notes = [e for e in table(spark, "errors", copy) if e["kind"] == "meta-properties"]
+    assert len(notes) == 1 and notes[0]["file"] == str(meta) and "lone surrogate" in notes[0]["message"]
+
+
+def test_a_replay_that_fails_is_a_row_of_errors(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The image tables have no rows of a dataset whose replay fails: ``errors`` says so (it only
+    went to an executor's stderr).  The failure is forced in-process: no real file makes replay fail
+    where decoding succeeds, which is the point of the check."""
+    from metashell.errors import MetashellError
+    from metashell.spark import images
+    from metashell.spark.inputs import find_datasets
+
+    def failing(ds: Any, as_of: Any = None) -> Any:
+        raise MetashellError("no memory left for the image")
+
+    monkeypatch.setattr(images, "image_of", failing)
+    (ds,) = find_datasets([str(FIXTURES / "demo")])
+    rows = [r for b in images.check_dataset(ds) for r in b.to_pylist()]
+    assert len(rows) == 1 and rows[0]["severity"] == "error" and rows[0]["file"] == ds.path
+    assert "replay failed: no memory left for the image" in rows[0]["message"]
+    with pytest.raises(MetashellError):
+        list(images.check_dataset(ds, errors="fail"))

@@ -17,6 +17,8 @@ a ``CorruptBatchError`` naming the file and byte offset.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 from metashell.protocol.wire import ZIGZAG_1, ZIGZAG_2, Malformed, read_varint, read_varlong
 
 __all__ = ["CLEAN_STATS", "Entry", "Record", "RecordError", "decode_entries", "decode_records"]
@@ -25,6 +27,24 @@ __all__ = ["CLEAN_STATS", "Entry", "Record", "RecordError", "decode_entries", "d
 Entry = tuple[int, int, bytes | None, bytes | None]
 #: :func:`decode_entries` statistics of records that break no KRaft invariant (compared by identity).
 CLEAN_STATS = (0, 0, 0, 0)
+
+
+INT64_MAX = (1 << 63) - 1
+INT64_MIN = -(1 << 63)
+_SAFE_BASE = 1 << 62
+"""A base offset or timestamp within this of zero cannot leave 64 bits by a varint delta (< 2**63
+minus 2**62): only a batch beyond it, or one with timestamp deltas, has its records checked."""
+
+
+def _check_ranges(pairs: Iterable[tuple[int, int]], pos: int) -> None:
+    """Raise when a record's offset or timestamp (a 64-bit base plus a delta) leaves 64 bits.
+    Java would wrap it silently; no broker or controller ever wrote one, and every reader
+    downstream (Arrow, Parquet, a tool parsing the JSON) fails on it far from here."""
+    for i, (offset, ts) in enumerate(pairs):
+        if not INT64_MIN <= offset <= INT64_MAX:
+            raise RecordError(f"offset {offset} is outside the 64-bit range", pos, i)
+        if not INT64_MIN <= ts <= INT64_MAX:
+            raise RecordError(f"timestamp {ts} is outside the 64-bit range", pos, i)
 
 
 class RecordError(Exception):
@@ -124,6 +144,7 @@ def decode_entries(
     zz2 = ZIGZAG_2
     keys = bad_values = ts_deltas = with_headers = 0
     i = 0
+    first = pos
     try:
         for i in range(count):
             # length (varint); records longer than 63 bytes take two bytes
@@ -221,6 +242,8 @@ def decode_entries(
         raise RecordError(str(e), pos, i) from None
     if pos != end:
         raise RecordError(f"{end - pos} bytes left after the last of {count} records", pos, count)
+    if ts_deltas or not -_SAFE_BASE < base_offset < _SAFE_BASE:
+        _check_ranges(((o, t) for o, t, _k, _v in out), first)
     if keys or bad_values or ts_deltas or with_headers:
         return out, (keys, bad_values, ts_deltas, with_headers)
     return out, CLEAN_STATS
@@ -235,7 +258,7 @@ def decode_records(
     """
     out: list[Record] = []
     i = 0
-    rec_start = pos
+    rec_start = first = pos
     try:
         for i in range(count):
             rec_start = pos
@@ -269,4 +292,5 @@ def decode_records(
         raise RecordError(str(e), rec_start, i) from None
     if pos != end:
         raise RecordError(f"{end - pos} bytes left after the last of {count} records", pos, count)
+    _check_ranges(((r.offset, r.timestamp) for r in out), first)
     return out

@@ -117,7 +117,10 @@ class _Reader(DataSourceReader):
             units = [u for u in plan_units(datasets, split_bytes=1 << 62) if u.kind != "log"]
         else:
             units = plan_units(datasets, split)
-        return [_Part(g) for g in pack(units, [unit_bytes(u) for u in units], split)]
+        parts: list[InputPartition] = [_Part(g) for g in pack(units, [unit_bytes(u) for u in units], split)]
+        if self.table == "errors":  # and each dataset's own: its notes, a replay that fails
+            parts += [_Part(g) for g in pack(datasets, [dataset_bytes(ds) for ds in datasets], split)]
+        return parts
 
     def read(self, partition: InputPartition) -> Iterator[Any]:
         assert isinstance(partition, _Part)
@@ -127,13 +130,16 @@ class _Reader(DataSourceReader):
 
                 yield from read_file_table(self.table, item, redact=self.redact, errors=self.errors)
                 continue
-            from .images import read_image_table
+            from .images import check_dataset, read_image_table
 
+            if self.table == "errors":
+                yield from check_dataset(item, errors=self.errors)
+                continue
             try:
                 yield from read_image_table(self.table, item, as_of=self.as_of, redact=self.redact)
             except Exception as e:  # one dataset's failure must not end the fleet's job
                 if self.errors == "fail":
                     raise
-                import sys
+                import sys  # the errors table has it as a row (check_dataset); the log has it too
 
                 print(f"metashell-spark: {item.path}: {self.table}: {e}", file=sys.stderr)

@@ -22,6 +22,7 @@ from metashell.errors import DecodeError, MetashellError
 from metashell.image.model import ACL_RESOURCE_TYPE_NAMES, CONFIG_RESOURCE_TYPE_NAMES
 from metashell.log.files import first_batch_at_or_after, iter_file_batches
 from metashell.log.problems import CorruptBatchError, LogWarning
+from metashell.log.records import INT64_MAX
 from metashell.protocol.control import decode_control_record
 from metashell.protocol.kafka_json import control_to_kafka_json, to_kafka_json, to_kafka_json_text
 from metashell.protocol.metadata import decode_metadata_record
@@ -60,9 +61,31 @@ class RowBuffer:
         return batch
 
 
+_MAX_MS = INT64_MAX // 1000
+"""The latest time a Spark timestamp (microseconds in 64 bits) holds: the year 294247."""
+
+
 def _when(ms: int) -> int | None:
-    """Milliseconds since the epoch as Arrow's microseconds (None for Kafka's -1: no time)."""
-    return ms * 1000 if ms >= 0 else None
+    """Milliseconds since the epoch as Arrow's microseconds (None for Kafka's -1: no time, and for
+    a time past :data:`_MAX_MS`, of which the ``errors`` table has a warning)."""
+    return ms * 1000 if 0 <= ms <= _MAX_MS else None
+
+
+def _late(batch: Any) -> str | None:
+    """A warning when a record of ``batch`` has a timestamp no Spark timestamp can hold."""
+    if (
+        batch.max_timestamp <= _MAX_MS
+        and batch.base_timestamp <= _MAX_MS
+        and not (batch.stats or (0, 0, 0))[2]
+    ):
+        return None
+    late = max(ts for _o, ts, _k, _v in batch.entries())
+    if late <= _MAX_MS:
+        return None
+    return (
+        f"batch at base offset {batch.base_offset}: a record's timestamp {late} ms is past what a "
+        "Spark timestamp holds (the year 294247); its timestamp is null"
+    )
 
 
 _NO_KEYS = (None,) * 11
@@ -234,6 +257,9 @@ def read_file_table(
                 at = batch.position
                 counts[1] += 1
                 sink(batch)
+                late = _late(batch) if table in ("records", "broker_events", "errors") else None
+                if late:
+                    problem(at, "warning", "timestamp-range", late)
                 if len(out) >= ROWS_PER_BATCH:
                     yield out.take()
     except (MetashellError, OSError) as e:

@@ -36,13 +36,14 @@ from metashell.image.model import (
 from metashell.image.timepoint import resolve_in_dir, resolve_in_file
 from metashell.log import open_metadata_dir
 from metashell.protocol.uuid import uuid_to_str
+from metashell.safe_text import storable
 from metashell.tree.redact import is_sensitive_config, redact_config
 
 from .decode import ROWS_PER_BATCH, RowBuffer
 from .inputs import Dataset
-from .schemas import SCHEMAS
+from .schemas import ERRORS, SCHEMAS
 
-__all__ = ["image_of", "read_image_table"]
+__all__ = ["check_dataset", "image_of", "read_image_table"]
 
 _cache: dict[tuple[str, str | None], MetadataImage] = {}
 _COLLECT_AFTER_TOPICS = 20_000
@@ -263,7 +264,8 @@ def read_image_table(
 ) -> Iterator[pa.RecordBatch]:
     """The rows of image ``table`` for ``ds`` as Arrow batches."""
     image = image_of(ds, as_of)
-    head = (ds.cluster_id or image.quorum.cluster_id or None, ds.node_id, ds.path, image.provenance.offset)
+    cluster_id = ds.cluster_id or (storable(image.quorum.cluster_id) if image.quorum.cluster_id else None)
+    head = (cluster_id, ds.node_id, ds.path, image.provenance.offset)
     if table == "partitions":
         yield from _partition_batches(image, head)
         return
@@ -272,5 +274,25 @@ def read_image_table(
         out.add(row)
         if len(out) >= ROWS_PER_BATCH:
             yield out.take()
+    if len(out):
+        yield out.take()
+
+
+def check_dataset(ds: Dataset, *, errors: str = "rows") -> Iterator[pa.RecordBatch]:
+    """The ``errors`` rows of ``ds`` itself, beside those of its files: what was noted of it when
+    it was found, and a replay that fails (the image tables then have no row of it: a table that
+    is silently empty for one cluster of a fleet would read as "no topics").  Replaying costs what
+    one image table does; a worker keeps the image, so an export's image tables reuse it."""
+    out = RowBuffer(ERRORS)
+    head = (ds.cluster_id, ds.node_id, ds.path)
+    for file, kind, message in ds.notes:
+        out.add((*head, file, -1, "warning", kind, message))
+    try:
+        image_of(ds)
+    except Exception as e:
+        if errors == "fail":
+            raise
+        message = f"the image tables have no rows of this dataset: its replay failed: {e}"
+        out.add((*head, ds.path, -1, "error", f"replay:{type(e).__name__}", message))
     if len(out):
         yield out.take()

@@ -22,6 +22,7 @@ from metashell.errors import MetashellError
 from metashell.image.history import full_plan
 from metashell.log import MetadataDirError, load_properties, open_metadata_dir
 from metashell.numbers import is_int, is_natural
+from metashell.safe_text import storable
 
 __all__ = [
     "Dataset",
@@ -58,6 +59,8 @@ class Dataset:
     kind: str  # "dir" or "file"
     cluster_id: str | None
     node_id: int | None
+    notes: tuple[tuple[str, str, str], ...] = ()
+    """(file, kind, message): what the ``errors`` table says of the dataset beside its files."""
 
     @property
     def key(self) -> str:
@@ -99,17 +102,32 @@ def _expand(path: str) -> list[str]:
     return [path]
 
 
-def _meta_near(file: Path) -> tuple[str | None, int | None]:
+def _dataset(path: str, kind: str, cluster_id: str | None, node_id: int | None, meta: Path | None) -> Dataset:
+    """A dataset whose cluster id can go into a table: a lone surrogate (a ``\\uD800`` escape in
+    ``meta.properties``, which Java reads) cannot be encoded as UTF-8, and would fail every row of
+    every table of the fleet's job.  It is kept escaped, and the ``errors`` table says so."""
+    if cluster_id is None or storable(cluster_id) == cluster_id:
+        return Dataset(path, kind, cluster_id, node_id)
+    stored = storable(cluster_id)
+    note = (
+        str(meta),
+        "meta-properties",
+        f"cluster.id holds a lone surrogate, which UTF-8 cannot carry: its rows say {stored}",
+    )
+    return Dataset(path, kind, stored, node_id, (note,))
+
+
+def _meta_near(file: Path) -> tuple[str | None, int | None, Path | None]:
     for d in (file.parent, file.parent.parent, file.parent.parent.parent):
         meta = d / "meta.properties"
         if meta.is_file():
             try:
                 props = load_properties(meta)
             except (OSError, ValueError):
-                return None, None
+                return None, None, None
             node = props.get("node.id") or props.get("broker.id")
-            return props.get("cluster.id") or None, int(node) if node and is_int(node) else None
-    return None, None
+            return props.get("cluster.id") or None, int(node) if node and is_int(node) else None, meta
+    return None, None, None
 
 
 def _metadata_dirs_under(root: str) -> list[str]:
@@ -130,7 +148,13 @@ def _dataset_of_dir(path: str) -> Dataset:
     d = open_metadata_dir(path)
     meta = d.meta
     cid = meta.cluster_id if meta is not None and meta.cluster_id else None
-    return Dataset(str(d.path or d.log_dir), "dir", cid, meta.node_id if meta is not None else None)
+    return _dataset(
+        str(d.path or d.log_dir),
+        "dir",
+        cid,
+        meta.node_id if meta is not None else None,
+        meta.path if meta is not None else None,
+    )
 
 
 def find_datasets(paths: list[str]) -> list[Dataset]:
@@ -143,8 +167,7 @@ def find_datasets(paths: list[str]) -> list[Dataset]:
             if p.is_file():
                 if p.suffix not in (".log", ".checkpoint"):
                     raise InputError(f"{path}: not a metadata log segment (.log) or snapshot (.checkpoint)")
-                cid, node = _meta_near(p)
-                ds = Dataset(str(p), "file", cid, node)
+                ds = _dataset(str(p), "file", *_meta_near(p))
                 out.setdefault(ds.path, ds)
                 continue
             try:
