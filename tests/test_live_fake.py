@@ -120,13 +120,16 @@ class FakeController:
             self.hw = self.next_offset if upto is None else upto
             self.cond.notify_all()
 
-    def records_from(self, offset: int) -> bytes:
-        out = b""
+    def records_from(self, offset: int, max_bytes: int | None = None) -> bytes:
+        """The batches from ``offset``: up to ``max_bytes`` (the first one whole), as Kafka answers."""
+        out = bytearray()
         for raw in self.batches:
+            if max_bytes is not None and out and len(out) + len(raw) > max_bytes:
+                break
             b = next(iter_batches(raw, "fake"))
             if b.last_offset >= offset:
                 out += raw
-        return out
+        return bytes(out)
 
     def kill(self) -> None:
         self.closed = True
@@ -276,7 +279,8 @@ class FakeController:
                 self.cond.wait(max(0.0, deadline - time.monotonic()))
             if part["CurrentLeaderEpoch"] != self.epoch:  # a new epoch began while parked
                 return self.fetch_response(self._partition(ErrorCode=74))
-            return self.fetch_response(self._partition(Records=self.records_from(offset)))
+            records = self.records_from(offset, part.get("PartitionMaxBytes"))
+            return self.fetch_response(self._partition(Records=records))
 
     def _FetchSnapshot(self, version: int, body: dict) -> dict:
         part = body["Topics"][0]["Partitions"][0]

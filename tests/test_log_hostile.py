@@ -14,6 +14,7 @@ import subprocess
 import sys
 import zlib
 from pathlib import Path
+from typing import Any
 
 import cramjam
 import pytest
@@ -354,3 +355,27 @@ def test_gzip_members_are_read_in_linear_time() -> None:
     assert inflated == b"".join(_tiny_record(i) for i in range(n))
     (batch,) = iter_batches(frame(area, attributes=1, count=n), "members", warn=lambda w: None)
     assert len(batch.entries()) == n
+
+
+def test_out_of_memory_opening_a_file_names_that_file(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Memory that runs out as the second file of the plan is opened: the message names that file
+    (it named the last batch read, in the file before).  The fault is injected: a real one cannot
+    be made to land exactly there."""
+    from metashell.image.loader import LoadMemoryError, load_directory
+    from metashell.log import open_metadata_dir
+    from metashell.log.reader import PlanReader
+
+    steps = open_metadata_dir(FIXTURES / "demo").plan().steps
+    assert len(steps) >= 2
+    real = PlanReader._batches
+
+    def batches(self: PlanReader, step: Any) -> Any:
+        if step.source == steps[1].source:
+            raise MemoryError
+        return real(self, step)
+
+    monkeypatch.setattr(PlanReader, "_batches", batches)
+    with pytest.raises(LoadMemoryError) as caught:
+        load_directory(FIXTURES / "demo")
+    assert caught.value.source == steps[1].source != steps[0].source
+    assert "out of memory while loading" in str(caught.value) and steps[1].source in str(caught.value)

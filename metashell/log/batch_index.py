@@ -54,13 +54,22 @@ class BatchIndex(Sequence[BatchIndexEntry]):
         if number is None:
             number = self._numbers[key] = len(self._names)
             self._names.append(key)
-        self._file.append(number)
-        self._position.append(position)
-        self._base.append(base)
-        self._last.append(last)
-        self._epoch.append(epoch)
-        self._time.append(max_timestamp)
-        self._count.append(-1 - count if control else count)
+        n = len(self._file)
+        try:
+            self._file.append(number)
+            self._position.append(position)
+            self._base.append(base)
+            self._last.append(last)
+            self._epoch.append(epoch)
+            self._time.append(max_timestamp)
+            self._count.append(-1 - count if control else count)
+        except MemoryError:  # a column that grew alone would make every later row read past another
+            for column in self._columns():
+                del column[n:]
+            raise
+
+    def _columns(self) -> tuple[array[int], ...]:
+        return (self._file, self._position, self._base, self._last, self._epoch, self._time, self._count)
 
     def __len__(self) -> int:
         return len(self._file)
