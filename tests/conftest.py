@@ -86,6 +86,20 @@ def _pin_environment() -> None:
 
 _pin_environment()
 
+
+def _hypothesis_profile() -> None:
+    """``.ci/run`` (METASHELL_REQUIRE_KAFKA) draws the same examples every run: a CI run is a check
+    of the change, not a lottery; a failure it shows comes back on the next run, and locally the
+    fuzz tests keep drawing new examples (their failures are kept in .hypothesis/ and replayed)."""
+    from hypothesis import settings
+
+    settings.register_profile("ci", derandomize=True, database=None, print_blob=True)
+    if os.environ.get("METASHELL_REQUIRE_KAFKA") or os.environ.get("CI"):
+        settings.load_profile("ci")
+
+
+_hypothesis_profile()
+
 #: Versions the real-Kafka tests cover: the newest 3.9.x and the newest 4.x on Maven Central.
 KAFKA_VERSIONS: tuple[str, ...] = ("3.9.2", "4.4.0")
 REQUIRE_KAFKA = os.environ.get("METASHELL_REQUIRE_KAFKA", "") not in ("", "0", "false", "no")

@@ -12,6 +12,8 @@ from __future__ import annotations
 import io
 import json
 import re
+import threading
+import time
 from pathlib import Path
 from typing import Any
 
@@ -154,6 +156,99 @@ HUMAN = [
 ]
 
 
+EVERY_COMMAND: dict[str, tuple[str, ...]] = {
+    "at": ("at 1; ls /topics", "at 0; cat /topics/*/*"),
+    "cat": ("cat /brokers/1 /acls/*",),
+    "cd": ("cd /configs/topic/*; pwd",),
+    "clear": ("clear",),
+    "describe": (
+        "describe",
+        "describe --topics-with-overrides",
+        "describe acl",
+        "describe acl --principal User:x",
+        "describe broker",
+    ),
+    "diff": ("diff --from 0 --to 1", "diff --from 1"),
+    "exit": ("exit",),
+    "find": ("find / -type f", "find / -name *"),
+    "grep": ("grep -r -i e /", "grep -r -l User /"),
+    "health": ("health --all",),
+    "help": ("help",),
+    "history": ("ls; history",),
+    "log": ("log", "log --type TopicRecord"),
+    "ls": ("ls -l -R /",),
+    "man": ("man describe",),
+    "pwd": ("pwd",),
+    "quit": ("quit",),
+    "tree": ("tree -L 3 /",),
+    "watch": ("watch --count 1 /topics",),  # last: a topic is appended while it waits
+}
+"""Each command of the shell (``SPECS``), run on the hostile log in human form and, where it has
+``--json``, in JSON form: a command missing here fails ``test_every_command_meets_hostile_names``."""
+
+
+def _json_form(spec_name: str, command: str) -> str | None:
+    """``command`` with ``--json`` after its first word, when that command takes it."""
+    from metashell.shell.spec import SPECS
+
+    if not any(o.flags[0] == "--json" for o in SPECS[spec_name].options) or ";" in command:
+        return None
+    word, _, rest = command.partition(" ")
+    return f"{word} --json {rest}".rstrip()
+
+
+def _strict(line: str) -> Any:
+    def refuse(constant: str) -> Any:
+        raise ValueError(f"not JSON: {constant}")
+
+    return json.loads(line, parse_constant=refuse)
+
+
+def _append_a_topic_soon(tmp: Path, s: str, n: int) -> threading.Thread:
+    """A running node appending: a topic named ``s`` + ``n`` after 0.3 s (``watch`` waits for it)."""
+    log = tmp / "__cluster_metadata-0" / "00000000000000000000.log"
+
+    def append() -> None:
+        time.sleep(0.3)
+        offset = 1 + len(records(s)) + n
+        topic = enc("TopicRecord", 0, {"Name": f"{s}{n}", "TopicId": bytes([n + 1]) * 16})
+        with open(log, "ab") as f:
+            f.write(build_batch(offset, 1, [topic], 1700000002000 + n))
+
+    thread = threading.Thread(target=append, daemon=True)
+    thread.start()
+    return thread
+
+
+def _run(tmp: Path, s: str, name: str, command: str, appended: list[int]) -> tuple[str, str]:
+    thread = None
+    if name == "watch":
+        thread = _append_a_topic_soon(tmp, s, len(appended))
+        appended.append(1)
+    _, out, err = shell("-d", str(tmp), "-c", command)
+    if thread is not None:
+        thread.join()
+    return out, err
+
+
+def check_every_command(tmp: Path, s: str) -> None:
+    appended: list[int] = []
+    for name, commands in EVERY_COMMAND.items():
+        for command in commands:
+            out, err = _run(tmp, s, name, command, appended)
+            assert "internal error" not in err, (command, err)
+            for text in (out, err):
+                bad = CONTROL.search(text)
+                assert bad is None, (command, repr(text[max(bad.start() - 40, 0) : bad.end() + 40]))
+            json_command = _json_form(name, command)
+            if json_command:
+                out, err = _run(tmp, s, name, json_command, appended)
+                assert "internal error" not in err, (json_command, err)
+                assert not CONTROL.search(out.replace("\n", "")), json_command
+                for line in out.splitlines():
+                    _strict(line)
+
+
 def check_all(tmp: Path, s: str) -> None:
     write_log(tmp, s)
     for command in HUMAN:
@@ -185,6 +280,33 @@ def check_all(tmp: Path, s: str) -> None:
 @example("\u009b")
 def test_no_control_character_reaches_the_terminal(tmp_path_factory: Any, s: str) -> None:
     check_all(tmp_path_factory.mktemp("safety"), s)
+
+
+@settings(
+    max_examples=6,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
+@given(
+    st.text(st.characters(codec=None, exclude_categories=["Cs"]), min_size=1, max_size=12).filter(
+        lambda s: "/" not in s and s not in (".", "..") and s.strip() == s and s != ""
+    )
+)
+@example(NASTY.replace("/", ""))
+@example("[@click=app.toggle('redact')]x[/]")
+def test_every_command_with_hostile_names(tmp_path_factory: Any, s: str) -> None:
+    """Every command of the shell, human and ``--json``: no control character reaches the
+    terminal, no internal error, every JSON line is strict JSON."""
+    tmp = tmp_path_factory.mktemp("every")
+    write_log(tmp, s)
+    check_every_command(tmp, s)
+
+
+def test_every_command_meets_hostile_names() -> None:
+    """The table above names every command the shell has: a new one must be added to it."""
+    from metashell.shell.spec import SPECS
+
+    assert set(EVERY_COMMAND) == set(SPECS), set(SPECS) ^ set(EVERY_COMMAND)
 
 
 def test_escapes_are_visible_and_json_round_trips() -> None:

@@ -13,6 +13,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, example, given, settings
+from hypothesis import strategies as st
 from test_terminal_safety import CONTROL, NASTY, write_log
 from test_tui import _text, drive, visit_all
 from textual.command import CommandPalette
@@ -156,3 +158,45 @@ def test_a_name_with_a_slash_is_labelled_whole(tmp_path: Path) -> None:
         assert "left/right" in labels, labels
 
     drive(tmp_path, steps)
+
+
+@settings(
+    max_examples=4,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
+@given(
+    st.text(
+        st.one_of(
+            st.sampled_from("[]/=@'()\\\x1b\x07\n\t\u009b"),
+            st.characters(codec=None, exclude_categories=["Cs"]),
+        ),
+        min_size=1,
+        max_size=16,
+    ).filter(lambda s: "/" not in s and s not in (".", "..") and s.strip() == s)
+)
+@example("[@click=app.toggle('redact')]x[/]\x1b]0;t\x07\n")
+def test_any_name_shows_literally_in_every_node(tmp_path_factory: Any, name: str) -> None:
+    """Names drawn from markup characters, escapes and every code point: the TUI starts, every node
+    shows without an error, nothing in the tree or the detail pane acts, and the topic's page names
+    it as ``visible`` writes it."""
+    from metashell.safe_text import visible
+
+    tmp = tmp_path_factory.mktemp("tui-any")
+    write_log(tmp, name)
+
+    async def steps(app: MetashellApp, pilot: Pilot[Any]) -> None:
+        def check(item: Any) -> None:
+            assert not _renderable_acts(item.label), item.label
+            assert not CONTROL.search(_text(item.label)), item.label
+
+        assert await visit_all(app, pilot, check) > 40
+        app.go_to(f"/topics/{name}")
+        await pilot.pause()
+        shown = _text(app.shown)
+        assert visible(name) in shown.replace("\n", ""), shown
+        assert not CONTROL.search(shown.replace("\n", "")), shown
+        assert not _acting_cells(app, ("#tree", "#detail-scroll", "#facts", "Header"))
+
+    app = drive(tmp, steps)
+    assert app.redact
