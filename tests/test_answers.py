@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import io
 import json
+from pathlib import Path
 
 import pytest
 from conftest import FIXTURES
@@ -249,3 +250,19 @@ def test_no_eligible_leader() -> None:
         if f.key in ("no-eligible-leader", "offline-partitions")
     }
     assert found == {"offline-partitions": [("d", 0), ("d", 1), ("d", 2)], "no-eligible-leader": [("d", 0)]}
+
+
+def test_metadata_with_no_records_is_no_data_not_healthy(tmp_path: Path) -> None:
+    """All files 0 bytes: ``health`` said "HEALTHY: 0 broker(s)" and ``--exit-code`` passed it."""
+    part_dir = tmp_path / "__cluster_metadata-0"
+    part_dir.mkdir()
+    (part_dir / "00000000000000000000.log").write_bytes(b"")
+    (part_dir / "00000000000000000000.index").write_bytes(b"")
+    status, out, _err = run_cli("-d", str(tmp_path), "-c", "health --exit-code")
+    assert status == 1 and out.startswith("NO DATA: the metadata holds no record"), out
+    status, out, _err = run_cli("-d", str(tmp_path), "--json", "-c", "health")
+    doc = json.loads(out)
+    assert doc["healthy"] is False and doc["noData"] is True and doc["verdict"].startswith("NO DATA")
+    # records, but nothing registered yet (only the control records of a new quorum)
+    report = check_health(load_directory(FIXTURES / "demo", until_offset=0).image)
+    assert not report.healthy and report.verdict().startswith("NO DATA: no broker, controller or topic")

@@ -124,6 +124,9 @@ class HealthReport:
     topics: int
     partitions: int
     leaders_per_broker: dict[int, int]
+    no_data: str = ""
+    """Why there is nothing to judge (no broker, controller or topic), or "": an empty image is not
+    a healthy cluster, and ``health --exit-code`` must not pass it."""
 
     @property
     def problems(self) -> list[Finding]:
@@ -132,7 +135,7 @@ class HealthReport:
 
     @property
     def healthy(self) -> bool:
-        return not self.problems
+        return not self.problems and not self.no_data
 
     def as_json(self, with_items: bool = True) -> dict[str, Any]:
         return {
@@ -141,6 +144,7 @@ class HealthReport:
             "brokers": self.brokers,
             "topics": self.topics,
             "partitions": self.partitions,
+            "noData": bool(self.no_data),
             "leadersPerBroker": {str(b): n for b, n in sorted(self.leaders_per_broker.items())},
             "findings": [
                 f.as_json()
@@ -152,6 +156,8 @@ class HealthReport:
 
     def verdict(self) -> str:
         scope = f"{self.brokers} broker(s), {self.topics} topic(s), {self.partitions} partition(s)"
+        if self.no_data:
+            return f"NO DATA: {self.no_data}"
         if self.healthy:
             return f"HEALTHY: {scope}, no problem found"
         worst = "CRITICAL" if any(f.severity == CRITICAL for f in self.findings) else "DEGRADED"
@@ -373,7 +379,19 @@ def _check_health(image: MetadataImage) -> HealthReport:
             )
     order = {CRITICAL: 0, WARNING: 1, INFO: 2}
     findings.sort(key=lambda f: order[f.severity])
-    return HealthReport(findings, len(brokers), len(image.topics.by_id), partitions, dict(leaders))
+    return HealthReport(
+        findings, len(brokers), len(image.topics.by_id), partitions, dict(leaders), _no_data(image)
+    )
+
+
+def _no_data(image: MetadataImage) -> str:
+    """Why the image holds nothing to judge, or "" when it holds a broker, controller or topic."""
+    if image.cluster.brokers or image.cluster.controllers or image.topics.by_id:
+        return ""
+    prov = image.provenance
+    if prov.records == 0:
+        return "the metadata holds no record (its files are empty, or could not be read)"
+    return f"no broker, controller or topic is registered at offset {prov.offset} ({prov.records} record(s) read)"
 
 
 def _broker_item(b: Any) -> dict[str, Any]:
