@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import random
+import re
 import shutil
 from itertools import pairwise
 from pathlib import Path
@@ -177,6 +178,46 @@ def test_log_lists_records_with_summaries() -> None:
     assert txn[0].split()[4] == "BeginTransactionRecord" and txn[-1].split()[4] == "EndTransactionRecord"
     status, _, err = run_cli("-d", demo, "log", "--from", "x")
     assert status == 1 and "log: --from x: not an offset" in err
+
+
+@pytest.mark.parametrize(
+    ("words", "first"),
+    [
+        ("PartitionChange", "PartitionChangeRecord"),
+        ("partition_change", "PartitionChangeRecord"),
+        ("noop", "NoOpRecord"),
+        ("leaderchange", "LeaderChange"),
+        ("Topic,!NoOp", "TopicRecord"),
+    ],
+)
+def test_log_type_takes_the_names_an_operator_remembers(words: str, first: str) -> None:
+    """``PartitionChange``, ``noop`` printed nothing with status 0, as if there were no such record."""
+    status, out, err = run_cli("-d", str(FIXTURES / "demo"), "log", "--type", words)
+    lines = out.splitlines()
+    assert status == 0 and lines, err
+    assert lines[0].split()[4] == first
+    assert all(ln.split()[4] in {first} for ln in lines)
+
+
+def test_log_type_excludes_and_refuses_unknown_names_with_a_hint() -> None:
+    demo = str(FIXTURES / "demo")
+    _, every, _ = run_cli("-d", demo, "log")
+    _, out, _ = run_cli("-d", demo, "log", "--type", "!NoOpRecord")
+    assert out.splitlines() == [ln for ln in every.splitlines() if ln.split()[4] != "NoOpRecord"]
+    status, out, err = run_cli("-d", demo, "log", "--type", "PartitionChang")
+    assert status == 1 and out == ""
+    assert (
+        err
+        == "log: --type PartitionChang: no such record type (did you mean PartitionChangeRecord, PartitionRecord?)\n"
+    )
+    status, _, err = run_cli("-d", demo, "log", "--type", "bogus")
+    assert status == 1 and err == "log: --type bogus: no such record type\n"
+
+
+def test_log_times_have_three_digit_milliseconds() -> None:
+    _, out, _ = run_cli("-d", str(FIXTURES / "demo"), "log")
+    times = [ln.split()[1] for ln in out.splitlines()]
+    assert times and all(re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z", t) for t in times), times[:5]
 
 
 def test_log_json_redacts_like_everything_else() -> None:

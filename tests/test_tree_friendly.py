@@ -179,7 +179,7 @@ def test_features_acls_producer_ids(root) -> None:
 
 def test_provenance_quorum_local(root) -> None:
     prov = json.loads(cat(root, "/provenance"))
-    assert prov["offset"] == 42 and prov["epoch"] == 3 and prov["time"] == "2023-11-14T22:13:22Z"
+    assert prov["offset"] == 42 and prov["epoch"] == 3 and prov["time"] == "2023-11-14T22:13:22.000Z"
     assert prov["source"] == {"mode": "memory", "location": None} and prov["salvaged"] == []
     quorum = json.loads(cat(root, "/quorum"))
     assert set(quorum) >= {"clusterId", "leaderId", "leaderEpoch", "voters"}

@@ -183,18 +183,21 @@ def iter_log(
     first: int | None = None,
     last: int | None = None,
     types: frozenset[str] | None = None,
+    exclude: frozenset[str] = frozenset(),
     base: MetadataImage | None = None,
     payloads: bool = True,
     salvage: bool = False,
 ) -> Iterator[LogEntry]:
     """The records of ``plan`` from ``first`` to ``last`` (inclusive), of ``types`` (schema names or
     Kafka's type names, case-insensitive) when given.  ``base``: the image at ``first - 1`` when
-    ``plan`` starts at ``first`` (``history.log_plan``) rather than with a snapshot.  ``payloads``:
+    ``plan`` starts at ``first`` (``history.log_plan``) rather than with a snapshot.  ``exclude``:
+    names never shown (``--type '!NoOpRecord'``).  ``payloads``:
     decode each record into kafka-dump-log's JSON (``LogEntry.payload``; ``{}`` without).  ``salvage``:
     stop before the first damaged batch instead of failing, as a ``--salvage`` load does."""
     summaries = _Summaries(base)
     txn: str | None = None
     wanted = None if types is None else {t.lower() for t in types}
+    unwanted = {t.lower() for t in exclude}
     reader = PlanReader(plan, warn=lambda w: None, keep_index=False, salvage=salvage)
     for kind, batch, records, step in reader:
         in_snapshot = kind == "snapshot"
@@ -236,6 +239,8 @@ def iter_log(
                 txn, marker = None, "aborted"
                 summary = "transaction aborted: the records since BeginTransaction are discarded"
             if not shown or (wanted is not None and batch.is_control and name.lower() not in wanted):
+                continue
+            if unwanted and name.lower() in unwanted:
                 continue
             yield LogEntry(
                 offset,

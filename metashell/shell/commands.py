@@ -43,6 +43,7 @@ from metashell.tree.values import tree_values
 from ..safe_text import visible, visible_output
 from . import answers, spec
 from .output import colorize_json, json_line
+from .record_types import TypeFilter, parse_type_filter
 from .sources import open_other
 from .spec import CommandError, Parsed
 from .words import Word, split_commands, split_pipe, split_segments
@@ -634,7 +635,13 @@ class Shell:
             raise CommandError("log: needs a file source (-d or -s)")
         first, last = (_offset_option(p, "from"), _offset_option(p, "to"))
         raw_types = p.opts.get("type")
-        types = frozenset(t.strip() for t in raw_types.split(",")) if isinstance(raw_types, str) else None
+        try:
+            kinds = (
+                parse_type_filter(raw_types) if isinstance(raw_types, str) else TypeFilter(None, frozenset())
+            )
+        except ValueError as e:
+            raise CommandError(str(e)) from None
+        types, exclude = kinds.include, kinds.exclude
         if first is not None and self.travel is not None:
             with self.travel.log_from(first) as fast:  # the journaled image at first - 1, no snapshot read
                 if fast is not None:
@@ -646,6 +653,7 @@ class Shell:
                             first=first,
                             last=last,
                             types=types,
+                            exclude=exclude,
                             base=base,
                             payloads=self._json(p),
                             salvage=self.salvage,
@@ -659,6 +667,7 @@ class Shell:
                 first=first,
                 last=last,
                 types=types,
+                exclude=exclude,
                 payloads=self._json(p),
                 salvage=self.salvage,
             ),

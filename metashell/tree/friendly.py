@@ -43,10 +43,14 @@ _SCRAM_IDS = {name: code for code, name in SCRAM_MECHANISM_NAMES.items()}
 
 
 def iso_utc(ms: int | None) -> str | None:
-    """``2023-11-14T22:13:20.123Z`` (None for None or negative "unknown" times)."""
+    """``2023-11-14T22:13:20.120Z``, milliseconds always three digits (None for None or negative
+    "unknown" times).  Kafka's own provenance form drops trailing zeros (``.12Z``, no fraction at
+    a whole second): fine for one value, but a column of times then does not line up, and ``.12``
+    reads as 12 ms.  ``/image`` keeps Kafka's form (``java_utc_zoned``)."""
     if ms is None or ms < 0:
         return None
-    return java_utc_zoned(ms)[: -len("[UTC]")]
+    text = java_utc_zoned(ms - ms % 1000)[: -len("Z[UTC]")]
+    return f"{text}.{ms % 1000:03d}Z"
 
 
 def _uuids(values: Any) -> list[str] | None:
