@@ -14,6 +14,7 @@ import os
 import shutil
 import subprocess
 import tempfile
+import threading
 import time
 import zipfile
 from collections.abc import Iterable
@@ -318,7 +319,65 @@ class KafkaDist:
         main_class = self.tool_class(main_class)
         dist = self.dist_for(main_class)
         cmd = dist.java_cmd(main_class, *[str(a) for a in args])
-        return _run_java(cmd, f"{main_class} {' '.join(map(str, args))}", timeout, input, check, cwd)
+        label = f"{main_class} {' '.join(map(str, args))}"
+        return dist._run_archived(cmd, main_class, label, timeout, input, check, cwd)
+
+    def _run_archived(
+        self,
+        cmd: list[str],
+        main_class: str,
+        label: str,
+        timeout: float,
+        input: str | None,
+        check: bool,
+        cwd: Path | None,
+    ) -> subprocess.CompletedProcess[str]:
+        """Run ``cmd`` with an AppCDS archive of the classes its JVM loads (JDK 13+ dynamic archive).
+
+        The oracle starts a JVM per tool call (hundreds per test run, ~1 s each, most of it loading
+        and verifying the same classes).  The first run of a command line (flags, classpath, main
+        class: the key) writes the archive as it exits 0; later runs map it and start ~40% faster.
+        The archive only changes how classes are loaded, never what runs.  A JVM that finds it stale
+        (new jars) ignores it; one that crashes on it (a damaged file can abort the JVM) has it
+        deleted and runs again without.  ``-Xlog:cds`` is off: no CDS warning may land on stdout,
+        which is the tool's answer."""
+        head = cmd[: cmd.index(main_class) + 1]
+        key = hashlib.sha256("\0".join(head).encode()).hexdigest()[:24]
+        final = self.root / "cds" / f"{key}.jsa"
+        quiet = ["-Xlog:cds=off", "-Xlog:cds+dynamic=off"]
+        if final.exists():
+            proc = _run_java(
+                [cmd[0], f"-XX:SharedArchiveFile={final}", *quiet, *cmd[1:]],
+                label,
+                timeout,
+                input,
+                False,
+                cwd,
+            )
+            if proc.returncode >= 0 and "A fatal error has been detected" not in proc.stdout:
+                if check and proc.returncode != 0:
+                    raise HarnessError(
+                        f"{label} exited {proc.returncode}:\n{(proc.stdout + proc.stderr)[-3000:]}"
+                    )
+                return proc
+            final.unlink(missing_ok=True)
+            return _run_java(cmd, label, timeout, input, check, cwd)
+        final.parent.mkdir(parents=True, exist_ok=True)
+        tmp = final.with_name(f"{key}.{os.getpid()}.{threading.get_ident()}.tmp")
+        try:
+            proc = _run_java(
+                [cmd[0], f"-XX:ArchiveClassesAtExit={tmp}", *quiet, *cmd[1:]],
+                label,
+                timeout,
+                input,
+                check,
+                cwd,
+            )
+            if proc.returncode == 0 and tmp.exists() and tmp.stat().st_size > 0:
+                os.replace(tmp, final)
+        finally:
+            tmp.unlink(missing_ok=True)
+        return proc
 
     def run_program(
         self,
@@ -335,7 +394,8 @@ class KafkaDist:
         dist = self.dist_for(self.tool_class(beside))
         classes = dist.compile_program(source)
         cmd = dist.java_cmd(source.stem, *[str(a) for a in args], extra_classpath=[classes])
-        return _run_java(cmd, f"{source.stem} {' '.join(map(str, args))}", timeout, None, check, cwd)
+        label = f"{source.stem} {' '.join(map(str, args))}"
+        return dist._run_archived(cmd, source.stem, label, timeout, None, check, cwd)
 
     def compile_program(self, source: Path) -> Path:
         """``javac`` one Java file against this dist's classpath; returns the classes directory."""
