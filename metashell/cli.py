@@ -307,6 +307,11 @@ def run(
     if args.diff_with is not None and not (args.commands or args.command):
         args.command = ["diff", "--with", args.diff_with]
     one_shot = bool(args.commands or args.command)
+    if args.tui and not (_is_tty(stdin) and _is_tty(stdout)):
+        # Textual without a terminal never exits and spins a core: refuse before loading anything
+        raise UsageError(
+            "--tui needs a terminal (stdin and stdout); without one use -c COMMAND or pipe commands in"
+        )
     interactive = not one_shot and (_is_tty(stdin) or args.tui)
     redact = not args.no_redact
 
@@ -334,7 +339,11 @@ def run(
 
     try:
         if args.tui:
+            from metashell.tree.paths import normalize, resolve
             from metashell.tui.app import MetashellApp
+
+            if args.path is not None and resolve(source.root, normalize("/", args.path)) is None:
+                raise UsageError(f"--path {visible(args.path)}: no such node in this metadata")
 
             MetashellApp(source, redact=redact, start_path=args.path or "/").run()
             return EXIT_OK

@@ -291,8 +291,38 @@ def test_tui_refuses_commands_and_a_bad_source_before_taking_the_screen() -> Non
 
     status, out, err = run_cli("-d", str(DEMO), "--tui", "-c", "ls")
     assert status == 2 and "--tui is interactive" in err and out == ""
-    status, out, err = run_cli("-d", "/nonexistent", "--tui")
-    assert status == 1 and err.strip() == "error: /nonexistent: no such file or directory" and out == ""
+    status, out, err = run_cli("-d", str(DEMO), "--tui")  # no terminal: it never exited, and spun a core
+    assert (
+        status == 2
+        and out == ""
+        and err.startswith("metashell: error: --tui needs a terminal")
+        and err.count("\n") == 1
+    )
+
+
+@pytest.mark.parametrize(
+    ("args", "status", "message"),
+    [
+        (["-d", "/nonexistent", "--tui"], 1, "error: /nonexistent: no such file or directory"),
+        (["-d", str(DEMO), "--tui", "--path", "/nope"], 2, "--path /nope: no such node in this metadata"),
+    ],
+)
+def test_tui_fails_before_taking_the_screen(args: list[str], status: int, message: str) -> None:
+    import pexpect
+
+    child = pexpect.spawn(
+        sys.executable,
+        ["-m", "metashell", *args],
+        cwd=str(REPO),
+        encoding="utf-8",
+        timeout=30,
+        dimensions=(24, 80),
+    )
+    child.expect(pexpect.EOF)
+    child.close()
+    out = child.before or ""
+    assert child.exitstatus == status and message in out, out
+    assert "\x1b[?1049h" not in out  # the alternate screen was never taken
 
 
 def test_the_help_screen_lists_keys_and_commands_and_filters_as_you_type() -> None:
