@@ -1036,3 +1036,21 @@ def ensure(p: GenParams, out: Path, regenerate: bool = False, log=print) -> GenR
     out.mkdir(parents=True, exist_ok=True)
     log(f"generating {out / p.key()} ...")
     return generate(p, out, log)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python bench/metagen.py [--topics N] [--partitions N] [--scale F] [--out DIR]``: make the
+    directory once and print where it is (the benchmarks do this themselves; this is for a look)."""
+    ap = argparse.ArgumentParser(
+        prog="bench/metagen.py",
+        description="Generate a large, realistic KRaft metadata log directory (no Kafka needed).",
+    )
+    add_size_arguments(ap)
+    args = ap.parse_args(argv)
+    result = generate(params_from(args), args.out)
+    print(result.root)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -9,8 +9,10 @@ import shutil
 import stat
 import struct
 from pathlib import Path
+from typing import Any
 
 import pytest
+from conftest import REPO
 
 from metashell.errors import MetashellError
 from metashell.log import (
@@ -651,3 +653,27 @@ def test_corpus_directory_plans_and_reads(folder: Path) -> None:
         sp = plan_file(s.path)
         r = PlanReader(sp)
         assert sum(len(i.records) for i in r) > 0 and r.warnings == []
+
+
+def test_an_empty_leader_epoch_checkpoint_is_empty_not_malformed(tmp_path: Path) -> None:
+    from metashell.log.directory import read_leader_epoch_checkpoint
+
+    path = tmp_path / "leader-epoch-checkpoint"
+    path.write_bytes(b"")
+    warnings: list[Any] = []
+    assert read_leader_epoch_checkpoint(path, warnings) == []
+    assert [w.message for w in warnings] == ["empty (no leader epoch written yet)"]
+
+
+def test_the_benchmark_generator_explains_itself() -> None:
+    import subprocess
+    import sys
+
+    proc = subprocess.run(
+        [sys.executable, str(REPO / "bench" / "metagen.py"), "--help"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert proc.returncode == 0 and proc.stdout.startswith("usage: bench/metagen.py"), proc.stderr

@@ -237,6 +237,9 @@ def read_leader_epoch_checkpoint(path: Path, warnings: list[LogWarning]) -> list
     except OSError as e:
         warnings.append(LogWarning("leader-epoch-checkpoint", f"cannot read: {e.strerror or e}", src))
         return None
+    if not "".join(lines).strip():  # Kafka creates it empty and writes it at the first epoch
+        warnings.append(LogWarning("leader-epoch-checkpoint", "empty (no leader epoch written yet)", src))
+        return []
     try:
         version = int(lines[0].strip())
         count = int(lines[1].strip())
