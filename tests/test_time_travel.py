@@ -244,7 +244,14 @@ def test_diff_between_two_points_is_the_difference_of_their_values() -> None:
     for a, b in pairwise(points):
         va = dict(tree_values(build_root(load_directory(BROKER, until_offset=a).image), [], True))
         vb = dict(tree_values(build_root(load_directory(BROKER, until_offset=b).image), [], True))
-        expected = sorted(p for p in va.keys() | vb.keys() if va.get(p) != vb.get(p))
+        expected = sorted(
+            (
+                p
+                for p in va.keys() | vb.keys()
+                if va.get(p) != vb.get(p) and not p.startswith(BOOKKEEPING) and not p.endswith(" source")
+            ),
+            key=lambda p: [(1, int(x)) if x.isdigit() else (0, x) for x in re.split(r"(\d+)", p) if x],
+        )
         status, out, err = run_cli("-d", str(BROKER), "--json", "diff", "--from", str(a), "--to", str(b))
         got = [json.loads(line)["path"] for line in out.splitlines()]
         assert got == expected, (a, b)
@@ -260,12 +267,53 @@ def test_diff_of_a_source_with_itself_is_empty(fixture: str) -> None:
 def test_diff_of_a_broker_and_its_controller() -> None:
     status, out, _ = run_cli("-d", str(BROKER), "--diff-with", str(FIXTURES / "kafka-4.4-split-c1"))
     lines = out.splitlines()
-    assert status == 1 and lines[:2] == ["--- end", f"+++ {FIXTURES / 'kafka-4.4-split-c1'}"]
-    assert any(ln.startswith("-/quorum nodeId: 4") for ln in lines)
+    assert status == 1 and lines[0].startswith("--- end (offset ")
+    assert lines[1].startswith(f"+++ {FIXTURES / 'kafka-4.4-split-c1'} (offset ")
+    assert any(ln.startswith("-/quorum nodeId: 4") for ln in lines)  # two nodes: their quorum views count
     status, out, _ = run_cli("-d", str(BROKER), "diff", "--from", "365", "--to", "366", "/topics/slowmove")
     assert status == 1 and "+/topics/slowmove/0 replicas: [5,4]" in out.splitlines()
     status, _, err = run_cli("-d", str(BROKER), "diff")
-    assert status == 1 and "diff: give --from and/or --to" in err
+    assert status == 1 and "diff: the session is at the end of the log: give --from POINT" in err
+
+
+BOOKKEEPING = ("/quorum", "/provenance", "/local")
+
+
+def test_diff_after_at_compares_the_point_with_the_end() -> None:
+    """``diff`` alone after ``at N`` is what its man page says (--from: where the session is,
+    --to: the end); it was an error."""
+    demo = str(FIXTURES / "demo")
+    status, out, err = run_cli("-d", demo, "-c", "at 30; diff /topics/orders")
+    lines = out.splitlines()
+    assert status == 1, err
+    head = next(i for i, ln in enumerate(lines) if ln.startswith("---"))
+    assert lines[head] == "--- @30 (offset 30, 2026-11-22T03:55:52.595Z)"
+    assert lines[head + 1] == "+++ end (offset 70, 2026-11-22T03:55:59.509Z)"
+    _, same, _ = run_cli("-d", demo, "diff", "--from", "30", "/topics/orders")
+    assert same.splitlines() == lines[head:]
+
+
+def test_diff_leaves_out_bookkeeping_sorts_numbers_and_gives_json_values() -> None:
+    demo = str(FIXTURES / "demo")
+    _, out, _ = run_cli("-d", demo, "diff", "--from", "20", "--to", "60")
+    assert not [ln for ln in out.splitlines()[2:] if ln[1:].startswith(BOOKKEEPING) or " source:" in ln]
+    _, out, _ = run_cli("-d", demo, "--json", "diff", "--from", "0")
+    rows = [json.loads(line) for line in out.splitlines()]
+    orders = [r["path"].split()[0] for r in rows if r["path"].startswith("/topics/orders/")]
+    numbers = [int(p.rsplit("/", 1)[1]) for p in dict.fromkeys(orders) if p.rsplit("/", 1)[1].isdigit()]
+    assert numbers == sorted(numbers) and len(numbers) > 1, numbers
+    from metashell.shell.commands import _diff_values
+
+    left = {f"/topics/t/{i} leader": "1" for i in (0, 1, 2, 10, 11)}
+    order = [path for _k, path, _o, _n in _diff_values(left, {})]
+    assert order == [f"/topics/t/{i} leader" for i in (0, 1, 2, 10, 11)]  # not 0, 1, 10, 11, 2
+    isr = next(r for r in rows if r["path"] == "/topics/orders/0 isr")
+    assert isinstance(isr["new"], list)  # the value, not its JSON text in a string
+
+
+def test_diff_with_another_cluster_says_so() -> None:
+    status, _out, err = run_cli("-d", str(FIXTURES / "demo"), "--diff-with", str(BROKER))
+    assert status == 1 and "diff: warning: two clusters: ojQnLEycTOSMI2Fga2yOXA and " in err
 
 
 def _offsets(path: Path, earliest: int) -> tuple[list[int], list[int]]:

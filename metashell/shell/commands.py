@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import contextlib
 import difflib
+import json
 import posixpath
 import re
 import subprocess
@@ -547,38 +548,49 @@ class Shell:
             self.error(f"history: {typed}: no record in these files changed it")
 
     def cmd_diff(self, p: Parsed) -> None:
-        """Differences between two points of the log (``--from``/``--to``) or with another source
-        (``--with``): removed, added and changed values under PATH; status 1 when they differ."""
+        """Differences between two points of the log (``--from``/``--to``, by default where the
+        session is and the end) or with another source (``--with``): removed, added and changed
+        values under PATH; status 1 when they differ."""
         other, start, end = p.opts.get("with"), p.opts.get("from"), p.opts.get("to")
-        if other is None and start is None and end is None:
-            raise CommandError("diff: give --from and/or --to (offsets or times), or --with DIR|FILE")
-        if (start is not None or end is not None) and self.travel is None:
+        if other is None and start is None and end is None and self.point is None:
+            raise CommandError(
+                "diff: the session is at the end of the log: give --from POINT (an offset or time; "
+                "or go there with at first), or --with DIR|FILE"
+            )
+        if other is None and self.travel is None:
             raise CommandError("diff: --from/--to need a file source (-d or -s)")
         if other is not None and self.open_other is None:
             raise CommandError("diff: --with is not available here")
         comps = normalize(self.cwd, p.args[0].text) if p.args else []
         redact = self.settings.redact
+        across_time = other is None
         if start is not None and self.travel is not None:
             with self.travel.visit(str(start)) as root:  # one image moves: read its values now
-                left = _values_at(root, comps, redact)
+                left, left_at = _values_at(root, comps, redact, across_time), _side(root)
         else:
-            left = _values_at(self.root, comps, redact)
+            left, left_at = _values_at(self.root, comps, redact, across_time), _side(self.root)
         if other is not None:
             assert self.open_other is not None
-            right, right_name = _values_at(self.open_other(str(other)), comps, redact), str(other)
+            other_root = self.open_other(str(other))
+            right, right_at = _values_at(other_root, comps, redact, across_time), _side(other_root)
+            right_name = str(other)
         else:
             assert self.travel is not None
             with self.travel.visit(None if end is None else str(end)) as root:
-                right = _values_at(root, comps, redact)
+                right, right_at = _values_at(root, comps, redact, across_time), _side(root)
             right_name = f"@{end}" if end else "end"
-        left_name = f"@{start}" if start is not None else (self.point or "end")
+        left_name = f"@{start}" if start is not None else (self.point or "end")  # self.point: "@30"
+        if other is not None and left_at[0] and right_at[0] and left_at[0] != right_at[0]:
+            self.note(f"diff: warning: two clusters: {left_at[0]} and {right_at[0]}")
         differ = False
         for kind, path, old, new in _diff_values(left, right):
             if not differ and not self._json(p):
-                self.write(f"--- {visible(left_name)}\n+++ {visible(right_name)}\n")
+                self.write(
+                    f"--- {visible(left_name)} ({left_at[1]})\n+++ {visible(right_name)} ({right_at[1]})\n"
+                )
             differ = True
             if self._json(p):
-                self._emit_json({"path": path, "change": kind, "old": old, "new": new})
+                self._emit_json({"path": path, "change": kind, "old": _as_json(old), "new": _as_json(new)})
             elif kind == "changed":
                 self.write(f"-{visible(path)}: {visible(str(old))}\n+{visible(path)}: {visible(str(new))}\n")
             else:
@@ -889,16 +901,54 @@ def _matching(names: list[str], patterns: list[str], what: str, shell: Shell) ->
 _SUGGEST_MAX_NAMES = 10_000
 
 
-def _values_at(root: Node, comps: list[str], redact: bool) -> dict[str, str]:
+_BOOKKEEPING = ("/quorum", "/provenance", "/local")
+"""What says how a view was assembled (the quorum as the files on this node tell it, what was read),
+not what the metadata holds: across time, every point differs there, and it buried the change."""
+
+
+def _values_at(root: Node, comps: list[str], redact: bool, across_time: bool = False) -> dict[str, str]:
     node = resolve(root, comps)
-    return {} if node is None else dict(tree_values(node, comps, redact))
+    values = {} if node is None else dict(tree_values(node, comps, redact))
+    if across_time:
+        values = {
+            path: v
+            for path, v in values.items()
+            if not path.startswith(_BOOKKEEPING) and not path.endswith(" source")
+        }
+    return values
+
+
+def _side(root: Node) -> tuple[str | None, str]:
+    """(cluster id, "offset N, TIME") of the image ``root`` shows: what a diff header names."""
+    image = root.ctx.image
+    prov = image.provenance
+    when = iso_time(prov.timestamp) or "no time"
+    return image.quorum.cluster_id, f"offset {prov.offset}, {when}"
+
+
+def _as_json(text: str | None) -> object:
+    """A value as ``cat`` shows it (JSON text) as the JSON value itself, for ``diff --json``."""
+    if text is None:
+        return None
+    try:
+        return json.loads(text)
+    except ValueError:
+        return text
+
+
+_NUMBER = re.compile(r"(\d+)")
+
+
+def _natural(path: str) -> tuple[tuple[int, int | str], ...]:
+    """Sort key: numbers in a path by value (partition 2 before 10), the rest as text."""
+    return tuple((1, int(part)) if part.isdigit() else (0, part) for part in _NUMBER.split(path) if part)
 
 
 def _diff_values(
     left: dict[str, str], right: dict[str, str]
 ) -> Iterator[tuple[str, str, str | None, str | None]]:
-    """(kind, path, old, new) in path order: removed, added or changed."""
-    for path in sorted(left.keys() | right.keys()):
+    """(kind, path, old, new) in path order (numbers by value): removed, added or changed."""
+    for path in sorted(left.keys() | right.keys(), key=_natural):
         old, new = left.get(path), right.get(path)
         if old == new:
             continue
