@@ -446,3 +446,41 @@ def test_log_from_the_journal_says_what_reading_from_the_snapshot_says(fixture: 
             quick = [(e.offset, e.record, e.summary) for e in iter_log(plan, first=first, base=base)]
         slow = [(e.offset, e.record, e.summary) for e in iter_log(source.full_plan(first), first=first)]
         assert quick == slow, first
+
+
+def test_a_point_no_log_covers_is_refused_with_what_can_be_rebuilt(tmp_path: Path) -> None:
+    """Two snapshots with the segments between them deleted: ``--at`` there silently gave the older
+    snapshot's image with status 0."""
+    gap = tmp_path / "demo"
+    shutil.copytree(FIXTURES / "demo", gap)
+    for name in ("00000000000000000026.log", "00000000000000000050.log"):
+        (gap / "__cluster_metadata-0" / name).unlink()
+    status, out, err = run_cli("-d", str(gap), "--at", "55", "-c", "ls")
+    assert status == 1 and out == ""
+    assert "offset 55 is in a stretch no log segment of this directory covers" in err
+    assert "it can rebuild offsets 0-25, 40, 69" in err
+    status, _out, err = run_cli("-d", str(gap), "--at", "20", "-c", "ls")
+    assert status == 0, err
+
+
+def test_a_log_that_starts_above_zero_without_a_snapshot_says_what_it_holds(tmp_path: Path) -> None:
+    only = tmp_path / "demo"
+    shutil.copytree(FIXTURES / "demo", only)
+    part = only / "__cluster_metadata-0"
+    for p in part.iterdir():
+        if p.name.endswith(".checkpoint") or p.name.startswith("00000000000000000000"):
+            p.unlink()
+    status, _out, err = run_cli("-d", str(only), "--at", "30", "-c", "ls")
+    assert status == 1
+    assert "cannot rebuild any offset: its log starts at offset 26, and no snapshot is at or before it" in err
+
+
+def test_a_lone_file_refuses_points_it_does_not_hold() -> None:
+    """``-s SNAPSHOT`` then ``at 10`` landed silently on the snapshot's end."""
+    part = FIXTURES / "demo" / "__cluster_metadata-0"
+    status, _out, err = run_cli("-s", str(part / "00000000000000000070-0000000001.checkpoint"), "-c", "at 10")
+    assert status == 1 and "a snapshot holds one point, offset 69" in err
+    status, _out, err = run_cli("-s", str(part / "00000000000000000070-0000000001.checkpoint"), "-c", "at 69")
+    assert status == 0, err
+    status, _out, err = run_cli("-s", str(part / "00000000000000000026.log"), "-c", "at 10")
+    assert status == 1 and "before this segment's first batch, offset 26" in err

@@ -110,6 +110,54 @@ def iso_time(ms: int) -> str:
     )
 
 
+def _log_ranges(paths: list[Path]) -> list[tuple[int, int]]:
+    """(base offset, last offset) of every log batch, from headers only."""
+    out = []
+    for path in paths:
+        try:
+            for b in iter_file_batches(
+                path, decode=False, verify_crc=False, lenient_tail=True, warn=lambda w: None
+            ):
+                out.append((b.base_offset, b.base_offset + b.last_offset_delta))
+        except (OSError, MetashellError):
+            continue
+    return out
+
+
+def rebuildable(d: MetadataLogDir, log: list[tuple[int, int]] | None = None) -> list[tuple[int, int]]:
+    """The offsets whose image ``d`` can rebuild, as inclusive ranges in order.
+
+    A point is rebuildable from the start of the log (a log that starts at 0) or from a snapshot
+    (its end offset - 1), then on through log batches without a gap.  Two snapshots with their
+    segments deleted in between leave the offsets between them out: loading there would silently
+    give the older snapshot's image."""
+    batches = sorted(log if log is not None else _log_ranges([s.path for s in d.segments]))
+    spans: list[list[int]] = []
+    for base, last in batches:
+        if spans and base <= spans[-1][1] + 1:
+            spans[-1][1] = max(spans[-1][1], last)
+        else:
+            spans.append([base, last])
+    ranges = [(0, spans[0][1])] if spans and spans[0][0] == 0 else []
+    for snap in d.snapshots:
+        if snap.is_bootstrap:
+            continue
+        point = snap.end_offset - 1
+        reach = next((b for a, b in spans if a <= point + 1 <= b + 1), point)
+        ranges.append((point, max(point, reach)))
+    merged: list[tuple[int, int]] = []
+    for lo, hi in sorted(ranges):
+        if merged and lo <= merged[-1][1] + 1:
+            merged[-1] = (merged[-1][0], max(merged[-1][1], hi))
+        else:
+            merged.append((lo, hi))
+    return merged
+
+
+def _ranges_text(ranges: list[tuple[int, int]]) -> str:
+    return ", ".join(str(lo) if lo == hi else f"{lo}-{hi}" for lo, hi in ranges)
+
+
 def resolve_in_dir(
     d: MetadataLogDir, text: str, index: Sequence[BatchIndexEntry] | None = None
 ) -> ResolvedPoint:
@@ -122,20 +170,54 @@ def resolve_in_dir(
         if not any(ts <= value for _last, ts in known):
             known = _batch_times([s.path for s in d.segments])
         value = _offset_at(known, value, text)
-    earliest = earliest_offset(d)
-    if earliest is None:
+    ranges = rebuildable(d)
+    if not ranges:
+        if d.segments:
+            raise PointError(
+                f"at: {text}: this directory cannot rebuild any offset: its log starts at offset "
+                f"{d.segments[0].base_offset}, and no snapshot is at or before it"
+            )
         raise PointError(f"at: {text}: this directory holds no log or snapshot to rebuild from")
+    earliest = ranges[0][0]
     if value < earliest:
         raise PointError(
             f"at: {text}: offset {value} is before the earliest this directory can rebuild, "
-            f"offset {earliest} (older log segments were deleted after a snapshot)"
+            f"offset {earliest} (older log segments were deleted after a snapshot); it can rebuild "
+            f"offsets {_ranges_text(ranges)}"
+        )
+    if value <= ranges[-1][1] and not any(lo <= value <= hi for lo, hi in ranges):
+        raise PointError(
+            f"at: {text}: offset {value} is in a stretch no log segment of this directory covers "
+            f"(deleted between two snapshots); it can rebuild offsets {_ranges_text(ranges)}"
         )
     return ResolvedPoint(value)
 
 
 def resolve_in_file(path: Path, text: str) -> ResolvedPoint:
-    """The offset ``text`` names in one ``.log`` or ``.checkpoint`` file (``-s``)."""
+    """The offset ``text`` names in one ``.log`` or ``.checkpoint`` file (``-s``): a snapshot holds
+    one point, its end offset - 1; a segment the offsets of its batches (it landed silently on the
+    snapshot's end, or on the segment's first batch, whatever was asked)."""
     kind, value = parse_point(text)
     if kind == "time":
         value = _offset_at(_batch_times([path]), value, text)
+    if path.name.endswith(".checkpoint") and path.name != "bootstrap.checkpoint":
+        end = _snapshot_end(path.name)
+        if end is not None and value != end - 1:
+            raise PointError(
+                f"at: {text}: a snapshot holds one point, offset {end - 1} (-d on its directory "
+                "rebuilds the others)"
+            )
+    elif path.name.endswith(".log"):
+        ranges = _log_ranges([path])
+        if ranges and value < ranges[0][0]:
+            raise PointError(
+                f"at: {text}: offset {value} is before this segment's first batch, offset {ranges[0][0]} "
+                "(-d on its directory rebuilds the others)"
+            )
     return ResolvedPoint(value)
+
+
+def _snapshot_end(name: str) -> int | None:
+    """The end offset in a snapshot's name (``<endOffset:20>-<epoch:10>.checkpoint``)."""
+    head = name.split("-", 1)[0]
+    return int(head) if head.isdigit() else None
