@@ -156,6 +156,44 @@ def test_at_moves_the_whole_view_through_time() -> None:
     drive(FIXTURES / "kafka-4.4-broker", steps)
 
 
+def test_after_at_every_view_describes_the_point_shown() -> None:
+    """The issue's repro: ``:at 50`` on the demo kept the end's CRITICAL verdict and the
+    ``orders offline`` badge beside tables where orders has leader 1; ``--at 50 health`` is HEALTHY."""
+    from test_cli import run_cli
+
+    _status, out, _err = run_cli("-d", str(DEMO), "--at", "50", "health")
+    assert out.startswith("HEALTHY")
+
+    async def steps(app: MetashellApp, pilot: Pilot[Any]) -> None:
+        for _ in range(100):
+            if app.health is not None:
+                break
+            await pilot.pause(0.05)
+        assert app.health is not None and not app.health.healthy and "/topics/orders" in app.badges
+        await command(app, pilot, "at 50")
+        for _ in range(100):
+            if app.health is not None:
+                break
+            await pilot.pause(0.05)
+        assert app.health is not None and app.health.healthy, app.health.verdict()
+        assert "/topics/orders" not in app.badges
+        assert app.sub_title.startswith("at @50") and "HEALTHY" in app.sub_title
+        assert app.sub_title.index("HEALTHY") < app.sub_title.index("cluster ")  # the cluster id last
+        tree = app.query_one("#tree", Tree)
+        topics = next(c for c in tree.root.children if c.data == "/topics")
+        topics.expand()
+        await pilot.pause()
+        assert all("offline" not in c.label.plain for c in topics.children)
+        await command(app, pilot, "at")
+        for _ in range(100):
+            if app.health is not None:
+                break
+            await pilot.pause(0.05)
+        assert app.health is not None and not app.health.healthy
+
+    drive(DEMO, steps)
+
+
 def test_search_finds_paths_by_name() -> None:
     async def steps(app: MetashellApp, pilot: Pilot[Any]) -> None:
         assert "/topics/orders" in app.search_paths("ord")

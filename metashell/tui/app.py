@@ -217,17 +217,20 @@ class MetashellApp(App[int]):
             self.set_interval(1.0, self._follow)
 
     def _status_line(self) -> str:
-        # most important first: the title bar cuts what does not fit
-        parts = [f"cluster {self.source.cluster_id}" if self.source.cluster_id else ""]
-        if self.health is not None:
-            parts.append(self.health.verdict().split(";")[0].split(" (")[0])
-        if self.shell.point:
-            parts.append(f"at {self.shell.point}")
+        """Most important first, for the title bar cuts what does not fit (80 columns): where in
+        time the view is and the connection's state, then the verdict for that point, the cluster
+        id last."""
+        parts = [f"at {self.shell.point}" if self.shell.point else ""]
         if self.paused:  # status() would apply what arrived: only count it
             pending = self.source.pending() if self.source.pending is not None else 0
             parts.append(f"PAUSED: {pending} change(s) since")
         elif self.source.status is not None:
             parts.append(self.source.status())
+        if self.health is not None:
+            parts.append(self.health.verdict().split(";")[0].split(" (")[0])
+        elif self.shell.point:
+            parts.append("health: checking")
+        parts.append(f"cluster {self.source.cluster_id}" if self.source.cluster_id else "")
         return visible("  |  ".join(x for x in parts if x))
 
     def facts_line(self) -> str:
@@ -258,9 +261,10 @@ class MetashellApp(App[int]):
     class HealthReady(Message):
         """The background health report is in (posted from the worker thread)."""
 
-        def __init__(self, report: HealthReport) -> None:
+        def __init__(self, report: HealthReport, image: object) -> None:
             super().__init__()
             self.report = report
+            self.image = image  # which image it judged: one the session has left is dropped
 
     def _check_health(self) -> None:
         """In a thread: the health report (a second at a million partitions), then badges; then the
@@ -269,13 +273,16 @@ class MetashellApp(App[int]):
         The report is *posted*, never handed over with ``call_from_thread``: that waits for the app's
         loop, and when the app has already quit the loop never runs it, so the thread blocked for ever
         and the interpreter could not exit (it joins executor threads at exit)."""
-        report = check_health(self.shell.root.ctx.image)
-        self.post_message(self.HealthReady(report))
+        image = self.shell.root.ctx.image
+        report = check_health(image)
+        self.post_message(self.HealthReady(report, image))
         self._searchable()
         gc.freeze()  # the report and the name list are long-lived: keep the collector off them
 
     @on(HealthReady)
     def _on_health_ready(self, message: HealthReady) -> None:
+        if message.image is not self.shell.root.ctx.image:  # judged before an `at` moved the session
+            return
         self._health_done(message.report)
 
     def _health_done(self, report: HealthReport) -> None:
@@ -620,10 +627,12 @@ class MetashellApp(App[int]):
             text.append(visible_output(self.errors.getvalue()), style="red")
         if point != self.shell.point:  # `at` moved the session: rebuild the tree over the new image
             self._names = None
+            self.health, self.badges = None, {}  # the end's verdict and badges beside the past's tables lied
             tree = self.query_one("#tree", Tree)
             tree.root.remove_children()
             self._fill(tree.root, "/")
             self._refresh_header()
+            self.run_worker(self._check_health, thread=True, exclusive=True, group="health")
         if cwd != self.shell.cwd or point != self.shell.point:
             self.go_to(self.shell.cwd)
         if self.output.getvalue() or self.errors.getvalue():
