@@ -365,19 +365,16 @@ class KafkaDist:
         final.parent.mkdir(parents=True, exist_ok=True)
         tmp = final.with_name(f"{key}.{os.getpid()}.{threading.get_ident()}.tmp")
         try:
-            proc = _run_java(
-                [cmd[0], f"-XX:ArchiveClassesAtExit={tmp}", *quiet, *cmd[1:]],
-                label,
-                timeout,
-                input,
-                check,
-                cwd,
-            )
+            dump = [cmd[0], f"-XX:ArchiveClassesAtExit={tmp}", *quiet, *cmd[1:]]
+            proc = _run_java(dump, label, timeout, input, False, cwd)
             if proc.returncode == 0 and tmp.exists() and tmp.stat().st_size > 0:
                 os.replace(tmp, final)
+                return proc
         finally:
             tmp.unlink(missing_ok=True)
-        return proc
+        # A failed dump can change the exit status (a classpath directory cannot be archived: the
+        # JVM then exits 1): this run's answer is not trusted; run again as it would have run.
+        return _run_java(cmd, label, timeout, input, check, cwd)
 
     def run_program(
         self,
@@ -395,7 +392,8 @@ class KafkaDist:
         classes = dist.compile_program(source)
         cmd = dist.java_cmd(source.stem, *[str(a) for a in args], extra_classpath=[classes])
         label = f"{source.stem} {' '.join(map(str, args))}"
-        return dist._run_archived(cmd, source.stem, label, timeout, None, check, cwd)
+        # no class archive: the program's classes are a directory, which CDS cannot archive
+        return _run_java(cmd, label, timeout, None, check, cwd)
 
     def compile_program(self, source: Path) -> Path:
         """``javac`` one Java file against this dist's classpath; returns the classes directory."""
