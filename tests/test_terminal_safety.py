@@ -266,32 +266,24 @@ def check_all(tmp: Path, s: str) -> None:
     assert s in names or f"/topics/{s}" in paths, values[:3]
 
 
-@settings(
-    max_examples=40,
-    deadline=None,
-    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+NAMES = st.text(st.characters(codec=None, exclude_categories=["Cs"]), min_size=1, max_size=12).filter(
+    lambda s: "/" not in s and s not in (".", "..") and s.strip() == s and s != ""
 )
-@given(
-    st.text(st.characters(codec=None, exclude_categories=["Cs"]), min_size=1, max_size=12).filter(
-        lambda s: "/" not in s and s not in (".", "..") and s.strip() == s and s != ""
-    )
-)
+"""A name of any code point but a lone surrogate (metadata strings are UTF-8) that is one path
+component: no ``/``, not ``.`` or ``..``, no surrounding space (the shell's words trim it)."""
+SLOW_FIXTURES = [HealthCheck.function_scoped_fixture, HealthCheck.too_slow]
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=SLOW_FIXTURES)
+@given(NAMES)
 @example(NASTY.replace("/", ""))
 @example("\u009b")
 def test_no_control_character_reaches_the_terminal(tmp_path_factory: Any, s: str) -> None:
     check_all(tmp_path_factory.mktemp("safety"), s)
 
 
-@settings(
-    max_examples=6,
-    deadline=None,
-    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
-)
-@given(
-    st.text(st.characters(codec=None, exclude_categories=["Cs"]), min_size=1, max_size=12).filter(
-        lambda s: "/" not in s and s not in (".", "..") and s.strip() == s and s != ""
-    )
-)
+@settings(max_examples=6, deadline=None, suppress_health_check=SLOW_FIXTURES)
+@given(NAMES)
 @example(NASTY.replace("/", ""))
 @example("[@click=app.toggle('redact')]x[/]")
 def test_every_command_with_hostile_names(tmp_path_factory: Any, s: str) -> None:

@@ -75,18 +75,24 @@ def earliest_offset(d: MetadataLogDir) -> int | None:
     return min(candidates, default=None)
 
 
-def _batch_times(paths: list[Path]) -> list[tuple[int, int]]:
-    """(last offset, max timestamp) of every batch, from headers only (no CRC, no records)."""
+def _batch_headers(paths: list[Path]) -> list[tuple[int, int, int]]:
+    """(base offset, last offset, max timestamp) of every batch, from headers only (no CRC, no
+    records): what a time resolves against, and which offsets the log covers."""
     out = []
     for path in paths:
         try:
             for b in iter_file_batches(
                 path, decode=False, verify_crc=False, lenient_tail=True, warn=lambda w: None
             ):
-                out.append((b.base_offset + b.last_offset_delta, b.max_timestamp))
+                out.append((b.base_offset, b.base_offset + b.last_offset_delta, b.max_timestamp))
         except (OSError, MetashellError):
             continue
     return out
+
+
+def _batch_times(paths: list[Path]) -> list[tuple[int, int]]:
+    """(last offset, max timestamp) of every batch."""
+    return [(last, ts) for _base, last, ts in _batch_headers(paths)]
 
 
 def _offset_at(times: list[tuple[int, int]], ms: int, asked: str) -> int:
@@ -111,17 +117,8 @@ def iso_time(ms: int) -> str:
 
 
 def _log_ranges(paths: list[Path]) -> list[tuple[int, int]]:
-    """(base offset, last offset) of every log batch, from headers only."""
-    out = []
-    for path in paths:
-        try:
-            for b in iter_file_batches(
-                path, decode=False, verify_crc=False, lenient_tail=True, warn=lambda w: None
-            ):
-                out.append((b.base_offset, b.base_offset + b.last_offset_delta))
-        except (OSError, MetashellError):
-            continue
-    return out
+    """(base offset, last offset) of every log batch."""
+    return [(base, last) for base, last, _ts in _batch_headers(paths)]
 
 
 def rebuildable(d: MetadataLogDir, log: list[tuple[int, int]] | None = None) -> list[tuple[int, int]]:
