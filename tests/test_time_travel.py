@@ -484,3 +484,17 @@ def test_a_lone_file_refuses_points_it_does_not_hold() -> None:
     assert status == 0, err
     status, _out, err = run_cli("-s", str(part / "00000000000000000026.log"), "-c", "at 10")
     assert status == 1 and "before this segment's first batch, offset 26" in err
+
+
+@pytest.mark.parametrize(
+    ("command", "hint"),
+    [
+        ("describe acl --operation REEAD", "not an ACL operation (did you mean READ?)"),
+        ("describe ordrs", "topic 'ordrs' does not exist (did you mean orders?)"),
+        ("history /topics/ordrs", "(no such path now; did you mean /topics/orders?)"),
+    ],
+)
+def test_a_typo_is_answered_with_the_nearest_name(command: str, hint: str) -> None:
+    """A mistyped value read as "nothing there" (or a bare "not an ACL operation") at 3 a.m."""
+    status, _out, err = run_cli("-d", str(FIXTURES / "demo"), "-c", command)
+    assert status == 1 and hint in err, err

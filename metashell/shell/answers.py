@@ -9,6 +9,7 @@ reassignment) with its filters, so that its output can be diffed against Kafka's
 
 from __future__ import annotations
 
+import difflib
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -257,7 +258,9 @@ def acl_query(opts: dict[str, object]) -> AclQuery:
     op = opts.get("operation")
     operation = op.strip().upper() if isinstance(op, str) else None
     if operation is not None and operation not in ACL_OPERATION_NAMES.values():
-        raise CommandError(f"describe acl: --operation {op}: not an ACL operation")
+        near = difflib.get_close_matches(operation, list(ACL_OPERATION_NAMES.values()), n=2, cutoff=0.6)
+        hint = f" (did you mean {' or '.join(near)}?)" if near else ""
+        raise CommandError(f"describe acl: --operation {op}: not an ACL operation{hint}")
     principal = opts.get("principal")
     host = opts.get("host")
     return AclQuery(

@@ -545,7 +545,13 @@ class Shell:
                 f"{visible(change.summary)}{where}\n"
             )
         if not found:
-            self.error(f"history: {typed}: no record in these files changed it")
+            hint = ""
+            if resolve(self.root, comps) is None:  # a typo reads as "never changed": say what is near
+                parent = resolve(self.root, comps[:-1]) if comps else None
+                names = list(parent.child_names()) if parent is not None and parent.is_dir else []
+                near = difflib.get_close_matches(comps[-1], names, n=1, cutoff=0.7) if comps else []
+                hint = f" (no such path now; did you mean {join([*comps[:-1], near[0]])}?)" if near else ""
+            self.error(f"history: {typed}: no record in these files changed it{hint}")
 
     def cmd_diff(self, p: Parsed) -> None:
         """Differences between two points of the log (``--from``/``--to``, by default where the
@@ -893,7 +899,9 @@ def _matching(names: list[str], patterns: list[str], what: str, shell: Shell) ->
             [n for n in names if rx.match(n)] if rx is not None else ([pattern] if pattern in names else [])
         )
         if not hits:
-            shell.error(f"describe: {what} '{pattern}' does not exist")
+            near = difflib.get_close_matches(pattern, names, n=1, cutoff=0.7) if rx is None else []
+            hint = f" (did you mean {near[0]}?)" if near else ""
+            shell.error(f"describe: {what} '{pattern}' does not exist{hint}")
         chosen.update(hits)
     return [n for n in names if n in chosen]
 
