@@ -266,3 +266,25 @@ def test_metadata_with_no_records_is_no_data_not_healthy(tmp_path: Path) -> None
     # records, but nothing registered yet (only the control records of a new quorum)
     report = check_health(load_directory(FIXTURES / "demo", until_offset=0).image)
     assert not report.healthy and report.verdict().startswith("NO DATA: no broker, controller or topic")
+
+
+def test_every_finding_says_what_next() -> None:
+    """Each ``add(KEY, ...)`` in the health rules has a next step (a finding without one would
+    raise): a new rule must say what to run next."""
+    import re
+
+    from metashell.image import health
+
+    source = Path(health.__file__).read_text()
+    keys = set(re.findall(r'add\(\s*"([a-z-]+)"', source))
+    assert len(keys) >= 14 and keys == set(health.NEXT_STEPS), keys ^ set(health.NEXT_STEPS)
+
+
+def test_each_finding_names_the_next_command_for_its_first_item() -> None:
+    status, out, _err = run_cli("-d", str(FIXTURES / "demo"), "health")
+    assert status == 0
+    steps = [line.strip() for line in out.splitlines() if line.startswith("  next: ")]
+    assert "next: history /brokers/1 (when it was fenced, after a controlled shutdown or not)" in steps
+    assert any("history /topics/clickstream/0" in s for s in steps)
+    _status, out, _err = run_cli("-d", str(FIXTURES / "demo"), "--json", "health")
+    assert all(f["next"] for f in json.loads(out)["findings"])

@@ -104,6 +104,20 @@ class Finding:
     items: list[Any] = field(default_factory=list)
     detail: str = ""
 
+    @property
+    def next_step(self) -> str:
+        """What to run next: a command of this shell, or Kafka's own (as text, never run), about
+        the first item listed (``history /topics/orders/0``, ``history /brokers/1``)."""
+        text = NEXT_STEPS[self.key]
+        first = self.items[0] if self.items else None
+        if isinstance(first, PartitionRef):
+            text = text.replace("TOPIC/PARTITION", f"{first.topic}/{first.partition}")
+            text = text.replace("--partition PARTITION", f"--partition {first.partition}")
+            text = text.replace("TOPIC", first.topic)
+        elif isinstance(first, dict) and "broker" in first:
+            text = text.replace("ID", str(first["broker"]))
+        return text
+
     def as_json(self) -> dict[str, Any]:
         return {
             "key": self.key,
@@ -111,8 +125,34 @@ class Finding:
             "title": self.title,
             "count": self.count,
             "detail": self.detail or None,
+            "next": self.next_step,
             "items": [i.as_json() if isinstance(i, PartitionRef) else i for i in self.items],
         }
+
+
+NEXT_STEPS: dict[str, str] = {
+    "offline-partitions": "describe --unavailable-partitions; history /topics/TOPIC/PARTITION says when the leader went",
+    "no-eligible-leader": (
+        "history /topics/TOPIC/PARTITION; only then, knowing it may lose data: kafka-leader-election.sh "
+        "--election-type UNCLEAN --topic TOPIC --partition PARTITION"
+    ),
+    "under-min-isr-partitions": "describe --under-min-isr-partitions; health --all lists every one",
+    "under-replicated-partitions": "describe --under-replicated-partitions",
+    "eligible-leader-replicas": "history /topics/TOPIC/PARTITION (which replicas left the ISR, and when)",
+    "reassignments": "describe TOPIC; kafka-reassign-partitions.sh --verify with the plan that started it",
+    "fenced-brokers": "history /brokers/ID (when it was fenced, after a controlled shutdown or not)",
+    "shutting-down-brokers": "history /brokers/ID; describe broker ID",
+    "unsupported-features": "cat /features; describe broker (each node's supported range)",
+    "voters-unregistered": "cat /quorum; ls /controllers",
+    "min-isr-unknown": (
+        "kafka-configs.sh --describe --entity-type brokers --entity-default (the brokers' static "
+        "server.properties decide otherwise)"
+    ),
+    "not-preferred-leader": "kafka-leader-election.sh --election-type PREFERRED --all-topic-partitions",
+    "brokers-without-replicas": "describe broker ID; kafka-reassign-partitions.sh moves replicas onto it",
+    "leader-skew": "kafka-leader-election.sh --election-type PREFERRED --all-topic-partitions",
+}
+"""Each finding's next step, by key: a finding without one fails ``test_every_finding_says_what_next``."""
 
 
 @dataclass

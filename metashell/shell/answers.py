@@ -58,6 +58,7 @@ def health_lines(report: HealthReport, show_all: bool = False) -> Iterator[str]:
         yield f"{f.title}: {f.count} [{f.severity}]"
         if f.detail:
             yield f"  ({f.detail})"
+        yield f"  next: {visible(f.next_step)}"  # it may quote a topic name
         fresh = [i for i in f.items if id(i) not in seen] if seen else f.items
         if len(fresh) < f.count:
             yield f"  {f.count - len(fresh)} of them belong to a finding above"
