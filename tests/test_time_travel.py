@@ -498,3 +498,27 @@ def test_a_typo_is_answered_with_the_nearest_name(command: str, hint: str) -> No
     """A mistyped value read as "nothing there" (or a bare "not an ACL operation") at 3 a.m."""
     status, _out, err = run_cli("-d", str(FIXTURES / "demo"), "-c", command)
     assert status == 1 and hint in err, err
+
+
+def test_watch_says_what_it_watches_and_a_new_object_is_one_line(tmp_path: Path) -> None:
+    """``watch`` printed fourteen ``None -> ...`` lines for one new object, and nothing about what
+    it watched until a change came."""
+    import test_terminal_safety as safety
+
+    safety.write_log(tmp_path, "orders")
+    thread = safety._append_a_topic_soon(tmp_path, "orders", 0)
+    status, out, err = run_cli("-d", str(tmp_path), "-c", "watch --count 1 --interval 0.2 /topics")
+    thread.join()
+    assert status == 0 and err == "watching /topics from offset 10 (Ctrl-C stops)\n"
+    assert out.split() == ["11", "2023-11-14T22:13:22.000Z", "/topics/orders0:", "created"]
+    thread = safety._append_a_topic_soon(tmp_path, "orders", 1)
+    _status, out, _err = run_cli("-d", str(tmp_path), "-c", "watch --count 1 --interval 0.2 --json /topics")
+    thread.join()
+    assert json.loads(out) == {
+        "offset": 12,
+        "time": "2023-11-14T22:13:22.001Z",
+        "path": "/topics/orders1",
+        "change": "created",
+        "old": None,
+        "new": None,
+    }

@@ -596,7 +596,9 @@ class Shell:
                 )
             differ = True
             if self._json(p):
-                self._emit_json({"path": path, "change": kind, "old": _as_json(old), "new": _as_json(new)})
+                self._emit_json(
+                    {"path": path, "change": kind, "old": _as_json(path, old), "new": _as_json(path, new)}
+                )
             elif kind == "changed":
                 self.write(f"-{visible(path)}: {visible(str(old))}\n+{visible(path)}: {visible(str(new))}\n")
             else:
@@ -607,7 +609,8 @@ class Shell:
 
     def cmd_watch(self, p: Parsed) -> None:
         """Print each change under PATH as it is committed (live) or appended (a directory a running
-        node writes to), until Ctrl-C or ``--count`` changes."""
+        node writes to), until Ctrl-C or ``--count`` changes.  An object created or deleted is one
+        line, not one per field (fourteen lines of ``None -> ...`` for a new partition)."""
         if self.refresh is None:
             raise CommandError("watch: needs a live source (-q) or a metadata directory (-d)")
         comps = normalize(self.cwd, p.args[0].text) if p.args else []
@@ -615,6 +618,9 @@ class Shell:
         pause = _seconds_option(p, "interval", default=1.0)
         redact = self.settings.redact
         before = _values_at(self.root, comps, redact)
+        self.note(
+            f"watching {join(comps)} from offset {self.root.ctx.image.provenance.offset} (Ctrl-C stops)"
+        )
         seen = 0
         while True:
             time.sleep(pause)
@@ -624,7 +630,7 @@ class Shell:
             after = _values_at(self.root, comps, redact)
             prov = self.root.ctx.image.provenance
             when = iso_time(prov.timestamp) or "-"
-            for kind, path, old, new in _diff_values(before, after):
+            for kind, path, old, new in _object_changes(before, after, len(comps)):
                 if self._json(p):
                     self._emit_json(
                         {
@@ -632,10 +638,12 @@ class Shell:
                             "time": when,
                             "path": path,
                             "change": kind,
-                            "old": old,
-                            "new": new,
+                            "old": _as_json(path, old),
+                            "new": _as_json(path, new),
                         }
                     )
+                elif kind in ("created", "deleted"):
+                    self.write(f"{prov.offset:>8}  {when}  {visible(path)}: {kind}\n")
                 else:
                     self.write(
                         f"{prov.offset:>8}  {when}  {visible(path)}: {visible(str(old))} -> "
@@ -934,10 +942,12 @@ def _side(root: Node) -> tuple[str | None, str]:
     return image.quorum.cluster_id, f"offset {prov.offset}, {when}"
 
 
-def _as_json(text: str | None) -> object:
-    """A value as ``cat`` shows it (JSON text) as the JSON value itself, for ``diff --json``."""
-    if text is None:
-        return None
+def _as_json(path: str, text: str | None) -> object:
+    """A value for ``diff --json`` and ``watch --json``: a record's field (``PATH field``, whose
+    text is JSON) as the JSON value itself; a leaf (a config value: a string in Kafka, whatever it
+    looks like) as its text."""
+    if text is None or " " not in path:
+        return text
     try:
         return json.loads(text)
     except ValueError:
@@ -950,6 +960,56 @@ _NUMBER = re.compile(r"(\d+)")
 def _natural(path: str) -> tuple[tuple[int, int | str], ...]:
     """Sort key: numbers in a path by value (partition 2 before 10), the rest as text."""
     return tuple((1, int(part)) if part.isdigit() else (0, part) for part in _NUMBER.split(path) if part)
+
+
+def _object_changes(
+    left: dict[str, str], right: dict[str, str], depth: int = 0
+) -> Iterator[tuple[str, str, str | None, str | None]]:
+    """:func:`_diff_values`, with an object that appears or disappears whole with several values
+    (a topic, a partition, a broker: a directory the other side has no value in, at ``depth``
+    components or deeper: the watched path) given as one ``created`` or ``deleted`` change of
+    its path.  A single new value (a config set) stays itself: it says more."""
+    left_dirs, right_dirs = _directories(left), _directories(right)
+    changes = list(_diff_values(left, right))
+    groups: dict[str, int] = {}
+    wholes: list[str | None] = []
+    for kind, path, _old, _new in changes:
+        whole = None
+        if kind != "changed":
+            whole = _first_unknown(path, left_dirs if kind == "added" else right_dirs, depth)
+            if whole == path:
+                whole = None
+        wholes.append(whole)
+        if whole is not None:
+            groups[whole] = groups.get(whole, 0) + 1
+    said: set[str] = set()
+    for (kind, path, old, new), whole in zip(changes, wholes, strict=True):
+        if whole is not None and groups[whole] > 1:
+            if whole not in said:
+                said.add(whole)
+                yield ("created" if kind == "added" else "deleted"), whole, None, None
+            continue
+        yield kind, path, old, new
+
+
+def _directories(values: dict[str, str]) -> set[str]:
+    """Every directory path the value paths (``/a/b/c`` or ``/a/b field``) lie in or name."""
+    out: set[str] = set()
+    for key in values:
+        parts = key.split(" ", 1)[0].split("/")
+        out.update("/".join(parts[:i]) for i in range(2, len(parts) + 1))
+    return out
+
+
+def _first_unknown(path: str, known: set[str], depth: int = 0) -> str | None:
+    """The outermost directory of ``path``, ``depth`` components deep or deeper, that ``known``
+    lacks (None: all of them are known)."""
+    parts = path.split(" ", 1)[0].split("/")
+    for i in range(max(2, depth + 1), len(parts) + 1):
+        prefix = "/".join(parts[:i])
+        if prefix not in known:
+            return prefix
+    return None
 
 
 def _diff_values(
