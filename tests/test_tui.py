@@ -194,6 +194,21 @@ def test_after_at_every_view_describes_the_point_shown() -> None:
     drive(DEMO, steps)
 
 
+def test_ctrl_p_opens_the_palette_and_a_command_gives_the_tree_back_its_focus() -> None:
+    """docs/tui.md promises Ctrl-P; it did nothing (the tree took the key).  After a ``:`` command
+    the focus stayed in the command line, so the arrow keys did not move in the tree."""
+    from textual.command import CommandPalette
+
+    async def steps(app: MetashellApp, pilot: Pilot[Any]) -> None:
+        await command(app, pilot, "ls /topics")
+        assert isinstance(app.focused, Tree)
+        await pilot.press("ctrl+p")
+        await pilot.pause()
+        assert isinstance(app.screen, CommandPalette)
+
+    drive(DEMO, steps)
+
+
 def test_search_finds_paths_by_name() -> None:
     async def steps(app: MetashellApp, pilot: Pilot[Any]) -> None:
         assert "/topics/orders" in app.search_paths("ord")

@@ -114,6 +114,8 @@ class MetashellApp(App[int]):
         Binding("ctrl+q", "quit", "Quit", show=False, key_display="Ctrl-Q"),
         Binding("colon", "command_line", "Command", key_display=":"),
         Binding("slash", "command_palette", "Search", key_display="/"),
+        # Textual's own Ctrl-P did not reach the app (the focused tree took it); docs/tui.md promises it
+        Binding("ctrl+p", "command_palette", "Search", show=False, key_display="Ctrl-P", priority=True),
         Binding("h", "history", "History"),
         Binding("o", "open_pager", "Pager"),
         Binding("y", "copy_path", "Copy path"),
@@ -613,6 +615,7 @@ class MetashellApp(App[int]):
             self.exit(0)
             return
         self.run_command(line)
+        self.action_focus_tree()  # the answer is read by moving in the tree: arrows must work at once
 
     def run_command(self, line: str) -> int:
         """Run ``line`` through the shell's command engine; its output goes to the detail pane."""
