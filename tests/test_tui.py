@@ -184,6 +184,9 @@ def test_after_at_every_view_describes_the_point_shown() -> None:
         topics.expand()
         await pilot.pause()
         assert all("offline" not in c.label.plain for c in topics.children)
+        await command(app, pilot, "at 30")  # the tree stays expanded across a move in time
+        topics = next(c for c in tree.root.children if c.data == "/topics")
+        assert topics.is_expanded and {c.label.plain.split()[0] for c in topics.children} >= {"orders"}
         await command(app, pilot, "at")
         for _ in range(100):
             if app.health is not None:

@@ -380,8 +380,9 @@ class MetashellApp(App[int]):
             self.notify(f"quorum leader {leader}, epoch {epoch} (was {before})", timeout=8)
         self.leader_changes.append((leader, epoch))
 
-    def _refill(self, item: TreeNode[str], path: str) -> None:
-        """Bring the children of an expanded ``item`` up to date, keeping what is expanded."""
+    def _refill(self, item: TreeNode[str], path: str, mark: bool = True) -> None:
+        """Bring the children of an expanded ``item`` up to date, keeping what is expanded.
+        ``mark``: flag what was added (live changes), not what a move in time brought back."""
         node = self._node(path)
         names = set(node.child_names()) if node is not None and node.is_dir else set()
         present = {self._name_of(c.data): c for c in item.children if c.data and not _is_gap(c.data)}
@@ -394,16 +395,18 @@ class MetashellApp(App[int]):
             for name in added[:PAGE]:
                 child_path = self._path([*base, name])
                 sub = node.child(name) if node is not None else None
-                self.changed[child_path] = True
+                if mark:
+                    self.changed[child_path] = True
                 if sub is not None and sub.is_dir:
                     item.add(self._label(child_path), data=child_path, allow_expand=True)
                 else:
                     item.add_leaf(self._label(child_path), data=child_path)
-            marked = list(self.changed)  # these, not what is marked when the timer fires
-            self.set_timer(5.0, lambda: self._unmark(marked))
+            if mark:
+                marked = list(self.changed)  # these, not what is marked when the timer fires
+                self.set_timer(5.0, lambda: self._unmark(marked))
         for child in item.children:
             if child.is_expanded and child.data:
-                self._refill(child, child.data)
+                self._refill(child, child.data, mark)
 
     def _unmark(self, paths: list[str]) -> None:
         for p in paths:
@@ -632,8 +635,8 @@ class MetashellApp(App[int]):
             self._names = None
             self.health, self.badges = None, {}  # the end's verdict and badges beside the past's tables lied
             tree = self.query_one("#tree", Tree)
-            tree.root.remove_children()
-            self._fill(tree.root, "/")
+            self._refill(tree.root, "/", mark=False)  # what is expanded stays expanded
+            self._relabel(tree.root)
             self._refresh_header()
             self.run_worker(self._check_health, thread=True, exclusive=True, group="health")
         if cwd != self.shell.cwd or point != self.shell.point:
