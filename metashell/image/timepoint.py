@@ -90,11 +90,6 @@ def _batch_headers(paths: list[Path]) -> list[tuple[int, int, int]]:
     return out
 
 
-def _batch_times(paths: list[Path]) -> list[tuple[int, int]]:
-    """(last offset, max timestamp) of every batch."""
-    return [(last, ts) for _base, last, ts in _batch_headers(paths)]
-
-
 def _offset_at(times: list[tuple[int, int]], ms: int, asked: str) -> int:
     best = None
     for last, ts in times:
@@ -116,21 +111,20 @@ def iso_time(ms: int) -> str:
     )
 
 
-def _log_ranges(paths: list[Path]) -> list[tuple[int, int]]:
-    """(base offset, last offset) of every log batch."""
-    return [(base, last) for base, last, _ts in _batch_headers(paths)]
-
-
-def rebuildable(d: MetadataLogDir, log: list[tuple[int, int]] | None = None) -> list[tuple[int, int]]:
+def rebuildable(
+    d: MetadataLogDir, headers: list[tuple[int, int, int]] | None = None
+) -> list[tuple[int, int]]:
     """The offsets whose image ``d`` can rebuild, as inclusive ranges in order.
 
     A point is rebuildable from the start of the log (a log that starts at 0) or from a snapshot
     (its end offset - 1), then on through log batches without a gap.  Two snapshots with their
     segments deleted in between leave the offsets between them out: loading there would silently
-    give the older snapshot's image."""
-    batches = sorted(log if log is not None else _log_ranges([s.path for s in d.segments]))
+    give the older snapshot's image.  ``headers``: :func:`_batch_headers` of its segments, when
+    they were read already."""
+    if headers is None:
+        headers = _batch_headers([s.path for s in d.segments])
     spans: list[list[int]] = []
-    for base, last in batches:
+    for base, last, _ts in sorted(headers):
         if spans and base <= spans[-1][1] + 1:
             spans[-1][1] = max(spans[-1][1], last)
         else:
@@ -162,12 +156,13 @@ def resolve_in_dir(
     ``index``: a load's batch index, which saves reading every batch header for a time (when one of
     its batches is old enough; the batches it skipped, before the snapshot, are all older)."""
     kind, value = parse_point(text)
+    headers = _batch_headers([s.path for s in d.segments])  # read once: for a time, and for the ranges
     if kind == "time":
         known = [(e.last_offset, e.max_timestamp) for e in index or () if e.kind == "log"]
         if not any(ts <= value for _last, ts in known):
-            known = _batch_times([s.path for s in d.segments])
+            known = [(last, ts) for _base, last, ts in headers]
         value = _offset_at(known, value, text)
-    ranges = rebuildable(d)
+    ranges = rebuildable(d, headers)
     if not ranges:
         if d.segments:
             raise PointError(
@@ -195,8 +190,10 @@ def resolve_in_file(path: Path, text: str) -> ResolvedPoint:
     one point, its end offset - 1; a segment the offsets of its batches (it landed silently on the
     snapshot's end, or on the segment's first batch, whatever was asked)."""
     kind, value = parse_point(text)
+    # a snapshot's offset is in its name: its headers are read only to resolve a time
+    headers = _batch_headers([path]) if kind == "time" or path.name.endswith(".log") else []
     if kind == "time":
-        value = _offset_at(_batch_times([path]), value, text)
+        value = _offset_at([(last, ts) for _base, last, ts in headers], value, text)
     if path.name.endswith(".checkpoint") and path.name != "bootstrap.checkpoint":
         end = _snapshot_end(path.name)
         if end is not None and value != end - 1:
@@ -204,13 +201,11 @@ def resolve_in_file(path: Path, text: str) -> ResolvedPoint:
                 f"at: {text}: a snapshot holds one point, offset {end - 1} (-d on its directory "
                 "rebuilds the others)"
             )
-    elif path.name.endswith(".log"):
-        ranges = _log_ranges([path])
-        if ranges and value < ranges[0][0]:
-            raise PointError(
-                f"at: {text}: offset {value} is before this segment's first batch, offset {ranges[0][0]} "
-                "(-d on its directory rebuilds the others)"
-            )
+    elif path.name.endswith(".log") and headers and value < headers[0][0]:
+        raise PointError(
+            f"at: {text}: offset {value} is before this segment's first batch, offset {headers[0][0]} "
+            "(-d on its directory rebuilds the others)"
+        )
     return ResolvedPoint(value)
 
 

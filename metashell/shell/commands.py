@@ -251,27 +251,30 @@ class Shell:
         return glob_components(self.root, self.cwd, pattern)
 
     def _did_you_mean(self, typed: str) -> str:
-        """`` Did you mean /topics/orders?`` when one mistyped component has a close sibling (the
-        first missing component of a path without globs, in a directory of at most 10 000 names)."""
+        """`` Did you mean /topics/orders?`` when :meth:`_nearest_path` has one."""
+        near = self._nearest_path(typed)
+        return f" Did you mean {visible(near)}?" if near else ""
+
+    def _nearest_path(self, typed: str) -> str | None:
+        """The path ``typed`` with its first missing component replaced by a close sibling (a path
+        without globs, in a directory of at most 10 000 names); None when there is none."""
         comps = normalize(self.cwd, typed)
         node: Node | None = self.root
         fixed: list[str] = []
         for i, comp in enumerate(comps):
             if node is None or not node.is_dir or is_glob(comp):
-                return ""
+                return None
             child = node.child(comp)
             if child is None:
                 if node.child_count() > _SUGGEST_MAX_NAMES:
-                    return ""
+                    return None
                 close = difflib.get_close_matches(comp, node.child_names(), n=1, cutoff=0.7)
                 if not close:
-                    return ""
-                fixed.append(close[0])
-                rest = comps[i + 1 :]
-                return f" Did you mean {visible(join(fixed + rest))}?"
+                    return None
+                return join([*fixed, close[0], *comps[i + 1 :]])
             fixed.append(comp)
             node = child
-        return ""
+        return None
 
     @staticmethod
     def _effective(args: list[Word]) -> list[Word]:
@@ -545,12 +548,8 @@ class Shell:
                 f"{visible(change.summary)}{where}\n"
             )
         if not found:
-            hint = ""
-            if resolve(self.root, comps) is None:  # a typo reads as "never changed": say what is near
-                parent = resolve(self.root, comps[:-1]) if comps else None
-                names = list(parent.child_names()) if parent is not None and parent.is_dir else []
-                near = difflib.get_close_matches(comps[-1], names, n=1, cutoff=0.7) if comps else []
-                hint = f" (no such path now; did you mean {join([*comps[:-1], near[0]])}?)" if near else ""
+            near = self._nearest_path(typed)  # a typo reads as "never changed": say what is near
+            hint = f" (no such path now; did you mean {near}?)" if near else ""
             self.error(f"history: {typed}: no record in these files changed it{hint}")
 
     def cmd_diff(self, p: Parsed) -> None:
@@ -992,24 +991,22 @@ def _object_changes(
         yield kind, path, old, new
 
 
+def _prefixes(path: str) -> list[str]:
+    """The paths a value path (``/a/b/c`` or ``/a/b field``) lies in or names, outermost first:
+    ``/a``, ``/a/b``, ``/a/b/c``."""
+    parts = path.split(" ", 1)[0].split("/")
+    return ["/".join(parts[:i]) for i in range(2, len(parts) + 1)]
+
+
 def _directories(values: dict[str, str]) -> set[str]:
-    """Every directory path the value paths (``/a/b/c`` or ``/a/b field``) lie in or name."""
-    out: set[str] = set()
-    for key in values:
-        parts = key.split(" ", 1)[0].split("/")
-        out.update("/".join(parts[:i]) for i in range(2, len(parts) + 1))
-    return out
+    """Every path the value paths lie in or name."""
+    return {prefix for key in values for prefix in _prefixes(key)}
 
 
 def _first_unknown(path: str, known: set[str], depth: int = 0) -> str | None:
-    """The outermost directory of ``path``, ``depth`` components deep or deeper, that ``known``
-    lacks (None: all of them are known)."""
-    parts = path.split(" ", 1)[0].split("/")
-    for i in range(max(2, depth + 1), len(parts) + 1):
-        prefix = "/".join(parts[:i])
-        if prefix not in known:
-            return prefix
-    return None
+    """The outermost path ``path`` lies in or names, ``depth`` components deep or deeper, that
+    ``known`` lacks (None: all of them are known)."""
+    return next((p for p in _prefixes(path)[max(0, depth - 1) :] if p not in known), None)
 
 
 def _diff_values(

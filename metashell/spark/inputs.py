@@ -106,9 +106,9 @@ def _dataset(path: str, kind: str, cluster_id: str | None, node_id: int | None, 
     """A dataset whose cluster id can go into a table: a lone surrogate (a ``\\uD800`` escape in
     ``meta.properties``, which Java reads) cannot be encoded as UTF-8, and would fail every row of
     every table of the fleet's job.  It is kept escaped, and the ``errors`` table says so."""
-    if cluster_id is None or storable(cluster_id) == cluster_id:
+    stored = storable(cluster_id) if cluster_id is not None else None
+    if stored == cluster_id:
         return Dataset(path, kind, cluster_id, node_id)
-    stored = storable(cluster_id)
     note = (
         str(meta),
         "meta-properties",
