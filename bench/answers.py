@@ -34,7 +34,7 @@ sys.path.insert(0, str(REPO / "bench"))
 
 import metagen
 
-from metashell.shell.commands import Settings, Shell
+from metashell.shell.session import Settings, Shell
 from metashell.shell.sources import open_directory
 
 

@@ -48,7 +48,7 @@ def _child(root: str, timeline: bool, commands: bool) -> dict:
     """Runs in a child process: load (and run the commands); returns figures as JSON on stdout."""
     import resource
 
-    from metashell.shell.commands import Settings, Shell
+    from metashell.shell.session import Settings, Shell
     from metashell.shell.sources import open_directory
 
     t0 = time.perf_counter()

@@ -37,9 +37,9 @@ DESCRIPTION = "The Apache Kafka metadata shell (metashell): browse KRaft cluster
 
 
 def _commands_help() -> str:
-    from metashell.shell.spec import COMMAND_NAMES, SPECS
+    from metashell.shell.registry import specs
 
-    return "\n".join(f"  {n:<10}{SPECS[n].description}" for n in COMMAND_NAMES)
+    return "\n".join(f"  {n:<10}{s.description}" for n, s in specs().items())
 
 
 EPILOG = """\
@@ -260,12 +260,12 @@ def _check_usage(args: argparse.Namespace) -> None:
         raise UsageError(f"unrecognized arguments: {' '.join(args.command)}")
 
 
-_TRAVEL_COMMANDS = frozenset(("at", "diff", "log", "history"))
-
-
 def _may_travel(commands: Sequence[str]) -> bool:
-    """Whether one-shot commands may move through time (then the load keeps its journal)."""
-    return any(w in _TRAVEL_COMMANDS for w in re.findall(r"[a-z]+", " ".join(commands)))
+    """Whether one-shot commands may move through time (then the load keeps its journal): any
+    word that names a command the registry says travels (:attr:`Command.travels`)."""
+    from metashell.shell.registry import travelling
+
+    return travelling(re.findall(r"[a-z]+", " ".join(commands)))
 
 
 def _one_line(text: object) -> str:
@@ -287,9 +287,9 @@ def run(
     stderr: TextIO | None = None,
 ) -> int:
     """Parse ``argv`` and run; returns the exit status.  Raises MetashellError/UsageError."""
-    from metashell.shell.commands import Settings, Shell
     from metashell.shell.output import color_wanted
     from metashell.shell.repl import run_plain
+    from metashell.shell.session import Settings, Shell
     from metashell.shell.sources import banner, open_directory, open_file, open_live
     from metashell.shell.words import Word
 
@@ -357,7 +357,7 @@ def run(
         shell = Shell(source.root, stdout, stderr, settings)
         shell.attach(source)
         if one_shot:
-            from metashell.shell.commands import ExitShell
+            from metashell.shell.session import ExitShell
 
             status = 0
             try:

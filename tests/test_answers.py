@@ -18,7 +18,7 @@ from metashell.image.health import check_health, effective_min_isr
 from metashell.image.image import MetadataImage
 from metashell.image.loader import load_directory
 from metashell.image.model import BrokerRegistration, Partition, Topic
-from metashell.shell.commands import Settings, Shell
+from metashell.shell.session import Settings, Shell
 from metashell.tree import build_root
 
 DEMO = FIXTURES / "demo"

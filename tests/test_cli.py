@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from metashell import __version__, cli
-from metashell.shell import spec
+from metashell.shell import registry
 
 SHARED = Path(__file__).resolve().parents[2] / "shared"
 LOGDIR = SHARED / "reference" / "test-vectors" / "metadata-log-dir"
@@ -420,7 +420,7 @@ def test_every_command_in_one_shot_mode() -> None:
         "topics/byName\ntopics/byName/foo\ntopics/byName/foo/0\n",
         "metadataVersion:\n  ",
         "    0  " + script[:20],
-        "usage: {" + ",".join(spec.COMMAND_NAMES) + "} ...",
+        "usage: {" + ",".join(registry.names()) + "} ...",
         "tree: Show the contents of metadata nodes in a tree structure.\n",
         "brokers:\ncontrollers:\n",
         "/image/acls/byId\n/image/topics/byId\n/image/topics/byName\n",

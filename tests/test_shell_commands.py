@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from metashell.shell import spec
-from metashell.shell.commands import ExitShell, Settings, Shell
+from metashell.shell import registry
+from metashell.shell.session import ExitShell, Settings, Shell
 from metashell.shell.words import ParseError, split_commands
 from metashell.tree.node import RecordLeaf, StaticDir, TextLeaf, TreeContext
 from metashell.tree.render import ls_layout
@@ -360,9 +360,9 @@ def test_history() -> None:
 
 def test_help_man_exit() -> None:
     out, _, status = run("help")
-    assert status == 0 and "usage: {" + ",".join(spec.COMMAND_NAMES) + "} ..." in out
-    for name in spec.COMMAND_NAMES:
-        assert f"    {name.ljust(21)}{spec.SPECS[name].description}" in out
+    assert status == 0 and "usage: {" + ",".join(registry.names()) + "} ..." in out
+    for name in registry.names():
+        assert f"    {name.ljust(21)}{registry.specs()[name].description}" in out
     assert run("help ls") == run("man ls")
     out, _, _ = run("man ls")
     assert out.startswith(
@@ -380,7 +380,7 @@ def test_help_man_exit() -> None:
 
 
 def test_bad_commands() -> None:
-    choices = ", ".join(f"'{n}'" for n in spec.COMMAND_NAMES)
+    choices = ", ".join(f"'{n}'" for n in registry.names())
     assert "'at', 'cat', 'cd', 'clear', 'describe', 'diff', 'exit', 'find', 'grep', 'health'" in choices
     assert run("blah") == ("", f"invalid choice: 'blah' (choose from {choices})\n", 1)
     _, err, _ = run("tr /")

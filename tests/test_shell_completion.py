@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import io
 import os
 from pathlib import Path
@@ -12,9 +13,9 @@ from prompt_toolkit.document import Document
 from prompt_toolkit.history import InMemoryHistory
 from test_shell_commands import make_root
 
-from metashell.shell import history, spec
-from metashell.shell.commands import Settings, Shell
+from metashell.shell import history, registry
 from metashell.shell.completion import ShellCompleter, current_segment, split_for_completion
+from metashell.shell.session import Settings, Shell
 
 
 def complete(text: str, cwd: str = "/") -> list[tuple[str, int]]:
@@ -28,8 +29,8 @@ def complete(text: str, cwd: str = "/") -> list[tuple[str, int]]:
 
 
 def test_command_names() -> None:
-    assert complete("") == [(n + " ", 0) for n in spec.COMMAND_NAMES]
-    assert {"at", "describe", "grep", "health"} <= set(spec.COMMAND_NAMES)
+    assert complete("") == [(n + " ", 0) for n in registry.names()]
+    assert {"at", "describe", "grep", "health"} <= set(registry.names())
     assert complete("c") == [("cat ", -1), ("cd ", -1), ("clear ", -1)]
     assert complete("pwd; tr") == [("tree ", -2)]
 
@@ -62,7 +63,7 @@ def test_options_and_arguments() -> None:
     ]
     assert complete("find / -type ") == [("f ", 0), ("d ", 0)]
     assert complete("man l") == [("log ", -1), ("ls ", -1)]
-    assert complete("pwd ") == []
+    assert complete("pwd ") == [("-h ", 0), ("--help ", 0), ("--json ", 0)]  # no argument: its options
     assert complete("bogus /") == []
 
 
@@ -125,10 +126,12 @@ def test_a_bug_in_a_command_is_one_line_and_the_session_goes_on(monkeypatch: pyt
     out, err = io.StringIO(), io.StringIO()
     shell = Shell(make_root(), out, err, Settings())
 
-    def broken(self: Shell, p: object) -> None:
+    def broken(shell: Shell, p: object) -> None:
         raise ValueError("oops\nmore")
 
-    monkeypatch.setattr(Shell, "cmd_pwd", broken)
+    commands = dict(registry.commands())
+    commands["pwd"] = dataclasses.replace(commands["pwd"], run=broken)
+    monkeypatch.setattr(registry, "_COMMANDS", commands)
     assert shell.run_line("pwd; ls /local") == 1
     assert err.getvalue() == "internal error in pwd: ValueError: oops more\n"
     assert out.getvalue() == "commitId\nrecord\nversion\n"

@@ -12,7 +12,7 @@ from conftest import FIXTURES
 from test_cli import run_cli
 
 from metashell.image.loader import load_directory
-from metashell.shell.commands import Settings, Shell
+from metashell.shell.session import Settings, Shell
 from metashell.tree import build_root
 
 DEMO = str(FIXTURES / "demo")

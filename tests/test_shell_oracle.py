@@ -24,7 +24,7 @@ import pytest
 from conftest import CORPUS, FIXTURES, VECTORS
 
 from metashell.image.loader import load_file
-from metashell.shell.commands import Settings, Shell
+from metashell.shell.session import Settings, Shell
 from metashell.tree import build_root
 
 pytestmark = pytest.mark.kafka

@@ -302,7 +302,7 @@ def test_diff_leaves_out_bookkeeping_sorts_numbers_and_gives_json_values() -> No
     orders = [r["path"].split()[0] for r in rows if r["path"].startswith("/topics/orders/")]
     numbers = [int(p.rsplit("/", 1)[1]) for p in dict.fromkeys(orders) if p.rsplit("/", 1)[1].isdigit()]
     assert numbers == sorted(numbers) and len(numbers) > 1, numbers
-    from metashell.shell.commands import _diff_values
+    from metashell.shell.changes import diff_values as _diff_values
 
     left = {f"/topics/t/{i} leader": "1" for i in (0, 1, 2, 10, 11)}
     order = [path for _k, path, _o, _n in _diff_values(left, {})]

@@ -17,7 +17,8 @@ from prompt_toolkit.document import Document
 from metashell.tree import Node, glob_components
 from metashell.tree.paths import glob_regex
 
-from . import spec
+from . import registry
+from .registry import CompletionContext
 
 _MAX_CANDIDATES = 2000
 """A directory with a million children is not offered in full (prompt-toolkit would stall)."""
@@ -84,37 +85,43 @@ class ShellCompleter(Completer):
         words, partial = split_for_completion(segment)
         # Replace what the user typed for the partial word (quotes and escapes included).
         replace = -_typed_length(segment) if partial else 0
+        table = registry.commands()
         if not words:
-            for name in spec.COMMAND_NAMES:
+            for name in sorted(table):
                 if name.startswith(partial):
                     yield Completion(
-                        name + " ", replace, display=name, display_meta=spec.SPECS[name].description
+                        name + " ", replace, display=name, display_meta=table[name].spec.description
                     )
             return
-        command = spec.SPECS.get(words[0])
+        command = table.get(words[0])
         if command is None:
             return
+        declared = command.spec
         prev = words[-1] if len(words) > 1 else ""
-        option = next((o for o in command.options if prev in o.flags and o.metavar), None)
+        option = next((o for o in declared.options if prev in o.flags and o.metavar), None)
         if option is not None:
-            for choice in option.choices or ():
-                if choice.startswith(partial):
-                    yield Completion(choice + " ", replace, display=choice)
+            values = command.option_values.get(option.dest) if command.option_values else None
+            candidates = option.choices or (values() if values is not None else ())
+            for choice in _matching_words(candidates, partial):
+                yield Completion(choice + " ", replace, display=choice)
             return
-        if partial.startswith("-"):
-            flags = ["-h", "--help"] + [f for o in command.options for f in o.flags]
+        if partial.startswith("-") or declared.positional is None:
+            flags = ["-h", "--help"] + [f for o in declared.options for f in o.flags]
             for flag in flags:
                 if flag.startswith(partial):
                     yield Completion(flag + " ", replace, display=flag)
             return
-        if command.name in ("man", "help"):
-            for name in spec.COMMAND_NAMES:
-                if name.startswith(partial):
-                    yield Completion(name + " ", replace, display=name)
+        if command.complete is None:
+            yield from self._paths(partial, replace)
             return
-        if command.positional is None:
+        try:
+            context = CompletionContext(self._root(), self._cwd())
+            found = list(command.complete(context, words, partial))
+        except Exception:  # noqa: BLE001 - completion must never break the prompt
             return
-        yield from self._paths(partial, replace)
+        for word in found[:_MAX_CANDIDATES]:
+            text = word if word.endswith("/") else _escape(word) + " "
+            yield Completion(text, replace, display=word)
 
     def _paths(self, partial: str, replace: int) -> Iterable[Completion]:
         slash = partial.rfind("/")
@@ -171,3 +178,11 @@ def _escape(name: str) -> str:
         else:
             out.append(c)
     return "".join(out)
+
+
+def _matching_words(candidates: Iterable[str], partial: str) -> list[str]:
+    """Candidates that start with ``partial``; for a comma-separated value (``log --type a,b``),
+    the last item is completed and the ones before it kept."""
+    head, _, last = partial.rpartition(",")
+    prefix = head + "," if head else ""
+    return [prefix + c for c in candidates if c.startswith(last)]

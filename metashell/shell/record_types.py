@@ -16,7 +16,7 @@ from functools import cache
 from metashell.protocol.control import CONTROL_TYPES
 from metashell.protocol.metadata import record_types
 
-__all__ = ["TypeFilter", "parse_type_filter", "type_names"]
+__all__ = ["TypeFilter", "parse_type_filter", "record_type_words", "type_names"]
 
 
 def _canon(word: str) -> str:
@@ -58,3 +58,8 @@ def parse_type_filter(raw: str, command: str = "log") -> TypeFilter:
             raise ValueError(f"{command}: --type {bare}: no such record type{hint}")
         (exclude if negated else include).add(name)
     return TypeFilter(frozenset(include) if include else None, frozenset(exclude))
+
+
+def record_type_words() -> list[str]:
+    """What ``log --type`` completes: the schema names dump-log prints, sorted."""
+    return sorted(set(type_names().values()))

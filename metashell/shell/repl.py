@@ -18,8 +18,8 @@ from collections.abc import Callable
 from typing import TextIO
 
 from ..safe_text import visible
-from .commands import ExitShell, Shell
 from .pager import paged
+from .session import ExitShell, Shell
 
 StatusFn = Callable[[], str]
 

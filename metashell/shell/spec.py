@@ -11,6 +11,7 @@ line and must never leave the REPL.
 from __future__ import annotations
 
 import difflib
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from metashell.errors import MetashellError
@@ -96,282 +97,16 @@ def _help_row(left: str, text: str) -> str:
 
 JSON_OPT = Option(("--json",), "json", "Print machine-readable JSON lines instead of text.")
 
-SPECS: dict[str, CommandSpec] = {
-    s.name: s
-    for s in (
-        CommandSpec(
-            "at",
-            "Move the session to the metadata as it was after a log offset or time; 'at' alone "
-            "returns to the end.",
-            Positional("point", "An offset, an ISO 8601 time (2026-11-22T03:55:00Z) or @epoch-ms.", "?"),
-        ),
-        CommandSpec(
-            "cat",
-            "Show the contents of metadata files.",
-            Positional("targets", "The metadata files to display.", "+"),
-            (JSON_OPT,),
-        ),
-        CommandSpec(
-            "cd",
-            "Set the current working directory.",
-            Positional("target", "The directory to change to ('-': the previous one; '~': /).", "?"),
-            shell_only=True,
-        ),
-        CommandSpec("clear", "Clear the screen.", shell_only=True),
-        CommandSpec(
-            "describe",
-            "Describe topics as kafka-topics --describe does, brokers, or ACLs that apply.",
-            Positional(
-                "targets",
-                "Topic names or globs (default: every topic), 'broker' followed by "
-                "broker ids or globs (default: every broker), or 'acl' (with the options below: "
-                "the ACL bindings that apply, as Kafka's authorizer matches them).",
-                "*",
-            ),
-            (
-                Option(
-                    ("--under-replicated-partitions",),
-                    "under_replicated",
-                    "Only show under-replicated partitions.",
-                ),
-                Option(
-                    ("--unavailable-partitions",),
-                    "unavailable",
-                    "Only show partitions whose leader is not available.",
-                ),
-                Option(
-                    ("--under-min-isr-partitions",),
-                    "under_min_isr",
-                    "Only show partitions whose isr count is less than the configured minimum.",
-                ),
-                Option(
-                    ("--at-min-isr-partitions",),
-                    "at_min_isr",
-                    "Only show partitions whose isr count is equal to the configured minimum.",
-                ),
-                Option(
-                    ("--topics-with-overrides",),
-                    "with_overrides",
-                    "Only show topics that have overridden configs.",
-                ),
-                Option(
-                    ("--principal",),
-                    "principal",
-                    "describe acl: the principal asking (User:alice).",
-                    "PRINCIPAL",
-                ),
-                Option(
-                    ("--resource",),
-                    "resource",
-                    "describe acl: the resource, TYPE:NAME (topic:orders, "
-                    "group:app, cluster:kafka-cluster, transactional_id:tx).",
-                    "RESOURCE",
-                ),
-                Option(
-                    ("--operation",),
-                    "operation",
-                    "describe acl: the operation (READ, WRITE, DESCRIBE...): "
-                    "with --principal and --resource, says whether it is allowed.",
-                    "OPERATION",
-                ),
-                Option(("--host",), "host", "describe acl: the client host (default: any).", "HOST"),
-                JSON_OPT,
-            ),
-            notes=(
-                (
-                    "The configured minimum is the topic's min.insync.replicas override, else the cluster "
-                    "default; when neither is in the metadata only leaderless partitions count as under it."
-                ),
-                "Configs lists the topic's overrides (kafka-topics also lists broker-level settings).",
-            ),
-        ),
-        CommandSpec(
-            "diff",
-            "Show what differs between two points of the log, or with another directory or file.",
-            Positional("path", "Only under this path (default: the whole tree but /image).", "?"),
-            (
-                Option(
-                    ("--from",),
-                    "from",
-                    "The earlier point: an offset or time (default: where the session is).",
-                    "POINT",
-                ),
-                Option(("--to",), "to", "The later point (default: the end of the log).", "POINT"),
-                Option(
-                    ("--with",), "with", "Compare with this metadata directory or file instead.", "SOURCE"
-                ),
-                JSON_OPT,
-            ),
-            notes=(
-                (
-                    "Lines are -path: old and +path: new, one per value (a record's fields one by one); "
-                    "exit status 1 when something differs, as diff's."
-                ),
-            ),
-        ),
-        CommandSpec("exit", "Exit the metadata shell.", shell_only=True),
-        CommandSpec(
-            "find",
-            "Search for nodes in the directory hierarchy.",
-            Positional("paths", "The paths to start at.", "*"),
-            (
-                Option(("-name",), "name", "Only print nodes whose name matches this glob.", "GLOB"),
-                Option(
-                    ("-type",), "type", "Only print files (f) or directories (d).", "TYPE", choices=("f", "d")
-                ),
-                JSON_OPT,
-            ),
-            notes=("A path given as a glob prints the matched paths (Kafka prints the glob text).",),
-        ),
-        CommandSpec(
-            "grep",
-            "Search values and names of metadata files for a regular expression.",
-            Positional(
-                "args",
-                "PATTERN, then the paths to search (default: the working directory).",
-                "+",
-                metavar="PATTERN",
-                usage_text="PATTERN [PATH ...]",
-            ),
-            (
-                Option(("-i",), "ignore_case", "Ignore case."),
-                Option(
-                    ("-r",),
-                    "recursive",
-                    "Search directories recursively (from /, /image and /local are left out unless named).",
-                ),
-                Option(("-l",), "files_only", "Print only the paths of matching files."),
-                JSON_OPT,
-            ),
-            notes=(
-                (
-                    "Prints 'path: line' for every matching line of a file's text (as cat shows it, secrets "
-                    "redacted); a file whose name matches prints its first line. Exit status 1 when nothing "
-                    "matched, as grep's."
-                ),
-            ),
-        ),
-        CommandSpec(
-            "health",
-            "Say what is wrong: offline or under-replicated partitions, fenced brokers...",
-            options=(
-                Option(
-                    ("--exit-code",),
-                    "exit_code",
-                    "Exit with status 1 when anything is unhealthy (for cron and monitoring).",
-                ),
-                Option(("--all",), "all", "List every affected item, not the first few."),
-                JSON_OPT,
-            ),
-        ),
-        CommandSpec(
-            "help",
-            "Display this help message.",
-            Positional("cmd", "Show this command's help text instead (like man).", "?"),
-            shell_only=True,
-        ),
-        CommandSpec(
-            "history",
-            "Print command history, or the history of a topic, partition, broker or config.",
-            Positional(
-                "numEntriesToShow",
-                "The number of entries to show; or a PATH (/topics/orders/3, "
-                "/brokers/2, /configs/topic/orders/retention.ms) to list every record that changed it.",
-                "?",
-            ),
-            (JSON_OPT,),
-            shell_only=True,
-        ),
-        CommandSpec(
-            "log",
-            "List the metadata records themselves, with a summary each.",
-            options=(
-                Option(("--from",), "from", "First offset to show.", "OFFSET"),
-                Option(("--to",), "to", "Last offset to show.", "OFFSET"),
-                Option(
-                    ("--type",),
-                    "type",
-                    "Only these record types (PartitionChangeRecord or "
-                    "PARTITION_CHANGE_RECORD, comma-separated).",
-                    "TYPE",
-                ),
-                JSON_OPT,
-            ),
-            notes=(
-                (
-                    "--json prints each record as kafka-dump-log --cluster-metadata-decoder does (type, "
-                    "version, data), with its batch's file, position and offsets."
-                ),
-            ),
-        ),
-        CommandSpec(
-            "ls",
-            "List metadata nodes.",
-            Positional("targets", "The metadata node paths to list.", "*"),
-            (
-                Option(
-                    ("-l",),
-                    "long",
-                    "Long listing: type, size (children or bytes), kind, name and short value.",
-                ),
-                Option(("-R",), "recursive", "List subdirectories recursively."),
-                Option(("-a",), "all", "Accepted for habit's sake: there are no hidden entries."),
-                JSON_OPT,
-            ),
-        ),
-        CommandSpec(
-            "man",
-            "Show the help text for a specific command.",
-            Positional("cmd", "The command to get help text for.", "1"),
-            shell_only=True,
-        ),
-        CommandSpec("quit", "Exit the metadata shell (like exit).", shell_only=True),
-        CommandSpec(
-            "pwd",
-            "Print the current working directory.",
-            options=(JSON_OPT,),
-            shell_only=True,
-        ),
-        CommandSpec(
-            "watch",
-            "Print each change under PATH as it happens (live, or a directory a node appends to).",
-            Positional("path", "What to watch (default: the whole tree but /image).", "?"),
-            (
-                Option(("--count",), "count", "Stop after this many changes.", "N", type=int),
-                Option(("--interval",), "interval", "Seconds between looks (default 1).", "SECONDS"),
-                JSON_OPT,
-            ),
-            notes=(
-                (
-                    "Each line: the offset and time the image had reached, the path, old -> new. Ctrl-C "
-                    "stops. Watch a narrow path on a big cluster: each look compares every value under it."
-                ),
-            ),
-        ),
-        CommandSpec(
-            "tree",
-            "Show the contents of metadata nodes in a tree structure.",
-            Positional("targets", "The metadata nodes to display (default: the current directory).", "*"),
-            (
-                Option(("-L",), "depth", "Descend at most DEPTH directory levels.", "DEPTH", type=int),
-                JSON_OPT,
-            ),
-        ),
-    )
-}
 
-COMMAND_NAMES = sorted(SPECS)
-
-
-def unknown_command_message(typed: str) -> str:
+def unknown_command_message(typed: str, names: list[str]) -> str:
     """Kafka's ``invalid choice`` text, plus a suggestion when one is close (Kafka only suggests
     for unique prefixes) and where to look."""
-    candidates = [n for n in COMMAND_NAMES if n.startswith(typed)] if typed else []
+    candidates = [n for n in names if n.startswith(typed)] if typed else []
     if len(candidates) != 1:
-        candidates = difflib.get_close_matches(typed, COMMAND_NAMES, n=1, cutoff=0.6)
+        candidates = difflib.get_close_matches(typed, names, n=1, cutoff=0.6)
     if candidates:
         return f"invalid choice: '{typed}': did you mean '{candidates[0]}'? (type 'help' for the list)"
-    choices = ", ".join(f"'{n}'" for n in COMMAND_NAMES)
+    choices = ", ".join(f"'{n}'" for n in names)
     return f"invalid choice: '{typed}' (choose from {choices})"
 
 
@@ -383,15 +118,16 @@ class Parsed:
     help: bool = False
 
 
-def parse(words: list[Word]) -> Parsed:
-    """Parse one command's words.  Raises :class:`CommandError` with a one-line message."""
+def parse(words: list[Word], specs: Mapping[str, CommandSpec]) -> Parsed:
+    """Parse one command's words against ``specs`` (the registry's).  Raises
+    :class:`CommandError` with a one-line message."""
     # Kafka drops trailing empty words before parsing.
     while words and words[-1].text == "":
         words = words[:-1]
     name = words[0].literal
-    spec = SPECS.get(name)
+    spec = specs.get(name)
     if spec is None:
-        raise CommandError(unknown_command_message(name))
+        raise CommandError(unknown_command_message(name, sorted(specs)))
     by_flag = {f: o for o in spec.options for f in o.flags}
     opts: dict[str, object] = {o.dest: (None if o.metavar else False) for o in spec.options}
     args: list[Word] = []
@@ -470,25 +206,25 @@ def _looks_negative_number(t: str) -> bool:
     return is_natural(t[1:])
 
 
-def man_text(name: str) -> str:
-    spec = SPECS[name]
+def man_text(spec: CommandSpec) -> str:
     return f"{spec.name}: {spec.description}\n\n{spec.help_text()}"
 
 
-def help_text() -> str:
+def help_text(specs: Mapping[str, CommandSpec]) -> str:
     """The ``help`` screen: Kafka's layout (usage line and one row per command) plus a few lines
     on paths and output options that Kafka does not have."""
-    names = ",".join(COMMAND_NAMES)
+    names = sorted(specs)
+    listed = ",".join(names)
     lines = [
         "Welcome to metashell, a Kafka KRaft metadata shell.",
         "",
-        f"usage: {{{names}}} ...",
+        f"usage: {{{listed}}} ...",
         "",
         "positional arguments:",
-        f"  {{{names}}}",
+        f"  {{{listed}}}",
     ]
-    for n in COMMAND_NAMES:
-        lines.append("    " + n.ljust(21) + SPECS[n].description)
+    for n in names:
+        lines.append("    " + n.ljust(21) + specs[n].description)
     lines += [
         "",
         "Paths are absolute (/topics/foo) or relative to the working directory (.., ./x); each",

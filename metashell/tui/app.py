@@ -44,8 +44,8 @@ from metashell.image.health import HealthReport, PartitionRef, check_health
 from metashell.image.model import metadata_version_name
 from metashell.image.timepoint import iso_time
 from metashell.safe_text import visible, visible_output
-from metashell.shell.commands import Settings, Shell
 from metashell.shell.pager import pager_command
+from metashell.shell.session import Settings, Shell
 from metashell.shell.sources import Source
 from metashell.tree import Node
 from metashell.tree.paths import join, normalize, resolve

@@ -2,7 +2,7 @@
 
 Textual's own key panel lists only the focused widget's bindings; an operator at 3 a.m. wants to
 type "hist" and see both the ``h`` key and the ``history`` command, so the list joins the app's
-bindings with the command engine's own declarations (:data:`metashell.shell.spec.SPECS`, the same
+bindings with the command engine's own declarations (:mod:`metashell.shell.registry`, the same
 texts ``help`` prints in the REPL).
 """
 
@@ -18,7 +18,7 @@ from textual.containers import Vertical
 from textual.screen import ModalScreen
 from textual.widgets import DataTable, Input, Static
 
-from metashell.shell.spec import SPECS
+from metashell.shell.registry import specs
 
 __all__ = ["HelpScreen", "help_rows"]
 
@@ -34,7 +34,7 @@ def help_rows(bindings: Iterable[tuple[str, str]]) -> list[tuple[str, str, str]]
     """(kind, key or command, what it does): the app's keys first, then the shell's commands."""
     rows = [("key", key, what) for key, what in bindings]
     rows += [("key", key, what) for key, what in EXTRA_KEYS]
-    rows += [("command", f":{name}", SPECS[name].description) for name in sorted(SPECS)]
+    rows += [("command", f":{name}", s.description) for name, s in specs().items()]
     return rows
 
 

@@ -1,0 +1,46 @@
+"""``at``: move the session to another point of the log."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from metashell.tree.friendly import iso_utc as iso_time
+
+from ..registry import Command, TuiMode, register
+from ..spec import CommandError, CommandSpec, Parsed, Positional
+
+if TYPE_CHECKING:
+    from ..session import Shell
+
+
+def run_at(shell: Shell, p: Parsed) -> None:
+    """Move the whole session to the image after an offset or time (``at`` alone: the end)."""
+    if shell.travel is None:
+        raise CommandError(
+            "at: time travel needs a file source (-d or -s); live mode follows the end of the log"
+        )
+    root, shell.point = shell.travel.move(p.args[0].literal if p.args else None)
+    shell.replace_root(root)
+    prov = root.ctx.image.provenance
+    when = "" if prov.timestamp < 0 else f", appended {iso_time(prov.timestamp)}"
+    where = "back at the end of the log" if shell.point is None else "now at"
+    shell.write(f"{where}: offset {prov.offset} (epoch {prov.epoch}{when})\n")
+    if not shell.glob(shell.cwd):
+        shell.note(f"at: {shell.cwd} did not exist then: back to /")
+        shell.cwd = "/"
+
+
+register(
+    Command(
+        CommandSpec(
+            "at",
+            "Move the session to the metadata as it was after a log offset or time; 'at' alone "
+            "returns to the end.",
+            Positional("point", "An offset, an ISO 8601 time (2026-11-22T03:55:00Z) or @epoch-ms.", "?"),
+        ),
+        run=run_at,
+        tui=TuiMode.INLINE,
+        travels=True,
+        moves_image=True,
+    )
+)

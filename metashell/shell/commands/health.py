@@ -1,0 +1,46 @@
+"""``health``: what is wrong, and what to run next."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from metashell.image.health import check_health
+
+from .. import answers
+from ..registry import Command, TuiMode, register
+from ..spec import JSON_OPT, CommandSpec, Option, Parsed
+
+if TYPE_CHECKING:
+    from ..session import Shell
+
+
+def run_health(shell: Shell, p: Parsed) -> None:
+    report = check_health(shell.image())
+    if shell.wants_json(p):
+        shell.emit_json(report.as_json())
+    else:
+        for line in answers.health_lines(report, show_all=bool(p.opts["all"])):
+            shell.write(line + "\n")
+    if p.opts["exit_code"] and not report.healthy:
+        shell.status = 1
+
+
+register(
+    Command(
+        CommandSpec(
+            "health",
+            "Say what is wrong: offline or under-replicated partitions, fenced brokers...",
+            options=(
+                Option(
+                    ("--exit-code",),
+                    "exit_code",
+                    "Exit with status 1 when anything is unhealthy (for cron and monitoring).",
+                ),
+                Option(("--all",), "all", "List every affected item, not the first few."),
+                JSON_OPT,
+            ),
+        ),
+        run=run_health,
+        tui=TuiMode.WORKER,
+    )
+)

@@ -1,0 +1,139 @@
+"""The command registry: every command as one object that says what it is.
+
+Kafka's shell keeps one registry (``Commands.TYPES``) of command types, each declaring its name,
+description, arguments and completion beside its handler; the parser, the help and the completion
+are built from it.  metashell does the same: each module of :mod:`metashell.shell.commands`
+registers :class:`Command` objects, and the REPL, one-shot mode, completion, ``help``/``man``, the
+CLI and the TUI read only this registry.  A command also declares what the callers must know about
+it: whether it reads other points of the log (one-shot mode then keeps the load's journal), whether
+it moves the session's shared image, and how the TUI runs it (:class:`TuiMode`).
+
+Adding a command is one module in ``metashell/shell/commands/``: it is imported here by walking the
+package, so no list has to remember it, and ``tests/test_shell_registry.py`` fails when the new
+command lacks a man page, a completion or a TUI mode.
+"""
+
+from __future__ import annotations
+
+import enum
+import importlib
+import pkgutil
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from . import spec
+from .spec import CommandError, CommandSpec, Parsed
+from .words import Word
+
+if TYPE_CHECKING:
+    from metashell.tree import Node
+
+    from .session import Shell
+
+
+class TuiMode(enum.Enum):
+    """How the TUI runs a command typed on its ``:`` line."""
+
+    INLINE = "inline"
+    """On the UI thread: quick, or it moves the session's image, which the tree reads."""
+    WORKER = "worker"
+    """On a worker thread (it may read a million partitions); its output shows when it ends."""
+    STREAM = "stream"
+    """On a worker thread until stopped (``watch``): output streams in, Escape stops it."""
+    REFUSE = "refuse"
+    """Meaningless in the TUI (``clear``): refused with one line."""
+
+
+@dataclass(frozen=True)
+class CompletionContext:
+    """What completion may look at: the session's tree and working directory."""
+
+    root: Node
+    cwd: str
+
+
+ArgCompleter = Callable[[CompletionContext, list[str], str], Iterable[str]]
+"""(context, the command's words so far, the partial word) -> candidate words.  A candidate that
+ends in ``/`` is a directory (completion continues inside it)."""
+
+
+@dataclass(frozen=True)
+class Command:
+    """One command: its declaration, its behaviour, and what it is."""
+
+    spec: CommandSpec
+    run: Callable[[Shell, Parsed], None]
+    tui: TuiMode
+    travels: bool = False
+    """Reads other points of the log (``at``, ``diff``, ``log``, ``history PATH``)."""
+    moves_image: bool = False
+    """Moves the session's one image, even for a moment (``at``; ``diff --from``, ``log --from``
+    visit a point and come back): the TUI must run it inline, never beside the tree reading it."""
+    complete: ArgCompleter | None = None
+    """Candidates for a positional word; None: paths of the tree (the default of most commands)."""
+    option_values: Mapping[str, Callable[[], Iterable[str]]] | None = None
+    """Candidates for an option's value, by its dest (``log --type``: the record types)."""
+
+    @property
+    def name(self) -> str:
+        return self.spec.name
+
+
+_COMMANDS: dict[str, Command] = {}
+_loaded = False
+
+
+def register(command: Command) -> Command:
+    """Add ``command`` (called by each module of :mod:`metashell.shell.commands` on import)."""
+    if command.name in _COMMANDS:
+        raise ValueError(f"command {command.name!r} registered twice")
+    _COMMANDS[command.name] = command
+    return command
+
+
+def commands() -> Mapping[str, Command]:
+    """Every command, by name (importing every module of the commands package the first time)."""
+    global _loaded
+    if not _loaded:
+        from . import commands as package
+
+        for info in pkgutil.iter_modules(package.__path__):
+            importlib.import_module(f"{package.__name__}.{info.name}")
+        _loaded = True
+    return _COMMANDS
+
+
+def command(name: str) -> Command:
+    return commands()[name]
+
+
+def names() -> list[str]:
+    return sorted(commands())
+
+
+def specs() -> dict[str, CommandSpec]:
+    return {name: c.spec for name, c in sorted(commands().items())}
+
+
+def parse(words: list[Word]) -> Parsed:
+    """Parse one command's words against the registry (:func:`spec.parse`)."""
+    return spec.parse(words, specs())
+
+
+def man_text(name: str) -> str:
+    return spec.man_text(commands()[name].spec)
+
+
+def help_text() -> str:
+    return spec.help_text(specs())
+
+
+def unknown_command(typed: str) -> CommandError:
+    return CommandError(spec.unknown_command_message(typed, names()))
+
+
+def travelling(words: Iterable[str]) -> bool:
+    """Whether any of ``words`` names a command that reads other points of the log."""
+    table = commands()
+    return any(w in table and table[w].travels for w in words)

@@ -1,0 +1,291 @@
+"""A shell session: what it holds and how it runs a command line.
+
+:class:`Shell` holds what a session needs (the tree root, the working directory, the history, the
+output streams and settings), splits a command line into commands and pipes, and runs each through
+the command registry (:mod:`.registry`; the commands themselves are in :mod:`.commands`).  Without
+options every command prints exactly what Kafka's ``kafka-metadata-shell`` prints (FORMATS.md
+section 8).  The differences, all deliberate, are listed in :data:`DIFFERENCES`.
+
+Output discipline: results go to ``out``; every error is one line on ``err`` (Kafka prints its
+errors among the results on stdout) and makes the command's status 1.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import difflib
+import subprocess
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING, TextIO, cast
+
+from metashell.errors import MetashellError
+from metashell.image.image import MetadataImage
+from metashell.log.directory import ReadPlan
+from metashell.tree import Node, glob_components, join
+from metashell.tree.paths import is_glob, normalize
+
+from ..safe_text import visible, visible_output
+from . import registry
+from .output import colorize_json, json_line
+from .sources import open_other
+from .spec import CommandError, Parsed
+from .words import Word, split_commands, split_pipe, split_segments
+
+if TYPE_CHECKING:
+    from .sources import Source, Traveller
+
+DIFFERENCES = (
+    "Errors go to stderr, one line each, and make the exit status 1 (Kafka: stdout, exit 0).",
+    "find on a glob prints the matched paths (Kafka prints the glob text, e.g. '/image/to*/byId').",
+    "All commands work in one-shot mode (Kafka only allows cat, find, ls and tree there).",
+    "ls lays out columns whenever stdout is a terminal, one-shot mode included (Kafka: REPL only).",
+    "tree without a path shows the working directory (Kafka: 'too few arguments').",
+    "Extra options: ls -l, find -name/-type, tree -L, --json on ls/cat/find/tree/pwd/history.",
+    "Usage errors name the command and show its usage; unknown commands suggest the closest name.",
+    "Backslashes typed outside quotes reach the glob layer (JLine strips them in Kafka).",
+    "history is persistent across sessions and numbered from 0 over the whole file.",
+    "help/man texts describe metashell's options; 'help CMD' is accepted as 'man CMD'.",
+    "Secrets print as [redacted] unless --no-redact (Kafka's shell never redacts).",
+)
+"""Every deliberate difference from Kafka's shell, for the docs."""
+
+_SUGGEST_MAX_NAMES = 10_000
+_BARE_KINDS = frozenset({"kafka", "scalar", "config", "quota", "feature"})
+
+
+class ExitShell(Exception):
+    """Raised by ``exit``: the REPL or the one-shot runner stops."""
+
+    def __init__(self, status: int = 0) -> None:
+        super().__init__(status)
+        self.status = status
+
+
+@dataclass
+class Settings:
+    """Per-session output settings."""
+
+    json: bool = False  # global --json
+    redact: bool = True
+    color: bool = False  # ANSI colours around JSON (terminal, NO_COLOR unset)
+    width: Callable[[], int | None] = field(default=lambda: None)  # terminal columns for ls
+
+
+def effective_paths(args: list[Word]) -> list[Word]:
+    """Kafka's ``CommandUtils.getEffectivePaths``: drop empty words; none means ``.``."""
+    kept = [a for a in args if a.text]
+    return kept or [Word(".", ".")]
+
+
+class Shell:
+    """One shell session over a tree."""
+
+    def __init__(
+        self,
+        root: Node | Callable[[], Node],
+        out: TextIO,
+        err: TextIO,
+        settings: Settings | None = None,
+        history: list[str] | None = None,
+    ) -> None:
+        self._root = root
+        self.out = out
+        self.err = err
+        self.settings = settings or Settings()
+        self.cwd = "/"
+        self.previous_cwd = "/"
+        #: ``at`` and ``diff --from/--to``: other points of the log (None for live sources).
+        self.travel: Traveller | None = None
+        #: where the session is in the log (``@42``), None at its end.
+        self.point: str | None = None
+        #: ``diff --with``: another source's root.
+        self.open_other: Callable[[str], Node] | None = None
+        #: ``watch``: brings the image up to date and returns a new root when it had to reload (a
+        #: directory), or None when the image was updated in place (live); None: cannot watch.
+        self.refresh: Callable[[], Node | None] | None = None
+        #: the whole log the source's files hold, for ``history PATH`` and ``log`` (None when live).
+        self.full_plan: Callable[[int | None], ReadPlan] | None = None
+        self.salvage = False  # --salvage: `log` stops before damage as the load did
+        self.history: list[str] = history if history is not None else []
+        self.status = 0
+        #: set to stop a command that runs until stopped (``watch`` in the TUI: Escape)
+        self.stop = threading.Event()
+
+    def attach(self, source: Source) -> None:
+        """Use what an opened source offers: its tree, time travel, its log, refreshing, and
+        ``diff --with`` another source (one place for the CLI, the TUI and the benchmarks)."""
+        self._root = source.root
+        self.travel = source.travel
+        self.point = source.point
+        self.full_plan = source.full_plan
+        self.salvage = source.salvage
+        self.refresh = source.refresh
+        self.open_other = lambda other: open_other(other, self.settings.redact)
+
+    @property
+    def root(self) -> Node:
+        return self._root() if callable(self._root) and not isinstance(self._root, Node) else self._root
+
+    def write(self, text: str, *, raw: bool = False) -> None:
+        """Print ``text``; control characters other than newline and tab are made visible unless
+        ``raw`` (text that is already safe and carries our own colour sequences)."""
+        if text:
+            self.out.write(text if raw else visible_output(text))
+
+    def note(self, message: str) -> None:
+        """One informational line on stderr that does not fail the command."""
+        self.out.flush()
+        self.err.write(visible(message.rstrip("\n")) + "\n")
+        self.err.flush()
+
+    def error(self, message: str) -> None:
+        """One error line on stderr (stdout flushed first so the order on a terminal is right)."""
+        self.status = 1
+        self.note(message)
+
+    def run_line(self, line: str, remember: bool = True) -> int:
+        """Run every ``;``-separated command of ``line``; return 0 if all succeeded, else 1.
+
+        ``remember`` appends the line to the in-memory history first (JLine adds the line before
+        running it, so ``history`` shows itself).  :class:`ExitShell` propagates.
+        """
+        if remember and line.strip():
+            self.history.append(line.rstrip("\n"))
+        if "|" not in line:
+            segments: list[tuple[str, str | None]] = [(line, None)]
+        else:
+            segments = [split_pipe(seg) for seg in split_segments(line)]
+        status = 0
+        for text, pipe_to in segments:
+            try:
+                commands = split_commands(text)
+            except MetashellError as e:
+                self.error(str(e))
+                return 1
+            if pipe_to is not None:
+                status |= self._run_piped(commands, pipe_to)
+                continue
+            for words in commands:
+                status |= self.run_words(words)
+        return status
+
+    def _run_piped(self, commands: list[list[Word]], shell_command: str) -> int:
+        """``CMD | SHELL-COMMAND``: the commands' output goes to ``sh -c SHELL-COMMAND``, whose own
+        output goes where ours would (the terminal directly, or copied into ``out`` when that is not
+        a file, e.g. in tests).  Errors stay on our stderr.  Status: ours, else the pipe's."""
+        if not shell_command:
+            self.error("|: a shell command must follow the pipe (e.g. ls /topics | wc -l)")
+            return 1
+        try:
+            target = self.out.fileno()
+        except (AttributeError, OSError, ValueError):
+            target = None
+        self.out.flush()
+        proc = subprocess.Popen(
+            shell_command,
+            shell=True,
+            stdin=subprocess.PIPE,
+            stdout=target if target is not None else subprocess.PIPE,
+            text=True,
+            encoding="utf-8",
+            errors="replace",
+        )
+        assert proc.stdin is not None
+        saved, self.out = self.out, cast(TextIO, proc.stdin)
+        settings = self.settings  # a pipe is not a terminal: no columns, no colour
+        self.settings = replace(settings, color=False, width=lambda: None)
+        status = 0
+        try:
+            for words in commands:
+                status |= self.run_words(words)
+        except BrokenPipeError:
+            pass  # `| head -1`: the reader has what it wanted
+        finally:
+            self.out = saved
+            self.settings = settings
+            with contextlib.suppress(BrokenPipeError):
+                proc.stdin.close()
+            captured = proc.stdout.read() if proc.stdout is not None else ""
+            code = proc.wait()
+        if captured:
+            self.out.write(captured)
+        return status or (1 if code else 0)
+
+    def run_words(self, words: list[Word]) -> int:
+        """Run one command given as words; return its status (0/1)."""
+        self.status = 0
+        if not words:
+            return 0
+        try:
+            parsed = registry.parse(words)
+            if parsed.help:
+                self.write(parsed.spec.help_text() + "\n")
+            else:
+                registry.command(parsed.spec.name).run(self, parsed)
+        except (CommandError, MetashellError) as e:
+            self.error(str(e))
+        except (BrokenPipeError, ExitShell):
+            raise  # the reader went away / exit: the caller stops
+        except Exception as e:  # noqa: BLE001 - a bug in one command must not end the session
+            self.error(f"internal error in {words[0].text}: {type(e).__name__}: {' '.join(str(e).split())}")
+        self.out.flush()
+        return self.status
+
+    # -- what commands use ------------------------------------------------------------------
+    def replace_root(self, root: Node) -> None:
+        """Show another tree (``at``; ``watch`` on a directory that had to be reloaded)."""
+        self._root = root
+
+    def pause(self, seconds: float) -> bool:
+        """Wait between looks (``watch``); False when the session was asked to stop meanwhile
+        (:attr:`stop`: the TUI's Escape; in the REPL Ctrl-C interrupts the wait itself)."""
+        return not self.stop.wait(seconds)
+
+    def wants_json(self, parsed: Parsed) -> bool:
+        return self.settings.json or bool(parsed.opts.get("json"))
+
+    def emit_json(self, obj: object) -> None:
+        line = json_line(obj)  # no control characters left: JSON escapes C0, json_line the rest
+        self.write((colorize_json(line) if self.settings.color else line) + "\n", raw=True)
+
+    def glob(self, pattern: str) -> list[tuple[list[str], Node]]:
+        return glob_components(self.root, self.cwd, pattern)
+
+    def did_you_mean(self, typed: str) -> str:
+        """`` Did you mean /topics/orders?`` when :meth:`_nearest_path` has one."""
+        near = self.nearest_path(typed)
+        return f" Did you mean {visible(near)}?" if near else ""
+
+    def nearest_path(self, typed: str) -> str | None:
+        """The path ``typed`` with its first missing component replaced by a close sibling (a path
+        without globs, in a directory of at most 10 000 names); None when there is none."""
+        comps = normalize(self.cwd, typed)
+        node: Node | None = self.root
+        fixed: list[str] = []
+        for i, comp in enumerate(comps):
+            if node is None or not node.is_dir or is_glob(comp):
+                return None
+            child = node.child(comp)
+            if child is None:
+                if node.child_count() > _SUGGEST_MAX_NAMES:
+                    return None
+                close = difflib.get_close_matches(comp, node.child_names(), n=1, cutoff=0.7)
+                if not close:
+                    return None
+                return join([*fixed, close[0], *comps[i + 1 :]])
+            fixed.append(comp)
+            node = child
+        return None
+
+    def leaf_text(self, node: Node) -> str:
+        """A leaf's text, made safe, then coloured: write it with ``raw=True``."""
+        text = visible_output(node.text(self.settings.redact))
+        if self.settings.color and text[:1] in "{[" and node.kind not in _BARE_KINDS:
+            return colorize_json(text)
+        return text
+
+    def image(self) -> MetadataImage:
+        image: MetadataImage = self.root.ctx.image
+        return image
