@@ -53,7 +53,17 @@ async def command(app: MetashellApp, pilot: Pilot[Any], line: str) -> str:
     await pilot.press(*line)
     await pilot.press("enter")
     await pilot.pause()
+    await finished(app, pilot)
     return _text(app.shown)
+
+
+async def finished(app: MetashellApp, pilot: Pilot[Any], timeout: float = 60.0) -> None:
+    """Wait until a command handed to a worker (describe, health, find ...) has ended and shown."""
+    deadline = time.monotonic() + timeout
+    while app.command_running():
+        assert time.monotonic() < deadline, "the command did not end"
+        await pilot.pause(0.02)
+    await pilot.pause()
 
 
 def test_first_screen_lists_the_root_and_a_topic_is_a_partition_table() -> None:
@@ -503,3 +513,66 @@ def test_no_color_draws_in_shades_of_grey(tmp_path: Path) -> None:
     assert set(palette) <= greys, set(palette) - greys
     assert all(r == g == b for r, g, b in truecolor)
     assert not re.search(r"\x1b\[(?:[0-9;]*;)?(?:3[0-7]|9[0-7]|4[0-7]|10[0-7])m", drawn)  # no 16-colour codes
+
+
+def test_watch_streams_into_the_pane_and_escape_stops_it_leaving_the_ui_responsive(tmp_path: Path) -> None:
+    """``:watch`` ran on the UI thread and froze the TUI for good (Ctrl-C could not get through).
+    It now runs on a worker, its lines stream into the detail pane, and Escape stops it."""
+    import shutil
+
+    copy = tmp_path / "demo"
+    shutil.copytree(DEMO, copy)
+
+    async def steps(app: MetashellApp, pilot: Pilot[Any]) -> None:
+        await pilot.press("colon", *"watch --interval 0.1 /topics", "enter")
+        await pilot.pause(0.3)
+        assert app.command_running()
+        assert "watching /topics from offset" in _text(app.shown)
+        start = time.monotonic()
+        await pilot.press("escape")
+        while app.command_running():
+            assert time.monotonic() - start < 2.0, "watch did not stop within 2 s"
+            await pilot.pause(0.02)
+        assert isinstance(app.focused, Tree)
+        out = await command(app, pilot, "pwd")  # the UI answers at once
+        assert out.strip() == "/" and time.monotonic() - start < 2.0
+
+    drive(copy, steps)
+
+
+def test_a_slow_command_runs_on_a_worker_and_a_second_one_waits_its_turn() -> None:
+    from metashell.shell.registry import TuiMode
+    from metashell.tui.command_runner import line_mode
+
+    assert line_mode("describe").mode is TuiMode.WORKER
+    assert line_mode("ls /topics; cd /").mode is TuiMode.INLINE
+    assert line_mode("ls; health").mode is TuiMode.WORKER
+    assert line_mode("at 5; describe").mode is TuiMode.INLINE  # moves the image: never beside the tree
+    assert line_mode("watch /topics | grep x").mode is TuiMode.STREAM
+    assert line_mode("clear").refusal == "clear: not available in the TUI"
+    assert line_mode("at 5; watch").mode is TuiMode.REFUSE
+    assert line_mode("nosuch 'unclosed").mode is TuiMode.INLINE  # the shell says what is wrong
+
+    async def steps(app: MetashellApp, pilot: Pilot[Any]) -> None:
+        out = await command(app, pilot, "describe orders")
+        assert "Topic: orders" in out
+        out = await command(app, pilot, "clear")
+        assert out.strip() == "clear: not available in the TUI"
+
+    drive(DEMO, steps)
+
+
+def test_search_finds_quotas_and_partitions() -> None:
+    """The search list named ``clientQuotas`` where the tree says ``quotas``: no quota could be
+    found; partitions were never in it.  The index now comes from the tree itself."""
+    from metashell.tui.search import DEPTH, SKIPPED
+
+    async def steps(app: MetashellApp, pilot: Pilot[Any]) -> None:
+        assert "/quotas/user=alice" in app.search_paths("alice")
+        assert list(app.search_paths("orders/3")) == ["/topics/orders/3"]
+        assert "/configs/topic/orders" in app.search_paths("orders")
+        top = {p.split("/")[1] for p in app.search_paths("")} | {p.split("/")[1] for p in app._searchable()}
+        assert top == set(app.shell.root.child_names()) - set(SKIPPED)  # every folder but the skipped
+        assert max(p.count("/") for p in app._searchable()) == DEPTH
+
+    drive(DEMO, steps)

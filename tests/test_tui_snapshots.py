@@ -46,5 +46,8 @@ def test_command_output(snap_compare: Any, demo_app: Any) -> None:
         await _settle(pilot)
         await pilot.press("colon", *"describe --unavailable-partitions", "enter")
         await pilot.pause()
+        while pilot.app.command_running():  # describe runs on a worker
+            await pilot.pause(0.02)
+        await pilot.pause()
 
     assert snap_compare(demo_app(), terminal_size=(160, 50), run_before=run)

@@ -55,6 +55,11 @@ _SUGGEST_MAX_NAMES = 10_000
 _BARE_KINDS = frozenset({"kafka", "scalar", "config", "quota", "feature"})
 
 
+class CommandStopped(Exception):
+    """Raised in a command's thread when the session was asked to stop it (:attr:`Shell.stop`, the
+    TUI's Escape): the command's next write ends it."""
+
+
 class ExitShell(Exception):
     """Raised by ``exit``: the REPL or the one-shot runner stops."""
 
@@ -131,6 +136,8 @@ class Shell:
     def write(self, text: str, *, raw: bool = False) -> None:
         """Print ``text``; control characters other than newline and tab are made visible unless
         ``raw`` (text that is already safe and carries our own colour sequences)."""
+        if self.stop.is_set():
+            raise CommandStopped
         if text:
             self.out.write(text if raw else visible_output(text))
 
@@ -226,8 +233,8 @@ class Shell:
                 registry.command(parsed.spec.name).run(self, parsed)
         except (CommandError, MetashellError) as e:
             self.error(str(e))
-        except (BrokenPipeError, ExitShell):
-            raise  # the reader went away / exit: the caller stops
+        except (BrokenPipeError, ExitShell, CommandStopped):
+            raise  # the reader went away / exit / stopped: the caller stops
         except Exception as e:  # noqa: BLE001 - a bug in one command must not end the session
             self.error(f"internal error in {words[0].text}: {type(e).__name__}: {' '.join(str(e).split())}")
         self.out.flush()

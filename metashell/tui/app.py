@@ -31,27 +31,29 @@ from rich.text import Text
 from textual import on
 from textual.app import App, ComposeResult, SuspendNotSupported
 from textual.binding import Binding, BindingType
-from textual.command import Hit, Hits, Provider
 from textual.containers import Horizontal, VerticalScroll
-from textual.content import Content
 from textual.css.query import NoMatches
 from textual.message import Message
 from textual.notifications import SeverityLevel
 from textual.widgets import Footer, Header, Input, Static, Tree
 from textual.widgets.tree import TreeNode
+from textual.worker import Worker
 
 from metashell.image.health import HealthReport, PartitionRef, check_health
 from metashell.image.model import metadata_version_name
 from metashell.image.timepoint import iso_time
 from metashell.safe_text import visible, visible_output
 from metashell.shell.pager import pager_command
-from metashell.shell.session import Settings, Shell
+from metashell.shell.registry import TuiMode
+from metashell.shell.session import CommandStopped, Settings, Shell
 from metashell.shell.sources import Source
 from metashell.tree import Node
 from metashell.tree.paths import join, normalize, resolve
 
+from .command_runner import PaneWriter, line_mode
 from .detail import detail
 from .help import HelpScreen, help_rows
+from .search import PathSearch, index_paths, search
 
 __all__ = ["PAGE", "MetashellApp"]
 
@@ -72,31 +74,6 @@ _BADGES = {
 
 def _is_gap(data: str | None) -> bool:
     return data is not None and data.startswith(_MORE)
-
-
-class PathSearch(Provider):
-    """Command-palette hits: paths whose last name contains what was typed (fuzzy among those).
-
-    A hit shows the path as literal text with its control characters made visible: Textual's own
-    ``Matcher.highlight`` parses the candidate as markup and would send a topic name's escape
-    sequences (OSC 52, CSI 2J ...) to the terminal raw."""
-
-    async def search(self, query: str) -> Hits:
-        app = self.app
-        assert isinstance(app, MetashellApp)
-        matcher = self.matcher(query)
-        shown = 0
-        for path in app.search_paths(query):
-            text = visible(path)
-            score, offsets = matcher.fuzzy_search.match(matcher.query, text)
-            if score > 0:
-                display = Content(text)
-                for offset in offsets:
-                    display = display.stylize(matcher.match_style, offset, offset + 1)
-                yield Hit(score, display, lambda p=path: app.go_to(p), text=text, help="jump to path")
-                shown += 1
-                if shown >= 50:
-                    return
 
 
 class MetashellApp(App[int]):
@@ -124,7 +101,7 @@ class MetashellApp(App[int]):
         Binding("left_square_bracket", "go_back", "Back", show=False, key_display="["),
         Binding("right_square_bracket", "go_forward", "Forward", show=False, key_display="]"),
         Binding("question_mark", "help", "Keys", key_display="?"),
-        Binding("escape", "focus_tree", "Tree", show=False, key_display="Escape"),
+        Binding("escape", "stop_or_focus_tree", "Tree", show=False, key_display="Escape"),
     ]
     KEY_HELP: ClassVar[dict[str, str]] = {
         "quit": "quit, restoring the terminal",
@@ -138,7 +115,7 @@ class MetashellApp(App[int]):
         "go_back": "back to the previously visited path",
         "go_forward": "forward again",
         "help": "this screen",
-        "focus_tree": "back to the tree",
+        "stop_or_focus_tree": "stop a running command (watch); back to the tree",
     }
     """What each key does, longer than the footer's word (the ``?`` screen)."""
     COMMANDS = App.COMMANDS | {PathSearch}
@@ -171,6 +148,8 @@ class MetashellApp(App[int]):
         self._slash_paths: dict[str, tuple[str, ...]] = {}
         """Paths with a name that holds a ``/`` (only hostile metadata has one), with their real
         components: splitting such a path on ``/`` would reach another node."""
+        self._command_worker: Worker[None] | None = None
+        self._streamed = Text()
         self.first_screen_at: float | None = None
         """``time.perf_counter()`` when the first screen had been drawn (for the benchmark)."""
 
@@ -347,7 +326,7 @@ class MetashellApp(App[int]):
     def _follow(self) -> None:
         """Live mode, every second: apply what the quorum committed; refresh what is shown."""
         assert self.source.refresh is not None
-        if self.paused:
+        if self.paused or self.command_running():  # a command's thread reads (watch: moves) the image
             self._refresh_header()
             return
         self._tell_leader_change()
@@ -559,14 +538,15 @@ class MetashellApp(App[int]):
     # ------------------------------------------------------------------ search
 
     def search_paths(self, query: str) -> Iterable[str]:
-        """Candidate paths for the palette: names containing the query's letters in order, first by
-        plain substring (cheap on 100 000 topics), then by subsequence."""
-        names = self._searchable()
-        q = query.lower()
-        if not q:
-            return names[:50]
-        plain = [p for p in names if q in p.rsplit("/", 1)[-1].lower()]
-        return plain if plain else [p for p in names if _subsequence(q, p.lower())][:200]
+        """Candidate paths for the palette (:func:`.search.search` over the tree's own paths)."""
+        return search(self._searchable(), query, self._children_of)
+
+    def _children_of(self, path: str) -> Iterable[tuple[str, str]]:
+        node = self._node(path)
+        if node is None or not node.is_dir:
+            return []
+        base = self._comps(path)
+        return [(name, self._path([*base, name])) for name in node.child_names()]
 
     def searchable_ready(self) -> bool:
         """Whether the search list is built (it is built in the background after the first screen)."""
@@ -574,30 +554,7 @@ class MetashellApp(App[int]):
 
     def _searchable(self) -> list[str]:
         if self._names is None:
-            root = self.shell.root
-            out: list[str] = []
-            for top in (
-                "topics",
-                "brokers",
-                "controllers",
-                "configs",
-                "acls",
-                "features",
-                "clientQuotas",
-                "scram",
-                "delegationTokens",
-                "health",
-            ):
-                node = root.child(top)
-                if node is None or not node.is_dir:
-                    continue
-                for name in node.child_names():
-                    out.append(self._path([top, name]))
-                    if top in ("configs", "acls"):
-                        sub = node.child(name)
-                        if sub is not None and sub.is_dir:
-                            out.extend(self._path([top, name, n]) for n in sub.child_names())
-            self._names = out
+            self._names = index_paths(self.shell.root, self._path)
         return self._names
 
     # ------------------------------------------------------------------ the command line
@@ -620,14 +577,104 @@ class MetashellApp(App[int]):
         self.run_command(line)
         self.action_focus_tree()  # the answer is read by moving in the tree: arrows must work at once
 
-    def run_command(self, line: str) -> int:
-        """Run ``line`` through the shell's command engine; its output goes to the detail pane."""
+    def run_command(self, line: str) -> int | None:
+        """Run ``line`` through the shell's command engine, as its commands' TUI modes say
+        (:mod:`.command_runner`); the output goes to the detail pane.  Returns the status of a line
+        run inline, None for one handed to a worker (its output arrives later)."""
+        if self.command_running():
+            self._put(Text("a command is running: Escape stops it", style="red"), command=True)
+            return 1
+        how = line_mode(line)
+        if how.mode is TuiMode.REFUSE:
+            self._put(Text(visible(how.refusal), style="red"), command=True)
+            return 1
         self.output.seek(0)
         self.output.truncate()
         self.errors.seek(0)
         self.errors.truncate()
+        if how.mode is TuiMode.INLINE:
+            self.shell.stop.clear()
+            cwd, point = self.shell.cwd, self.shell.point
+            status = self.shell.run_line(line)
+            self._command_finished(cwd, point)
+            return status
+        streaming = how.mode is TuiMode.STREAM
+        self._streamed = Text()
+        verb = "Escape stops it" if streaming else "Escape stops it; the tree stays usable"
+        self._put(Text(visible(f"running: {line}  ({verb})"), style="italic"), command=True)
+        self.shell.stop.clear()
+        self._command_worker = self.run_worker(
+            lambda: self._run_in_thread(line, streaming), thread=True, exclusive=True, group="command"
+        )
+        return None
+
+    def command_running(self) -> bool:
+        """Whether a command handed to a worker is still running."""
+        worker = self._command_worker
+        return worker is not None and not worker.is_finished
+
+    class CommandOutput(Message):
+        """Lines a streaming command wrote (posted from its thread)."""
+
+        def __init__(self, text: str) -> None:
+            super().__init__()
+            self.text = text
+
+    class CommandDone(Message):
+        """A command run on a worker ended (posted from its thread)."""
+
+        def __init__(self, cwd: str, point: str | None, offset: int, streamed: bool) -> None:
+            super().__init__()
+            self.cwd, self.point, self.offset, self.streamed = cwd, point, offset, streamed
+
+    def _run_in_thread(self, line: str, streaming: bool) -> None:
+        """In a worker thread: run ``line``; a streaming command writes through a
+        :class:`PaneWriter` that posts its lines; the end is posted as :class:`CommandDone`."""
         cwd, point = self.shell.cwd, self.shell.point
-        status = self.shell.run_line(line)
+        offset = self.shell.root.ctx.image.provenance.offset
+        saved = self.shell.out, self.shell.err
+        if streaming:
+            writer = PaneWriter(lambda text: self.post_message(self.CommandOutput(text)))
+            self.shell.out = self.shell.err = writer  # type: ignore[assignment]
+        try:
+            with contextlib.suppress(CommandStopped):
+                self.shell.run_line(line)
+        finally:
+            if self.shell.stop.is_set():
+                self.shell.stop.clear()  # what was asked to stop has stopped
+                self.shell.note("(stopped)")
+            self.shell.out.flush()
+            self.shell.out, self.shell.err = saved
+            self.post_message(self.CommandDone(cwd, point, offset, streaming))
+
+    @on(CommandOutput)
+    def _on_command_output(self, message: CommandOutput) -> None:
+        self._streamed.append(visible_output(message.text))
+        self._put(self._streamed, command=True)
+        with contextlib.suppress(NoMatches):
+            self.query_one("#detail-scroll", VerticalScroll).scroll_end(animate=False)
+
+    @on(CommandDone)
+    def _on_command_done(self, message: CommandDone) -> None:
+        self._command_worker = None
+        if self.shell.root.ctx.image.provenance.offset != message.offset:  # watch applied live changes
+            self._names = None
+            self._refill(self.query_one("#tree", Tree).root, "/")
+        if message.streamed:
+            return
+        self._command_finished(message.cwd, message.point)
+
+    def action_stop_or_focus_tree(self) -> None:
+        """Escape: stop a running command (``watch``), else go back to the tree."""
+        if self.command_running():
+            self.shell.stop.set()
+            if self._command_worker is not None:
+                self._command_worker.cancel()
+        self.action_focus_tree()
+
+    def _command_finished(self, cwd: str, point: str | None) -> None:
+        """After a command: its output in the detail pane, and the tree moved if it moved the
+        session (``cd``, ``at``)."""
         text = Text(visible_output(self.output.getvalue()))
         if self.errors.getvalue():
             text.append(visible_output(self.errors.getvalue()), style="red")
@@ -643,7 +690,6 @@ class MetashellApp(App[int]):
             self.go_to(self.shell.cwd)
         if self.output.getvalue() or self.errors.getvalue():
             self._put(text, command=True)
-        return status
 
     def action_go_back(self) -> None:
         if len(self._visited) > 1:
@@ -746,8 +792,3 @@ def _tui_pager() -> list[str] | None:
 
 def _quoted(path: str) -> str:
     return "'" + path.replace("'", "'\\''") + "'" if any(c in path for c in " '\";|") else path
-
-
-def _subsequence(query: str, text: str) -> bool:
-    it = iter(text)
-    return all(ch in it for ch in query)

@@ -119,14 +119,19 @@ def _matching(names: list[str], patterns: list[str], what: str, shell: Shell) ->
 
 
 def complete_targets(context: CompletionContext, words: list[str], partial: str) -> list[str]:
-    """Topic names, ``broker`` and ``acl``; after ``broker``, the broker ids."""
-    image = context.root.ctx.image
+    """Topic names, ``broker`` and ``acl``; after ``broker``, the broker ids (as the tree lists
+    them under ``/topics`` and ``/brokers``)."""
+
+    def listed(folder: str) -> list[str]:
+        node = context.root.child(folder)
+        return node.child_names() if node is not None and node.is_dir else []
+
     if len(words) > 1 and words[1] == "broker":
-        names = [str(b) for b in sorted(image.cluster.brokers)]
+        names = listed("brokers")
     elif len(words) > 1 and words[1] in ("acl", "acls"):
         names = []
     else:
-        names = (["acl", "broker"] if len(words) == 1 else []) + sorted(image.topics.by_name)
+        names = (["acl", "broker"] if len(words) == 1 else []) + listed("topics")
     return [n for n in names if n.startswith(partial)]
 
 

@@ -1,0 +1,76 @@
+"""The command registry: every command says what it is, and everything else is derived from it.
+
+These fail on omission: a command added without a man page, a completion or a TUI mode, a module
+of ``metashell/shell/commands/`` that registers nothing, or a command that moves the session's image
+but would run on a TUI worker beside the tree reading that image.
+"""
+
+from __future__ import annotations
+
+import importlib
+import pkgutil
+
+import pytest
+from conftest import FIXTURES
+from prompt_toolkit.completion import CompleteEvent
+from prompt_toolkit.document import Document
+from test_shell_completion import complete
+
+import metashell.shell.commands as package
+from metashell.cli import _may_travel
+from metashell.shell import registry
+from metashell.shell.completion import ShellCompleter
+from metashell.shell.registry import Command, TuiMode
+from metashell.shell.sources import open_directory
+
+
+@pytest.mark.parametrize("name", registry.names())
+def test_every_command_has_a_man_page_a_completion_and_a_tui_mode(name: str) -> None:
+    command = registry.command(name)
+    assert isinstance(command, Command) and isinstance(command.tui, TuiMode)
+    man = registry.man_text(name)
+    assert man.startswith(f"{name}: {command.spec.description}") and f"usage: {name} [-h]" in man
+    assert complete(f"{name} "), f"'{name} ' completes nothing"
+    if command.moves_image:
+        assert command.tui is TuiMode.INLINE, f"{name} moves the image: the TUI must run it inline"
+
+
+def test_every_module_of_the_package_registers_a_command() -> None:
+    registered = {c.run.__module__ for c in registry.commands().values()}
+    for info in pkgutil.iter_modules(package.__path__):
+        module = importlib.import_module(f"{package.__name__}.{info.name}")
+        assert module.__name__ in registered, f"{module.__name__} registers no command"
+
+
+def test_what_travels_and_what_the_cli_keeps_a_journal_for() -> None:
+    travelling = {n for n, c in registry.commands().items() if c.travels}
+    assert travelling == {"at", "diff", "log", "history"}
+    assert _may_travel(["ls /topics; at 5"]) and not _may_travel(["ls /topics", "health"])
+
+
+def test_a_command_cannot_be_registered_twice() -> None:
+    with pytest.raises(ValueError, match="registered twice"):
+        registry.register(registry.command("ls"))
+
+
+def test_completion_offers_what_each_command_takes() -> None:
+    """``describe`` completes topic names, ``broker`` and ``acl``, then broker ids; ``log --type``
+    the record types (a comma-separated list item by item)."""
+    source = open_directory(str(FIXTURES / "demo"), lambda _w: None, True)
+    completer = ShellCompleter(lambda: source.root, lambda: "/")
+
+    def words(text: str) -> list[tuple[str, int]]:
+        doc = Document(text, len(text))
+        return [(c.text, c.start_position) for c in completer.get_completions(doc, CompleteEvent())]
+
+    assert words("describe ") == [
+        ("acl ", 0),
+        ("broker ", 0),
+        ("clickstream ", 0),
+        ("orders ", 0),
+        ("payments ", 0),
+    ]
+    assert words("describe o") == [("orders ", -1)]
+    assert words("describe broker ") == [("1 ", 0)]
+    assert ("PartitionChangeRecord ", -4) in words("log --type Part")
+    assert words("log --type NoOpRecord,Top") == [("NoOpRecord,TopicRecord ", -14)]
