@@ -30,7 +30,9 @@ def _parquet_rows(spark: Any, path: Path) -> list[dict[str, Any]]:
 
 def test_export_writes_every_table_partitioned_by_cluster(spark: Any, tmp_path: Path) -> None:
     from metashell.spark.inputs import find_datasets
-    from metashell.spark.job import ALL_TABLES, export
+    from metashell.spark.job import all_tables, export
+
+    ALL_TABLES = all_tables()
 
     lines: list[str] = []
     out = tmp_path / "out"

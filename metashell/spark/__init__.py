@@ -26,10 +26,11 @@ __all__ = ["partition_history", "register", "session", "state_at"]
 
 
 def register(spark: SparkSession) -> None:
-    """Make ``spark.read.format("kraft-metadata")`` (and ``readStream``) available in ``spark``."""
-    from .datasource import KraftMetadataDataSource
+    """Make ``spark.read.format("kraft-metadata")`` (and ``readStream``) available in ``spark``,
+    with every table registered so far (:mod:`.tables`; call it again after registering one)."""
+    from .datasource import source_class
 
-    spark.dataSource.register(KraftMetadataDataSource)
+    spark.dataSource.register(source_class())
 
 
 def session(master: str | None = None, app_name: str = "metashell", **conf: Any) -> SparkSession:

@@ -21,7 +21,7 @@ from typing import Any
 
 from metashell.errors import MetashellError
 from metashell.safe_text import visible, visible_output
-from metashell.spark.job import ALL_TABLES
+from metashell.spark.tables import names as table_names
 
 __all__ = ["main"]
 
@@ -39,7 +39,7 @@ def _parser() -> argparse.ArgumentParser:
         help="metadata dirs, .log/.checkpoint files, globs, or a folder holding many clusters' dirs",
     )
     e.add_argument("--out", required=True, help="output folder (one sub-folder per table)")
-    e.add_argument("--tables", help=f"comma-separated subset of: {', '.join(ALL_TABLES)}")
+    e.add_argument("--tables", help=f"comma-separated subset of: {', '.join(table_names())}")
     e.add_argument("--format", default="parquet", choices=("parquet", "delta"))
     e.add_argument("--as-of", help="image tables as of this log offset or ISO-8601 time (default: the end)")
     e.add_argument("--no-redact", action="store_true", help="keep secrets (sensitive configs, SCRAM keys)")
@@ -128,7 +128,7 @@ def main(argv: list[str] | None = None) -> int:
         if args.command == "export":
             from metashell.spark.job import export
 
-            tables = [t.strip() for t in args.tables.split(",")] if args.tables else list(ALL_TABLES)
+            tables = [t.strip() for t in args.tables.split(",")] if args.tables else table_names()
             summary = export(
                 spark,
                 args.paths,

@@ -22,8 +22,8 @@ or SASL) instead of paths: see :mod:`.stream`.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
-from typing import Any
+from collections.abc import Iterator, Mapping
+from typing import Any, ClassVar
 
 from pyspark.sql.datasource import DataSource, DataSourceReader, InputPartition
 
@@ -38,7 +38,8 @@ from .inputs import (
     plan_units,
     unit_bytes,
 )
-from .schemas import FILE_TABLES, SCHEMAS, spark_ddl
+from .schemas import spark_ddl
+from .tables import Source, Table, tables
 
 __all__ = ["KraftMetadataDataSource"]
 
@@ -74,32 +75,61 @@ class KraftMetadataDataSource(DataSource):
     def name(cls) -> str:
         return NAME
 
-    def _table(self) -> str:
-        table = self.options.get("table", "records").strip().lower()
-        if table not in SCHEMAS:
-            raise InputError(
-                f"kraft-metadata: no table {table!r} (tables: {', '.join(sorted(SCHEMAS))}; "
-                "partition_history is metashell.spark.partition_history(records))"
+    TABLES: ClassVar[Mapping[str, Table] | None] = None
+    """The tables this class reads (None: the registry of the process it runs in); see
+    :func:`source_class`."""
+
+    def _table(self) -> Table:
+        name = self.options.get("table", "records").strip().lower()
+        known = type(self).TABLES or tables()
+        found = known.get(name)
+        if found is None or found.schema is None:
+            readable = ", ".join(n for n, t in known.items() if t.schema is not None)
+            derived = "; ".join(
+                f"{t.name} is metashell.spark.{t.name}({t.derived_from})"
+                for t in known.values()
+                if t.source is Source.DERIVED
             )
-        return table
+            raise InputError(f"kraft-metadata: no table {name!r} (tables: {readable}; {derived})")
+        return found
 
     def schema(self) -> str:
-        return spark_ddl(SCHEMAS[self._table()])
+        schema = self._table().schema
+        assert schema is not None
+        return spark_ddl(schema)
 
     def reader(self, schema: Any) -> DataSourceReader:
         return _Reader(self._table(), dict(self.options))
 
     def simpleStreamReader(self, schema: Any) -> Any:
         """``readStream``: committed records of a live quorum (:mod:`.stream`)."""
-        if self._table() != "records":
+        if self._table().name != "records":
             raise InputError("kraft-metadata: a stream has the records table only")
         from .stream import LiveStreamReader
 
         return LiveStreamReader(dict(self.options))
 
 
+def source_class() -> type[KraftMetadataDataSource]:
+    """The class to register with a session: it carries the tables registered so far.
+
+    Spark plans a Python data source in a Python worker, which imports metashell afresh: a table
+    registered by the user's own module (or a test's) is in the driver's registry only.  A class
+    made here is not importable, so Spark's cloudpickle sends it by value, and with it the
+    :class:`Table` objects (their row functions by reference, or by value when their module is
+    registered with ``cloudpickle.register_pickle_by_value``)."""
+    return type(
+        "KraftMetadataDataSource",
+        (KraftMetadataDataSource,),
+        {"TABLES": dict(tables()), "__module__": __name__},
+    )
+
+
 class _Reader(DataSourceReader):
-    def __init__(self, table: str, options: dict[str, str]) -> None:
+    """Pickled to the executors with its :class:`Table`: a table registered only in the driver's
+    process (a user's or a test's module) is read like the built-in ones."""
+
+    def __init__(self, table: Table, options: dict[str, str]) -> None:
         self.table = table
         self.options = {k.lower(): v for k, v in options.items()}
         self.redact = _flag(self.options, "redact", True)
@@ -111,14 +141,14 @@ class _Reader(DataSourceReader):
     def partitions(self) -> list[InputPartition]:
         datasets = find_datasets(_paths(self.options))
         split = int(self.options.get("splitbytes", DEFAULT_SPLIT_BYTES))
-        if self.table not in FILE_TABLES:
+        if self.table.source is Source.IMAGE:
             return [_Part(g) for g in pack(datasets, [dataset_bytes(ds) for ds in datasets], split)]
-        if self.table == "snapshots":
+        if self.table.snapshot_files_only:
             units = [u for u in plan_units(datasets, split_bytes=1 << 62) if u.kind != "log"]
         else:
             units = plan_units(datasets, split)
         parts: list[InputPartition] = [_Part(g) for g in pack(units, [unit_bytes(u) for u in units], split)]
-        if self.table == "errors":  # and each dataset's own: its notes, a replay that fails
+        if self.table.reports_problems:  # and each dataset's own: its notes, a replay that fails
             parts += [_Part(g) for g in pack(datasets, [dataset_bytes(ds) for ds in datasets], split)]
         return parts
 
@@ -132,7 +162,7 @@ class _Reader(DataSourceReader):
                 continue
             from .images import check_dataset, read_image_table
 
-            if self.table == "errors":
+            if self.table.reports_problems:
                 yield from check_dataset(item, errors=self.errors)
                 continue
             try:
@@ -142,4 +172,4 @@ class _Reader(DataSourceReader):
                     raise
                 import sys  # the errors table has it as a row (check_dataset); the log has it too
 
-                print(f"metashell-spark: {item.path}: {self.table}: {e}", file=sys.stderr)
+                print(f"metashell-spark: {item.path}: {self.table.name}: {e}", file=sys.stderr)

@@ -14,7 +14,8 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Iterator
-from typing import Any
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 
@@ -30,7 +31,10 @@ from metashell.protocol.uuid import uuid_text
 from metashell.tree.redact import REDACTED_RECORDS, redact_record_json
 
 from .inputs import Unit
-from .schemas import BROKER_EVENTS, ERRORS, RECORDS, SNAPSHOTS
+from .schemas import ERRORS
+
+if TYPE_CHECKING:
+    from .tables import Table
 
 __all__ = ["ROWS_PER_BATCH", "RowBuffer", "add_record_rows", "read_file_table"]
 
@@ -222,15 +226,33 @@ def _broker_event(name: str, d: dict[str, Any]) -> tuple[int, int | None, str] |
     return None
 
 
+@dataclass
+class FileContext:
+    """What a file table's sink needs of the unit being read (see :mod:`.tables`)."""
+
+    out: RowBuffer
+    head: tuple[Any, ...]
+    unit: Unit
+    in_snapshot: bool
+    snap_offset: int | None
+    redact: bool
+    records: int = 0
+    batches: int = 0
+    last_contained: int | None = None  # the snapshot header's time (snapshots table)
+
+
 def read_file_table(
-    table: str, unit: Unit, *, redact: bool = True, errors: str = "rows"
+    table: str | Table, unit: Unit, *, redact: bool = True, errors: str = "rows"
 ) -> Iterator[pa.RecordBatch]:
-    """The rows of ``table`` (records, errors, broker_events, snapshots) that ``unit`` holds."""
+    """The rows of a file ``table`` (records, errors, broker_events, snapshots ...) that ``unit``
+    holds."""
+    if isinstance(table, str):
+        from .tables import table as lookup
+
+        table = lookup(table)
+    assert table.sink is not None and table.schema is not None, f"{table.name} is not a file table"
     ds = unit.dataset
     head = (ds.cluster_id, ds.node_id, ds.path)
-    out = RowBuffer(
-        {"records": RECORDS, "errors": ERRORS, "broker_events": BROKER_EVENTS, "snapshots": SNAPSHOTS}[table]
-    )
     problems = RowBuffer(ERRORS)
 
     def problem(position: int, severity: str, kind: str, message: str) -> None:
@@ -243,8 +265,9 @@ def read_file_table(
     snap_offset = (
         (unit.snapshot_end_offset - 1) if in_snapshot and unit.snapshot_end_offset is not None else None
     )
-    counts: list[Any] = [0, 0, None]  # records, batches, last contained timestamp (snapshots table)
-    sink = _row_sink(table, out, head, unit, in_snapshot, snap_offset, redact, counts)
+    context = FileContext(RowBuffer(table.schema), head, unit, in_snapshot, snap_offset, redact)
+    out = context.out
+    sink = table.sink(context)
     at = unit.lo
     try:
         start = first_batch_at_or_after(unit.file, unit.lo)
@@ -255,9 +278,9 @@ def read_file_table(
                 if unit.hi is not None and batch.position >= unit.hi:
                     break
                 at = batch.position
-                counts[1] += 1
+                context.batches += 1
                 sink(batch)
-                late = _late(batch) if table in ("records", "broker_events", "errors") else None
+                late = _late(batch) if table.reports_problems else None
                 if late:
                     problem(at, "warning", "timestamp-range", late)
                 if len(out) >= ROWS_PER_BATCH:
@@ -274,23 +297,11 @@ def read_file_table(
         else:
             message = str(e)
         problem(at, "error", type(e).__name__, message)
-    if table == "snapshots" and unit.lo == 0 and in_snapshot:
-        out.add(
-            (
-                *head,
-                unit.file,
-                unit.kind,
-                unit.snapshot_end_offset,
-                unit.snapshot_epoch,
-                counts[2],
-                counts[0],
-                counts[1],
-                unit.size,
-            )
-        )
+    if table.finish is not None:
+        table.finish(context)
     if len(out):
         yield out.take()
-    if table == "errors" and len(problems):
+    if table.reports_problems and len(problems):
         yield problems.take()
 
 
@@ -352,32 +363,31 @@ def add_record_rows(
         )
 
 
-def _row_sink(
-    table: str,
-    out: RowBuffer,
-    head: tuple[Any, ...],
-    unit: Unit,
-    in_snapshot: bool,
-    snap_offset: int | None,
-    redact: bool,
-    counts: list[Any],
-) -> Callable[[Any], None]:
-    """A function that adds one batch's rows of ``table`` to ``out``."""
-    file, kind, seq = unit.file, unit.kind, unit.replay_seq
+def record_sink(c: FileContext) -> Callable[[Any], None]:
+    """``records``: a row per record."""
+    unit = c.unit
 
     def records(batch: Any) -> None:
         add_record_rows(
-            out,
-            head,
-            file,
-            kind,
+            c.out,
+            c.head,
+            unit.file,
+            unit.kind,
             batch,
             batch.entries(),
-            snap_offset=snap_offset,
-            replay_seq=seq,
+            snap_offset=c.snap_offset,
+            replay_seq=unit.replay_seq,
             replay_from=unit.replay_from,
-            redact=redact,
+            redact=c.redact,
         )
+
+    return records
+
+
+def broker_event_sink(c: FileContext) -> Callable[[Any], None]:
+    """``broker_events``: a row per record that registers, fences, unfences, shuts down or
+    unregisters a broker."""
+    out, head, file, snap_offset, in_snapshot = c.out, c.head, c.unit.file, c.snap_offset, c.in_snapshot
 
     def broker_events(batch: Any) -> None:
         if batch.is_control:
@@ -402,20 +412,51 @@ def _row_sink(
                     )
                 )
 
+    return broker_events
+
+
+def snapshot_sink(c: FileContext) -> Callable[[Any], None]:
+    """``snapshots``: counts the records and finds the header's time; :func:`snapshot_finish`
+    adds the file's row."""
+
     def snapshots(batch: Any) -> None:
         entries = batch.entries()
-        counts[0] += len(entries)
-        if batch.is_control and counts[2] is None:
+        c.records += len(entries)
+        if batch.is_control and c.last_contained is None:
             for _offset, _ts, key, value in entries:
                 ctl = decode_control_record(key, value)
                 if ctl.name == "SnapshotHeader" and ctl.data:
-                    counts[2] = _when(int(ctl.data.get("LastContainedLogTimestamp", -1)))
+                    c.last_contained = _when(int(ctl.data.get("LastContainedLogTimestamp", -1)))
 
-    def nothing(batch: Any) -> None:  # errors: decode the records too, so a bad one is found
+    return snapshots
+
+
+def snapshot_finish(c: FileContext) -> None:
+    unit = c.unit
+    if unit.lo == 0 and c.in_snapshot:
+        c.out.add(
+            (
+                *c.head,
+                unit.file,
+                unit.kind,
+                unit.snapshot_end_offset,
+                unit.snapshot_epoch,
+                c.last_contained,
+                c.records,
+                c.batches,
+                unit.size,
+            )
+        )
+
+
+def check_sink(c: FileContext) -> Callable[[Any], None]:
+    """``errors``: decode the records too, so that a bad one is found (the rows are the problems)."""
+
+    def check(batch: Any) -> None:
         for _offset, _ts, key, value in batch.entries():
             if batch.is_control:
                 decode_control_record(key, value)
             else:
                 decode_metadata_record(value)
 
-    return {"records": records, "broker_events": broker_events, "snapshots": snapshots}.get(table, nothing)
+    return check

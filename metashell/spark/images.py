@@ -15,35 +15,29 @@ import os
 from collections.abc import Callable, Iterator
 from operator import attrgetter
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 
 from metashell.image.image import MetadataImage
 from metashell.image.loader import load_directory, load_file
 from metashell.image.model import (
-    ACL_OPERATION_NAMES,
-    ACL_PATTERN_TYPE_NAMES,
-    ACL_PERMISSION_TYPE_NAMES,
-    ACL_RESOURCE_TYPE_NAMES,
-    CONFIG_RESOURCE_TYPE_NAMES,
     LEADER_RECOVERY_STATE_NAMES,
-    METADATA_VERSION_FEATURE,
-    SCRAM_MECHANISM_NAMES,
-    SECURITY_PROTOCOL_NAMES,
     enum_name,
 )
 from metashell.image.timepoint import resolve_in_dir, resolve_in_file
 from metashell.log import open_metadata_dir
 from metashell.protocol.uuid import uuid_to_str
 from metashell.safe_text import storable
-from metashell.tree.redact import is_sensitive_config, redact_config
 
 from .decode import ROWS_PER_BATCH, RowBuffer
 from .inputs import Dataset
-from .schemas import ERRORS, SCHEMAS
+from .schemas import ERRORS, PARTITIONS
 
-__all__ = ["check_dataset", "image_of", "read_image_table"]
+if TYPE_CHECKING:
+    from .tables import Table
+
+__all__ = ["check_dataset", "image_of", "partition_batches", "read_image_table"]
 
 _cache: dict[tuple[str, str | None], MetadataImage] = {}
 _COLLECT_AFTER_TOPICS = 20_000
@@ -81,101 +75,6 @@ def image_of(ds: Dataset, as_of: str | None = None) -> MetadataImage:
     return image
 
 
-def _listeners(listeners: Any) -> list[dict[str, Any]]:
-    return [
-        {
-            "name": e.name,
-            "host": e.host,
-            "port": e.port,
-            "security_protocol": SECURITY_PROTOCOL_NAMES.get(e.security_protocol, str(e.security_protocol))
-            if e.security_protocol is not None
-            else None,
-        }
-        for e in (listeners.values() if isinstance(listeners, dict) else listeners)
-    ]
-
-
-def _features(supported: dict[str, tuple[int, int]]) -> list[dict[str, Any]]:
-    return [{"name": n, "min_version": lo, "max_version": hi} for n, (lo, hi) in sorted(supported.items())]
-
-
-def _rows(table: str, image: MetadataImage, head: tuple[Any, ...], redact: bool) -> Iterator[tuple[Any, ...]]:
-    """The rows of one image table (after the dataset columns and the offset)."""
-    if table == "topics":
-        for t in image.topics.by_id.values():
-            rf = max((len(p.replicas) - len(p.adding_replicas) for p in t.partitions.values()), default=0)
-            yield (*head, uuid_to_str(t.id), t.name, len(t.partitions), rf)
-    elif table == "brokers":
-        for b in image.cluster.brokers.values():
-            yield (
-                *head,
-                b.id,
-                b.epoch,
-                uuid_to_str(b.incarnation_id),
-                b.rack,
-                b.fenced,
-                b.in_controlled_shutdown,
-                b.is_migrating_zk_broker,
-                _listeners(b.listeners),
-                _features(b.supported_features),
-                [uuid_to_str(d) for d in b.directories],
-            )
-    elif table == "controllers":
-        for c in image.cluster.controllers.values():
-            yield (
-                *head,
-                c.id,
-                uuid_to_str(c.incarnation_id),
-                c.zk_migration_ready,
-                _listeners(c.listeners),
-                _features(c.supported_features),
-            )
-    elif table == "configs":
-        for (rtype, rname), values in image.configs.items():
-            for key, value in values.items():
-                yield (
-                    *head,
-                    enum_name(CONFIG_RESOURCE_TYPE_NAMES, rtype),
-                    rname,
-                    key,
-                    redact_config(rtype, key, value, redact),
-                    is_sensitive_config(rtype, key),
-                )
-    elif table == "acls":
-        for a in image.acls.values():
-            yield (
-                *head,
-                uuid_to_str(a.id),
-                enum_name(ACL_RESOURCE_TYPE_NAMES, a.resource_type),
-                a.resource_name,
-                enum_name(ACL_PATTERN_TYPE_NAMES, a.pattern_type),
-                a.principal,
-                a.host,
-                enum_name(ACL_OPERATION_NAMES, a.operation),
-                enum_name(ACL_PERMISSION_TYPE_NAMES, a.permission_type),
-            )
-    elif table == "quotas":
-        for entity, quota in image.client_quotas.items():
-            parts = dict(entity)
-            text = ",".join(f"{k}={v if v is not None else '<default>'}" for k, v in entity)
-            for key, rate in quota.items():
-                yield (*head, text, parts.get("user"), parts.get("client-id"), parts.get("ip"), key, rate)
-    elif table == "features":
-        if image.features.metadata_version is not None:
-            yield (*head, METADATA_VERSION_FEATURE, image.features.metadata_version)
-        for name, level in sorted(image.features.finalized.items()):
-            yield (*head, name, level)
-    elif table == "scram_users":
-        for (mechanism, user), cred in image.scram.items():
-            yield (*head, user, SCRAM_MECHANISM_NAMES.get(mechanism, str(mechanism)), cred.iterations)
-    elif table == "producer_ids":
-        pids = image.producer_ids
-        if pids.next_producer_id >= 0:
-            yield (*head, pids.next_producer_id, pids.broker_id, pids.broker_epoch)
-    else:
-        raise ValueError(f"not an image table: {table}")
-
-
 _PARTITION_FIELDS = (
     "leader",
     "leader_epoch",
@@ -202,13 +101,13 @@ def _distinct_column(
     return pa.array(distinct, type=type_).take(pa.array(indices, type=pa.int32()))
 
 
-def _partition_batches(image: MetadataImage, head: tuple[Any, ...]) -> Iterator[pa.RecordBatch]:
+def partition_batches(image: MetadataImage, head: tuple[Any, ...]) -> Iterator[pa.RecordBatch]:
     """The ``partitions`` table column by column, a batch per run of topics: a million partitions
     are read with one ``attrgetter`` pass per column (no row tuples to build and transpose).
     Replica and directory lists and recovery states repeat, so those columns are built from their
     distinct values (:func:`_distinct_column`); a topic's id and name are converted once and taken
     per row."""
-    schema = SCHEMAS["partitions"]
+    schema = PARTITIONS
     types = {f.name: f.type for f in schema}
 
     def batch(topics: list[Any]) -> pa.RecordBatch:
@@ -260,22 +159,32 @@ def _partition_batches(image: MetadataImage, head: tuple[Any, ...]) -> Iterator[
 
 
 def read_image_table(
-    table: str, ds: Dataset, *, as_of: str | None = None, redact: bool = True
+    table: str | Table, ds: Dataset, *, as_of: str | None = None, redact: bool = True
 ) -> Iterator[pa.RecordBatch]:
-    """The rows of image ``table`` for ``ds`` as Arrow batches."""
+    """The rows of image ``table`` for ``ds`` as Arrow batches: the dataset columns and the
+    image's offset, then the table's named rows (or its own batches)."""
+    if isinstance(table, str):
+        from .tables import table as lookup
+
+        table = lookup(table)
+    assert table.schema is not None, f"{table.name} is not an image table"
     image = image_of(ds, as_of)
     cluster_id = ds.cluster_id or (storable(image.quorum.cluster_id) if image.quorum.cluster_id else None)
     head = (cluster_id, ds.node_id, ds.path, image.provenance.offset)
-    if table == "partitions":
-        yield from _partition_batches(image, head)
+    if table.batches is not None:
+        yield from table.batches(image, head)
         return
-    out = RowBuffer(SCHEMAS[table])
-    for row in _rows(table, image, head, redact):
-        out.add(row)
-        if len(out) >= ROWS_PER_BATCH:
-            yield out.take()
-    if len(out):
-        yield out.take()
+    assert table.rows is not None, f"{table.name} has neither rows nor batches"
+    columns = table.schema.names
+    named_head = dict(zip(columns, head, strict=False))
+    rows: list[dict[str, Any]] = []
+    for row in table.rows(image, redact):
+        rows.append({**named_head, **row})
+        if len(rows) >= ROWS_PER_BATCH:
+            yield pa.RecordBatch.from_pylist(rows, schema=table.schema)
+            rows = []
+    if rows:
+        yield pa.RecordBatch.from_pylist(rows, schema=table.schema)
 
 
 def check_dataset(ds: Dataset, *, errors: str = "rows") -> Iterator[pa.RecordBatch]:

@@ -21,28 +21,15 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .inputs import DEFAULT_SPLIT_BYTES, find_datasets, plan_units
-from .schemas import FILE_TABLES, IMAGE_TABLES
+from .tables import Source, names
+from .tables import table as table_named
 
-__all__ = ["ALL_TABLES", "ExportSummary", "export"]
+__all__ = ["ExportSummary", "all_tables", "export"]
 
-ALL_TABLES = (
-    "records",
-    "partition_history",
-    "broker_events",
-    "snapshots",
-    "topics",
-    "partitions",
-    "brokers",
-    "controllers",
-    "configs",
-    "acls",
-    "quotas",
-    "features",
-    "scram_users",
-    "producer_ids",
-    "errors",
-)
-"""What ``export`` writes by default, in the order it writes them."""
+
+def all_tables() -> list[str]:
+    """What ``export`` writes by default, in the order it writes them: every registered table."""
+    return names()
 
 
 @dataclass
@@ -106,7 +93,7 @@ def export(
     paths: list[str],
     out: str,
     *,
-    tables: Iterable[str] = ALL_TABLES,
+    tables: Iterable[str] | None = None,
     fmt: str = "parquet",
     redact: bool = True,
     fail_fast: bool = False,
@@ -116,12 +103,12 @@ def export(
 ) -> ExportSummary:
     """Write ``tables`` of the metadata under ``paths`` to ``out/<table>`` (partitioned by
     ``cluster_id``) in ``fmt`` (parquet, or delta when Delta Lake is on the session)."""
-    from .history import partition_history
-
-    wanted = [t for t in ALL_TABLES if t in set(tables)]
-    unknown = set(tables) - set(ALL_TABLES)
+    every = all_tables()
+    asked = set(every if tables is None else tables)
+    wanted = [t for t in every if t in asked]
+    unknown = asked - set(every)
     if unknown:
-        raise ValueError(f"no table {', '.join(sorted(unknown))} (tables: {', '.join(ALL_TABLES)})")
+        raise ValueError(f"no table {', '.join(sorted(unknown))} (tables: {', '.join(every)})")
     summary = ExportSummary()
     t0 = time.perf_counter()
     datasets = find_datasets(paths)
@@ -147,20 +134,22 @@ def export(
         summary.seconds[table] = time.perf_counter() - t
         progress(f"[{i}/{steps}] {table}: {n:,} rows ({summary.seconds[table]:.1f} s)")
 
-    for i, table in enumerate(wanted, 1):
-        if table == "partition_history":
-            records = (
-                spark.read.format(fmt).load(f"{out.rstrip('/')}/records")
-                if "records" in summary.rows
-                else _reader(spark, "records", paths, redact, fail_fast, split_bytes, None)
+    for i, name in enumerate(wanted, 1):
+        t = table_named(name)
+        if t.derive is not None and t.derived_from is not None:
+            source = t.derived_from
+            base = (
+                spark.read.format(fmt).load(f"{out.rstrip('/')}/{source}")
+                if source in summary.rows
+                else _reader(spark, source, paths, redact, fail_fast, split_bytes, None)
             )
-            write(i, table, partition_history(records))
-        elif table in FILE_TABLES or table in IMAGE_TABLES:
-            df = _reader(
-                spark, table, paths, redact, fail_fast, split_bytes, as_of if table in IMAGE_TABLES else None
+            write(i, name, t.derive(base))
+        else:
+            image = t.source is Source.IMAGE
+            write(
+                i, name, _reader(spark, name, paths, redact, fail_fast, split_bytes, as_of if image else None)
             )
-            write(i, table, df)
-        if table == "errors":
+        if t.reports_problems:
             found = spark.read.format(fmt).schema(_errors_schema(spark)).load(f"{out.rstrip('/')}/errors")
             summary.errors = [r.asDict() for r in found.where("severity = 'error'").orderBy("file").collect()]
             summary.warnings = found.where("severity = 'warning'").count()

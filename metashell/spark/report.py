@@ -134,12 +134,14 @@ def report(spark: Any, out: str, fmt: str = "parquet", sections: list[str] | Non
     present = {p.name for p in root.iterdir() if p.is_dir()} if root.is_dir() else set()
     if not present:
         raise FileNotFoundError(f"{out}: no exported tables (run metashell-spark export first)")
-    from .schemas import SCHEMAS, spark_ddl
+    from .schemas import spark_ddl
+    from .tables import tables
 
     for name in sorted(present):
         reader = spark.read.format(fmt)
-        if name in SCHEMAS:  # an empty table has no file to take the schema from
-            reader = reader.schema(spark_ddl(SCHEMAS[name]))
+        known = tables().get(name)
+        if known is not None and known.schema is not None:  # an empty table has no file to take it from
+            reader = reader.schema(spark_ddl(known.schema))
         try:
             reader.load(str(root / name)).createOrReplaceTempView(name)
         except Exception:  # noqa: BLE001 - a folder that is no table of ours (or an empty history)

@@ -4,7 +4,8 @@ Executors yield ``pyarrow.RecordBatch`` objects, and Spark's Python data source 
 Arrow types to match the declared schema exactly (an int32 where bigint was declared fails), so the
 Arrow schema is the single source of truth and :func:`spark_ddl` writes the Spark side from it.
 
-Every table starts with the dataset columns (which cluster, which node, which directory); the
+Which table has which schema, and how its rows are made, is :mod:`.tables`.  Every table
+starts with the dataset columns (which cluster, which node, which directory); the
 image tables add ``offset``, the last log offset the image holds.
 """
 
@@ -12,7 +13,7 @@ from __future__ import annotations
 
 import pyarrow as pa
 
-__all__ = ["SCHEMAS", "spark_ddl"]
+__all__ = ["spark_ddl"]
 
 _DATASET = [
     pa.field("cluster_id", pa.string()),
@@ -222,29 +223,6 @@ PRODUCER_IDS = pa.schema(
         pa.field("broker_epoch", pa.int64()),
     ]
 )
-
-SCHEMAS: dict[str, pa.Schema] = {
-    "records": RECORDS,
-    "errors": ERRORS,
-    "broker_events": BROKER_EVENTS,
-    "snapshots": SNAPSHOTS,
-    "topics": TOPICS,
-    "partitions": PARTITIONS,
-    "brokers": BROKERS,
-    "controllers": CONTROLLERS,
-    "configs": CONFIGS,
-    "acls": ACLS,
-    "quotas": QUOTAS,
-    "features": FEATURES,
-    "scram_users": SCRAM_USERS,
-    "producer_ids": PRODUCER_IDS,
-}
-"""Every table the data source reads directly (``partition_history`` is computed from ``records``)."""
-
-FILE_TABLES = frozenset({"records", "errors", "broker_events", "snapshots"})
-"""Tables decoded file by file (units in parallel); the others replay one directory each."""
-
-IMAGE_TABLES = frozenset(SCHEMAS) - FILE_TABLES
 
 
 def _ddl_type(t: pa.DataType) -> str:
