@@ -6,6 +6,7 @@ what the loader feeds the replayer.
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -833,3 +834,30 @@ def test_random_record_sequences_never_escape_and_keep_invariants(seq: list) -> 
     for name, t in img.topics.by_name.items():
         assert t.name == name
     assert all(w.offset is not None for w in r.warnings)
+
+
+def test_every_record_type_has_a_replay_rule_or_is_ignored_with_a_reason() -> None:
+    """Kafka's ``MetadataDelta.replay`` throws "Unknown metadata record type" for a type with no
+    case; here a type added to the bundled schemas without a rule fails this test instead."""
+    from metashell.image.replay import IGNORED, rule_of
+    from metashell.image.replay.transactions import TRANSACTION_MARKERS
+    from metashell.protocol.metadata import record_types
+    from metashell.protocol.record_type import SCHEMA_NAMES, RecordType
+
+    assert {int(t) for t in RecordType} == set(record_types())  # the generated enum is the schemas'
+    assert {t: SCHEMA_NAMES[t] for t in RecordType} == {RecordType(k): n for k, n in record_types().items()}
+    for record_type in RecordType:
+        covered = rule_of(record_type) is not None, record_type in IGNORED, record_type in TRANSACTION_MARKERS
+        assert sum(covered) == 1, f"{record_type.name}: a rule, a reason to ignore it, or a marker"
+    assert all(reason.strip() for reason in IGNORED.values())
+
+
+def test_the_record_type_enum_is_generated_from_the_bundled_schemas() -> None:
+    import subprocess
+    import sys
+
+    script = Path(__file__).resolve().parent.parent / "scripts" / "gen_record_types.py"
+    done = subprocess.run(
+        [sys.executable, str(script), "--check"], check=False, capture_output=True, text=True
+    )
+    assert done.returncode == 0, done.stderr

@@ -1,0 +1,300 @@
+"""Topics and partitions: Kafka's ``TopicsDelta``, ``TopicDelta`` and ``PartitionRegistration.merge``."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from metashell.protocol.metadata import ReplayDecoders
+from metashell.protocol.record_type import RecordType
+from metashell.protocol.uuid import uuid_to_str
+
+from ..model import (
+    CONFIG_RESOURCE_TOPIC,
+    EMPTY,
+    MIGRATING_DIR,
+    NO_LEADER_CHANGE,
+    Partition,
+    Topic,
+)
+from ..timeline import MISSING
+from .state import Fault, ReplayState, fast_rule, rule
+
+# The two hottest records are decoded straight into tuples of these fields (no dict, no key
+# lookups): a million PartitionRecords in a big snapshot, PartitionChangeRecords in the log.
+PARTITION_FIELDS = (
+    "PartitionId",
+    "TopicId",
+    "Replicas",
+    "Isr",
+    "RemovingReplicas",
+    "AddingReplicas",
+    "Leader",
+    "LeaderRecoveryState",
+    "LeaderEpoch",
+    "PartitionEpoch",
+    "Directories",
+    "EligibleLeaderReplicas",
+    "LastKnownElr",
+)
+PARTITION_CHANGE_FIELDS = (
+    "PartitionId",
+    "TopicId",
+    "Isr",
+    "Leader",
+    "Replicas",
+    "RemovingReplicas",
+    "AddingReplicas",
+    "LeaderRecoveryState",
+    "Directories",
+    "EligibleLeaderReplicas",
+    "LastKnownElr",
+)
+DECODERS = ReplayDecoders(
+    {"PartitionRecord": PARTITION_FIELDS, "PartitionChangeRecord": PARTITION_CHANGE_FIELDS}
+)
+
+
+__all__ = ["DECODERS", "PARTITION_CHANGE_FIELDS", "PARTITION_FIELDS", "TopicRules"]
+
+
+class TopicRules(ReplayState):
+    """TopicRecord, PartitionRecord, PartitionChangeRecord, RemoveTopicRecord, ClearElrRecord."""
+
+    @rule(RecordType.TOPIC_RECORD)
+    def _topic(self, d: dict[str, Any], offset: int) -> None:
+        # TopicsDelta: a TopicRecord (re)creates the topic with no partitions, replacing any topic
+        # with the same id; byName is updated for the new name (an old name is not removed).
+        topics = self._image.topics
+        self.orphan_topics.discard(d["TopicId"])
+        topic = Topic(d["Name"], d["TopicId"], {})
+        self._set(topics.by_id, topic.id, topic)
+        self._set(topics.by_name, topic.name, topic)
+
+    @fast_rule(RecordType.PARTITION_RECORD)
+    def _partition_tuple(self, t: tuple[Any, ...], offset: int) -> None:
+        """PartitionRecord as a ``PARTITION_FIELDS`` tuple (the snapshot hot path).  Anything that
+        could fault is handed to :meth:`_partition`, which reports it."""
+        pid, tid, rep, isr, rem, add, leader, lrs, le, pe, dirs, elr, lke = t
+        topic = self._topics_by_id.get(tid)
+        if topic is None or (dirs and len(dirs) != len(rep)) or (lrs != 0 and lrs != 1):
+            self._partition(dict(zip(PARTITION_FIELDS, t, strict=False)), offset)
+            return
+        intern = self._intern
+        replicas = intern(rep, rep) if rep else EMPTY
+        if not dirs or dirs.count(MIGRATING_DIR) == len(dirs):  # defaultToMigrating
+            directories = self._migrating_dirs(len(replicas))
+        else:
+            directories = intern(dirs, dirs)
+        j = self.journal
+        if j is not None:  # _keep_slot, inline: a million of these per snapshot
+            j.append((topic.partitions, pid, topic.partitions.get(pid, MISSING)))
+        topic.partitions[pid] = Partition(
+            replicas,
+            directories,
+            replicas if isr == rep else intern(isr, isr) if isr else EMPTY,
+            intern(rem, rem) if rem else EMPTY,
+            intern(add, add) if add else EMPTY,
+            intern(elr, elr) if elr else EMPTY,
+            intern(lke, lke) if lke else EMPTY,
+            leader,
+            lrs,
+            le,
+            pe,
+        )
+
+    @fast_rule(RecordType.PARTITION_CHANGE_RECORD)
+    def _partition_change_tuple(self, t: tuple[Any, ...], offset: int) -> None:
+        """PartitionChangeRecord as a ``PARTITION_CHANGE_FIELDS`` tuple: the common ISR / leader /
+        ELR change.  Replica or directory changes, bad recovery states and unknown partitions are
+        handed to :meth:`_partition_change` (same merge, with its checks and faults)."""
+        pid, tid, isr, leader, rep, rem, add, lrs, dirs, elr, lke = t
+        topic = self._topics_by_id.get(tid)
+        p = None if topic is None else topic.partitions.get(pid)
+        if p is None or rep is not None or dirs is not None or lrs < -1 or lrs > 1:
+            self._partition_change(dict(zip(PARTITION_CHANGE_FIELDS, t, strict=False)), offset)
+            return
+        j = self.journal
+        if j is not None:  # timeline.kept(p), inline: the hot path of a long log
+            j.append(
+                (
+                    p,
+                    p.adding_replicas,
+                    p.directories,
+                    p.elr,
+                    p.isr,
+                    p.last_known_elr,
+                    p.leader,
+                    p.leader_epoch,
+                    p.leader_recovery_state,
+                    p.partition_epoch,
+                    p.removing_replicas,
+                    p.replicas,
+                )
+            )
+        intern = self._intern
+        if isr is not None:
+            p.isr = intern(isr, isr) if isr else EMPTY
+        if rem is not None:
+            p.removing_replicas = intern(rem, rem) if rem else EMPTY
+        if add is not None:
+            p.adding_replicas = intern(add, add) if add else EMPTY
+        if elr is not None:
+            p.elr = intern(elr, elr) if elr else EMPTY
+        if lke is not None:
+            p.last_known_elr = intern(lke, lke) if lke else EMPTY
+        if leader != NO_LEADER_CHANGE:
+            p.leader = leader
+            p.leader_epoch += 1
+        if lrs != -1:
+            p.leader_recovery_state = lrs
+        p.partition_epoch += 1
+
+    @rule(RecordType.PARTITION_RECORD)
+    def _partition(self, d: dict[str, Any], offset: int) -> None:
+        # Hot path (a million of these in a big snapshot): interning is inlined.
+        topic = self._topics_by_id.get(d["TopicId"])
+        if topic is None:
+            self.orphan_topics.add(d["TopicId"])
+            raise Fault(f"partition {d['PartitionId']}: no topic with id {uuid_to_str(d['TopicId'])}")
+        intern = self._intern
+        v = d["Replicas"]
+        replicas = intern(x, x) if v and (x := tuple(v)) else EMPTY
+        v = d.get("Directories")
+        if v and (len(v) != len(replicas)):
+            raise Fault(f"partition {d['PartitionId']}: {len(v)} directories for {len(replicas)} replicas")
+        if not v or v.count(MIGRATING_DIR) == len(v):  # defaultToMigrating
+            directories = self._migrating_dirs(len(replicas))
+        else:
+            directories = intern(x, x) if (x := tuple(v)) else EMPTY
+        lrs = d["LeaderRecoveryState"]
+        if lrs != 0 and lrs != 1:
+            raise Fault(f"partition {d['PartitionId']}: unknown leader recovery state {lrs}")
+        v = d["Isr"]
+        if v == d["Replicas"]:  # the usual case: a fully in-sync partition
+            isr = replicas
+        else:
+            isr = intern(x, x) if v and (x := tuple(v)) else EMPTY
+        v = d["RemovingReplicas"]
+        removing = intern(x, x) if v and (x := tuple(v)) else EMPTY
+        v = d["AddingReplicas"]
+        adding = intern(x, x) if v and (x := tuple(v)) else EMPTY
+        v = d.get("EligibleLeaderReplicas")
+        elr = intern(x, x) if v and (x := tuple(v)) else EMPTY
+        v = d.get("LastKnownElr")
+        lke = intern(x, x) if v and (x := tuple(v)) else EMPTY
+        self._keep_slot(topic.partitions, d["PartitionId"])
+        topic.partitions[d["PartitionId"]] = Partition(
+            replicas,
+            directories,
+            isr,
+            removing,
+            adding,
+            elr,
+            lke,
+            d["Leader"],
+            lrs,
+            d["LeaderEpoch"],
+            d["PartitionEpoch"],
+        )
+
+    @rule(RecordType.PARTITION_CHANGE_RECORD)
+    def _partition_change(self, d: dict[str, Any], offset: int) -> None:
+        """``PartitionRegistration.merge``: each field null/-1/-2 = unchanged; partitionEpoch + 1."""
+        topic = self._topics_by_id.get(d["TopicId"])
+        pid = d["PartitionId"]
+        p = None if topic is None else topic.partitions.get(pid)
+        if p is None:
+            if topic is None:
+                self.orphan_topics.add(d["TopicId"])
+            raise Fault(f"unable to find partition {uuid_to_str(d['TopicId'])}:{pid}")
+        rep = d["Replicas"]
+        dirs = d.get("Directories")
+        lrs = d["LeaderRecoveryState"]
+        self.keep_state(p)
+        if rep is not None or dirs is not None or lrs < -1 or lrs > 1:
+            self._partition_change_checked(d, p, rep, dirs, lrs)
+        # Common case (ISR / leader / ELR changes): nothing can fail, mutate directly.
+        intern = self._intern
+        v = d["Isr"]
+        if v is not None:
+            p.isr = intern(x, x) if v and (x := tuple(v)) else EMPTY
+        v = d["RemovingReplicas"]
+        if v is not None:
+            p.removing_replicas = intern(x, x) if v and (x := tuple(v)) else EMPTY
+        v = d["AddingReplicas"]
+        if v is not None:
+            p.adding_replicas = intern(x, x) if v and (x := tuple(v)) else EMPTY
+        v = d.get("EligibleLeaderReplicas")
+        if v is not None:
+            p.elr = intern(x, x) if v and (x := tuple(v)) else EMPTY
+        v = d.get("LastKnownElr")
+        if v is not None:
+            p.last_known_elr = intern(x, x) if v and (x := tuple(v)) else EMPTY
+        leader = d["Leader"]
+        if leader != NO_LEADER_CHANGE:
+            p.leader = leader
+            p.leader_epoch += 1
+        if lrs != -1:
+            p.leader_recovery_state = lrs
+        p.partition_epoch += 1
+
+    def _partition_change_checked(
+        self, d: dict[str, Any], p: Partition, rep: list[Any] | None, dirs: list[Any] | None, lrs: int
+    ) -> None:
+        """The replica/directory part of ``PartitionRegistration.merge`` (Kafka 4.4.0), which can
+        fault: validate, then set both.
+
+        New directories = the record's when it has them (non-null), else the old ones -- they are
+        *not* remapped when only the replicas change; all-MIGRATING (or empty) directories become a
+        MIGRATING array sized to the new replicas; any other length mismatch is a fault.
+        """
+        pid = d["PartitionId"]
+        t = self._t
+        replicas = p.replicas if rep is None else t(rep)
+        if dirs is None:
+            directories = p.directories
+        else:
+            if rep is not None and dirs and len(rep) != len(dirs):
+                raise Fault(f"partition {pid}: {len(dirs)} directories for {len(rep)} replicas")
+            directories = t(dirs)
+        if directories.count(MIGRATING_DIR) == len(directories):
+            directories = self._migrating_dirs(len(replicas))
+        if directories and len(directories) != len(replicas):
+            raise Fault(f"partition {pid}: the lengths for replicas and directories do not match")
+        if lrs < -1 or lrs > 1:
+            raise Fault(f"partition {pid}: unknown leader recovery state {lrs}")
+        p.replicas = replicas
+        p.directories = directories
+
+    @rule(RecordType.REMOVE_TOPIC_RECORD)
+    def _remove_topic(self, d: dict[str, Any], offset: int) -> None:
+        topics = self._image.topics
+        self.orphan_topics.discard(d["TopicId"])
+        topic: Topic | None = self._pop(topics.by_id, d["TopicId"])
+        if topic is None:
+            raise Fault(f"unable to delete topic with id {uuid_to_str(d['TopicId'])}: no such topic found")
+        if topics.by_name.get(topic.name) is topic:
+            self._pop(topics.by_name, topic.name)
+        self._pop(self._image.configs, (CONFIG_RESOURCE_TOPIC, topic.name))
+
+    @rule(RecordType.CLEAR_ELR_RECORD)
+    def _clear_elr(self, d: dict[str, Any], offset: int) -> None:
+        """Kafka 4.x (KIP-966) ``TopicsDelta/TopicDelta.replay(ClearElrRecord)``: every partition
+        with a non-empty ELR or last-known ELR gets both emptied through a PartitionChangeRecord
+        merge, hence partitionEpoch + 1; an empty name means every topic."""
+        name = d["TopicName"]
+        topics = self._image.topics
+        if name:
+            topic = topics.by_name.get(name)
+            if topic is None:
+                raise Fault(f"unable to clear elr for topic with name {name}: no such topic found")
+            targets: Any = (topic,)
+        else:
+            targets = topics.by_id.values()
+        for topic in targets:
+            for p in topic.partitions.values():
+                if p.elr or p.last_known_elr:
+                    self.keep_state(p)
+                    p.elr = EMPTY
+                    p.last_known_elr = EMPTY
+                    p.partition_epoch += 1
