@@ -32,10 +32,10 @@ from conftest import CORPUS, FIXTURES
 
 from metashell.image.image import MetadataImage
 from metashell.image.loader import load_file
+from metashell.java_order import java_sorted
 from metashell.tree import build_root
 from metashell.tree import kafka_text as kt
 from metashell.tree.image_tree import kafka_visible_context
-from metashell.tree.node import java_sorted
 from metashell.tree.render import kafka_command
 
 pytestmark = pytest.mark.kafka

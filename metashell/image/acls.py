@@ -20,9 +20,6 @@ decision says so instead of guessing.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
-
-from metashell.protocol.uuid import uuid_to_str
 
 from .image import MetadataImage
 from .model import (
@@ -31,9 +28,10 @@ from .model import (
     ACL_PERMISSION_TYPE_NAMES,
     ACL_RESOURCE_TYPE_NAMES,
     Acl,
+    enum_name,
 )
 
-__all__ = ["AclDecision", "AclQuery", "acl_json", "decide", "matching_acls"]
+__all__ = ["AclDecision", "AclQuery", "decide", "matching_acls"]
 
 WILDCARD = "*"
 WILDCARD_PRINCIPAL = "User:*"
@@ -63,29 +61,12 @@ class AclDecision:
     reason: str = ""
 
 
-def _name(table: dict[int, str], code: int) -> str:
-    return table.get(code, str(code))
-
-
-def acl_json(a: Acl) -> dict[str, Any]:
-    return {
-        "id": uuid_to_str(a.id),
-        "resourceType": _name(ACL_RESOURCE_TYPE_NAMES, a.resource_type),
-        "resourceName": a.resource_name,
-        "patternType": _name(ACL_PATTERN_TYPE_NAMES, a.pattern_type),
-        "principal": a.principal,
-        "host": a.host,
-        "operation": _name(ACL_OPERATION_NAMES, a.operation),
-        "permissionType": _name(ACL_PERMISSION_TYPE_NAMES, a.permission_type),
-    }
-
-
 def _resource_matches(a: Acl, q: AclQuery) -> bool:
-    if q.resource_type is not None and _name(ACL_RESOURCE_TYPE_NAMES, a.resource_type) != q.resource_type:
+    if q.resource_type is not None and enum_name(ACL_RESOURCE_TYPE_NAMES, a.resource_type) != q.resource_type:
         return False
     if q.resource_name is None:
         return True
-    pattern = _name(ACL_PATTERN_TYPE_NAMES, a.pattern_type)
+    pattern = enum_name(ACL_PATTERN_TYPE_NAMES, a.pattern_type)
     if pattern == "LITERAL":
         return a.resource_name in (q.resource_name, WILDCARD)
     if pattern == "PREFIXED":
@@ -96,10 +77,10 @@ def _resource_matches(a: Acl, q: AclQuery) -> bool:
 def _operation_matches(a: Acl, operation: str | None) -> bool:
     if operation is None:
         return True
-    op = _name(ACL_OPERATION_NAMES, a.operation)
+    op = enum_name(ACL_OPERATION_NAMES, a.operation)
     if op in ("ALL", operation):
         return True
-    if _name(ACL_PERMISSION_TYPE_NAMES, a.permission_type) != "ALLOW":
+    if enum_name(ACL_PERMISSION_TYPE_NAMES, a.permission_type) != "ALLOW":
         return False
     return (operation == "DESCRIBE" and op in _IMPLIES_DESCRIBE) or (
         operation == "DESCRIBE_CONFIGS" and op in _IMPLIES_DESCRIBE_CONFIGS
@@ -136,10 +117,10 @@ def decide(image: MetadataImage, q: AclQuery) -> AclDecision:
     complete = None not in (q.principal, q.resource_type, q.resource_name, q.operation)
     if not complete:
         return AclDecision(bindings)
-    deny = [a for a in bindings if _name(ACL_PERMISSION_TYPE_NAMES, a.permission_type) == "DENY"]
+    deny = [a for a in bindings if enum_name(ACL_PERMISSION_TYPE_NAMES, a.permission_type) == "DENY"]
     if deny:
         return AclDecision(bindings, "DENIED", deny, "a DENY binding matches (DENY wins over ALLOW)")
-    allow = [a for a in bindings if _name(ACL_PERMISSION_TYPE_NAMES, a.permission_type) == "ALLOW"]
+    allow = [a for a in bindings if enum_name(ACL_PERMISSION_TYPE_NAMES, a.permission_type) == "ALLOW"]
     if allow:
         return AclDecision(bindings, "ALLOWED", allow, "an ALLOW binding matches and no DENY does")
     any_on_resource = matching_acls(

@@ -12,7 +12,7 @@ records in a Python process, so these classes are deliberately small and *mutabl
   code, exactly as recorded; the ``*_NAMES`` tables and :func:`enum_name` give Kafka's names, with
   Kafka's fallback (``UNKNOWN``) for codes it does not know.
 
-Nothing here knows about records; ``replay.py`` builds and mutates these objects.
+Nothing here knows about records; ``replay/`` (one module of rules per domain) builds and mutates these objects.
 """
 
 from __future__ import annotations

@@ -19,12 +19,12 @@ from metashell.log.directory import MetadataLogDir
 from metashell.log.files import iter_file_batches
 from metashell.log.reader import BatchIndexEntry
 from metashell.numbers import is_int, is_natural
+from metashell.times import iso_utc
 
 __all__ = [
     "PointError",
     "ResolvedPoint",
     "earliest_offset",
-    "iso_time",
     "parse_point",
     "resolve_in_dir",
     "resolve_in_file",
@@ -97,18 +97,9 @@ def _offset_at(times: list[tuple[int, int]], ms: int, asked: str) -> int:
             best = last
     if best is None:
         first = min((ts for _l, ts in times if ts >= 0), default=None)
-        when = "" if first is None else f" (the oldest batch left was appended at {iso_time(first)})"
+        when = "" if first is None else f" (the oldest batch left was appended at {iso_utc(first)})"
         raise PointError(f"at: {asked}: before the oldest batch this log still holds{when}")
     return best
-
-
-def iso_time(ms: int) -> str:
-    """Milliseconds since the epoch as ISO-8601 UTC text, the form ``at`` takes back."""
-    return (
-        _dt.datetime.fromtimestamp(ms / 1000, _dt.UTC)
-        .isoformat(timespec="milliseconds")
-        .replace("+00:00", "Z")
-    )
 
 
 def rebuildable(

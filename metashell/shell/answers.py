@@ -14,7 +14,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from metashell.image.acls import AclDecision, AclQuery, acl_json
+from metashell.image.acls import AclDecision, AclQuery
+from metashell.image.forms import REDACTED, acl_form, broker_form
 from metashell.image.health import (
     HealthReport,
     PartitionRef,
@@ -27,13 +28,12 @@ from metashell.image.image import MetadataImage
 from metashell.image.model import (
     ACL_OPERATION_NAMES,
     CONFIG_RESOURCE_TOPIC,
-    SECURITY_PROTOCOL_NAMES,
     Partition,
     Topic,
 )
 from metashell.image.wording import broker_state
 from metashell.protocol.uuid import uuid_to_str
-from metashell.tree.redact import REDACTED, is_sensitive_config
+from metashell.tree.redact import is_sensitive_config
 
 from ..safe_text import visible
 from .spec import CommandError
@@ -191,32 +191,20 @@ def describe_broker(image: MetadataImage, broker_id: int) -> dict[str, Any]:
                 if broker_id in p.isr:
                     in_isr += 1
     state = broker_state(b.fenced, b.in_controlled_shutdown)
+    form = broker_form(b)
     return {
         "id": b.id,
         "state": state,
         "epoch": b.epoch,
         "rack": b.rack,
-        "listeners": [
-            {
-                "name": e.name,
-                "host": e.host,
-                "port": e.port,
-                "securityProtocol": _protocol_name(e.security_protocol),
-            }
-            for e in b.listeners.values()
-        ],
-        "supportedFeatures": {
-            k: {"min": lo, "max": hi} for k, (lo, hi) in sorted(b.supported_features.items())
-        },
-        "logDirs": [uuid_to_str(d) for d in b.directories],
+        "listeners": form["listeners"],
+        "supportedFeatures": form["supportedFeatures"],
+        "logDirs": form["logDirs"],
+        "cordonedLogDirs": form["cordonedLogDirs"],
         "partitionsLed": led,
         "partitionsHosted": hosted,
         "partitionsInIsr": in_isr,
     }
-
-
-def _protocol_name(code: int | None) -> str:
-    return SECURITY_PROTOCOL_NAMES.get(code, str(code)) if code is not None else "unknown"
 
 
 def broker_lines(info: dict[str, Any]) -> Iterator[str]:
@@ -229,7 +217,9 @@ def broker_lines(info: dict[str, Any]) -> Iterator[str]:
         f"\tPartitions: leads {info['partitionsLed']}, hosts {info['partitionsHosted']}, "
         f"in ISR of {info['partitionsInIsr']}"
     )
-    yield "\tLogDirs: " + (",".join(visible(str(d)) for d in info["logDirs"]) or "none")
+    yield "\tLogDirs: " + (",".join(visible(str(d)) for d in info["logDirs"] or ()) or "none")
+    if info["cordonedLogDirs"]:  # Kafka 4.3+ (KIP-1066): no new partitions are placed there
+        yield "\tCordoned: " + ",".join(visible(str(d)) for d in info["cordonedLogDirs"])
     yield "\tFeatures: " + ", ".join(
         f"{visible(k)} {v['min']}..{v['max']}" for k, v in info["supportedFeatures"].items()
     )
@@ -277,7 +267,7 @@ def acl_lines(decision: AclDecision) -> Iterator[str]:
     """The bindings grouped by resource pattern, in ``kafka-acls --list``'s words, then the decision."""
     groups: dict[tuple[str, str, str], list[dict[str, Any]]] = {}
     for a in decision.bindings:
-        j = acl_json(a)
+        j = acl_form(a)
         groups.setdefault((j["resourceType"], j["resourceName"], j["patternType"]), []).append(j)
     for (rtype, name, pattern), items in groups.items():
         yield (

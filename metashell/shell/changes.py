@@ -6,8 +6,8 @@ import json
 import re
 from collections.abc import Iterator
 
+from metashell.times import iso_utc as iso_time
 from metashell.tree import Node
-from metashell.tree.friendly import iso_utc as iso_time
 from metashell.tree.paths import resolve
 from metashell.tree.values import tree_values
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
+from metashell.image.forms import features_form, listeners_form
 from metashell.image.image import MetadataImage
 from metashell.image.model import (
     ACL_OPERATION_NAMES,
@@ -21,7 +22,6 @@ from metashell.image.model import (
     CONFIG_RESOURCE_TYPE_NAMES,
     METADATA_VERSION_FEATURE,
     SCRAM_MECHANISM_NAMES,
-    SECURITY_PROTOCOL_NAMES,
     enum_name,
 )
 from metashell.protocol.uuid import uuid_to_str
@@ -42,22 +42,20 @@ __all__ = [
 ]
 
 
-def _listeners(listeners: Any) -> list[dict[str, Any]]:
+def _listeners(listeners: dict[str, Any]) -> list[dict[str, Any]]:
+    """The listener form (:func:`~metashell.image.forms.listeners_form`) with Spark's column names."""
     return [
-        {
-            "name": e.name,
-            "host": e.host,
-            "port": e.port,
-            "security_protocol": SECURITY_PROTOCOL_NAMES.get(e.security_protocol, str(e.security_protocol))
-            if e.security_protocol is not None
-            else None,
-        }
-        for e in (listeners.values() if isinstance(listeners, dict) else listeners)
+        {"name": e["name"], "host": e["host"], "port": e["port"], "security_protocol": e["securityProtocol"]}
+        for e in listeners_form(listeners)
     ]
 
 
 def _features(supported: dict[str, tuple[int, int]]) -> list[dict[str, Any]]:
-    return [{"name": n, "min_version": lo, "max_version": hi} for n, (lo, hi) in sorted(supported.items())]
+    """The supported-features form as Spark rows."""
+    return [
+        {"name": n, "min_version": f["min"], "max_version": f["max"]}
+        for n, f in features_form(supported).items()
+    ]
 
 
 def topic_rows(image: MetadataImage, redact: bool) -> Iterator[Row]:
@@ -84,6 +82,9 @@ def broker_rows(image: MetadataImage, redact: bool) -> Iterator[Row]:
             "listeners": _listeners(b.listeners),
             "features": _features(b.supported_features),
             "log_dirs": [uuid_to_str(d) for d in b.directories],
+            "cordoned_log_dirs": None
+            if b.cordoned_directories is None
+            else [uuid_to_str(d) for d in b.cordoned_directories],
         }
 
 

@@ -153,6 +153,7 @@ BROKERS = pa.schema(
         pa.field("listeners", _LISTENERS),
         pa.field("features", _FEATURES),
         pa.field("log_dirs", pa.list_(pa.string())),
+        pa.field("cordoned_log_dirs", pa.list_(pa.string())),  # Kafka 4.3+; null: not reported
     ]
 )
 

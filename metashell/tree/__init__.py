@@ -8,7 +8,9 @@ Public API::
         print(path, node.text())
 """
 
-from .node import Node, TreeContext, java_sort_key, java_sorted
+from metashell.java_order import java_sort_key, java_sorted
+
+from .node import Node, TreeContext
 from .paths import glob, glob_components, join, normalize, resolve
 from .render import iter_find, ls_layout, render_cat, render_find, render_ls, render_tree
 from .root import build_root

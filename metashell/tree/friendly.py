@@ -11,26 +11,29 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from typing import Any
 
+from metashell.image.forms import (
+    acl_form,
+    broker_form,
+    controller_form,
+    partition_form,
+    scram_form,
+    token_form,
+)
 from metashell.image.health import HealthReport, check_health
 from metashell.image.model import (
-    ACL_OPERATION_NAMES,
-    ACL_PATTERN_TYPE_NAMES,
-    ACL_PERMISSION_TYPE_NAMES,
-    ACL_RESOURCE_TYPE_NAMES,
-    LEADER_RECOVERY_STATE_NAMES,
     METADATA_VERSION_FEATURE,
     SCRAM_MECHANISM_NAMES,
-    SECURITY_PROTOCOL_NAMES,
     ZK_MIGRATION_STATE_NAMES,
     enum_name,
     metadata_version_name,
 )
 from metashell.protocol.uuid import uuid_from_str, uuid_to_str
+from metashell.times import iso_utc
 
 from .image_tree import java_parse_int
-from .javafmt import java_double_to_string, java_utc_zoned
-from .node import DirNode, Node, RecordLeaf, ScalarLeaf, StaticDir, TextLeaf, TreeContext, java_sorted
-from .redact import REDACTED, redact_config
+from .javafmt import java_double_to_string
+from .node import DirNode, Node, RecordLeaf, ScalarLeaf, StaticDir, TextLeaf, TreeContext
+from .redact import redact_config
 
 DEFAULT_NAME = "<default>"
 """How cluster-wide default config resources and default quota entities are named."""
@@ -40,134 +43,6 @@ CONFIG_TYPE_DIRS = {"broker": 4, "topic": 2, "broker-logger": 8, "client-metrics
 _CONFIG_DIR_BY_ID = {code: name for name, code in CONFIG_TYPE_DIRS.items()}
 QUOTA_ENTITY_ORDER = ("user", "client-id", "ip")
 _SCRAM_IDS = {name: code for code, name in SCRAM_MECHANISM_NAMES.items()}
-
-
-def iso_utc(ms: int | None) -> str | None:
-    """``2023-11-14T22:13:20.120Z``, milliseconds always three digits (None for None or negative
-    "unknown" times).  Kafka's own provenance form drops trailing zeros (``.12Z``, no fraction at
-    a whole second): fine for one value, but a column of times then does not line up, and ``.12``
-    reads as 12 ms.  ``/image`` keeps Kafka's form (``java_utc_zoned``)."""
-    if ms is None or ms < 0:
-        return None
-    text = java_utc_zoned(ms - ms % 1000)[: -len("Z[UTC]")]
-    return f"{text}.{ms % 1000:03d}Z"
-
-
-def _uuids(values: Any) -> list[str] | None:
-    return None if values is None else [uuid_to_str(v) for v in values]
-
-
-def _listeners(listeners: dict[str, Any]) -> list[dict[str, Any]]:
-    out = []
-    for name in java_sorted(listeners):
-        ep = listeners[name]
-        out.append(
-            {
-                "name": ep.name,
-                "host": ep.host,
-                "port": ep.port,
-                "securityProtocol": enum_name(
-                    SECURITY_PROTOCOL_NAMES, ep.security_protocol, str(ep.security_protocol)
-                ),
-            }
-        )
-    return out
-
-
-def _features(features: dict[str, tuple[int, int]]) -> dict[str, dict[str, int]]:
-    return {n: {"min": features[n][0], "max": features[n][1]} for n in java_sorted(features)}
-
-
-# -- record forms -------------------------------------------------------------------------------
-
-
-def broker_json(b: Any) -> dict[str, Any]:
-    return {
-        "id": b.id,
-        "epoch": b.epoch,
-        "incarnationId": uuid_to_str(b.incarnation_id),
-        "rack": b.rack,
-        "fenced": b.fenced,
-        "inControlledShutdown": b.in_controlled_shutdown,
-        "isMigratingZkBroker": b.is_migrating_zk_broker,
-        "listeners": _listeners(b.listeners),
-        "supportedFeatures": _features(b.supported_features),
-        "logDirs": _uuids(b.directories),
-        "cordonedLogDirs": _uuids(b.cordoned_directories),
-    }
-
-
-def controller_json(c: Any) -> dict[str, Any]:
-    return {
-        "id": c.id,
-        "incarnationId": uuid_to_str(c.incarnation_id),
-        "zkMigrationReady": c.zk_migration_ready,
-        "listeners": _listeners(c.listeners),
-        "supportedFeatures": _features(c.supported_features),
-    }
-
-
-def partition_json(topic: Any, index: int, p: Any) -> dict[str, Any]:
-    return {
-        "topic": topic.name,
-        "topicId": uuid_to_str(topic.id),
-        "partition": index,
-        "leader": p.leader,
-        "leaderEpoch": p.leader_epoch,
-        "partitionEpoch": p.partition_epoch,
-        "replicas": list(p.replicas),
-        "isr": list(p.isr),
-        "elr": list(p.elr),
-        "lastKnownElr": list(p.last_known_elr),
-        "addingReplicas": list(p.adding_replicas),
-        "removingReplicas": list(p.removing_replicas),
-        "leaderRecoveryState": enum_name(
-            LEADER_RECOVERY_STATE_NAMES, p.leader_recovery_state, str(p.leader_recovery_state)
-        ),
-        "directories": _uuids(p.directories),
-    }
-
-
-def acl_json(a: Any) -> dict[str, Any]:
-    return {
-        "id": uuid_to_str(a.id),
-        "resourceType": enum_name(ACL_RESOURCE_TYPE_NAMES, a.resource_type),
-        "resourceName": a.resource_name,
-        "patternType": enum_name(ACL_PATTERN_TYPE_NAMES, a.pattern_type),
-        "principal": a.principal,
-        "host": a.host,
-        "operation": enum_name(ACL_OPERATION_NAMES, a.operation),
-        "permissionType": enum_name(ACL_PERMISSION_TYPE_NAMES, a.permission_type),
-    }
-
-
-def scram_json(s: Any, redact: bool) -> dict[str, Any]:
-    def secret(b: bytes) -> str:
-        return REDACTED if redact else b.hex()
-
-    return {
-        "user": s.name,
-        "mechanism": enum_name(SCRAM_MECHANISM_NAMES, s.mechanism),
-        "iterations": s.iterations,
-        "salt": secret(s.salt),
-        "storedKey": secret(s.stored_key),
-        "serverKey": secret(s.server_key),
-    }
-
-
-def token_json(t: Any) -> dict[str, Any]:
-    return {
-        "tokenId": t.token_id,
-        "owner": t.owner,
-        "requester": t.requester,
-        "renewers": list(t.renewers),
-        "issueTimestamp": t.issue_timestamp,
-        "issueTime": iso_utc(t.issue_timestamp),
-        "maxTimestamp": t.max_timestamp,
-        "maxTime": iso_utc(t.max_timestamp),
-        "expirationTimestamp": t.expiration_timestamp,
-        "expirationTime": iso_utc(t.expiration_timestamp),
-    }
 
 
 def _extra(ctx: TreeContext, key: str) -> dict[str, Any]:
@@ -293,7 +168,7 @@ def _brokers(ctx: TreeContext, name: str) -> Node:
         bid = java_parse_int(child)
         if bid is None or bid not in brokers or str(bid) != child:
             return None
-        return RecordLeaf(child, ctx, lambda r: broker_json(brokers[bid]), kind="broker")
+        return RecordLeaf(child, ctx, lambda r: broker_form(brokers[bid]), kind="broker")
 
     return DirNode(name, ctx, lambda: [str(b) for b in list(brokers)], make, count=lambda: len(brokers))
 
@@ -316,7 +191,7 @@ def _controllers(ctx: TreeContext, name: str) -> Node:
         if cid in controllers or voter is None:
             # no "is a voter" flag here: the voter set depends on what was loaded (quorum-state on
             # disk, or the live quorum), and a registration must read the same either way
-            return {**controller_json(controllers[cid]), "source": "RegisterControllerRecord"}
+            return {**controller_form(controllers[cid]), "source": "RegisterControllerRecord"}
         return {
             "id": cid,
             "directoryId": uuid_to_str(voter.directory_id),
@@ -369,7 +244,7 @@ def topic_node(ctx: TreeContext, name: str, topic: Any) -> Node:
         pid = java_parse_int(child)
         if pid is None or pid not in partitions or str(pid) != child:
             return None
-        return RecordLeaf(child, ctx, lambda r: partition_json(topic, pid, partitions[pid]), kind="partition")
+        return RecordLeaf(child, ctx, lambda r: partition_form(topic, pid, partitions[pid]), kind="partition")
 
     return DirNode(name, ctx, names, make, kind="topic", count=lambda: 3 + len(partitions), ordered=True)
 
@@ -441,7 +316,7 @@ def _acls(ctx: TreeContext, name: str) -> Node:
             acl = acls.get(uuid_from_str(child))
         except (ValueError, TypeError):
             return None
-        return None if acl is None else RecordLeaf(child, ctx, lambda r: acl_json(acl), kind="acl")
+        return None if acl is None else RecordLeaf(child, ctx, lambda r: acl_form(acl), kind="acl")
 
     return DirNode(name, ctx, lambda: [uuid_to_str(a) for a in list(acls)], make, count=lambda: len(acls))
 
@@ -521,7 +396,7 @@ def _scram(ctx: TreeContext, name: str) -> Node:
         def make(user: str) -> Node | None:
             cred = scram.get((mid, user))
             return (
-                None if cred is None else RecordLeaf(user, ctx, lambda r: scram_json(cred, r), kind="scram")
+                None if cred is None else RecordLeaf(user, ctx, lambda r: scram_form(cred, r), kind="scram")
             )
 
         return DirNode(mname, ctx, lambda: [u for (m, u) in list(scram) if m == mid], make)
@@ -534,7 +409,7 @@ def _tokens(ctx: TreeContext, name: str) -> Node:
 
     def make(child: str) -> Node | None:
         tok = tokens.get(child)
-        return None if tok is None else RecordLeaf(child, ctx, lambda r: token_json(tok), kind="token")
+        return None if tok is None else RecordLeaf(child, ctx, lambda r: token_form(tok), kind="token")
 
     return DirNode(name, ctx, lambda: list(tokens), make, count=lambda: len(tokens))
 

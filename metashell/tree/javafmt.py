@@ -17,6 +17,8 @@ import os
 import struct
 from fractions import Fraction
 
+from metashell.times import utc_fields
+
 LEGACY_DOUBLE_TO_STRING = os.environ.get("METASHELL_JAVA_DOUBLE", "17") not in ("19", "21", "25", "shortest")
 """Default for :func:`java_double_to_string`: True = JDK 17/18 digits, False = JDK 19+ (shortest).
 Set ``METASHELL_JAVA_DOUBLE=21`` to match a shell running on a newer JVM."""
@@ -406,21 +408,6 @@ def _java_layout(digits: list[int], dec_exponent: int) -> str:
 # ZonedDateTime in UTC, as Kafka's ProvenanceNode prints it
 
 
-def _civil_from_days(z: int) -> tuple[int, int, int]:
-    """(year, month, day) of the proleptic Gregorian date ``z`` days after 1970-01-01
-    (Howard Hinnant's algorithm; works far outside Python's datetime range)."""
-    z += 719468
-    era = z // 146097  # floor division (the C++ original adjusts by hand)
-    doe = z - era * 146097
-    yoe = (doe - doe // 1460 + doe // 36524 - doe // 146096) // 365
-    y = yoe + era * 400
-    doy = doe - (365 * yoe + yoe // 4 - yoe // 100)
-    mp = (5 * doy + 2) // 153
-    d = doy - (153 * mp + 2) // 5 + 1
-    m = mp + 3 if mp < 10 else mp - 9
-    return (y + 1 if m <= 2 else y), m, d
-
-
 def java_utc_zoned(epoch_ms: int) -> str:
     """What Kafka's ``ProvenanceNode`` prints for a timestamp:
     ``DateTimeFormatter.ISO_ZONED_DATE_TIME.format(Instant.ofEpochMilli(ms).atZone(ZoneId.of("UTC")))``.
@@ -429,17 +416,7 @@ def java_utc_zoned(epoch_ms: int) -> str:
     zero (``22:13:22Z[UTC]``, ``22:13:26.5Z[UTC]``, ``22:13:26.12Z[UTC]``); years beyond 9999 get a
     ``+`` sign, negative years a ``-`` (``-1`` ms is ``1969-12-31T23:59:59.999Z[UTC]``).
     """
-    days, ms_of_day = divmod(epoch_ms, 86_400_000)
-    y, mo, d = _civil_from_days(days)
-    secs, ms = divmod(ms_of_day, 1000)
-    hh, rem = divmod(secs, 3600)
-    mm, ss = divmod(rem, 60)
-    if 0 <= y <= 9999:
-        year = f"{y:04d}"
-    elif y > 9999:
-        year = f"+{y}"
-    else:
-        year = f"-{-y:04d}"
+    year, mo, d, hh, mm, ss, ms = utc_fields(epoch_ms)
     frac = ""
     if ms:
         frac = "." + f"{ms:03d}".rstrip("0")

@@ -27,10 +27,10 @@ from metashell.image.model import (
     SECURITY_PROTOCOL_NAMES,
     enum_name,
 )
+from metashell.java_order import java_sorted
 from metashell.protocol.uuid import uuid_to_str
 
 from .javafmt import java_utc_zoned
-from .node import java_sorted
 
 REDACTED = "[redacted]"
 

@@ -25,6 +25,8 @@ import json
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
+from metashell.java_order import java_sorted
+
 KINDS = {
     "dir": "a plain directory",
     "broker": "a broker registration (record)",
@@ -42,26 +44,6 @@ KINDS = {
     "kafka": "a leaf under /image: Kafka's own text",
 }
 """Every ``kind`` a node may have, with what it means."""
-
-
-def java_sort_key(name: str) -> str | bytes:
-    """Sort key equal to Java ``String.compareTo`` order (UTF-16 code units).
-
-    Python compares code points; the two orders only differ for supplementary characters
-    (>= U+10000, two surrogates in UTF-16 starting 0xD800) versus U+E000..U+FFFF.  Comparing
-    the UTF-16-BE bytes gives code-unit order; ASCII names (nearly all) keep the cheap str key.
-    """
-    return name if name.isascii() else name.encode("utf-16-be")
-
-
-def java_sorted(names: Iterable[str]) -> list[str]:
-    """``names`` sorted like Kafka's shell sorts child names (``names.sort(String::compareTo)``)."""
-    names = list(names)
-    if all(n.isascii() for n in names):
-        names.sort()
-    else:
-        names.sort(key=lambda n: n.encode("utf-16-be"))
-    return names
 
 
 class TreeContext:

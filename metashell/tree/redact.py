@@ -21,11 +21,11 @@ checks the rule against Kafka's own classes on the same keys.
 
 from __future__ import annotations
 
+from metashell.image.forms import REDACTED
 from metashell.image.model import kafka_shell_shows_config
 
 from .config_keys import KNOWN, PASSWORD
 
-REDACTED = "[redacted]"
 BROKER, BROKER_LOGGER = 4, 8
 _LISTENER_PREFIX = "listener.name."
 

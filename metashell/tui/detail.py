@@ -23,10 +23,10 @@ from rich.text import Text
 from metashell.image.health import CRITICAL, HealthReport
 from metashell.image.image import MetadataImage
 from metashell.image.model import Topic, metadata_version_name
-from metashell.image.timepoint import iso_time
 from metashell.image.wording import id_list
 from metashell.protocol.uuid import uuid_to_str
 from metashell.safe_text import json_safe, visible
+from metashell.times import iso_utc as iso_time
 from metashell.tree import Node
 from metashell.tree.summary import summarize
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from metashell.tree.friendly import iso_utc as iso_time
+from metashell.times import iso_utc as iso_time
 
 from ..registry import Command, TuiMode, register
 from ..spec import CommandError, CommandSpec, Parsed, Positional

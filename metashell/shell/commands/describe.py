@@ -5,7 +5,8 @@ from __future__ import annotations
 import difflib
 from typing import TYPE_CHECKING
 
-from metashell.image.acls import acl_json, decide
+from metashell.image.acls import decide
+from metashell.image.forms import acl_form
 from metashell.image.health import PartitionRef, effective_min_isr
 from metashell.image.image import MetadataImage
 from metashell.image.model import Topic
@@ -76,10 +77,10 @@ def _describe_acls(shell: Shell, p: Parsed) -> None:
         shell.emit_json(
             {
                 "query": {k: v for k, v in vars(query).items() if v is not None},
-                "bindings": [acl_json(a) for a in decision.bindings],
+                "bindings": [acl_form(a) for a in decision.bindings],
                 "decision": decision.result,
                 "reason": decision.reason or None,
-                "decidedBy": [acl_json(a)["id"] for a in decision.deciding],
+                "decidedBy": [acl_form(a)["id"] for a in decision.deciding],
             }
         )
         return

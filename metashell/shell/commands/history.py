@@ -7,8 +7,8 @@ from typing import TYPE_CHECKING
 from metashell.errors import MetashellError
 from metashell.image.history import history, parse_target
 from metashell.numbers import is_int, parse_int
+from metashell.times import iso_utc as iso_time
 from metashell.tree import join
-from metashell.tree.friendly import iso_utc as iso_time
 from metashell.tree.paths import normalize
 from metashell.tree.redact import redact_config
 

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 from metashell.image.changelog import LogEntry, iter_log
 from metashell.numbers import parse_int
-from metashell.tree.friendly import iso_utc as iso_time
+from metashell.times import iso_utc as iso_time
 from metashell.tree.redact import redact_record_json
 
 from ...safe_text import visible

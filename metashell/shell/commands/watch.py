@@ -5,8 +5,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from metashell.numbers import parse_seconds
+from metashell.times import iso_utc as iso_time
 from metashell.tree import join
-from metashell.tree.friendly import iso_utc as iso_time
 from metashell.tree.paths import normalize
 
 from ...safe_text import visible
