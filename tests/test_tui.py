@@ -21,7 +21,7 @@ from rich.console import Console
 from textual.pilot import Pilot
 from textual.widgets import Static, Tree
 
-import metashell.tui.app as tui_app
+import metashell.tui.metadata_tree as tui_tree
 from metashell.shell.sources import open_directory
 from metashell.tui.app import MetashellApp
 
@@ -239,7 +239,7 @@ def test_search_finds_paths_by_name() -> None:
 
 
 def test_big_directories_are_paged(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(tui_app, "PAGE", 2)
+    monkeypatch.setattr(tui_tree, "PAGE", 2)
 
     async def steps(app: MetashellApp, pilot: Pilot[Any]) -> None:
         tree = app.query_one("#tree", Tree)

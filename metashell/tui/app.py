@@ -1,16 +1,14 @@
 """The Textual app: the virtual filesystem as a tree beside a detail pane, with the shell's command
-line under them.
+line under them.  The app wires the parts together; each lives in its own module:
 
-* **Tree** (left): lazy -- a directory's children are listed when it is expanded, a page of
-  :data:`PAGE` at a time ("... N more" loads the next page), so ``/topics`` with 100 000 topics
-  expands at once.
-* **Detail** (right): the highlighted node, rendered by :mod:`metashell.tui.detail`.
-* **Command line** (``:`` focuses it): any shell command, run by the same
-  :class:`~metashell.shell.commands.Shell` as the REPL and one-shot mode; its output replaces the
-  detail pane, and ``cd`` (or ``at``) moves the tree.
-* **Search** (``/`` or Ctrl-P, Textual's command palette): paths by name -- topics, brokers,
-  controllers, configs, ACL principals -- matched on names first, so it stays quick on a million
-  partitions (partitions are reached by expanding their topic).
+* **Tree** (left, :mod:`.metadata_tree`): lazy, a page of children at a time, with health badges.
+* **Detail** (right, :mod:`.detail`): the highlighted node, or a command's output.
+* **Command line** (``:``, :mod:`.command_runner`): any shell command, run by the same
+  :class:`~metashell.shell.session.Shell` as the REPL and one-shot mode, inline or on a worker as
+  the command registry says; ``cd`` and ``at`` move the tree.
+* **Search** (``/`` or Ctrl-P, :mod:`.search`): paths by name, from an index derived from the tree.
+* **Out of the TUI** (:mod:`.hand_off`): the pager, screenshots, the clipboard.
+* Layout: ``app.tcss``; keys: :attr:`MetashellApp.BINDINGS`; the ``?`` screen: :mod:`.help`.
 """
 
 from __future__ import annotations
@@ -18,50 +16,36 @@ from __future__ import annotations
 import contextlib
 import gc
 import io
-import os
-import subprocess
 import time
 from collections.abc import Iterable
-from pathlib import Path
 from typing import ClassVar
 
-from platformdirs import user_downloads_path
-from rich.console import Console, RenderableType
+from rich.console import RenderableType
 from rich.text import Text
 from textual import on
-from textual.app import App, ComposeResult, SuspendNotSupported
+from textual.app import App, ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, VerticalScroll
 from textual.css.query import NoMatches
 from textual.message import Message
 from textual.notifications import SeverityLevel
 from textual.widgets import Footer, Header, Input, Static, Tree
-from textual.widgets.tree import TreeNode
-from textual.worker import Worker
 
 from metashell.image.health import HealthReport, PartitionRef, check_health
 from metashell.image.model import metadata_version_name
-from metashell.image.timepoint import iso_time
-from metashell.safe_text import visible, visible_output
-from metashell.shell.pager import pager_command
-from metashell.shell.registry import TuiMode
-from metashell.shell.session import CommandStopped, Settings, Shell
+from metashell.safe_text import visible
+from metashell.shell.session import Settings, Shell
 from metashell.shell.sources import Source
-from metashell.tree import Node
-from metashell.tree.paths import join, normalize, resolve
+from metashell.times import iso_utc as iso_time
 
-from .command_runner import PaneWriter, line_mode
+from . import hand_off
+from .command_runner import CommandDone, CommandOutput, CommandRunner
 from .detail import detail
 from .help import HelpScreen, help_rows
+from .metadata_tree import PAGE, MetadataTree, is_gap
 from .search import PathSearch, index_paths, search
 
 __all__ = ["PAGE", "MetashellApp"]
-
-PAGE = 200
-"""Children added to the tree per page when a directory is expanded."""
-
-_MORE = "\0more"
-"""Tree data of a gap node (children not added yet): the marker, ``start:stop``, a NUL, the path."""
 
 _BADGES = {
     "offline-partitions": "offline",
@@ -72,20 +56,11 @@ _BADGES = {
 """Health findings shown as badges in the tree."""
 
 
-def _is_gap(data: str | None) -> bool:
-    return data is not None and data.startswith(_MORE)
-
-
 class MetashellApp(App[int]):
     """``metashell --tui``."""
 
     TITLE = "metashell"
-    CSS = """
-    #tree { width: 40%; min-width: 24; border-right: solid $primary-darken-2; }
-    #detail-scroll { width: 1fr; padding: 0 1; }
-    #facts { height: 1; padding: 0 1; background: $panel; color: $text-muted; text-wrap: nowrap; text-overflow: ellipsis; }
-    #command { dock: bottom; }
-    """
+    CSS_PATH = "app.tcss"
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("q", "quit", "Quit"),
         Binding("ctrl+q", "quit", "Quit", show=False, key_display="Ctrl-Q"),
@@ -141,15 +116,8 @@ class MetashellApp(App[int]):
         self.leader_changes: list[tuple[int, int]] = []
         """Live mode: (leader, epoch) each time the quorum's changed while the TUI ran."""
         self._names: list[str] | None = None
-        self.badges: dict[str, str] = {}
-        """Tree paths with a health badge (offline, under-replicated, fenced ...)."""
-        self.changed: dict[str, bool] = {}
-        """Live mode: paths that just appeared (marked for a few seconds)."""
-        self._slash_paths: dict[str, tuple[str, ...]] = {}
-        """Paths with a name that holds a ``/`` (only hostile metadata has one), with their real
-        components: splitting such a path on ``/`` would reach another node."""
-        self._command_worker: Worker[None] | None = None
-        self._streamed = Text()
+        self._tree: MetadataTree | None = None
+        self.commands = CommandRunner(self)
         self.first_screen_at: float | None = None
         """``time.perf_counter()`` when the first screen had been drawn (for the benchmark)."""
 
@@ -168,15 +136,34 @@ class MetashellApp(App[int]):
             visible(message), title=visible(title), severity=severity, timeout=timeout, markup=markup
         )
 
+    @property
+    def tree_view(self) -> MetadataTree:
+        """The tree widget (kept once mounted: worker threads use it too, and must not query the DOM)."""
+        if self._tree is None:
+            self._tree = self.query_one("#tree", MetadataTree)
+        return self._tree
+
+    @property
+    def badges(self) -> dict[str, str]:
+        """Tree paths with a health badge (offline, under-replicated, fenced ...)."""
+        return self.tree_view.badges
+
+    @badges.setter
+    def badges(self, value: dict[str, str]) -> None:
+        self.tree_view.badges = value
+
+    @property
+    def changed(self) -> dict[str, bool]:
+        """Live mode: paths that just appeared (marked for a few seconds)."""
+        return self.tree_view.changed
+
     # ------------------------------------------------------------------ layout
 
     def compose(self) -> ComposeResult:
         yield Header()
         yield Static(id="facts", markup=False)
         with Horizontal():
-            tree: Tree[str] = Tree("/", data="/", id="tree")
-            tree.show_root = True
-            yield tree
+            yield MetadataTree(lambda: self.shell.root, id="tree")
             with VerticalScroll(id="detail-scroll"):
                 yield Static(id="detail", markup=False)
         yield Input(
@@ -187,8 +174,8 @@ class MetashellApp(App[int]):
 
     def on_mount(self) -> None:
         self._refresh_header()
-        tree = self.query_one("#tree", Tree)
-        self._fill(tree.root, "/")
+        tree = self.tree_view
+        tree.fill(tree.root, "/")
         tree.root.expand()
         tree.focus()
         self.go_to(self.start_path)
@@ -281,47 +268,10 @@ class MetashellApp(App[int]):
                 )
                 bad.setdefault(path, badge)
         self.badges = bad
-        self._relabel(self.query_one("#tree", Tree).root)
+        self.tree_view.relabel(self.tree_view.root)
         self._refresh_header()
         if self.selected == "/" and not self._command_shown:  # the overview gains the verdict
             self.show("/")
-
-    def _relabel(self, item: TreeNode[str]) -> None:
-        for child in item.children:
-            if child.data and not _is_gap(child.data):
-                child.set_label(self._label(child.data))
-                if child.children:
-                    self._relabel(child)
-
-    def _path(self, comps: list[str] | tuple[str, ...]) -> str:
-        """The tree's path string for ``comps``, remembering the components when a name holds ``/``."""
-        path = join(comps)
-        if any("/" in c for c in comps):
-            self._slash_paths[path] = tuple(comps)
-        return path
-
-    def _comps(self, path: str) -> list[str]:
-        """The components a tree path stands for (see :meth:`_path`)."""
-        comps = self._slash_paths.get(path)
-        return list(comps) if comps is not None else normalize("/", path)
-
-    def _node(self, path: str) -> Node | None:
-        return resolve(self.shell.root, self._comps(path))
-
-    def _name_of(self, path: str) -> str:
-        """The name a tree row at ``path`` stands for."""
-        comps = self._comps(path)
-        return comps[-1] if comps else "/"
-
-    def _label(self, path: str) -> Text:
-        """A tree row: the node's whole name (a hostile one may hold ``/``), then its badges."""
-        label = Text(visible(self._name_of(path)))
-        badge = self.badges.get(path)
-        if badge is not None:
-            label.append(f"  {badge}", style="bold red" if badge in ("offline", "fenced") else "yellow")
-        if path in self.changed:
-            label.append("  *", style="bold green")
-        return label
 
     def _follow(self) -> None:
         """Live mode, every second: apply what the quorum committed; refresh what is shown."""
@@ -336,8 +286,8 @@ class MetashellApp(App[int]):
         after = image.provenance.offset
         if after != before:
             self._names = None
-            tree = self.query_one("#tree", Tree)
-            self._refill(tree.root, "/")
+            tree = self.tree_view
+            tree.refill(tree.root, "/")
             self.show(self.selected)
             self.run_worker(self._check_health, thread=True, exclusive=True, group="health")
         self._refresh_header()
@@ -359,39 +309,6 @@ class MetashellApp(App[int]):
             self.notify(f"quorum leader {leader}, epoch {epoch} (was {before})", timeout=8)
         self.leader_changes.append((leader, epoch))
 
-    def _refill(self, item: TreeNode[str], path: str, mark: bool = True) -> None:
-        """Bring the children of an expanded ``item`` up to date, keeping what is expanded.
-        ``mark``: flag what was added (live changes), not what a move in time brought back."""
-        node = self._node(path)
-        names = set(node.child_names()) if node is not None and node.is_dir else set()
-        present = {self._name_of(c.data): c for c in item.children if c.data and not _is_gap(c.data)}
-        for name, child in present.items():
-            if name not in names:
-                child.remove()
-        added = sorted(names - present.keys())
-        if added and len(present) < PAGE:
-            base = self._comps(path)
-            for name in added[:PAGE]:
-                child_path = self._path([*base, name])
-                sub = node.child(name) if node is not None else None
-                if mark:
-                    self.changed[child_path] = True
-                if sub is not None and sub.is_dir:
-                    item.add(self._label(child_path), data=child_path, allow_expand=True)
-                else:
-                    item.add_leaf(self._label(child_path), data=child_path)
-            if mark:
-                marked = list(self.changed)  # these, not what is marked when the timer fires
-                self.set_timer(5.0, lambda: self._unmark(marked))
-        for child in item.children:
-            if child.is_expanded and child.data:
-                self._refill(child, child.data, mark)
-
-    def _unmark(self, paths: list[str]) -> None:
-        for p in paths:
-            self.changed.pop(p, None)
-        self._relabel(self.query_one("#tree", Tree).root)
-
     def action_pause(self) -> None:
         """Stop following the live log (and start again); the status counts what arrived meanwhile."""
         self.paused = not self.paused
@@ -399,90 +316,20 @@ class MetashellApp(App[int]):
 
     # ------------------------------------------------------------------ the tree
 
-    def _fill(
-        self,
-        item: TreeNode[str],
-        path: str,
-        start: int = 0,
-        stop: int | None = None,
-        before: TreeNode[str] | None = None,
-    ) -> None:
-        """Add a page of ``path``'s children ``[start, stop)`` under ``item`` (before ``before``),
-        and a "... N more" node for the rest of the range."""
-        node = self._node(path)
-        if node is None or not node.is_dir:
-            return
-        names = node.child_names()
-        stop = len(names) if stop is None else min(stop, len(names))
-        end = min(stop, start + PAGE)
-        base = self._comps(path)
-        for name in names[start:end]:
-            child = node.child(name)
-            if child is None:
-                continue
-            child_path = self._path([*base, name])
-            if child.is_dir:
-                item.add(self._label(child_path), data=child_path, allow_expand=True, before=before)
-            else:
-                item.add_leaf(self._label(child_path), data=child_path, before=before)
-        if end < stop:
-            self._gap(item, path, end, stop, before)
-
-    def _gap(
-        self, item: TreeNode[str], path: str, start: int, stop: int, before: TreeNode[str] | None
-    ) -> None:
-        """A node standing for children ``[start, stop)`` not added yet (select it to add them)."""
-        item.add_leaf(
-            Text(f"... {stop - start} more", style="italic"),
-            data=f"{_MORE}{start}:{stop}\0{path}",
-            before=before,
-        )
-
-    @staticmethod
-    def _gap_range(data: str) -> tuple[int, int, str]:
-        span, path = data[len(_MORE) :].split("\0", 1)
-        start, stop = span.split(":")
-        return int(start), int(stop), path
-
-    def _open_gap(self, gap: TreeNode[str], at: int | None = None) -> None:
-        """Replace a gap node by the page of children it stands for (the one holding index ``at``)."""
-        parent = gap.parent
-        assert gap.data is not None and parent is not None
-        start, stop, path = self._gap_range(gap.data)
-        siblings = list(parent.children)
-        after = siblings.index(gap) + 1
-        before = siblings[after] if after < len(siblings) else None
-        gap.remove()
-        page = start if at is None else at - (at - start) % PAGE
-        if page > start:
-            self._gap(parent, path, start, page, before)
-        self._fill(parent, path, page, stop, before)
-
-    @on(Tree.NodeExpanded)
-    def _expanded(self, event: Tree.NodeExpanded[str]) -> None:
-        item = event.node
-        if item.data is not None and not item.children:
-            self._fill(item, item.data)
-
-    @on(Tree.NodeSelected)
-    def _selected(self, event: Tree.NodeSelected[str]) -> None:
-        if _is_gap(event.node.data):
-            self._open_gap(event.node)
-
     @on(Tree.NodeHighlighted)
     def _highlighted(self, event: Tree.NodeHighlighted[str]) -> None:
         data = event.node.data
-        if data is not None and not _is_gap(data) and data != self.selected:
+        if data is not None and not is_gap(data) and data != self.selected:
             self.show(data)
 
     def show(self, path: str) -> None:
         """Put ``path``'s node in the detail pane."""
-        node = self._node(path)
+        node = self.tree_view.node_at(path)
         self.selected = path
         if node is None:
             self._put(Text(f"{visible(path)}: no such file or directory", style="red"))
             return
-        self._put(detail(self._comps(path), node, self.redact, health=self.health))
+        self._put(detail(self.tree_view.comps_of(path), node, self.redact, health=self.health))
 
     def _put(self, renderable: RenderableType, *, command: bool = False) -> None:
         self.shown = renderable
@@ -494,19 +341,8 @@ class MetashellApp(App[int]):
         if remember and (not self._visited or self._visited[-1] != path):
             self._visited.append(path)
             self._ahead.clear()
-        comps = self._comps(path)
-        tree = self.query_one("#tree", Tree)
-        item = tree.root
-        for i, name in enumerate(comps):
-            if not item.children:
-                self._fill(item, self._path(comps[:i]))
-            item.expand()
-            found = next((c for c in item.children if c.data == self._path(comps[: i + 1])), None)
-            if found is None:
-                found = self._page_to(item, self._path(comps[:i]), name)
-            if found is None:
-                break
-            item = found
+        tree = self.tree_view
+        item = tree.expand_to(path)
         target = item
 
         def place() -> None:  # line numbers exist once the expanded tree is laid out again
@@ -516,25 +352,6 @@ class MetashellApp(App[int]):
         self.call_after_refresh(place)
         self.show(item.data or "/")
 
-    def _page_to(self, item: TreeNode[str], path: str, name: str) -> TreeNode[str] | None:
-        """Add the page of ``item``'s children that holds ``name`` (a topic far down /topics): only
-        that page, with gap nodes standing for what is before and after it."""
-        node = self._node(path)
-        if node is None or not node.is_dir:
-            return None
-        try:
-            index = node.child_names().index(name)
-        except ValueError:
-            return None
-        for gap in list(item.children):
-            if gap.data and _is_gap(gap.data):
-                start, stop, _path = self._gap_range(gap.data)
-                if start <= index < stop:
-                    self._open_gap(gap, index)
-                    break
-        want = self._path([*self._comps(path), name])
-        return next((c for c in item.children if c.data == want), None)
-
     # ------------------------------------------------------------------ search
 
     def search_paths(self, query: str) -> Iterable[str]:
@@ -542,11 +359,11 @@ class MetashellApp(App[int]):
         return search(self._searchable(), query, self._children_of)
 
     def _children_of(self, path: str) -> Iterable[tuple[str, str]]:
-        node = self._node(path)
+        node = self.tree_view.node_at(path)
         if node is None or not node.is_dir:
             return []
-        base = self._comps(path)
-        return [(name, self._path([*base, name])) for name in node.child_names()]
+        base = self.tree_view.comps_of(path)
+        return [(name, self.tree_view.path_of([*base, name])) for name in node.child_names()]
 
     def searchable_ready(self) -> bool:
         """Whether the search list is built (it is built in the background after the first screen)."""
@@ -554,7 +371,7 @@ class MetashellApp(App[int]):
 
     def _searchable(self) -> list[str]:
         if self._names is None:
-            self._names = index_paths(self.shell.root, self._path)
+            self._names = index_paths(self.shell.root, self.tree_view.path_of)
         return self._names
 
     # ------------------------------------------------------------------ the command line
@@ -578,118 +395,22 @@ class MetashellApp(App[int]):
         self.action_focus_tree()  # the answer is read by moving in the tree: arrows must work at once
 
     def run_command(self, line: str) -> int | None:
-        """Run ``line`` through the shell's command engine, as its commands' TUI modes say
-        (:mod:`.command_runner`); the output goes to the detail pane.  Returns the status of a line
-        run inline, None for one handed to a worker (its output arrives later)."""
-        if self.command_running():
-            self._put(Text("a command is running: Escape stops it", style="red"), command=True)
-            return 1
-        how = line_mode(line)
-        if how.mode is TuiMode.REFUSE:
-            self._put(Text(visible(how.refusal), style="red"), command=True)
-            return 1
-        self.output.seek(0)
-        self.output.truncate()
-        self.errors.seek(0)
-        self.errors.truncate()
-        if how.mode is TuiMode.INLINE:
-            self.shell.stop.clear()
-            cwd, point = self.shell.cwd, self.shell.point
-            status = self.shell.run_line(line)
-            self._command_finished(cwd, point)
-            return status
-        streaming = how.mode is TuiMode.STREAM
-        self._streamed = Text()
-        verb = "Escape stops it" if streaming else "Escape stops it; the tree stays usable"
-        self._put(Text(visible(f"running: {line}  ({verb})"), style="italic"), command=True)
-        self.shell.stop.clear()
-        self._command_worker = self.run_worker(
-            lambda: self._run_in_thread(line, streaming), thread=True, exclusive=True, group="command"
-        )
-        return None
+        """Run ``line`` as the ``:`` command line does (:class:`.command_runner.CommandRunner`)."""
+        return self.commands.run_command(line)
 
     def command_running(self) -> bool:
-        """Whether a command handed to a worker is still running."""
-        worker = self._command_worker
-        return worker is not None and not worker.is_finished
+        return self.commands.command_running()
 
-    class CommandOutput(Message):
-        """Lines a streaming command wrote (posted from its thread)."""
+    def on_command_output(self, message: CommandOutput) -> None:
+        self.commands.show_output(message)
 
-        def __init__(self, text: str) -> None:
-            super().__init__()
-            self.text = text
-
-    class CommandDone(Message):
-        """A command run on a worker ended (posted from its thread)."""
-
-        def __init__(self, cwd: str, point: str | None, offset: int, streamed: bool) -> None:
-            super().__init__()
-            self.cwd, self.point, self.offset, self.streamed = cwd, point, offset, streamed
-
-    def _run_in_thread(self, line: str, streaming: bool) -> None:
-        """In a worker thread: run ``line``; a streaming command writes through a
-        :class:`PaneWriter` that posts its lines; the end is posted as :class:`CommandDone`."""
-        cwd, point = self.shell.cwd, self.shell.point
-        offset = self.shell.root.ctx.image.provenance.offset
-        saved = self.shell.out, self.shell.err
-        if streaming:
-            writer = PaneWriter(lambda text: self.post_message(self.CommandOutput(text)))
-            self.shell.out = self.shell.err = writer  # type: ignore[assignment]
-        try:
-            with contextlib.suppress(CommandStopped):
-                self.shell.run_line(line)
-        finally:
-            if self.shell.stop.is_set():
-                self.shell.stop.clear()  # what was asked to stop has stopped
-                self.shell.note("(stopped)")
-            self.shell.out.flush()
-            self.shell.out, self.shell.err = saved
-            self.post_message(self.CommandDone(cwd, point, offset, streaming))
-
-    @on(CommandOutput)
-    def _on_command_output(self, message: CommandOutput) -> None:
-        self._streamed.append(visible_output(message.text))
-        self._put(self._streamed, command=True)
-        with contextlib.suppress(NoMatches):
-            self.query_one("#detail-scroll", VerticalScroll).scroll_end(animate=False)
-
-    @on(CommandDone)
-    def _on_command_done(self, message: CommandDone) -> None:
-        self._command_worker = None
-        if self.shell.root.ctx.image.provenance.offset != message.offset:  # watch applied live changes
-            self._names = None
-            self._refill(self.query_one("#tree", Tree).root, "/")
-        if message.streamed:
-            return
-        self._command_finished(message.cwd, message.point)
+    def on_command_done(self, message: CommandDone) -> None:
+        self.commands.done(message)
 
     def action_stop_or_focus_tree(self) -> None:
-        """Escape: stop a running command (``watch``), else go back to the tree."""
-        if self.command_running():
-            self.shell.stop.set()
-            if self._command_worker is not None:
-                self._command_worker.cancel()
+        """Escape: stop a running command (``watch``), and go back to the tree."""
+        self.commands.stop()
         self.action_focus_tree()
-
-    def _command_finished(self, cwd: str, point: str | None) -> None:
-        """After a command: its output in the detail pane, and the tree moved if it moved the
-        session (``cd``, ``at``)."""
-        text = Text(visible_output(self.output.getvalue()))
-        if self.errors.getvalue():
-            text.append(visible_output(self.errors.getvalue()), style="red")
-        if point != self.shell.point:  # `at` moved the session: rebuild the tree over the new image
-            self._names = None
-            self.health, self.badges = None, {}  # the end's verdict and badges beside the past's tables lied
-            tree = self.query_one("#tree", Tree)
-            self._refill(tree.root, "/", mark=False)  # what is expanded stays expanded
-            self._relabel(tree.root)
-            self._refresh_header()
-            self.run_worker(self._check_health, thread=True, exclusive=True, group="health")
-        if cwd != self.shell.cwd or point != self.shell.point:
-            self.go_to(self.shell.cwd)
-        if self.output.getvalue() or self.errors.getvalue():
-            self._put(text, command=True)
 
     def action_go_back(self) -> None:
         if len(self._visited) > 1:
@@ -715,36 +436,15 @@ class MetashellApp(App[int]):
         ]
         self.push_screen(HelpScreen(help_rows(keys)))
 
-    # ------------------------------------------------------------------ the pager
+    # ------------------------------------------------------------------ out of the TUI
 
     def action_open_pager(self) -> None:
         """Page what the detail pane shows (a file's whole value) in ``$PAGER``, the screen suspended."""
-        command = _tui_pager()
-        if command is None:
-            self.notify("paging is off (PAGER is empty or cat)", severity="warning")
-            return
-        try:
-            with self.suspend():
-                subprocess.run(command, input=self.shown_text(), text=True, check=False)
-        except SuspendNotSupported:
-            self.notify("this terminal cannot hand the screen to a pager", severity="warning")
-        except OSError as e:
-            self.notify(visible(f"cannot run {command[0]}: {e.strerror or e}"), severity="error")
+        hand_off.open_pager(self)
 
     def shown_text(self, width: int = 200) -> str:
-        """The detail pane as plain text: a file's whole value, otherwise the pane rendered without
-        styles (control characters were made visible when it was built)."""
-        node = self._node(self.selected)
-        if node is not None and not node.is_dir and not self._command_shown:
-            return visible_output(node.text(self.redact))
-        console = Console(
-            file=io.StringIO(), width=width, color_system=None, force_terminal=False, legacy_windows=False
-        )
-        console.print(self.shown)
-        assert isinstance(console.file, io.StringIO)
-        return console.file.getvalue()
-
-    # ------------------------------------------------------------------ copy
+        """The detail pane as plain text (:func:`.hand_off.shown_text`)."""
+        return hand_off.shown_text(self, width)
 
     def action_screenshot(self, filename: str | None = None, path: str | None = None) -> None:
         self.deliver_screenshot(filename, path)
@@ -752,42 +452,14 @@ class MetashellApp(App[int]):
     def deliver_screenshot(
         self, filename: str | None = None, path: str | None = None, time_format: str | None = None
     ) -> str | None:
-        """Save an SVG of the screen (Ctrl-P "Screenshot") to ``path``, else the Downloads folder,
-        else the current directory; returns the file's path.
-
-        Written on the app's own thread.  Textual's default hands the file to a delivery thread that
-        then waits for the app to take its "saved" message: quitting right after a screenshot left
-        that thread, and so the whole process, waiting for ever at exit.  (Its default also fails
-        where there is no Downloads folder, as on most servers.)"""
-        downloads = user_downloads_path()
-        directory = path or str(downloads if downloads.is_dir() else Path.cwd())
-        try:
-            saved = self.save_screenshot(filename, directory, time_format)
-        except OSError as e:
-            self.notify(
-                visible(f"screenshot not saved: {e.strerror or e}"), title="Screenshot", severity="error"
-            )
-            return None
-        self.notify(f"saved to {visible(saved)}", title="Screenshot")
-        return saved
+        """Save an SVG of the screen (:func:`.hand_off.save_screenshot`); returns its path."""
+        return hand_off.save_screenshot(self, filename, path, time_format)
 
     def action_copy_path(self) -> None:
-        self.copy_to_clipboard(self.selected)
-        self.notify(f"copied {visible(self.selected)}")
+        hand_off.copy_path(self)
 
     def action_copy_value(self) -> None:
-        node = self._node(self.selected)
-        if node is not None and not node.is_dir:
-            self.copy_to_clipboard(node.text(self.redact))
-            self.notify(f"copied the value of {visible(self.selected)}")
-
-
-def _tui_pager() -> list[str] | None:
-    """``$METASHELL_PAGER`` or ``$PAGER`` as the REPL reads them, but ``less -R`` by default: the
-    REPL's ``-F`` (quit when it fits) would hand the screen straight back."""
-    if "METASHELL_PAGER" in os.environ or "PAGER" in os.environ:
-        return pager_command()
-    return ["less", "-R"]
+        hand_off.copy_value(self)
 
 
 def _quoted(path: str) -> str:

@@ -13,17 +13,30 @@ back to the app as messages, never by touching widgets from the thread.
 
 from __future__ import annotations
 
+import contextlib
 import io
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from rich.text import Text
+from textual.containers import VerticalScroll
+from textual.css.query import NoMatches
+from textual.message import Message
+from textual.worker import Worker
 
 from metashell.errors import MetashellError
+from metashell.safe_text import visible, visible_output
 from metashell.shell import registry
 from metashell.shell.registry import TuiMode
+from metashell.shell.session import CommandStopped
 from metashell.shell.words import split_commands, split_pipe, split_segments
 
-__all__ = ["LineMode", "PaneWriter", "line_mode"]
+if TYPE_CHECKING:
+    from .app import MetashellApp
+
+__all__ = ["CommandDone", "CommandOutput", "CommandRunner", "LineMode", "PaneWriter", "line_mode"]
 
 
 @dataclass(frozen=True)
@@ -94,3 +107,129 @@ class PaneWriter(io.TextIOBase):
             self._pending.clear()
         if chunk:
             self._deliver(chunk)
+
+
+class CommandOutput(Message):
+    """Lines a streaming command wrote (posted from its thread)."""
+
+    def __init__(self, text: str) -> None:
+        super().__init__()
+        self.text = text
+
+
+class CommandDone(Message):
+    """A command run on a worker ended (posted from its thread)."""
+
+    def __init__(self, cwd: str, point: str | None, offset: int, streamed: bool) -> None:
+        super().__init__()
+        self.cwd, self.point, self.offset, self.streamed = cwd, point, offset, streamed
+
+
+class CommandRunner:
+    """The app's side of the ``:`` command line: runs a line as :func:`line_mode` says, shows its
+    output in the detail pane, and moves the tree when the command moved the session."""
+
+    def __init__(self, app: MetashellApp) -> None:
+        self.app = app
+        self.worker: Worker[None] | None = None
+        self._streamed = Text()
+
+    def run_command(self, line: str) -> int | None:
+        """Run ``line`` through the shell's command engine, as its commands' TUI modes say
+        (:mod:`.command_runner`); the output goes to the detail pane.  Returns the status of a line
+        run inline, None for one handed to a worker (its output arrives later)."""
+        if self.command_running():
+            self.app._put(Text("a command is running: Escape stops it", style="red"), command=True)
+            return 1
+        how = line_mode(line)
+        if how.mode is TuiMode.REFUSE:
+            self.app._put(Text(visible(how.refusal), style="red"), command=True)
+            return 1
+        self.app.output.seek(0)
+        self.app.output.truncate()
+        self.app.errors.seek(0)
+        self.app.errors.truncate()
+        if how.mode is TuiMode.INLINE:
+            self.app.shell.stop.clear()
+            cwd, point = self.app.shell.cwd, self.app.shell.point
+            status = self.app.shell.run_line(line)
+            self.finished(cwd, point)
+            return status
+        streaming = how.mode is TuiMode.STREAM
+        self._streamed = Text()
+        verb = "Escape stops it" if streaming else "Escape stops it; the tree stays usable"
+        self.app._put(Text(visible(f"running: {line}  ({verb})"), style="italic"), command=True)
+        self.app.shell.stop.clear()
+        self.worker = self.app.run_worker(
+            lambda: self._run_in_thread(line, streaming), thread=True, exclusive=True, group="command"
+        )
+        return None
+
+    def command_running(self) -> bool:
+        """Whether a command handed to a worker is still running."""
+        worker = self.worker
+        return worker is not None and not worker.is_finished
+
+    def _run_in_thread(self, line: str, streaming: bool) -> None:
+        """In a worker thread: run ``line``; a streaming command writes through a
+        :class:`PaneWriter` that posts its lines; the end is posted as :class:`CommandDone`."""
+        cwd, point = self.app.shell.cwd, self.app.shell.point
+        offset = self.app.shell.root.ctx.image.provenance.offset
+        saved = self.app.shell.out, self.app.shell.err
+        if streaming:
+            writer = PaneWriter(lambda text: self.app.post_message(CommandOutput(text)))
+            self.app.shell.out = self.app.shell.err = writer  # type: ignore[assignment]
+        try:
+            with contextlib.suppress(CommandStopped):
+                self.app.shell.run_line(line)
+        finally:
+            if self.app.shell.stop.is_set():
+                self.app.shell.stop.clear()  # what was asked to stop has stopped
+                self.app.shell.note("(stopped)")
+            self.app.shell.out.flush()
+            self.app.shell.out, self.app.shell.err = saved
+            self.app.post_message(CommandDone(cwd, point, offset, streaming))
+
+    def show_output(self, message: CommandOutput) -> None:
+        self._streamed.append(visible_output(message.text))
+        self.app._put(self._streamed, command=True)
+        with contextlib.suppress(NoMatches):
+            self.app.query_one("#detail-scroll", VerticalScroll).scroll_end(animate=False)
+
+    def done(self, message: CommandDone) -> None:
+        self.worker = None
+        if self.app.shell.root.ctx.image.provenance.offset != message.offset:  # watch applied live changes
+            self.app._names = None
+            self.app.tree_view.refill(self.app.tree_view.root, "/")
+        if message.streamed:
+            return
+        self.finished(message.cwd, message.point)
+
+    def stop(self) -> None:
+        """Escape: stop a running command (``watch``)."""
+        if self.command_running():
+            self.app.shell.stop.set()
+            if self.worker is not None:
+                self.worker.cancel()
+
+    def finished(self, cwd: str, point: str | None) -> None:
+        """After a command: its output in the detail pane, and the tree moved if it moved the
+        session (``cd``, ``at``)."""
+        text = Text(visible_output(self.app.output.getvalue()))
+        if self.app.errors.getvalue():
+            text.append(visible_output(self.app.errors.getvalue()), style="red")
+        if point != self.app.shell.point:  # `at` moved the session: rebuild the tree over the new image
+            self.app._names = None
+            self.app.health, self.app.badges = (
+                None,
+                {},
+            )  # the end's verdict and badges beside the past's tables lied
+            tree = self.app.tree_view
+            tree.refill(tree.root, "/", mark=False)  # what is expanded stays expanded
+            tree.relabel(tree.root)
+            self.app._refresh_header()
+            self.app.run_worker(self.app._check_health, thread=True, exclusive=True, group="health")
+        if cwd != self.app.shell.cwd or point != self.app.shell.point:
+            self.app.go_to(self.app.shell.cwd)
+        if self.app.output.getvalue() or self.app.errors.getvalue():
+            self.app._put(text, command=True)
