@@ -45,13 +45,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from harness.cluster import (
-    _LIVE_CLUSTERS,
-    _LIVE_LOCK,
-    READY_MARKER,
-    KafkaCluster,
-    KafkaNode,
-)
+from harness.cluster import READY_MARKER, KafkaCluster, KafkaNode, track_live
 from harness.common import (
     DEFAULT_VERSION,
     JVM_FLAGS,
@@ -89,8 +83,6 @@ __all__ = [
     "SUPPORTED_VERSIONS",
     "TOOL_CLASSES",
     "TOOL_HEAP",
-    "_LIVE_CLUSTERS",
-    "_LIVE_LOCK",
     "HarnessError",
     "KafkaCluster",
     "KafkaDist",
@@ -106,6 +98,7 @@ __all__ = [
     "random_kafka_uuid",
     "repository_url",
     "tail",
+    "track_live",
     "write_properties",
 ]
 

@@ -48,6 +48,14 @@ def _kill_all_at_exit() -> None:
 
 atexit.register(_kill_all_at_exit)
 
+
+def track_live(cluster: KafkaCluster) -> None:
+    """Kill ``cluster`` at exit if it is still running then (a subclass that starts its nodes its
+    own way calls this first, as :meth:`KafkaCluster.start` does)."""
+    with _LIVE_LOCK:
+        _LIVE_CLUSTERS.add(cluster)
+
+
 READY_MARKER = "Kafka Server started"
 
 
@@ -434,8 +442,7 @@ class KafkaCluster:
         self.dist.ensure()
         if not self._formatted:
             self.format()
-        with _LIVE_LOCK:
-            _LIVE_CLUSTERS.add(self)
+        track_live(self)
         t0 = time.monotonic()
         deadline = t0 + timeout
         try:
