@@ -30,9 +30,9 @@ from metashell.image.model import (
 from metashell.protocol.uuid import uuid_from_str, uuid_to_str
 from metashell.times import iso_utc
 
-from .image_tree import java_parse_int
+from .image_tree import java_parse_int, same, uuid_or_none
 from .javafmt import java_double_to_string
-from .node import DirNode, Node, RecordLeaf, ScalarLeaf, StaticDir, TextLeaf, TreeContext
+from .node import DirNode, Node, RecordLeaf, ScalarLeaf, StaticDir, TextLeaf, TreeContext, keyed_dir
 from .redact import redact_config
 
 DEFAULT_NAME = "<default>"
@@ -164,13 +164,10 @@ def parse_quota_entity_dir_name(text: str) -> tuple[tuple[str, str | None], ...]
 def _brokers(ctx: TreeContext, name: str) -> Node:
     brokers = ctx.image.cluster.brokers
 
-    def make(child: str) -> Node | None:
-        bid = java_parse_int(child)
-        if bid is None or bid not in brokers or str(bid) != child:
-            return None
+    def broker(child: str, bid: int) -> Node:
         return RecordLeaf(child, ctx, lambda r: broker_form(brokers[bid]), kind="broker")
 
-    return DirNode(name, ctx, lambda: [str(b) for b in list(brokers)], make, count=lambda: len(brokers))
+    return keyed_dir(name, ctx, brokers, java_parse_int, broker, strict=True)
 
 
 def _controllers(ctx: TreeContext, name: str) -> Node:
@@ -251,25 +248,16 @@ def topic_node(ctx: TreeContext, name: str, topic: Any) -> Node:
 
 def _topics(ctx: TreeContext, name: str) -> Node:
     by_name = ctx.image.topics.by_name
-
-    def make(child: str) -> Node | None:
-        topic = by_name.get(child)
-        return None if topic is None else topic_node(ctx, child, topic)
-
-    return DirNode(name, ctx, lambda: list(by_name), make, count=lambda: len(by_name))
+    return keyed_dir(name, ctx, by_name, same, lambda child, key: topic_node(ctx, child, by_name[key]))
 
 
 def _topic_ids(ctx: TreeContext, name: str) -> Node:
     by_id = ctx.image.topics.by_id
 
-    def make(child: str) -> Node | None:
-        try:
-            topic = by_id.get(uuid_from_str(child))
-        except (ValueError, TypeError):
-            return None
-        return None if topic is None else topic_node(ctx, child, topic)
+    def topic(child: str, key: bytes) -> Node:
+        return topic_node(ctx, child, by_id[key])
 
-    return DirNode(name, ctx, lambda: [uuid_to_str(t) for t in list(by_id)], make, count=lambda: len(by_id))
+    return keyed_dir(name, ctx, by_id, uuid_or_none, topic, name_of=uuid_to_str)
 
 
 def _configs(ctx: TreeContext, name: str) -> Node:

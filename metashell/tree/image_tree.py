@@ -20,7 +20,7 @@ from metashell.protocol.uuid import uuid_from_str, uuid_to_str
 
 from . import kafka_text as kt
 from .javafmt import java_double_to_string
-from .node import DirNode, Node, StaticDir, TextLeaf, TreeContext
+from .node import DirNode, Node, StaticDir, TextLeaf, TreeContext, keyed_dir
 from .redact import kafka_keeps_config, redact_config
 
 _JAVA_INT = re.compile(r"[+-]?[0-9]+\Z")
@@ -37,11 +37,17 @@ def java_parse_int(text: str) -> int | None:
     return value if _INT_MIN <= value <= _INT_MAX else None
 
 
-def _uuid(text: str) -> bytes | None:
+def uuid_or_none(text: str) -> bytes | None:
+    """The uuid Kafka's base64 ``text`` stands for, None when it stands for none."""
     try:
         return uuid_from_str(text)
     except (ValueError, TypeError):
         return None
+
+
+def same(text: str) -> str:
+    """A child name that is its own key (topics by name)."""
+    return text
 
 
 def _leaf(ctx: TreeContext, name: str, text: Callable[[bool], str]) -> TextLeaf:
@@ -144,27 +150,19 @@ def _features(ctx: TreeContext, name: str) -> Node:
 def _brokers(ctx: TreeContext, name: str) -> Node:
     brokers = ctx.image.cluster.brokers
 
-    def make(child: str) -> Node | None:
-        bid = java_parse_int(child)
-        if bid is None or bid not in brokers:
-            return None
+    def broker(child: str, bid: int) -> Node:
         return _leaf(ctx, child, lambda r: kt.broker_registration(brokers[bid]))
 
-    return DirNode(name, ctx, lambda: [str(i) for i in list(brokers)], make, count=lambda: len(brokers))
+    return keyed_dir(name, ctx, brokers, java_parse_int, broker)
 
 
 def _controllers(ctx: TreeContext, name: str) -> Node:
     controllers = ctx.image.cluster.controllers
 
-    def make(child: str) -> Node | None:
-        cid = java_parse_int(child)
-        if cid is None or cid not in controllers:
-            return None
+    def controller(child: str, cid: int) -> Node:
         return _leaf(ctx, child, lambda r: kt.controller_registration(controllers[cid]))
 
-    return DirNode(
-        name, ctx, lambda: [str(i) for i in list(controllers)], make, count=lambda: len(controllers)
-    )
+    return keyed_dir(name, ctx, controllers, java_parse_int, controller)
 
 
 # -- topics ----------------------------------------------------------------------------------
@@ -192,23 +190,16 @@ def topic_image_node(ctx: TreeContext, name: str, topic: object) -> Node:
 
 def _topics_by_name(ctx: TreeContext, name: str) -> Node:
     by_name = ctx.image.topics.by_name
-
-    def make(child: str) -> Node | None:
-        topic = by_name.get(child)
-        return None if topic is None else topic_image_node(ctx, child, topic)
-
-    return DirNode(name, ctx, lambda: list(by_name), make, count=lambda: len(by_name))
+    return keyed_dir(name, ctx, by_name, same, lambda child, key: topic_image_node(ctx, child, by_name[key]))
 
 
 def _topics_by_id(ctx: TreeContext, name: str) -> Node:
     by_id = ctx.image.topics.by_id
 
-    def make(child: str) -> Node | None:
-        tid = _uuid(child)
-        topic = None if tid is None else by_id.get(tid)
-        return None if topic is None else topic_image_node(ctx, child, topic)
+    def topic(child: str, key: bytes) -> Node:
+        return topic_image_node(ctx, child, by_id[key])
 
-    return DirNode(name, ctx, lambda: [uuid_to_str(t) for t in list(by_id)], make, count=lambda: len(by_id))
+    return keyed_dir(name, ctx, by_id, uuid_or_none, topic, name_of=uuid_to_str)
 
 
 # -- configs ---------------------------------------------------------------------------------
@@ -295,7 +286,7 @@ def _acls(ctx: TreeContext, name: str) -> Node:
     acls = ctx.image.acls
 
     def make(child: str) -> Node | None:
-        aid = _uuid(child)
+        aid = uuid_or_none(child)
         acl = None if aid is None else acls.get(aid)
         return None if acl is None else TextLeaf(child, ctx, lambda r: kt.standard_acl(acl), kind="acl")
 

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Iterable, Mapping
-from typing import Any
+from typing import Any, TypeVar
 
 from metashell.java_order import java_sorted
 
@@ -272,3 +272,35 @@ class StaticDir(Node):
 
     def child_count(self) -> int:
         return len(self._factories)
+
+
+K = TypeVar("K")
+
+
+def keyed_dir(
+    name: str,
+    ctx: TreeContext,
+    mapping: Mapping[K, Any],
+    key_of: Callable[[str], K | None],
+    child: Callable[[str, K], Node | None],
+    *,
+    name_of: Callable[[K], str] = str,
+    strict: bool = False,
+    kind: str = "dir",
+) -> DirNode:
+    """A directory with one child per entry of ``mapping``: brokers and controllers by id, topics
+    by name or by id, in both trees.  A child is listed as ``name_of(key)``; a name typed is
+    turned back into a key by ``key_of`` (None: it names no key), and ``child(name, key)`` makes
+    the node, reading ``mapping[key]`` when it is rendered (live mode changes it).  ``strict``: only
+    the listed spelling is found (``/brokers/01`` is no broker in the friendly tree, while Kafka's own
+    tree parses it as 1)."""
+
+    def make(text: str) -> Node | None:
+        key = key_of(text)
+        if key is None or key not in mapping or (strict and name_of(key) != text):
+            return None
+        return child(text, key)
+
+    return DirNode(
+        name, ctx, lambda: [name_of(k) for k in list(mapping)], make, kind, count=lambda: len(mapping)
+    )
