@@ -82,362 +82,35 @@ from __future__ import annotations
 import bisect
 import contextlib
 import time
-from collections.abc import Callable, Generator, Iterable, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from metashell.errors import DecodeError
 from metashell.log.directory import PlanStep, ReadPlan, SnapshotFile, open_metadata_dir, plan_file
-from metashell.log.files import open_regular
-from metashell.log.problems import IncompleteSnapshotError, LogWarning, Salvaged
-from metashell.log.reader import BatchIndexEntry, BatchRead, PlanReader
-from metashell.log.records import Entry
+from metashell.log.problems import IncompleteSnapshotError, Salvaged
+from metashell.log.reader import PlanReader
 from metashell.protocol.uuid import uuid_from_str, uuid_to_str
 
-from .gcpause import gc_paused
-from .image import MetadataImage, ProducerIdsImage, SnapshotInfo
+from .batch_loader import (
+    ImageLoader,
+    LoadMemoryError,
+    LoadResult,
+    NotAMetadataFileError,
+    starts_like_a_batch,
+)
+from .image import MetadataImage, SnapshotInfo
 from .model import Voter
-from .replay import Replayer, ReplayWarning
-from .timeline import Timeline
+from .replay import ReplayWarning
 
-__all__ = ["ImageLoader", "LoadResult", "load_directory", "load_file", "load_plan", "rebuild_at"]
-
-_CONTROL_SNAPSHOT_HEADER = 3
-
-
-@dataclass
-class LoadResult:
-    """What a load produced.
-
-    ``image``: the metadata image.  ``warnings``: everything skipped or suspicious, in order (print
-    each with ``str(w)``).  ``fault_count``: records Kafka's replay would have rejected.
-    ``index``: per-batch index for time travel.  ``plan``: the read plan (``plan.directory`` has
-    the listing, meta.properties and quorum-state).  ``partial``: the image lacks the state
-    before the first log offset (no snapshot covers it).  ``until_offset``: set for time travel.
-    """
-
-    image: MetadataImage
-    warnings: list[ReplayWarning]
-    fault_count: int
-    index: Sequence[BatchIndexEntry]
-    plan: ReadPlan
-    mode: str
-    files: list[str] = field(default_factory=list)
-    records: int = 0
-    batches: int = 0
-    partial: bool = False
-    until_offset: int | None = None
-    elapsed: float = 0.0
-    salvage: bool = False
-    timeline: Timeline | None = None
-    """The journal of the log after the snapshot (directory loads with ``timeline=True``): moves
-    ``image`` to earlier offsets in place (``timeline.py``)."""
-
-    @property
-    def faults(self) -> list[ReplayWarning]:
-        return [w for w in self.warnings if w.kind == "fault"]
-
-
-def _starts_like_a_batch(path: Path) -> bool:
-    """Whether the file's first bytes carry record-batch magic 2 (a damaged log, not another file)."""
-    try:
-        with open_regular(path) as f:
-            head = f.read(17)
-    except OSError:
-        return False
-    return len(head) == 17 and head[16] == 2
-
-
-class NotAMetadataFileError(DecodeError):
-    """``--snapshot`` was given a file that holds no record batch at all (e.g. ``meta.properties``)."""
-
-
-#: Set aside while loading and released when memory runs out, so that the error message can still be
-#: built and the reader closed (a MemoryError while handling a MemoryError prints a traceback chain).
-_MEMORY_RESERVE = 4 << 20
-
-
-class LoadMemoryError(DecodeError):
-    """The machine ran out of memory while loading: says where, and how big the image had grown."""
-
-    @classmethod
-    def at(cls, reader: PlanReader, image: MetadataImage) -> LoadMemoryError:
-        source, position = reader.where()
-        try:
-            counts = image.summary()
-            grown = f" ({counts['topics']:,} topic(s), {counts['partitions']:,} partition(s) so far)"
-        except MemoryError:
-            grown = ""
-        return cls(
-            f"out of memory while loading{grown}: this image needs more memory than the machine has",
-            source,
-            position,
-        )
-
-
-class ImageLoader:
-    """Applies batches to one image through a :class:`Replayer`.
-
-    ``kafka_file_mode`` selects Kafka's ``--snapshot`` semantics (see the module docstring): control
-    batches do not publish provenance and snapshot batches are treated as log batches.
-    """
-
-    def __init__(
-        self,
-        image: MetadataImage | None = None,
-        *,
-        kafka_file_mode: bool = False,
-        skip_deltas: Iterable[tuple[int, int]] = (),
-        keep_timeline: bool = False,
-    ) -> None:
-        self.replayer = Replayer(image)
-        self.kafka_file_mode = kafka_file_mode
-        self.keep_timeline = keep_timeline and not kafka_file_mode
-        """Journal the log batches (after the snapshot) into :attr:`timeline`."""
-        self.timeline: Timeline | None = None
-        self._snapshot_header_ts: int | None = None
-        self.skip_deltas: dict[int, int] = dict(skip_deltas)
-        """File mode: deltas (first batch's base offset -> last offset) to drop, as Kafka does."""
-        self.bad_deltas: list[tuple[int, int, tuple[bytes, ...]]] = []
-        """File mode: deltas found that Kafka cannot apply: (first offset, last offset, topic ids)."""
-        self._delta_start: int | None = None
-        self._skipping_until: int | None = None
-        self.last_flush: int | None = None
-        """File mode: last offset of the last delta Kafka's loader would flush."""
-        self.last_batch_offset: int | None = None
-        """File mode: last offset of the last batch read (the file reader's high watermark)."""
-
-    @property
-    def image(self) -> MetadataImage:
-        return self.replayer.image
-
-    @property
-    def warnings(self) -> list[ReplayWarning]:
-        return self.replayer.warnings
-
-    def log_warning(self, w: LogWarning) -> None:
-        """Record a warning from the log layer (usable as a ``PlanReader`` ``warn`` callback)."""
-        r = self.replayer
-        if len(r.warnings) < r.max_warnings:
-            r.warnings.append(ReplayWarning(w.message, None, w.source, w.kind, w.position))
-        else:
-            r.dropped_warnings += 1
-
-    # ------------------------------------------------------------------ batches
-
-    def apply_batch(
-        self,
-        batch: Any,
-        records: Iterable[Entry] | None = None,
-        *,
-        last_offset: int | None = None,
-        publish: bool = True,
-    ) -> int:
-        """Apply one batch; returns the number of records handed to the replayer.
-
-        ``records`` defaults to ``batch.entries()``; pass a filtered list to skip records (below a
-        snapshot's end offset, past a time-travel target).  ``last_offset`` overrides the offset
-        published as provenance (default: the batch's last offset).  ``publish=False`` applies the
-        records without publishing provenance (snapshot batches).
-        """
-        if records is None:
-            records = batch.entries()
-        with self.replayer.image.lock:
-            return self._apply(batch, records, last_offset, publish)
-
-    def _apply(self, batch: Any, records: Iterable[Entry], last_offset: int | None, publish: bool) -> int:
-        r = self.replayer
-        if publish and r.snapshot_mode:
-            r.snapshot_mode = False  # a log batch after begin_snapshot(): no snapshot in progress
-        if publish and self.keep_timeline and self.timeline is None:
-            self.timeline = Timeline(r.image)
-            r.journal = self.timeline.entries
-        epoch = batch.partition_leader_epoch
-        n = 0
-        batch_last = batch.base_offset + batch.last_offset_delta
-        if last_offset is None:
-            last_offset = batch_last
-        if self.kafka_file_mode:
-            self.last_batch_offset = batch_last
-        if batch.is_control:
-            for off, _ts, key, value in records:
-                n += 1
-                ctl = r.replay_control_bytes(key, value, off, epoch)
-                if ctl is not None and ctl.type == _CONTROL_SNAPSHOT_HEADER and ctl.data:
-                    self._snapshot_header_ts = ctl.data.get("LastContainedLogTimestamp")
-            publish = publish and not self.kafka_file_mode
-        elif self.kafka_file_mode and publish:
-            return self._apply_file_delta(batch, records, last_offset)
-        else:
-            n = r.replay_entries(records)
-        p = r.image.provenance
-        p.records += n
-        if publish:
-            r.end_batch(last_offset, epoch, batch.max_timestamp)
-            if self.timeline is not None:
-                self.timeline.mark(last_offset, r.in_transaction)
-        else:
-            p.batches += 1
-        return n
-
-    def _apply_file_delta(self, batch: Any, records: Iterable[Entry], last_offset: int) -> int:
-        """A data batch in ``--snapshot`` mode: part of the delta Kafka publishes when no metadata
-        transaction is open; see "Deltas Kafka cannot apply" in the module docstring."""
-        r = self.replayer
-        p = r.image.provenance
-        if self._skipping_until is None and batch.base_offset in self.skip_deltas:
-            self._skipping_until = self.skip_deltas[batch.base_offset]
-        if self._skipping_until is not None:
-            n = sum(1 for _ in records)
-            p.records += n
-            p.batches += 1
-            if last_offset >= self._skipping_until:
-                self._skipping_until = None
-                self.last_flush = last_offset
-            return n
-        if self._delta_start is None:
-            self._delta_start = batch.base_offset
-            r.orphan_topics.clear()
-        n = r.replay_entries(records)
-        p.records += n
-        if r.end_batch(last_offset, batch.partition_leader_epoch, batch.max_timestamp):
-            if r.orphan_topics:
-                self.bad_deltas.append((self._delta_start, last_offset, tuple(r.orphan_topics)))
-            self._delta_start = None
-            self.last_flush = last_offset
-        return n
-
-    @property
-    def kafka_caught_up(self) -> bool:
-        """File mode: whether Kafka's loader would leave its catching-up state on this file
-        (module docstring, "Kafka's catch-up gate")."""
-        hwm = self.last_batch_offset
-        return hwm is not None and self.last_flush is not None and self.last_flush >= hwm - 1
-
-    def apply_committed(self, committed: Any) -> int:
-        """Apply a live ``CommittedBatch`` (batch + the committed part of its records)."""
-        return self.apply_batch(committed.batch, committed.entries, last_offset=committed.last_offset)
-
-    def apply_snapshot(
-        self,
-        batches: Iterable[tuple[Any, Iterable[Entry] | None]],
-        end_offset: int,
-        epoch: int,
-        source: str | None = None,
-    ) -> None:
-        """Replace the image with a snapshot given as ``(batch, records or None)`` pairs."""
-        self.begin_snapshot()
-        self.replayer.source = source
-        with gc_paused():
-            for batch, records in batches:
-                self.apply_batch(batch, records, publish=False)
-        self.finish_snapshot(source, end_offset, epoch)
-
-    def begin_snapshot(self) -> None:
-        """A snapshot follows: it replaces the image's content (FORMATS 5.4), in place."""
-        r = self.replayer
-        with r.image.lock:
-            r.image.clear_for_snapshot()
-            r.abandon_transaction("a snapshot replaces the image")
-            r.snapshot_mode = True
-        self._snapshot_header_ts = None
-        self.timeline = r.journal = None  # a journal from before the snapshot no longer applies
-
-    def reset(self) -> None:
-        """Forget everything (live ``ImageReset``): the image becomes empty, in place; the records
-        that follow are replayed as a log from its start."""
-        r = self.replayer
-        with r.image.lock:
-            image = r.image
-            image.clear_for_snapshot()
-            image.features.metadata_version = None
-            image.features.zk_migration_state = 0
-            image.producer_ids = ProducerIdsImage()
-            p = image.provenance
-            p.offset = p.epoch = p.timestamp = -1
-            p.snapshot = None
-            r.abandon_transaction("image reset")
-            r.snapshot_mode = False
-        self._snapshot_header_ts = None
-
-    def finish_snapshot(self, path: str | None, end_offset: int, epoch: int) -> None:
-        """All batches of the snapshot were applied: provenance = (end_offset - 1, epoch, header time)."""
-        ts = self._snapshot_header_ts
-        if ts is None:
-            ts = -1
-            self.replayer.warn("snapshot has no SnapshotHeader: its timestamp is unknown", None, "log")
-        r = self.replayer
-        r.source = path
-        with r.image.lock:
-            r.finish_snapshot(SnapshotInfo(path, end_offset, epoch, ts))
-            r.snapshot_mode = False
-
-    # ------------------------------------------------------------------ plans
-
-    def run_plan(
-        self, plan: ReadPlan, *, until_offset: int | None = None, salvage: bool = False
-    ) -> PlanReader:
-        """Read every batch of ``plan`` into the image; returns the (exhausted) reader.
-
-        Running out of memory is reported as a :class:`LoadMemoryError` naming the file and batch
-        being read, not as a bare ``MemoryError``.
-        """
-        reader = PlanReader(plan, warn=self.log_warning, until_offset=until_offset, salvage=salvage)
-        items = reader.__iter__()  # the generator itself (iter() would type it as a plain Iterator)
-        reserve = bytearray(_MEMORY_RESERVE)
-        try:
-            self._read(reader, items)
-        except MemoryError:
-            del reserve  # headroom to build the message and unwind cleanly
-            try:
-                error = LoadMemoryError.at(reader, self.image)
-            except MemoryError:
-                error = LoadMemoryError("out of memory", *reader.where())
-            # close the reader now: a generator closed later, by the GC, would print its MemoryError
-            try:  # noqa: SIM105 - no context manager to set up while out of memory
-                items.close()
-            except MemoryError:
-                pass
-            raise error from None
-        self.image.provenance.sources = list(reader.files_read)
-        self.image.provenance.salvaged = list(reader.salvaged)
-        return reader
-
-    def _read(self, reader: PlanReader, items: Generator[BatchRead, None, None]) -> None:
-        r = self.replayer
-        current = None  # the PlanStep being read
-        snapshot_step = None  # the snapshot step to finish when it ends
-        until = reader.until_offset
-        with gc_paused():
-            for item in items:
-                step = item.step
-                if step is not current:
-                    if snapshot_step is not None:
-                        self._finish_snapshot_step(snapshot_step)
-                        snapshot_step = None
-                    current = step
-                    self.replayer.source = step.source
-                    r = self.replayer
-                    if item.kind == "snapshot" and not self.kafka_file_mode and step.snapshot is not None:
-                        self.begin_snapshot()
-                        r = self.replayer
-                        r.source = step.source
-                        snapshot_step = step
-                batch = item.batch
-                if snapshot_step is not None:
-                    self.apply_batch(batch, item.records, publish=False)
-                else:
-                    last = None
-                    if until is not None and item.kind == "log":
-                        last = min(batch.base_offset + batch.last_offset_delta, until)
-                    self.apply_batch(batch, item.records, last_offset=last)
-            if snapshot_step is not None:
-                self._finish_snapshot_step(snapshot_step)
-
-    def _finish_snapshot_step(self, step: Any) -> None:
-        snap = step.snapshot
-        self.finish_snapshot(step.source, snap.end_offset, snap.epoch)
+__all__ = [
+    "ImageLoader",
+    "LoadMemoryError",
+    "LoadResult",
+    "load_directory",
+    "load_file",
+    "load_plan",
+    "rebuild_at",
+]
 
 
 # ---------------------------------------------------------------------- quorum from small files
@@ -693,7 +366,7 @@ def load_file(path: str | Path, *, salvage: bool = False, until_offset: int | No
     ``quorum-state``, a file that is not Kafka's) is an error, not an empty tree with a warning.
     """
     result = load_plan(plan_file(path), mode="file", salvage=salvage, until_offset=until_offset)
-    if result.batches == 0 and not _starts_like_a_batch(Path(path)):
+    if result.batches == 0 and not starts_like_a_batch(Path(path)):
         for w in result.warnings:
             if w.kind in ("corrupt-tail", "torn-tail", "salvaged") and w.position == 0:
                 reason = w.message.split("; ignoring it")[0].split("; --salvage")[0]
