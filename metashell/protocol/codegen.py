@@ -8,27 +8,34 @@ result is a plain dict built in one expression.
 
 Decoders have the signature ``decode(buf: bytes, pos: int, end: int) -> (dict, pos)`` and raise
 ``Malformed`` (or ``struct.error``/``IndexError``, which callers turn into ``DecodeError``) on bad
-input.  Encoders have the signature ``encode(data: dict, out: bytearray) -> None``; missing keys
-take the schema default, so callers only spell out what differs.
+input.  Encoders (:mod:`.encoders`) are generated the same way, with :class:`SourceGen`.
 """
 
 from __future__ import annotations
 
 import struct
 from collections.abc import Callable
-from itertools import count
 from typing import Any
 
+from metashell.protocol.codegen_support import (
+    ARRAY_ITEM,
+    FIXED,
+    SIZES,
+    SMALL_ARRAY,
+    SourceGen,
+    default_value,
+)
 from metashell.protocol.schema import FieldSpec, MessageSpec
-from metashell.protocol.uuid import ZERO_UUID, uuid_from_str
 from metashell.protocol.wire import Malformed, read_uvarint, write_uvarint
 
 __all__ = [
+    "SMALL_ARRAY",
     "Decoder",
     "Encoder",
     "Malformed",
+    "SourceGen",
+    "default_value",
     "make_decoder",
-    "make_encoder",
     "read_uvarint",
     "write_uvarint",
 ]
@@ -36,129 +43,11 @@ __all__ = [
 Decoder = Callable[[bytes, int, int], tuple[dict[str, Any], int]]
 Encoder = Callable[[dict[str, Any], bytearray], None]
 
-FIXED = {
-    "bool": "?",
-    "int8": "b",
-    "int16": "h",
-    "uint16": "H",
-    "int32": "i",
-    "uint32": "I",
-    "int64": "q",
-    "float64": "d",
-    "uuid": "16s",
-}
-ARRAY_ITEM = {
-    "int8": "b",
-    "int16": "h",
-    "uint16": "H",
-    "int32": "i",
-    "uint32": "I",
-    "int64": "q",
-    "float64": "d",
-}
-SIZES = {"b": 1, "?": 1, "h": 2, "H": 2, "i": 4, "I": 4, "q": 8, "d": 8, "16s": 16}
 
-_array_structs: dict[tuple[str, int], struct.Struct] = {}
-
-SMALL_ARRAY = 64
-"""Arrays shorter than this are read with one precompiled ``struct`` per length (no lookup, no
-bounds arithmetic beyond one comparison): replica lists, ISRs and log-dir lists are all short."""
 _small_int_arrays = {
     code: tuple(struct.Struct(f">{n}{code}") for n in range(SMALL_ARRAY)) for code in set(ARRAY_ITEM.values())
 }
 _small_uuid_arrays = tuple(struct.Struct(">" + "16s" * n) for n in range(SMALL_ARRAY))
-
-
-def array_struct(code: str, n: int) -> struct.Struct:
-    """A cached ``struct.Struct`` for ``n`` big-endian items of one code."""
-    s = _array_structs.get((code, n))
-    if s is None:
-        s = struct.Struct(f">{n}{code}")
-        if len(_array_structs) < 4096:
-            _array_structs[(code, n)] = s
-    return s
-
-
-def uuid_array_struct(n: int) -> struct.Struct:
-    """A ``struct.Struct`` reading ``n`` consecutive 16-byte uuids (cached like ``array_struct``)."""
-    s = _array_structs.get(("16s", n))
-    if s is None:
-        s = struct.Struct(">" + "16s" * n)
-        if len(_array_structs) < 4096:
-            _array_structs[("16s", n)] = s
-    return s
-
-
-def default_value(f: FieldSpec, version: int) -> Any:
-    """The value a field takes when absent (older version, or tagged and not sent)."""
-    d = f.default
-    if f.is_array:
-        return None if d == "null" else []
-    t = f.type
-    if f.is_struct:
-        return None if d == "null" else _struct_default(f, version)
-    if d == "null":
-        return None
-    if t == "bool":
-        return (d or "false").lower() == "true"
-    if t in ("int8", "int16", "uint16", "int32", "uint32", "int64"):
-        if not d:
-            return 0
-        return int(d, 16) if d.lower().startswith(("0x", "-0x")) else int(d)
-    if t == "float64":
-        return float(d) if d else 0.0
-    if t == "string":
-        return d or ""
-    if t == "uuid":
-        return uuid_from_str(d) if d else ZERO_UUID
-    if t in ("bytes", "records"):
-        return b""
-    raise ValueError(f"no default for type {t}")
-
-
-def _struct_default(f: FieldSpec, version: int) -> dict[str, Any]:
-    return {sub.name: default_value(sub, version) for sub in f.fields if version in sub.versions}
-
-
-class _Gen:
-    """Accumulates generated source and the constants it refers to."""
-
-    def __init__(
-        self, spec: MessageSpec, tuples: bool = False, fields: tuple[str, ...] | None = None
-    ) -> None:
-        self.spec = spec
-        self.tuples = tuples or fields is not None
-        self.fields = fields
-        self.lines: list[str] = []
-        self.consts: dict[str, Any] = {
-            "Malformed": Malformed,
-            "_uv": read_uvarint,
-            "_wuv": write_uvarint,
-            "_arr": array_struct,
-            "_arr_uuid": uuid_array_struct,
-            "_arrs": _array_structs,
-            "_struct_default": _struct_default,
-            "_ZERO": ZERO_UUID,
-        }
-        self.ids = count()
-        self.done: dict[tuple[int, str], str] = {}
-
-    def const(self, value: Any, prefix: str = "_c") -> str:
-        name = f"{prefix}{next(self.ids)}"
-        self.consts[name] = value
-        return name
-
-    def struct_fields(self, fields: list[FieldSpec], type_name: str) -> list[FieldSpec]:
-        if fields:
-            return fields
-        if type_name in self.spec.structs:
-            return self.spec.structs[type_name]
-        raise ValueError(f"{self.spec.name}: unknown struct type {type_name}")
-
-    def compile(self) -> dict[str, Any]:
-        ns = dict(self.consts)
-        exec(compile("\n".join(self.lines), f"<metashell codec {self.spec.name}>", "exec"), ns)  # noqa: S102
-        return ns
 
 
 # ---------------------------------------------------------------------------------------------
@@ -173,7 +62,7 @@ def _read_uvarint_lines(var: str, ind: str) -> list[str]:
     ]
 
 
-def _decode_value(g: _Gen, f: FieldSpec, version: int, flexible: bool, var: str, ind: str) -> list[str]:
+def _decode_value(g: SourceGen, f: FieldSpec, version: int, flexible: bool, var: str, ind: str) -> list[str]:
     """Lines reading one non-fixed (or any) field value into ``var``."""
     t = f.type
     fflex = flexible if f.flexible_versions is None else version in f.flexible_versions
@@ -318,7 +207,7 @@ def _immutable_in_tuple_mode(f: FieldSpec) -> bool:
 
 
 def _decoder_fn(
-    g: _Gen, fields: list[FieldSpec], version: int, flexible: bool, label: str, top: bool = False
+    g: SourceGen, fields: list[FieldSpec], version: int, flexible: bool, label: str, top: bool = False
 ) -> str:
     key = (id(fields), "d")
     if key in g.done:
@@ -436,7 +325,7 @@ def _decoder_fn(
     return name
 
 
-def _fresh_default(g: _Gen, f: FieldSpec, version: int) -> str:
+def _fresh_default(g: SourceGen, f: FieldSpec, version: int) -> str:
     """Source for a new (unshared) mutable default value."""
     if f.is_array:
         return "()" if g.tuples and (f.element_type in ARRAY_ITEM or f.element_type == "uuid") else "[]"
@@ -462,7 +351,7 @@ def make_decoder(
         if unknown:
             raise ValueError(f"{spec.name} has no field(s) {', '.join(unknown)}")
         fields = tuple(fields)
-    g = _Gen(spec, tuples, fields)
+    g = SourceGen(spec, tuples, fields)
     g.consts["_i16"] = struct.Struct(">h")
     g.consts["_i32"] = struct.Struct(">i")
     name = _decoder_fn(g, spec.fields, version, spec.flexible(version), spec.name, top=True)
@@ -471,109 +360,3 @@ def make_decoder(
 
 # ---------------------------------------------------------------------------------------------
 # encoders
-
-
-def _encode_value(
-    g: _Gen, f: FieldSpec, version: int, flexible: bool, var: str, out: str, ind: str
-) -> list[str]:
-    t = f.type
-    fflex = flexible if f.flexible_versions is None else version in f.flexible_versions
-    lines: list[str] = []
-    if f.is_array or (not f.is_struct and t not in FIXED):
-        # length-prefixed: arrays, strings, bytes, records
-        if t == "string":
-            lines.append(f"{ind}b = None if {var} is None else {var}.encode('utf-8')")
-            size = "len(b)"
-        elif f.is_array:
-            lines.append(f"{ind}b = {var}")
-            size = "len(b)"
-        else:
-            lines.append(f"{ind}b = {var}")
-            size = "len(b)"
-        if fflex:
-            lines.append(f"{ind}_wuv({out}, 0 if b is None else {size} + 1)")
-        elif t == "string":
-            lines.append(f"{ind}{out} += _i16.pack(-1 if b is None else {size})")
-        else:
-            lines.append(f"{ind}{out} += _i32.pack(-1 if b is None else {size})")
-        if not f.is_array:
-            lines.append(f"{ind}if b is not None: {out} += b")
-            return lines
-        et = f.element_type
-        lines.append(f"{ind}if b is not None:")
-        i2 = ind + "    "
-        if et in ARRAY_ITEM:
-            lines.append(f"{i2}{out} += _arr('{ARRAY_ITEM[et]}', len(b)).pack(*b)")
-        elif et == "uuid":
-            lines.append(f"{i2}for e in b: {out} += e")
-        elif et == "bool":
-            lines.append(f"{i2}for e in b: {out}.append(1 if e else 0)")
-        elif et in ("string", "bytes", "records"):
-            elem = FieldSpec(name=f.name + "[]", type=et, versions=f.versions)
-            lines.append(f"{i2}for e in b:")
-            lines += _encode_value(g, elem, version, fflex, "e", out, i2 + "    ")
-        else:
-            fn = _encoder_fn(g, g.struct_fields(f.fields, et), version, flexible, et)
-            lines.append(f"{i2}for e in b: {fn}(e, {out})")
-        return lines
-    if f.is_struct:
-        fn = _encoder_fn(g, g.struct_fields(f.fields, t), version, flexible, t)
-        if f.nullable(version) and not f.tagged(version):
-            return [
-                f"{ind}if {var} is None: {out}.append(255)",
-                f"{ind}else:",
-                f"{ind}    {out}.append(1)",
-                f"{ind}    {fn}({var}, {out})",
-            ]
-        return [f"{ind}{fn}({var}, {out})"]
-    s = g.const(struct.Struct(">" + FIXED[t]), "_s")
-    return [f"{ind}{out} += {s}.pack({var})"]
-
-
-def _encoder_fn(g: _Gen, fields: list[FieldSpec], version: int, flexible: bool, label: str) -> str:
-    key = (id(fields), "e")
-    if key in g.done:
-        return g.done[key]
-    name = f"_e_{label.replace('[]', '')}_{next(g.ids)}"
-    g.done[key] = name
-    present = [f for f in fields if version in f.versions]
-    regular = [f for f in present if not (flexible and f.tagged(version))]
-    tagged = [f for f in present if flexible and f.tagged(version)]
-    ind = "    "
-    body: list[str] = []
-    for f in regular:
-        dflt = g.const(default_value(f, version), "_df")
-        body.append(f"{ind}v = d.get({f.name!r}, {dflt})")
-        body += _encode_value(g, f, version, flexible, "v", "out", ind)
-    if flexible:
-        body.append(f"{ind}tags = []")
-        for f in sorted(tagged, key=lambda x: x.tag or 0):
-            dflt = g.const(default_value(f, version), "_df")
-            body.append(f"{ind}v = d.get({f.name!r}, {dflt})")
-            body.append(f"{ind}if v != {dflt}:")
-            body.append(f"{ind}    t = bytearray()")
-            body += _encode_value(g, f, version, flexible, "v", "t", ind + "    ")
-            body.append(f"{ind}    tags.append(({f.tag}, t))")
-        body.append(f"{ind}unknown = d.get('_unknown_tags')")
-        body.append(f"{ind}if unknown:")
-        body.append(f"{ind}    tags.extend(unknown.items())")
-        body.append(f"{ind}    tags.sort(key=lambda x: x[0])")
-        body.append(f"{ind}_wuv(out, len(tags))")
-        body.append(f"{ind}for tag, t in tags:")
-        body.append(f"{ind}    _wuv(out, tag)")
-        body.append(f"{ind}    _wuv(out, len(t))")
-        body.append(f"{ind}    out += t")
-    if not body:
-        body.append(f"{ind}pass")
-    g.lines.append(f"def {name}(d, out):")
-    g.lines += body
-    g.lines.append("")
-    return name
-
-
-def make_encoder(spec: MessageSpec, version: int) -> Encoder:
-    g = _Gen(spec)
-    g.consts["_i16"] = struct.Struct(">h")
-    g.consts["_i32"] = struct.Struct(">i")
-    name = _encoder_fn(g, spec.fields, version, spec.flexible(version), spec.name)
-    return g.compile()[name]  # type: ignore[no-any-return]

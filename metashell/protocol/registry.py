@@ -7,7 +7,8 @@ from functools import cache
 from typing import Any
 
 from metashell.errors import DecodeError
-from metashell.protocol.codegen import Decoder, Encoder, Malformed, make_decoder, make_encoder
+from metashell.protocol.codegen import Decoder, Encoder, Malformed, make_decoder
+from metashell.protocol.encoders import make_encoder
 from metashell.protocol.schema import MessageSpec, bundled_schemas
 
 DECODE_ERRORS = (Malformed, struct.error, IndexError, ValueError, OverflowError, MemoryError)
