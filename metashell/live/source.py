@@ -14,7 +14,8 @@ from metashell.live.config import ClientConfig
 from metashell.live.connection import Connection, Endpoint, parse_endpoints
 from metashell.live.errors import LiveConnectionError, LiveError
 from metashell.live.events import LiveEvent, LiveStatus, StatusChanged
-from metashell.live.observer import METADATA_TOPIC, Observer
+from metashell.live.observer import Observer
+from metashell.live.quorum_client import METADATA_TOPIC
 
 log = logging.getLogger("metashell.live")
 
