@@ -30,7 +30,7 @@ from metashell.image.model import (
 from metashell.protocol.uuid import uuid_from_str, uuid_to_str
 from metashell.times import iso_utc
 
-from .image_tree import java_parse_int, same, uuid_or_none
+from .image_tree import java_parse_int, same, topics_by_id, topics_by_name
 from .javafmt import java_double_to_string
 from .node import DirNode, Node, RecordLeaf, ScalarLeaf, StaticDir, TextLeaf, TreeContext, keyed_dir
 from .redact import redact_config
@@ -247,17 +247,11 @@ def topic_node(ctx: TreeContext, name: str, topic: Any) -> Node:
 
 
 def _topics(ctx: TreeContext, name: str) -> Node:
-    by_name = ctx.image.topics.by_name
-    return keyed_dir(name, ctx, by_name, same, lambda child, key: topic_node(ctx, child, by_name[key]))
+    return topics_by_name(ctx, name, topic_node)
 
 
 def _topic_ids(ctx: TreeContext, name: str) -> Node:
-    by_id = ctx.image.topics.by_id
-
-    def topic(child: str, key: bytes) -> Node:
-        return topic_node(ctx, child, by_id[key])
-
-    return keyed_dir(name, ctx, by_id, uuid_or_none, topic, name_of=uuid_to_str)
+    return topics_by_id(ctx, name, topic_node)
 
 
 def _configs(ctx: TreeContext, name: str) -> Node:
@@ -395,11 +389,10 @@ def _scram(ctx: TreeContext, name: str) -> Node:
 def _tokens(ctx: TreeContext, name: str) -> Node:
     tokens = ctx.image.delegation_tokens
 
-    def make(child: str) -> Node | None:
-        tok = tokens.get(child)
-        return None if tok is None else RecordLeaf(child, ctx, lambda r: token_form(tok), kind="token")
+    def token(child: str, key: str) -> Node:
+        return RecordLeaf(child, ctx, lambda r: token_form(tokens[key]), kind="token")
 
-    return DirNode(name, ctx, lambda: list(tokens), make, count=lambda: len(tokens))
+    return keyed_dir(name, ctx, tokens, same, token)
 
 
 def _producer_ids(ctx: TreeContext) -> dict[str, Any]:

@@ -13,6 +13,7 @@ from __future__ import annotations
 import itertools
 import re
 from collections.abc import Callable
+from typing import Any
 
 from metashell.image.image import MetadataImage
 from metashell.image.model import CONFIG_RESOURCE_TYPE_NAMES, SCRAM_MECHANISM_NAMES
@@ -98,8 +99,8 @@ def build_image_node(ctx: TreeContext, name: str = "image") -> Node:
                     n,
                     c,
                     {
-                        "byName": lambda m: _topics_by_name(c, m),
-                        "byId": lambda m: _topics_by_id(c, m),
+                        "byName": lambda m: topics_by_name(c, m),
+                        "byId": lambda m: topics_by_id(c, m),
                     },
                 )
             ),
@@ -188,18 +189,27 @@ def topic_image_node(ctx: TreeContext, name: str, topic: object) -> Node:
     return DirNode(name, ctx, names, make, kind="topic", count=lambda: 2 + len(partitions))
 
 
-def _topics_by_name(ctx: TreeContext, name: str) -> Node:
+TopicNode = Callable[[TreeContext, str, Any], Node]
+"""Makes the node of one topic (Kafka's ``TopicImageNode`` here, the friendly tree's own there)."""
+
+
+def topics_by_name(ctx: TreeContext, name: str, topic_node: TopicNode = topic_image_node) -> Node:
+    """A directory of topics by name (``/image/topics/byName``, the friendly ``/topics``)."""
     by_name = ctx.image.topics.by_name
-    return keyed_dir(name, ctx, by_name, same, lambda child, key: topic_image_node(ctx, child, by_name[key]))
+    return keyed_dir(name, ctx, by_name, same, lambda child, key: topic_node(ctx, child, by_name[key]))
 
 
-def _topics_by_id(ctx: TreeContext, name: str) -> Node:
+def topics_by_id(ctx: TreeContext, name: str, topic_node: TopicNode = topic_image_node) -> Node:
+    """A directory of topics by id (``/image/topics/byId``, the friendly ``/topicIds``)."""
     by_id = ctx.image.topics.by_id
-
-    def topic(child: str, key: bytes) -> Node:
-        return topic_image_node(ctx, child, by_id[key])
-
-    return keyed_dir(name, ctx, by_id, uuid_or_none, topic, name_of=uuid_to_str)
+    return keyed_dir(
+        name,
+        ctx,
+        by_id,
+        uuid_or_none,
+        lambda child, key: topic_node(ctx, child, by_id[key]),
+        name_of=uuid_to_str,
+    )
 
 
 # -- configs ---------------------------------------------------------------------------------
@@ -313,10 +323,7 @@ def _scram(ctx: TreeContext, name: str) -> Node:
 def _tokens(ctx: TreeContext, name: str) -> Node:
     tokens = ctx.image.delegation_tokens
 
-    def make(child: str) -> Node | None:
-        tok = tokens.get(child)
-        return (
-            None if tok is None else TextLeaf(child, ctx, lambda r: kt.delegation_token(tok, r), kind="token")
-        )
+    def token(child: str, key: str) -> Node:
+        return TextLeaf(child, ctx, lambda r: kt.delegation_token(tokens[key], r), kind="token")
 
-    return DirNode(name, ctx, lambda: list(tokens), make, count=lambda: len(tokens))
+    return keyed_dir(name, ctx, tokens, same, token)
