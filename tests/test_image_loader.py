@@ -10,8 +10,8 @@ from typing import Any
 import pytest
 
 from metashell.image.image import MetadataImage
+from metashell.image.kafka_names import LEADER_RECOVERY_STATE_NAMES, metadata_version_name
 from metashell.image.loader import ImageLoader, load_directory, load_file, load_plan, rebuild_at
-from metashell.image.model import LEADER_RECOVERY_STATE_NAMES, metadata_version_name
 from metashell.log.batch import RecordBatch
 from metashell.log.directory import PlanStep, ReadPlan, open_metadata_dir
 from metashell.log.encoding import build_batch

@@ -18,14 +18,14 @@ from typing import Any
 import pytest
 
 from metashell.image.image import MetadataImage
-from metashell.image.loader import load_file
-from metashell.image.model import (
+from metashell.image.kafka_names import (
     LEADER_RECOVERY_STATE_NAMES,
     SCRAM_MECHANISM_NAMES,
     SECURITY_PROTOCOL_NAMES,
     kafka_shell_shows_config,
     metadata_version_name,
 )
+from metashell.image.loader import load_file
 from metashell.log.encoding import build_batch
 from metashell.protocol.control import encode_control_record
 from metashell.protocol.metadata import encode_metadata_record as enc

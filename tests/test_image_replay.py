@@ -14,7 +14,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from metashell.image.image import MetadataImage, SnapshotInfo
-from metashell.image.model import EMPTY, LOST_DIR, MIGRATING_DIR, UNASSIGNED_DIR, metadata_version_name
+from metashell.image.kafka_names import metadata_version_name
+from metashell.image.model import EMPTY, LOST_DIR, MIGRATING_DIR, UNASSIGNED_DIR
 from metashell.image.replay import Replayer
 from metashell.protocol.control import decode_control_record, encode_control_record
 from metashell.protocol.metadata import decode_metadata_record, encode_metadata_record, max_version

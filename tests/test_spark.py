@@ -23,14 +23,14 @@ from crc32c import crc32c
 from test_cli import one_line, run_cli
 
 from metashell.image.image import MetadataImage
-from metashell.image.loader import load_directory
-from metashell.image.model import (
+from metashell.image.kafka_names import (
     ACL_OPERATION_NAMES,
     CONFIG_RESOURCE_TYPE_NAMES,
     LEADER_RECOVERY_STATE_NAMES,
     METADATA_VERSION_FEATURE,
     SCRAM_MECHANISM_NAMES,
 )
+from metashell.image.loader import load_directory
 from metashell.protocol.kafka_json import record_type_name
 from metashell.protocol.uuid import uuid_to_str
 

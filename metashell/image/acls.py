@@ -22,14 +22,14 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from .image import MetadataImage
-from .model import (
+from .kafka_names import (
     ACL_OPERATION_NAMES,
     ACL_PATTERN_TYPE_NAMES,
     ACL_PERMISSION_TYPE_NAMES,
     ACL_RESOURCE_TYPE_NAMES,
-    Acl,
     enum_name,
 )
+from .model import Acl
 
 __all__ = ["AclDecision", "AclQuery", "decide", "matching_acls"]
 

@@ -19,7 +19,7 @@ from metashell.java_order import java_sorted
 from metashell.protocol.uuid import uuid_to_str
 from metashell.times import iso_utc
 
-from .model import (
+from .kafka_names import (
     ACL_OPERATION_NAMES,
     ACL_PATTERN_TYPE_NAMES,
     ACL_PERMISSION_TYPE_NAMES,
@@ -27,6 +27,9 @@ from .model import (
     LEADER_RECOVERY_STATE_NAMES,
     SCRAM_MECHANISM_NAMES,
     SECURITY_PROTOCOL_NAMES,
+    enum_name,
+)
+from .model import (
     Acl,
     BrokerRegistration,
     ControllerRegistration,
@@ -34,7 +37,6 @@ from .model import (
     Endpoint,
     Partition,
     ScramCredential,
-    enum_name,
 )
 
 REDACTED = "[redacted]"

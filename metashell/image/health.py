@@ -29,7 +29,8 @@ from metashell.protocol.uuid import uuid_to_str
 from .gcpause import gc_paused
 from .health_report import CRITICAL, INFO, NO_LEADER, WARNING, Finding, HealthReport, PartitionRef
 from .image import MetadataImage
-from .model import CONFIG_RESOURCE_TOPIC, Partition
+from .kafka_names import CONFIG_RESOURCE_TOPIC
+from .model import Partition
 from .wording import broker_state
 
 __all__ = [

@@ -22,7 +22,7 @@ from metashell.log.files import iter_file_batches
 from metashell.protocol.metadata import decode_metadata_record
 from metashell.protocol.uuid import uuid_from_str, uuid_to_str
 
-from .model import CONFIG_RESOURCE_TYPE_NAMES
+from .kafka_names import CONFIG_RESOURCE_TYPE_NAMES
 from .wording import id_list
 
 __all__ = ["Change", "HistoryError", "Target", "full_plan", "history", "log_plan", "parse_target"]

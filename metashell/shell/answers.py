@@ -25,12 +25,8 @@ from metashell.image.health import (
     replication_factor,
 )
 from metashell.image.image import MetadataImage
-from metashell.image.model import (
-    ACL_OPERATION_NAMES,
-    CONFIG_RESOURCE_TOPIC,
-    Partition,
-    Topic,
-)
+from metashell.image.kafka_names import ACL_OPERATION_NAMES, CONFIG_RESOURCE_TOPIC
+from metashell.image.model import Partition, Topic
 from metashell.image.wording import broker_state
 from metashell.protocol.uuid import uuid_to_str
 from metashell.tree.redact import is_sensitive_config

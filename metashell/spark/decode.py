@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 import pyarrow as pa
 
 from metashell.errors import DecodeError, MetashellError
-from metashell.image.model import ACL_RESOURCE_TYPE_NAMES, CONFIG_RESOURCE_TYPE_NAMES
+from metashell.image.kafka_names import ACL_RESOURCE_TYPE_NAMES, CONFIG_RESOURCE_TYPE_NAMES
 from metashell.log.files import first_batch_at_or_after, iter_file_batches
 from metashell.log.problems import CorruptBatchError, LogWarning
 from metashell.log.records import INT64_MAX

@@ -14,7 +14,7 @@ from typing import Any
 
 from metashell.image.forms import features_form, listeners_form
 from metashell.image.image import MetadataImage
-from metashell.image.model import (
+from metashell.image.kafka_names import (
     ACL_OPERATION_NAMES,
     ACL_PATTERN_TYPE_NAMES,
     ACL_PERMISSION_TYPE_NAMES,

@@ -20,11 +20,8 @@ from typing import TYPE_CHECKING, Any
 import pyarrow as pa
 
 from metashell.image.image import MetadataImage
+from metashell.image.kafka_names import LEADER_RECOVERY_STATE_NAMES, enum_name
 from metashell.image.loader import load_directory, load_file
-from metashell.image.model import (
-    LEADER_RECOVERY_STATE_NAMES,
-    enum_name,
-)
 from metashell.image.timepoint import resolve_in_dir, resolve_in_file
 from metashell.log import open_metadata_dir
 from metashell.protocol.uuid import uuid_to_str

@@ -20,7 +20,7 @@ from metashell.image.forms import (
     token_form,
 )
 from metashell.image.health import HealthReport, check_health
-from metashell.image.model import (
+from metashell.image.kafka_names import (
     METADATA_VERSION_FEATURE,
     SCRAM_MECHANISM_NAMES,
     ZK_MIGRATION_STATE_NAMES,

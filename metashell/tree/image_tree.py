@@ -16,7 +16,7 @@ from collections.abc import Callable
 from typing import Any
 
 from metashell.image.image import MetadataImage
-from metashell.image.model import CONFIG_RESOURCE_TYPE_NAMES, SCRAM_MECHANISM_NAMES
+from metashell.image.kafka_names import CONFIG_RESOURCE_TYPE_NAMES, SCRAM_MECHANISM_NAMES
 from metashell.protocol.uuid import uuid_from_str, uuid_to_str
 
 from . import kafka_text as kt

@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from metashell.image.model import (
+from metashell.image.kafka_names import (
     ACL_OPERATION_NAMES,
     ACL_PATTERN_TYPE_NAMES,
     ACL_PERMISSION_TYPE_NAMES,

@@ -22,7 +22,7 @@ checks the rule against Kafka's own classes on the same keys.
 from __future__ import annotations
 
 from metashell.image.forms import REDACTED
-from metashell.image.model import kafka_shell_shows_config
+from metashell.image.kafka_names import kafka_shell_shows_config
 
 from .config_keys import KNOWN, PASSWORD
 

@@ -32,7 +32,7 @@ from textual.notifications import SeverityLevel
 from textual.widgets import Footer, Header, Input, Static, Tree
 
 from metashell.image.health import HealthReport, PartitionRef, check_health
-from metashell.image.model import metadata_version_name
+from metashell.image.kafka_names import metadata_version_name
 from metashell.safe_text import visible
 from metashell.shell.session import Settings, Shell
 from metashell.shell.sources import Source

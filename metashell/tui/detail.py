@@ -22,7 +22,8 @@ from rich.text import Text
 
 from metashell.image.health import CRITICAL, HealthReport
 from metashell.image.image import MetadataImage
-from metashell.image.model import Topic, metadata_version_name
+from metashell.image.kafka_names import metadata_version_name
+from metashell.image.model import Topic
 from metashell.image.wording import id_list
 from metashell.protocol.uuid import uuid_to_str
 from metashell.safe_text import json_safe, visible

@@ -4,14 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from metashell.image.kafka_names import SECURITY_PROTOCOL_NAMES
 from metashell.protocol.record_type import RecordType
 
-from ..model import (
-    SECURITY_PROTOCOL_NAMES,
-    BrokerRegistration,
-    ControllerRegistration,
-    Endpoint,
-)
+from ..model import BrokerRegistration, ControllerRegistration, Endpoint
 from .state import Fault, ReplayState, rule
 
 

@@ -4,11 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from metashell.image.kafka_names import CONFIG_RESOURCE_TYPE_NAMES
 from metashell.protocol.record_type import RecordType
 
-from ..model import (
-    CONFIG_RESOURCE_TYPE_NAMES,
-)
 from .state import ReplayState, rule
 
 

@@ -4,12 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from metashell.image.kafka_names import METADATA_VERSION_FEATURE, METADATA_VERSION_NAMES
 from metashell.protocol.record_type import RecordType
 
-from ..model import (
-    METADATA_VERSION_FEATURE,
-    METADATA_VERSION_NAMES,
-)
 from .state import Fault, ReplayState, rule
 
 _MINIMUM_MV = 7  # MetadataVersion.MINIMUM_VERSION (3.3-IV3) in Kafka 4.x

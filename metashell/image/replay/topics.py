@@ -4,18 +4,12 @@ from __future__ import annotations
 
 from typing import Any
 
+from metashell.image.kafka_names import CONFIG_RESOURCE_TOPIC
 from metashell.protocol.metadata import ReplayDecoders
 from metashell.protocol.record_type import RecordType
 from metashell.protocol.uuid import uuid_to_str
 
-from ..model import (
-    CONFIG_RESOURCE_TOPIC,
-    EMPTY,
-    MIGRATING_DIR,
-    NO_LEADER_CHANGE,
-    Partition,
-    Topic,
-)
+from ..model import EMPTY, MIGRATING_DIR, NO_LEADER_CHANGE, Partition, Topic
 from ..timeline import MISSING
 from .state import Fault, ReplayState, fast_rule, rule
 
