@@ -9,10 +9,11 @@ records in a Python process, so these classes are deliberately small and *mutabl
   always the one shared ``EMPTY`` tuple;
 * uuids are 16-byte ``bytes`` (text form only at display time, ``protocol.uuid.uuid_to_str``);
 * enum-like fields (security protocol, leader recovery state, ACL codes, ...) keep Kafka's numeric
-  code, exactly as recorded; the ``*_NAMES`` tables and :func:`enum_name` give Kafka's names, with
-  Kafka's fallback (``UNKNOWN``) for codes it does not know.
+  code, exactly as recorded; ``kafka_names.py`` gives Kafka's names, with Kafka's fallback
+  (``UNKNOWN``) for codes it does not know.
 
-Nothing here knows about records; ``replay/`` (one module of rules per domain) builds and mutates these objects.
+Nothing here knows about records; ``replay/`` (one module of rules per domain) builds and mutates
+these objects.
 """
 
 from __future__ import annotations
