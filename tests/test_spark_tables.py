@@ -102,3 +102,18 @@ def test_a_table_registered_only_in_a_test_module_is_read_through_the_data_sourc
         tables.unregister("test_leaders")
         register(spark)
         cloudpickle.unregister_pickle_by_value(sys.modules[__name__])
+
+
+def test_every_record_type_has_key_columns_or_a_reason_not_to() -> None:
+    """A record type with no key function got only a topic or broker id by guesswork: Kafka 4's
+    UnregisterControllerRecord had no controller_id, ClearElrRecord no topic_name."""
+    from metashell.protocol.record_type import SCHEMA_NAMES
+    from metashell.spark.decode import KEYLESS, key_columns_of
+
+    for name in SCHEMA_NAMES.values():
+        has = key_columns_of(name) is not None
+        assert has != (name in KEYLESS), f"{name}: key columns in decode._KEYS, or a reason in KEYLESS"
+    unregister = key_columns_of("UnregisterControllerRecord")
+    clear = key_columns_of("ClearElrRecord")
+    assert unregister is not None and unregister({"ControllerId": 3})[4] == 3
+    assert clear is not None and clear({"TopicName": "orders"})[1] == "orders"
