@@ -31,29 +31,19 @@ from textual.message import Message
 from textual.notifications import SeverityLevel
 from textual.widgets import Footer, Header, Input, Static, Tree
 
-from metashell.image.health import HealthReport, PartitionRef, check_health
-from metashell.image.kafka_names import metadata_version_name
+from metashell.image.health import HealthReport, check_health
 from metashell.safe_text import visible
 from metashell.shell.session import Settings, Shell
 from metashell.shell.sources import Source
-from metashell.times import iso_utc as iso_time
 
-from . import hand_off
+from . import hand_off, status
 from .command_runner import CommandDone, CommandOutput, CommandRunner
 from .detail import detail
 from .help import HelpScreen, help_rows
-from .metadata_tree import PAGE, MetadataTree, is_gap
+from .metadata_tree import PAGE, MetadataTree, health_badges, is_gap
 from .search import PathSearch, index_paths, search
 
 __all__ = ["PAGE", "MetashellApp"]
-
-_BADGES = {
-    "offline-partitions": "offline",
-    "under-replicated-partitions": "under-replicated",
-    "fenced-brokers": "fenced",
-    "shutting-down-brokers": "shutting down",
-}
-"""Health findings shown as badges in the tree."""
 
 
 class MetashellApp(App[int]):
@@ -112,7 +102,7 @@ class MetashellApp(App[int]):
         self.shown: RenderableType = Text("")
         """What the detail pane shows (for tests and the screenshot)."""
         self._command_shown = False
-        self._leader: tuple[int, int] | None = None
+        self.last_leader: tuple[int, int] | None = None
         self.leader_changes: list[tuple[int, int]] = []
         """Live mode: (leader, epoch) each time the quorum's changed while the TUI ran."""
         self._names: list[str] | None = None
@@ -184,36 +174,13 @@ class MetashellApp(App[int]):
         if self.source.travel is None and self.source.refresh is not None:  # live: follow the log
             self.set_interval(1.0, self._follow)
 
-    def _status_line(self) -> str:
-        """Most important first, for the title bar cuts what does not fit (80 columns): where in
-        time the view is and the connection's state, then the verdict for that point, the cluster
-        id last."""
-        parts = [f"at {self.shell.point}" if self.shell.point else ""]
-        if self.paused:  # status() would apply what arrived: only count it
-            pending = self.source.pending() if self.source.pending is not None else 0
-            parts.append(f"PAUSED: {pending} change(s) since")
-        elif self.source.status is not None:
-            parts.append(self.source.status())
-        if self.health is not None:
-            parts.append(self.health.verdict().split(";")[0].split(" (")[0])
-        elif self.shell.point:
-            parts.append("health: checking")
-        parts.append(f"cluster {self.source.cluster_id}" if self.source.cluster_id else "")
-        return visible("  |  ".join(x for x in parts if x))
-
     def facts_line(self) -> str:
-        """The header's second line: where the view stands in the log (last applied offset, its
-        epoch and append time), the metadata.version, and the source."""
-        image = self.shell.root.ctx.image
-        p = image.provenance
-        when = f" at {iso_time(p.timestamp)}" if p.timestamp >= 0 else ""
-        mv = metadata_version_name(image.features.metadata_version)
-        where = f"offset {p.offset} (epoch {p.epoch}){when}"
-        return visible("  |  ".join((where, f"metadata.version {mv}", self.source.description)))
+        """The header's second line (:func:`.status.facts_line`)."""
+        return status.facts_line(self)
 
     def _refresh_header(self) -> None:
         """Both header lines, recomputed together (the title bar and :meth:`facts_line`)."""
-        self.sub_title = self._status_line()
+        self.sub_title = status.status_line(self)
         with contextlib.suppress(NoMatches):  # a live tick may land while the app is torn down
             self.query_one("#facts", Static).update(self.facts_line())
 
@@ -255,19 +222,7 @@ class MetashellApp(App[int]):
 
     def _health_done(self, report: HealthReport) -> None:
         self.health = report
-        bad: dict[str, str] = {}
-        for f in report.findings:
-            badge = _BADGES.get(f.key)
-            if badge is None:
-                continue
-            for item in f.items:  # partitions (PartitionRef) or brokers ({"broker": id, ...})
-                path = (
-                    f"/topics/{item.topic}"
-                    if isinstance(item, PartitionRef)
-                    else f"/brokers/{item['broker']}"
-                )
-                bad.setdefault(path, badge)
-        self.badges = bad
+        self.badges = health_badges(report)
         self.tree_view.relabel(self.tree_view.root)
         self._refresh_header()
         if self.selected == "/" and not self._command_shown:  # the overview gains the verdict
@@ -279,7 +234,7 @@ class MetashellApp(App[int]):
         if self.paused or self.command_running():  # a command's thread reads (watch: moves) the image
             self._refresh_header()
             return
-        self._tell_leader_change()
+        status.tell_leader_change(self)
         image = self.shell.root.ctx.image
         before = image.provenance.offset
         self.source.refresh()
@@ -291,23 +246,6 @@ class MetashellApp(App[int]):
             self.show(self.selected)
             self.run_worker(self._check_health, thread=True, exclusive=True, group="health")
         self._refresh_header()
-
-    def _tell_leader_change(self) -> None:
-        """Live mode: a notification when the quorum's leader changes (or is lost, or is back)."""
-        if self.source.leader is None:
-            return
-        leader, epoch = self.source.leader()
-        was, self._leader = self._leader, (leader, epoch)
-        if was is None or was == (leader, epoch):
-            return
-        if leader < 0:
-            self.notify(
-                f"the quorum lost its leader {was[0]} (epoch {was[1]})", severity="warning", timeout=8
-            )
-        else:
-            before = f"{was[0]}, epoch {was[1]}" if was[0] >= 0 else "none"
-            self.notify(f"quorum leader {leader}, epoch {epoch} (was {before})", timeout=8)
-        self.leader_changes.append((leader, epoch))
 
     def action_pause(self) -> None:
         """Stop following the live log (and start again); the status counts what arrived meanwhile."""

@@ -17,17 +17,41 @@ from textual import on
 from textual.widgets import Tree
 from textual.widgets.tree import TreeNode
 
+from metashell.image.health import HealthReport, PartitionRef
 from metashell.safe_text import visible
 from metashell.tree import Node
 from metashell.tree.paths import join, normalize, resolve
 
-__all__ = ["PAGE", "MetadataTree", "is_gap"]
+__all__ = ["BADGES", "PAGE", "MetadataTree", "health_badges", "is_gap"]
 
 PAGE = 200
 """Children added to the tree per page when a directory is expanded."""
 
 _MORE = "\0more"
 """Tree data of a gap node (children not added yet): the marker, ``start:stop``, a NUL, the path."""
+
+
+BADGES = {
+    "offline-partitions": "offline",
+    "under-replicated-partitions": "under-replicated",
+    "fenced-brokers": "fenced",
+    "shutting-down-brokers": "shutting down",
+}
+"""Health findings shown as badges in the tree."""
+
+
+def health_badges(report: HealthReport) -> dict[str, str]:
+    """Tree path -> badge, from a health report: a topic with an offline or under-replicated
+    partition, a fenced or shutting-down broker (the first finding of a path wins)."""
+    bad: dict[str, str] = {}
+    for f in report.findings:
+        badge = BADGES.get(f.key)
+        if badge is None:
+            continue
+        for item in f.items:  # partitions (PartitionRef) or brokers ({"broker": id, ...})
+            path = f"/topics/{item.topic}" if isinstance(item, PartitionRef) else f"/brokers/{item['broker']}"
+            bad.setdefault(path, badge)
+    return bad
 
 
 def is_gap(data: str | None) -> bool:
