@@ -108,7 +108,7 @@ def test_every_record_type_has_key_columns_or_a_reason_not_to() -> None:
     """A record type with no key function got only a topic or broker id by guesswork: Kafka 4's
     UnregisterControllerRecord had no controller_id, ClearElrRecord no topic_name."""
     from metashell.protocol.record_type import SCHEMA_NAMES
-    from metashell.spark.decode import KEYLESS, key_columns_of
+    from metashell.spark.key_columns import KEYLESS, key_columns_of
 
     for name in SCHEMA_NAMES.values():
         has = key_columns_of(name) is not None

@@ -20,17 +20,16 @@ from typing import TYPE_CHECKING, Any
 import pyarrow as pa
 
 from metashell.errors import DecodeError, MetashellError
-from metashell.image.kafka_names import ACL_RESOURCE_TYPE_NAMES, CONFIG_RESOURCE_TYPE_NAMES
 from metashell.log.files import first_batch_at_or_after, iter_file_batches
 from metashell.log.problems import CorruptBatchError, LogWarning
 from metashell.log.records import INT64_MAX
 from metashell.protocol.control import decode_control_record
 from metashell.protocol.kafka_json import control_to_kafka_json, to_kafka_json, to_kafka_json_text
 from metashell.protocol.metadata import decode_metadata_record
-from metashell.protocol.uuid import uuid_text
 from metashell.tree.redact import REDACTED_RECORDS, redact_record_json
 
 from .inputs import Unit
+from .key_columns import NO_KEYS, broker_event, keys_of
 from .schemas import ERRORS
 
 if TYPE_CHECKING:
@@ -90,160 +89,6 @@ def _late(batch: Any) -> str | None:
         f"batch at base offset {batch.base_offset}: a record's timestamp {late} ms is past what a "
         "Spark timestamp holds (the year 294247); its timestamp is null"
     )
-
-
-_NO_KEYS = (None,) * 11
-"""(topic_id, topic_name, partition_id, broker_id, controller_id, resource_type, resource_name,
-config_name, principal, user_name, feature_name): the typed key columns of a ``records`` row."""
-
-
-def _int(value: Any) -> int | None:
-    return value if isinstance(value, int) else None
-
-
-def _tid(d: dict[str, Any]) -> str | None:
-    topic_id = d.get("TopicId")
-    return uuid_text(topic_id) if isinstance(topic_id, bytes) else None
-
-
-def _quota_entity(d: dict[str, Any]) -> str:
-    return ",".join(
-        f"{e.get('EntityType')}={e.get('EntityName') or '<default>'}" for e in d.get("Entity") or ()
-    )
-
-
-def _config_type(d: dict[str, Any]) -> str:
-    return CONFIG_RESOURCE_TYPE_NAMES.get(d.get("ResourceType", -1), str(d.get("ResourceType")))
-
-
-def _acl_type(d: dict[str, Any]) -> str:
-    return ACL_RESOURCE_TYPE_NAMES.get(d.get("ResourceType", -1), str(d.get("ResourceType")))
-
-
-def _token_keys(d: dict[str, Any]) -> tuple[Any, ...]:
-    """A delegation token's key columns (its creation and its removal alike)."""
-    return (
-        None,
-        None,
-        None,
-        None,
-        None,
-        "DELEGATION_TOKEN",
-        d.get("TokenId"),
-        None,
-        d.get("Owner"),
-        None,
-        None,
-    )
-
-
-_KEYS: dict[str, Callable[[dict[str, Any]], tuple[Any, ...]]] = {
-    "PartitionChangeRecord": lambda d: (_tid(d), None, _int(d.get("PartitionId")), *_NO_KEYS[3:]),
-    "PartitionRecord": lambda d: (_tid(d), None, _int(d.get("PartitionId")), *_NO_KEYS[3:]),
-    "TopicRecord": lambda d: (_tid(d), d.get("Name"), *_NO_KEYS[2:]),
-    "RemoveTopicRecord": lambda d: (_tid(d), *_NO_KEYS[1:]),
-    "RegisterBrokerRecord": lambda d: (None, None, None, _int(d.get("BrokerId")), *_NO_KEYS[4:]),
-    "UnregisterBrokerRecord": lambda d: (None, None, None, _int(d.get("BrokerId")), *_NO_KEYS[4:]),
-    "BrokerRegistrationChangeRecord": lambda d: (None, None, None, _int(d.get("BrokerId")), *_NO_KEYS[4:]),
-    "FenceBrokerRecord": lambda d: (None, None, None, _int(d.get("Id")), *_NO_KEYS[4:]),
-    "UnfenceBrokerRecord": lambda d: (None, None, None, _int(d.get("Id")), *_NO_KEYS[4:]),
-    "RegisterControllerRecord": lambda d: (None, None, None, None, d.get("ControllerId"), *_NO_KEYS[5:]),
-    "UnregisterControllerRecord": lambda d: (None, None, None, None, d.get("ControllerId"), *_NO_KEYS[5:]),
-    "ClearElrRecord": lambda d: (None, d.get("TopicName") or None, *_NO_KEYS[2:]),
-    "ProducerIdsRecord": lambda d: (None, None, None, _int(d.get("BrokerId")), *_NO_KEYS[4:]),
-    "ConfigRecord": lambda d: (
-        None,
-        None,
-        None,
-        None,
-        None,
-        _config_type(d),
-        d.get("ResourceName"),
-        d.get("Name"),
-        None,
-        None,
-        None,
-    ),
-    "AccessControlEntryRecord": lambda d: (
-        None,
-        None,
-        None,
-        None,
-        None,
-        _acl_type(d),
-        d.get("ResourceName"),
-        None,
-        d.get("Principal"),
-        None,
-        None,
-    ),
-    "ClientQuotaRecord": lambda d: (
-        None,
-        None,
-        None,
-        None,
-        None,
-        "CLIENT_QUOTA",
-        _quota_entity(d),
-        d.get("Key"),
-        None,
-        None,
-        None,
-    ),
-    "UserScramCredentialRecord": lambda d: (*_NO_KEYS[:9], d.get("Name"), None),
-    "RemoveUserScramCredentialRecord": lambda d: (*_NO_KEYS[:9], d.get("Name"), None),
-    "DelegationTokenRecord": _token_keys,
-    "RemoveDelegationTokenRecord": _token_keys,
-    "FeatureLevelRecord": lambda d: (*_NO_KEYS[:10], d.get("Name")),
-}
-
-
-KEYLESS = {
-    "NoOpRecord": "a heartbeat: it is about nothing",
-    "ZkMigrationStateRecord": "the cluster's migration state, one per cluster",
-    "BeginTransactionRecord": "a transaction marker (is_transaction_marker)",
-    "EndTransactionRecord": "a transaction marker (is_transaction_marker)",
-    "AbortTransactionRecord": "a transaction marker (is_transaction_marker)",
-    "RemoveAccessControlEntryRecord": "only the ACL's id, which no key column holds (join on record_json)",
-}
-"""Record types without key columns, with the reason (``tests/test_spark_tables.py`` fails when a
-type is in neither this nor ``_KEYS``)."""
-
-
-def key_columns_of(name: str) -> Callable[[dict[str, Any]], tuple[Any, ...]] | None:
-    """The key-column function of record type ``name`` (None: it has none, see :data:`KEYLESS`)."""
-    return _KEYS.get(name)
-
-
-def _other_keys(d: dict[str, Any]) -> tuple[Any, ...]:
-    """A record type without keys of its own: a topic id or broker id if it carries one."""
-    return (_tid(d), None, _int(d.get("PartitionId")), _int(d.get("BrokerId")), *_NO_KEYS[4:])
-
-
-def _keys(name: str, d: dict[str, Any]) -> tuple[Any, ...]:
-    """The key columns of a metadata record, from its decoded data (one function per type)."""
-    return _KEYS.get(name, _other_keys)(d)
-
-
-def _broker_event(name: str, d: dict[str, Any]) -> tuple[int, int | None, str] | None:
-    """(broker id, epoch, event) when the record registers, fences, unfences, shuts down or
-    unregisters a broker."""
-    if name == "RegisterBrokerRecord":
-        return d["BrokerId"], d.get("BrokerEpoch"), "register"
-    if name == "UnregisterBrokerRecord":
-        return d["BrokerId"], d.get("BrokerEpoch"), "unregister"
-    if name == "FenceBrokerRecord":
-        return d["Id"], d.get("Epoch"), "fence"
-    if name == "UnfenceBrokerRecord":
-        return d["Id"], d.get("Epoch"), "unfence"
-    if name == "BrokerRegistrationChangeRecord":
-        if d.get("InControlledShutdown") == 1:
-            return d["BrokerId"], d.get("BrokerEpoch"), "controlled_shutdown"
-        if d.get("Fenced") == 1:
-            return d["BrokerId"], d.get("BrokerEpoch"), "fence"
-        if d.get("Fenced") == -1:
-            return d["BrokerId"], d.get("BrokerEpoch"), "unfence"
-    return None
 
 
 @dataclass
@@ -349,7 +194,7 @@ def add_record_rows(
         replayed = replay_seq is not None and (in_snapshot or offset >= replay_from)
         if control:
             ctl = decode_control_record(key, value)
-            name, version, keys, marker = ctl.name, ctl.version, _NO_KEYS, False
+            name, version, keys, marker = ctl.name, ctl.version, NO_KEYS, False
             text = _to_json(control_to_kafka_json(ctl))
         else:
             rec = decode_metadata_record(value)
@@ -358,7 +203,7 @@ def add_record_rows(
                 text = _to_json(redact_record_json(name, to_kafka_json(name, version, rec.data)))
             else:
                 text = to_kafka_json_text(name, version, rec.data)
-            keys, marker = _keys(name, rec.data), name in _TRANSACTION_MARKERS
+            keys, marker = keys_of(name, rec.data), name in _TRANSACTION_MARKERS
         out.add(
             (
                 *head,
@@ -414,7 +259,7 @@ def broker_event_sink(c: FileContext) -> Callable[[Any], None]:
             return
         for offset, ts, _key, value in batch.entries():
             rec = decode_metadata_record(value)
-            event = _broker_event(rec.name, rec.data)
+            event = broker_event(rec.name, rec.data)
             if event is not None:
                 log_offset = snap_offset if snap_offset is not None else offset
                 out.add(
