@@ -22,6 +22,7 @@ from metashell.log.batch import RecordBatch
 from metashell.log.batch_index import BatchIndex, BatchIndexEntry
 from metashell.log.directory import PlanStep, ReadPlan
 from metashell.log.files import DEFAULT_CHUNK, iter_file_batches
+from metashell.log.offset_rules import check_offsets
 from metashell.log.problems import CorruptBatchError, IncompleteSnapshotError, LogWarning, Salvaged, WarnFn
 from metashell.log.records import CLEAN_STATS, Entry
 
@@ -351,7 +352,7 @@ class PlanReader:
                 base = batch.base_offset
                 last = base + batch.last_offset_delta
                 if base != expect or last >= high or last - base != batch.records_count - 1:
-                    _misplaced(batch, step, expect, first_in_file)
+                    check_offsets(batch, step, expect, first_in_file)
                 expect = last + 1
                 first_in_file = False
                 if last > last_seen:  # noqa: PLR1730 -- cheaper than a max() call per batch
@@ -436,50 +437,6 @@ class PlanReader:
 
 
 _NO_LIMIT = 1 << 63
-
-
-def _misplaced(batch: RecordBatch, step: PlanStep, expect: int | None, first: bool) -> None:
-    """Raise :class:`CorruptBatchError` for a batch whose offsets cannot be true.
-
-    Kafka appends each batch at the log end offset and rolls a segment at the offset of the batch it
-    is made for, so inside a segment the batches are contiguous from the offset in its name
-    (``expect``: where this one must start; None for the first batch of a lone ``-s`` file or of a
-    read that starts mid-file), and none reaches the next segment.  A metadata log is never
-    compacted, so lastOffsetDelta is the record count less one.  baseOffset is covered by no CRC and
-    a forger can reseal the rest: believing them applies records over a gap, or drops them, with no
-    error.  Returns quietly when the batch is fine after all."""
-    base = batch.base_offset
-    last = base + batch.last_offset_delta
-    count = batch.records_count
-    next_base = None if step.bounds is None else step.bounds[1]
-    if last - base != count - 1:
-        problem = (
-            f"lastOffsetDelta {batch.last_offset_delta} does not match its {count} record(s) "
-            f"(a metadata log is never compacted): its offsets cannot be trusted"
-        )
-    elif expect is not None and base != expect and first:
-        problem = (
-            f"the first batch of a segment named for offset {expect} starts at {base}: its "
-            f"baseOffset, which no CRC covers, is corrupt"
-        )
-    elif expect is not None and base > expect:
-        problem = (
-            f"offsets {expect}..{base - 1} are missing inside its segment (the batch before it "
-            f"ended at {expect - 1}): its baseOffset, which no CRC covers, is corrupt"
-        )
-    elif expect is not None and base < expect:
-        problem = (
-            f"offsets {base}..{min(last, expect - 1)} repeat offsets already in its segment (the "
-            f"batch before it ended at {expect - 1}): its baseOffset, which no CRC covers, is corrupt"
-        )
-    elif next_base is not None and last >= next_base:
-        problem = (
-            f"offsets {base}..{last} reach past offset {next_base - 1}, where the next segment "
-            f"begins: its baseOffset or lastOffsetDelta is corrupt"
-        )
-    else:
-        return
-    raise CorruptBatchError(f"batch at base offset {base}: {problem}", batch.source, batch.position)
 
 
 def read_plan(plan: ReadPlan, **kwargs: Any) -> Iterator[BatchRead]:

@@ -1,0 +1,57 @@
+"""Where a batch's offsets must lie, by Kafka's rules for the metadata log.
+
+Kafka appends each batch at the log end offset and never compacts the metadata log, so the offsets
+of a segment's batches are contiguous from the offset in its name, and each batch's lastOffsetDelta
+is its record count less one.  No CRC covers baseOffset: these rules are what stops a forged one
+from applying records over a gap, or dropping them, without an error.
+"""
+
+from __future__ import annotations
+
+from metashell.log.batch import RecordBatch
+from metashell.log.directory import PlanStep
+from metashell.log.problems import CorruptBatchError
+
+
+def check_offsets(batch: RecordBatch, step: PlanStep, expect: int | None, first: bool) -> None:
+    """Raise :class:`CorruptBatchError` for a batch whose offsets cannot be true.
+
+    Kafka appends each batch at the log end offset and rolls a segment at the offset of the batch it
+    is made for, so inside a segment the batches are contiguous from the offset in its name
+    (``expect``: where this one must start; None for the first batch of a lone ``-s`` file or of a
+    read that starts mid-file), and none reaches the next segment.  A metadata log is never
+    compacted, so lastOffsetDelta is the record count less one.  baseOffset is covered by no CRC and
+    a forger can reseal the rest: believing them applies records over a gap, or drops them, with no
+    error.  Returns quietly when the batch is fine after all."""
+    base = batch.base_offset
+    last = base + batch.last_offset_delta
+    count = batch.records_count
+    next_base = None if step.bounds is None else step.bounds[1]
+    if last - base != count - 1:
+        problem = (
+            f"lastOffsetDelta {batch.last_offset_delta} does not match its {count} record(s) "
+            f"(a metadata log is never compacted): its offsets cannot be trusted"
+        )
+    elif expect is not None and base != expect and first:
+        problem = (
+            f"the first batch of a segment named for offset {expect} starts at {base}: its "
+            f"baseOffset, which no CRC covers, is corrupt"
+        )
+    elif expect is not None and base > expect:
+        problem = (
+            f"offsets {expect}..{base - 1} are missing inside its segment (the batch before it "
+            f"ended at {expect - 1}): its baseOffset, which no CRC covers, is corrupt"
+        )
+    elif expect is not None and base < expect:
+        problem = (
+            f"offsets {base}..{min(last, expect - 1)} repeat offsets already in its segment (the "
+            f"batch before it ended at {expect - 1}): its baseOffset, which no CRC covers, is corrupt"
+        )
+    elif next_base is not None and last >= next_base:
+        problem = (
+            f"offsets {base}..{last} reach past offset {next_base - 1}, where the next segment "
+            f"begins: its baseOffset or lastOffsetDelta is corrupt"
+        )
+    else:
+        return
+    raise CorruptBatchError(f"batch at base offset {base}: {problem}", batch.source, batch.position)
