@@ -34,3 +34,24 @@ def test_ruff_format() -> None:
 
 def test_mypy() -> None:
     _run("mypy", "metashell")
+
+
+GENERATED = {
+    "metashell/tree/config_keys.py": "scripts/gen_config_keys.py, from Kafka's ConfigDefs",
+    "metashell/protocol/record_type.py": "scripts/gen_record_types.py, from the bundled schemas",
+}
+"""Modules written by a script, with the script (they are as long as what they list)."""
+
+MAX_LINES = 450
+"""About 400 lines: past it a module has started to hold two concerns (HOUSE.md)."""
+
+
+def test_no_module_holds_two_concerns_by_its_size() -> None:
+    too_long = {}
+    for path in sorted((REPO / "metashell").rglob("*.py")):
+        name = path.relative_to(REPO).as_posix()
+        lines = path.read_text().count("\n")
+        if name not in GENERATED and lines > MAX_LINES:
+            too_long[name] = lines
+    assert not too_long, f"split these by concern (or list them in GENERATED with their script): {too_long}"
+    assert all((REPO / name).is_file() for name in GENERATED)
