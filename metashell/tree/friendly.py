@@ -22,7 +22,6 @@ from metashell.image.forms import (
 from metashell.image.health import HealthReport, check_health
 from metashell.image.kafka_names import (
     METADATA_VERSION_FEATURE,
-    SCRAM_MECHANISM_NAMES,
     ZK_MIGRATION_STATE_NAMES,
     enum_name,
     metadata_version_name,
@@ -30,9 +29,9 @@ from metashell.image.kafka_names import (
 from metashell.protocol.uuid import uuid_from_str, uuid_to_str
 
 from .bookkeeping import provenance_json, quorum_json
-from .image_tree import java_parse_int, same, topics_by_id, topics_by_name
+from .image_tree import java_parse_int, same, scram_by_mechanism, topics_by_id, topics_by_name
 from .javafmt import java_double_to_string
-from .node import DirNode, Node, RecordLeaf, ScalarLeaf, StaticDir, TextLeaf, TreeContext, keyed_dir
+from .node import DirNode, Node, RecordLeaf, ScalarLeaf, TextLeaf, TreeContext, keyed_dir
 from .redact import redact_config
 
 DEFAULT_NAME = "<default>"
@@ -42,7 +41,6 @@ CONFIG_TYPE_DIRS = {"broker": 4, "topic": 2, "broker-logger": 8, "client-metrics
 """``/configs/<type>``: kafka-configs' entity-type spelling -> ConfigResource type id."""
 _CONFIG_DIR_BY_ID = {code: name for name, code in CONFIG_TYPE_DIRS.items()}
 QUOTA_ENTITY_ORDER = ("user", "client-id", "ip")
-_SCRAM_IDS = {name: code for code, name in SCRAM_MECHANISM_NAMES.items()}
 
 
 # -- names ------------------------------------------------------------------------------------------
@@ -293,20 +291,9 @@ def _features_dir(ctx: TreeContext, name: str) -> Node:
 
 
 def _scram(ctx: TreeContext, name: str) -> Node:
-    scram = ctx.image.scram
-
-    def mechanism(mname: str) -> Node:
-        mid = _SCRAM_IDS[mname]
-
-        def make(user: str) -> Node | None:
-            cred = scram.get((mid, user))
-            return (
-                None if cred is None else RecordLeaf(user, ctx, lambda r: scram_form(cred, r), kind="scram")
-            )
-
-        return DirNode(mname, ctx, lambda: [u for (m, u) in list(scram) if m == mid], make)
-
-    return StaticDir(name, ctx, {m: mechanism for m in _SCRAM_IDS})
+    return scram_by_mechanism(
+        ctx, name, lambda user, cred: RecordLeaf(user, ctx, lambda r: scram_form(cred, r), kind="scram")
+    )
 
 
 def _tokens(ctx: TreeContext, name: str) -> Node:

@@ -303,7 +303,12 @@ def _acls(ctx: TreeContext, name: str) -> Node:
     return DirNode(name, ctx, lambda: [uuid_to_str(a) for a in list(acls)], make, count=lambda: len(acls))
 
 
-def _scram(ctx: TreeContext, name: str) -> Node:
+ScramLeaf = Callable[[str, Any], Node]
+"""Makes the leaf of one SCRAM credential (Kafka's text here, the friendly form there)."""
+
+
+def scram_by_mechanism(ctx: TreeContext, name: str, leaf: ScramLeaf) -> Node:
+    """``/image/scram`` and the friendly ``/scram``: a directory per mechanism, a leaf per user."""
     scram = ctx.image.scram
 
     def mechanism(mname: str) -> Node:
@@ -311,13 +316,19 @@ def _scram(ctx: TreeContext, name: str) -> Node:
 
         def make(user: str) -> Node | None:
             cred = scram.get((mid, user))
-            if cred is None:
-                return None
-            return TextLeaf(user, ctx, lambda r: kt.scram_credential(cred, r), kind="scram")
+            return None if cred is None else leaf(user, cred)
 
         return DirNode(mname, ctx, lambda: [u for (m, u) in list(scram) if m == mid], make)
 
     return StaticDir(name, ctx, {m: mechanism for m in _SCRAM_IDS})
+
+
+def _scram(ctx: TreeContext, name: str) -> Node:
+    return scram_by_mechanism(
+        ctx,
+        name,
+        lambda user, cred: TextLeaf(user, ctx, lambda r: kt.scram_credential(cred, r), kind="scram"),
+    )
 
 
 def _tokens(ctx: TreeContext, name: str) -> Node:
