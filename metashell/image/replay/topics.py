@@ -51,6 +51,11 @@ DECODERS = ReplayDecoders(
 __all__ = ["DECODERS", "PARTITION_CHANGE_FIELDS", "PARTITION_FIELDS", "TopicRules"]
 
 
+def _tuple(values: list[Any] | tuple[Any, ...] | None) -> tuple[Any, ...] | None:
+    """A decoded list as a tuple (what interning needs); None stays None (unchanged)."""
+    return None if values is None else tuple(values)
+
+
 class TopicRules(ReplayState):
     """TopicRecord, PartitionRecord, PartitionChangeRecord, RemoveTopicRecord, ClearElrRecord."""
 
@@ -125,6 +130,21 @@ class TopicRules(ReplayState):
                     p.replicas,
                 )
             )
+        self._merge_change(p, isr, rem, add, elr, lke, leader, lrs)
+
+    def _merge_change(
+        self,
+        p: Partition,
+        isr: tuple[Any, ...] | None,
+        rem: tuple[Any, ...] | None,
+        add: tuple[Any, ...] | None,
+        elr: tuple[Any, ...] | None,
+        lke: tuple[Any, ...] | None,
+        leader: int,
+        lrs: int,
+    ) -> None:
+        """The part of ``PartitionRegistration.merge`` that cannot fail (ISR, ELR, leader,
+        recovery state; partitionEpoch + 1), shared by both paths: None = unchanged."""
         intern = self._intern
         if isr is not None:
             p.isr = intern(isr, isr) if isr else EMPTY
@@ -207,30 +227,16 @@ class TopicRules(ReplayState):
         self.keep_state(p)
         if rep is not None or dirs is not None or lrs < -1 or lrs > 1:
             self._partition_change_checked(d, p, rep, dirs, lrs)
-        # Common case (ISR / leader / ELR changes): nothing can fail, mutate directly.
-        intern = self._intern
-        v = d["Isr"]
-        if v is not None:
-            p.isr = intern(x, x) if v and (x := tuple(v)) else EMPTY
-        v = d["RemovingReplicas"]
-        if v is not None:
-            p.removing_replicas = intern(x, x) if v and (x := tuple(v)) else EMPTY
-        v = d["AddingReplicas"]
-        if v is not None:
-            p.adding_replicas = intern(x, x) if v and (x := tuple(v)) else EMPTY
-        v = d.get("EligibleLeaderReplicas")
-        if v is not None:
-            p.elr = intern(x, x) if v and (x := tuple(v)) else EMPTY
-        v = d.get("LastKnownElr")
-        if v is not None:
-            p.last_known_elr = intern(x, x) if v and (x := tuple(v)) else EMPTY
-        leader = d["Leader"]
-        if leader != NO_LEADER_CHANGE:
-            p.leader = leader
-            p.leader_epoch += 1
-        if lrs != -1:
-            p.leader_recovery_state = lrs
-        p.partition_epoch += 1
+        self._merge_change(
+            p,
+            _tuple(d["Isr"]),
+            _tuple(d["RemovingReplicas"]),
+            _tuple(d["AddingReplicas"]),
+            _tuple(d.get("EligibleLeaderReplicas")),
+            _tuple(d.get("LastKnownElr")),
+            d["Leader"],
+            lrs,
+        )
 
     def _partition_change_checked(
         self, d: dict[str, Any], p: Partition, rep: list[Any] | None, dirs: list[Any] | None, lrs: int
