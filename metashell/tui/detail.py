@@ -13,6 +13,7 @@ cell.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from typing import Any
 
 from rich.console import Group, RenderableType
@@ -47,28 +48,48 @@ def detail(
 ) -> RenderableType:
     """The renderable for ``node`` at the path of components ``parts`` (``health``: the report, once
     it is in, for ``/``).  Components, not a path string: a hostile name may hold a ``/``."""
-    image = node.ctx.image
     if not parts:
-        return overview(image, health)
-    if len(parts) == 2 and parts[0] == "topics" and node.is_dir:
-        topic = image.topics.by_name.get(parts[1])
-        if topic is not None:
-            return partition_table(topic)
+        return overview(node.ctx.image, health)
+    view = VIEWS.get(node.kind)
+    shown = None if view is None else view(parts, node, redact, theme)
+    if shown is not None:
+        return shown
     if not node.is_dir:
-        value = node.to_json(redact)
-        if isinstance(value, (dict, list)):
-            body = Syntax(
-                json_safe(json.dumps(value, indent=2, ensure_ascii=False)),
-                "json",
-                theme=theme,
-                background_color="default",
-                word_wrap=True,
-            )
-            if isinstance(value, dict) and isinstance(value.get("listeners"), list):
-                return Group(listener_table(value["listeners"]), body)
-            return body
-        return literal(node.text(redact))
+        return record_view(parts, node, redact, theme) or literal(node.text(redact))
     return children_table(node, redact)
+
+
+View = Callable[[list[str], Node, bool, str], "RenderableType | None"]
+"""(path components, node, redact, theme) -> what the pane shows, or None for the default view."""
+
+
+def topic_view(parts: list[str], node: Node, redact: bool, theme: str) -> RenderableType | None:
+    """A topic (``/topics/NAME``): its partitions as a table."""
+    topic = node.ctx.image.topics.by_name.get(parts[-1]) if parts[:1] == ["topics"] else None
+    return None if topic is None else partition_table(topic)
+
+
+def record_view(parts: list[str], node: Node, redact: bool, theme: str) -> RenderableType | None:
+    """A record (broker, controller, partition, ACL ...): highlighted JSON, with a listener table
+    above it when it has listeners; None for a plain value."""
+    value = node.to_json(redact)
+    if not isinstance(value, (dict, list)):
+        return None
+    body = Syntax(
+        json_safe(json.dumps(value, indent=2, ensure_ascii=False)),
+        "json",
+        theme=theme,
+        background_color="default",
+        word_wrap=True,
+    )
+    if isinstance(value, dict) and isinstance(value.get("listeners"), list):
+        return Group(listener_table(value["listeners"]), body)
+    return body
+
+
+VIEWS: dict[str, View] = {"topic": topic_view, "broker": record_view, "controller": record_view}
+"""The detail view of a node kind; a kind not listed gets the default: its record or value for a
+file, its children (``ls -l``'s summaries) for a directory."""
 
 
 def overview(image: MetadataImage, health: HealthReport | None = None) -> RenderableType:
