@@ -41,7 +41,7 @@ from .command_runner import CommandDone, CommandOutput, CommandRunner
 from .detail import detail
 from .help import HelpScreen, help_rows
 from .metadata_tree import PAGE, MetadataTree, health_badges, is_gap
-from .search import PathSearch, index_paths, search
+from .search import PathSearch
 
 __all__ = ["PAGE", "MetashellApp"]
 
@@ -105,7 +105,6 @@ class MetashellApp(App[int]):
         self.last_leader: tuple[int, int] | None = None
         self.leader_changes: list[tuple[int, int]] = []
         """Live mode: (leader, epoch) each time the quorum's changed while the TUI ran."""
-        self._names: list[str] | None = None
         self._tree: MetadataTree | None = None
         self.commands = CommandRunner(self)
         self.first_screen_at: float | None = None
@@ -240,7 +239,7 @@ class MetashellApp(App[int]):
         self.source.refresh()
         after = image.provenance.offset
         if after != before:
-            self._names = None
+            self.tree_view.forget_index()
             tree = self.tree_view
             tree.refill(tree.root, "/")
             self.show(self.selected)
@@ -293,24 +292,15 @@ class MetashellApp(App[int]):
     # ------------------------------------------------------------------ search
 
     def search_paths(self, query: str) -> Iterable[str]:
-        """Candidate paths for the palette (:func:`.search.search` over the tree's own paths)."""
-        return search(self._searchable(), query, self._children_of)
-
-    def _children_of(self, path: str) -> Iterable[tuple[str, str]]:
-        node = self.tree_view.node_at(path)
-        if node is None or not node.is_dir:
-            return []
-        base = self.tree_view.comps_of(path)
-        return [(name, self.tree_view.path_of([*base, name])) for name in node.child_names()]
+        """Candidate paths for the palette: the tree's own search (:meth:`MetadataTree.search`)."""
+        return self.tree_view.search(query)
 
     def searchable_ready(self) -> bool:
-        """Whether the search list is built (it is built in the background after the first screen)."""
-        return self._names is not None
+        """Whether the search index is built (it is built in the background after the first screen)."""
+        return self.tree_view.index_ready
 
     def _searchable(self) -> list[str]:
-        if self._names is None:
-            self._names = index_paths(self.shell.root, self.tree_view.path_of)
-        return self._names
+        return self.tree_view.search_index()
 
     # ------------------------------------------------------------------ the command line
 

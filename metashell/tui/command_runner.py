@@ -199,7 +199,7 @@ class CommandRunner:
     def done(self, message: CommandDone) -> None:
         self.worker = None
         if self.app.shell.root.ctx.image.provenance.offset != message.offset:  # watch applied live changes
-            self.app._names = None
+            self.app.tree_view.forget_index()
             self.app.tree_view.refill(self.app.tree_view.root, "/")
         if message.streamed:
             return
@@ -219,7 +219,7 @@ class CommandRunner:
         if self.app.errors.getvalue():
             text.append(visible_output(self.app.errors.getvalue()), style="red")
         if point != self.app.shell.point:  # `at` moved the session: rebuild the tree over the new image
-            self.app._names = None
+            self.app.tree_view.forget_index()
             self.app.health, self.app.badges = (
                 None,
                 {},

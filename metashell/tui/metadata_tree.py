@@ -22,6 +22,8 @@ from metashell.safe_text import visible
 from metashell.tree import Node
 from metashell.tree.paths import join, normalize, resolve
 
+from .search import index_paths, search
+
 __all__ = ["BADGES", "PAGE", "MetadataTree", "health_badges", "is_gap"]
 
 PAGE = 200
@@ -73,6 +75,37 @@ class MetadataTree(Tree[str]):
         self.changed: dict[str, bool] = {}
         """Live mode: paths that just appeared (marked for a few seconds)."""
         self._slash_paths: dict[str, tuple[str, ...]] = {}
+        self._index: list[str] | None = None
+
+    # -- search: the paths of this tree (.search), built once per image the tree shows
+
+    def search(self, query: str) -> list[str]:
+        """Paths matching ``query`` (:func:`.search.search` over :meth:`search_index`)."""
+        return search(self.search_index(), query, self._children_of)
+
+    def search_index(self) -> list[str]:
+        """The tree's paths to :data:`.search.DEPTH` levels (built on first use: a worker thread
+        builds it after the first screen, so the first search does not wait)."""
+        if self._index is None:
+            self._index = index_paths(self._root_of(), self.path_of)
+        return self._index
+
+    @property
+    def index_ready(self) -> bool:
+        return self._index is not None
+
+    def forget_index(self) -> None:
+        """The tree shows another image (``at``, live changes): search it afresh."""
+        self._index = None
+
+    def _children_of(self, path: str) -> list[tuple[str, str]]:
+        node = self.node_at(path)
+        if node is None or not node.is_dir:
+            return []
+        base = self.comps_of(path)
+        return [(name, self.path_of([*base, name])) for name in node.child_names()]
+
+    # -- paging
 
     def expand_to(self, path: str) -> TreeNode[str]:
         """Expand the tree down to ``path`` (adding the page that holds each step); the row of
