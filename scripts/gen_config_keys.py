@@ -22,6 +22,7 @@ from pathlib import Path
 SCRIPTS = Path(__file__).resolve().parent
 sys.path.insert(0, str(SCRIPTS))
 
+from generated import write_or_check
 from kafka_harness import KafkaDist
 
 RELEASES = ("3.9.2", "4.4.0")
@@ -89,16 +90,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--check", action="store_true", help="only check that the file is up to date")
     args = parser.parse_args(argv)
-    text = render()
-    if args.check:
-        current = TARGET.read_text() if TARGET.exists() else ""
-        if current != text:
-            print(f"{TARGET} is out of date: run python scripts/gen_config_keys.py", file=sys.stderr)
-            return 1
-        return 0
-    TARGET.write_text(text)
-    print(f"wrote {TARGET}")
-    return 0
+    return write_or_check(TARGET, render(), check=args.check, script="scripts/gen_config_keys.py")
 
 
 if __name__ == "__main__":

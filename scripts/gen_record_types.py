@@ -19,6 +19,10 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "scripts"))
+
+from generated import write_or_check
+
 SCHEMAS = ROOT / "metashell" / "protocol" / "schemas" / "metadata"
 TARGET = ROOT / "metashell" / "protocol" / "record_type.py"
 
@@ -70,15 +74,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--check", action="store_true", help="exit 1 if the file is out of date")
     args = parser.parse_args()
-    text = render()
-    if args.check:
-        if not TARGET.exists() or TARGET.read_text() != text:
-            print(f"{TARGET} is out of date: run python scripts/gen_record_types.py", file=sys.stderr)
-            return 1
-        return 0
-    TARGET.write_text(text)
-    print(f"wrote {TARGET}")
-    return 0
+    return write_or_check(TARGET, render(), check=args.check, script="scripts/gen_record_types.py")
 
 
 if __name__ == "__main__":
