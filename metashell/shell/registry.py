@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from . import spec
-from .spec import CommandError, CommandSpec, Parsed
+from .spec import CommandSpec, Parsed
 from .words import Word
 
 if TYPE_CHECKING:
@@ -127,10 +127,6 @@ def man_text(name: str) -> str:
 
 def help_text() -> str:
     return spec.help_text(specs())
-
-
-def unknown_command(typed: str) -> CommandError:
-    return CommandError(spec.unknown_command_message(typed, names()))
 
 
 def travelling(words: Iterable[str]) -> bool:

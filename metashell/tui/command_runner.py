@@ -149,8 +149,8 @@ class CommandRunner:
         self.app.output.truncate()
         self.app.errors.seek(0)
         self.app.errors.truncate()
+        self.app.shell.stop.clear()
         if how.mode is TuiMode.INLINE:
-            self.app.shell.stop.clear()
             cwd, point = self.app.shell.cwd, self.app.shell.point
             status = self.app.shell.run_line(line)
             self.finished(cwd, point)
@@ -159,7 +159,6 @@ class CommandRunner:
         self._streamed = Text()
         verb = "Escape stops it" if streaming else "Escape stops it; the tree stays usable"
         self.app._put(Text(visible(f"running: {line}  ({verb})"), style="italic"), command=True)
-        self.app.shell.stop.clear()
         self.worker = self.app.run_worker(
             lambda: self._run_in_thread(line, streaming), thread=True, exclusive=True, group="command"
         )
@@ -220,10 +219,8 @@ class CommandRunner:
             text.append(visible_output(self.app.errors.getvalue()), style="red")
         if point != self.app.shell.point:  # `at` moved the session: rebuild the tree over the new image
             self.app.tree_view.forget_index()
-            self.app.health, self.app.badges = (
-                None,
-                {},
-            )  # the end's verdict and badges beside the past's tables lied
+            # the end's verdict and badges beside the past's tables lied
+            self.app.health, self.app.badges = None, {}
             tree = self.app.tree_view
             tree.refill(tree.root, "/", mark=False)  # what is expanded stays expanded
             tree.relabel(tree.root)

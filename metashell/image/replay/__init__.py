@@ -151,7 +151,7 @@ class Replayer(
             key: getattr(self, name) for key, name in handlers.items()
         }
         self._handlers.update({key: _ignore for key in IGNORED})
-        # Rules for what _DECODERS produces: tuples for the partition records, dicts otherwise.
+        # Rules for what DECODERS produces: tuples for the partition records, dicts otherwise.
         self._fast_handlers: dict[int, Callable[[Any, int], None]] = {
             **self._handlers,
             **{key: getattr(self, name) for key, name in fast.items()},
