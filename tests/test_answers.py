@@ -145,7 +145,7 @@ def test_health_on_the_demo() -> None:
     assert status == 0 and err == ""
     lines = out.splitlines()
     assert lines[0].startswith("CRITICAL: 12 offline partition(s) (no live leader)")
-    assert "  broker 1 (epoch 13): fenced" in lines
+    assert any(ln.startswith("  broker 1 (epoch 13): fenced since") for ln in lines)
     assert "  12 of them belong to a finding above" in lines  # listed once, under "offline"
     assert sum(1 for ln in lines if ln.startswith("  orders-0:")) == 1
     assert run_cli("-d", str(DEMO), "health", "--exit-code")[0] == 1
@@ -192,7 +192,13 @@ def test_health_subtree_matches_the_command() -> None:
     doc = json.loads(whole)
     assert status == 0 and summary["verdict"] == doc["verdict"]
     assert [f["key"] for f in summary["findings"]] == [f["key"] for f in doc["findings"]]
-    assert fenced == next(f for f in doc["findings"] if f["key"] == "fenced-brokers")
+    # /health is the image's findings; the command adds what only the log knows (causes, since when)
+    from_log = next(f for f in doc["findings"] if f["key"] == "fenced-brokers")
+    for item in from_log["items"]:
+        since = item.pop("fencedSince")
+        item["text"] = item["text"].split(" since ")[0]
+        assert since["offset"] == 70
+    assert fenced == from_log
     _, out, _ = run_cli("-d", str(DEMO), "ls", "/health")
     assert out.split()[0] == "summary" and "offline-partitions" in out.split()
 
@@ -289,3 +295,93 @@ def test_each_finding_names_the_next_command_for_its_first_item() -> None:
     assert any("history /topics/clickstream/0" in s for s in steps)
     _status, out, _err = run_cli("-d", str(FIXTURES / "demo"), "--json", "health")
     assert all(f["next"] for f in json.loads(out)["findings"])
+
+
+# -- causes (issue 25, item 6) ----------------------------------------------------------------------
+
+
+def test_health_says_why_the_demo_is_offline_and_since_when_its_broker_is_fenced() -> None:
+    """The demo's broker was stopped: health joins the offline partitions to that cause, with the
+    time and offset of the fence, and says the fence followed a controlled shutdown."""
+    status, out, _ = run_cli("-d", str(DEMO), "health")
+    lines = out.splitlines()
+    assert status == 0
+    assert (
+        "  cause: the cluster was stopped: every broker was fenced after a controlled shutdown; the last, "
+        "broker 1, at 2026-11-22T03:55:59.509Z (offset 70)"
+    ) in lines
+    assert (
+        "  broker 1 (epoch 13): fenced since 2026-11-22T03:55:59.509Z (offset 70), after a controlled shutdown"
+        in lines
+    )
+    assert lines[-1] != "" and not any(ln.startswith("leaders per broker") for ln in lines)
+    _, out, _ = run_cli("-d", str(DEMO), "--json", "health")
+    findings = {f["key"]: f for f in json.loads(out)["findings"]}
+    assert findings["offline-partitions"]["causes"][0].startswith("the cluster was stopped")
+    assert findings["fenced-brokers"]["items"][0]["fencedSince"] == {
+        "offset": 70,
+        "timestamp": 1795319759509,
+        "afterControlledShutdown": True,
+        "registeredFenced": False,
+        "fromSnapshot": False,
+    }
+
+
+def test_health_causes_are_true_for_the_point_shown() -> None:
+    """At offset 60 the broker is shutting down, not yet fenced: the cause says so, and nothing
+    from after offset 60 leaks in."""
+    _, out, _ = run_cli("-d", str(DEMO), "--at", "60", "health")
+    assert "  cause: 3 of them have every replica on a fenced, shutting-down or unregistered broker: " in out
+    assert "1 (in controlled shutdown)" in out and "offset 70" not in out and "stopped" not in out
+    _, out, _ = run_cli("-d", str(DEMO), "--at", "69", "health")  # the fence is at 70
+    assert "fenced since" not in out
+
+
+def test_the_leaders_line_has_a_label() -> None:
+    img = image_with({"t": {0: part((1, 2), (1,), 1), 1: part((2, 1), (2, 1), 2)}}, [broker(1), broker(2)])
+    _, out, _ = run(img, "health")
+    assert out.splitlines()[-1] == "partition leaders per live broker: broker 1: 1, broker 2: 1"
+
+
+def test_a_live_broker_in_no_isr_and_a_shared_endpoint_are_findings() -> None:
+    from metashell.image.model import Endpoint
+
+    b1, b2, b3 = broker(1), broker(2), broker(3)
+    b1.listeners = {"PLAINTEXT": Endpoint("PLAINTEXT", "kafka", 9092, 0)}
+    b2.listeners = {"PLAINTEXT": Endpoint("PLAINTEXT", "kafka", 9092, 0)}
+    b3.listeners = {"PLAINTEXT": Endpoint("PLAINTEXT", "kafka-3", 9092, 0)}
+    img = image_with({"t": {0: part((1, 3), (1,), 1), 1: part((2, 3), (2,), 2)}}, [b1, b2, b3])
+    found = {f.key: f for f in check_health(img).findings}
+    assert [i["broker"] for i in found["brokers-in-no-isr"].items] == [3]
+    assert [i["text"] for i in found["duplicate-endpoints"].items] == [
+        "kafka:9092 is advertised by brokers 1, 2"
+    ]
+    assert found["brokers-in-no-isr"].next_step.startswith("describe broker 3;")
+    assert found["duplicate-endpoints"].next_step.startswith("describe broker 1 ")
+
+
+def test_a_fence_by_fence_broker_record_is_a_crash_with_its_time(tmp_path: Path) -> None:
+    """Older controllers fence with FenceBrokerRecord (its id field is ``Id``, not ``BrokerId``):
+    history and health both see it, and no controlled shutdown came first."""
+    from metashell.log.encoding import build_batch
+    from metashell.protocol.metadata import encode_metadata_record as enc
+
+    register = {
+        "BrokerId": 1,
+        "BrokerEpoch": 5,
+        "IncarnationId": bytes(16),
+        "EndPoints": [{"Name": "PLAINTEXT", "Host": "b1", "Port": 9092, "SecurityProtocol": 0}],
+        "Features": [],
+        "Rack": None,
+        "Fenced": False,
+    }
+    part_dir = tmp_path / "__cluster_metadata-0"
+    part_dir.mkdir()
+    (part_dir / "00000000000000000000.log").write_bytes(
+        build_batch(0, 1, [enc("RegisterBrokerRecord", 0, register)], 1_700_000_000_000)
+        + build_batch(1, 1, [enc("FenceBrokerRecord", 0, {"Id": 1, "Epoch": 5})], 1_700_000_060_000)
+    )
+    _, out, _ = run_cli("-d", str(part_dir), "history", "/brokers/1")
+    assert out.splitlines()[-1].split()[-2:] == ["broker", "fenced"]
+    _, out, _ = run_cli("-d", str(part_dir), "health")
+    assert "fenced since 2023-11-14T22:14:20.000Z (offset 1), without a controlled shutdown" in out

@@ -115,7 +115,8 @@ def _partition_state(directory: Path, offset: int, topic: str, partition: int): 
 def test_partition_history_agrees_with_the_image_at_every_change() -> None:
     """Each change's old value is the partition's state in the image just before its offset, and its
     new value the state at it -- images replayed with Kafka's rules, written by real Kafka."""
-    from metashell.image.history import full_plan, history, parse_target
+    from metashell.image.history import history, parse_target
+    from metashell.log.plans import full_plan
 
     changes = list(history(full_plan(open_metadata_dir(BROKER)), parse_target(["topics", "orders", "3"])))
     assert changes[0].record == "PartitionRecord" and len(changes) > 5

@@ -190,7 +190,7 @@ def iter_log(
 ) -> Iterator[LogEntry]:
     """The records of ``plan`` from ``first`` to ``last`` (inclusive), of ``types`` (schema names or
     Kafka's type names, case-insensitive) when given.  ``base``: the image at ``first - 1`` when
-    ``plan`` starts at ``first`` (``history.log_plan``) rather than with a snapshot.  ``exclude``:
+    ``plan`` starts at ``first`` (``log.plans.log_plan``) rather than with a snapshot.  ``exclude``:
     names never shown (``--type '!NoOpRecord'``).  ``payloads``:
     decode each record into kafka-dump-log's JSON (``LogEntry.payload``; ``{}`` without).  ``salvage``:
     stop before the first damaged batch instead of failing, as a ``--salvage`` load does."""

@@ -105,6 +105,7 @@ def _check_health(image: MetadataImage) -> HealthReport:
     unknown_min_isr: list[str] = []
     leader_ids: list[int] = []
     replica_sets: dict[tuple[int, ...], None] = {}  # replica lists are interned tuples: few distinct
+    isr_sets: dict[tuple[int, ...], None] = {}
     partitions = 0
     no_leader = _NO_LEADER
     new = tuple.__new__
@@ -121,6 +122,7 @@ def _check_health(image: MetadataImage) -> HealthReport:
             replicas = p.replicas
             isr_size = len(p.isr)
             replica_sets[replicas] = None
+            isr_sets[p.isr] = None
             ref = None
             if leader == no_leader or leader not in live:
                 ref = new(PartitionRef, (name, pid, p))
@@ -159,6 +161,7 @@ def _check_health(image: MetadataImage) -> HealthReport:
     unknown_min_isr.sort()
     leaders: Counter[int] = Counter(leader_ids)
     hosting = {b for replicas in replica_sets for b in replicas}
+    in_some_isr = {b for isr in isr_sets for b in isr}
 
     findings: list[Finding] = []
 
@@ -218,6 +221,25 @@ def _check_health(image: MetadataImage) -> HealthReport:
         if b.in_controlled_shutdown and not b.fenced
     ]
     add("shutting-down-brokers", WARNING, "broker(s) in controlled shutdown", shutting)
+    add(
+        "brokers-in-no-isr",
+        WARNING,
+        "live broker(s) hosting replicas but in no ISR",
+        [
+            _broker_item(b)
+            for b in sorted(brokers.values(), key=lambda b: b.id)
+            if b.id in live and b.id in hosting and b.id not in in_some_isr
+        ],
+        "every replica they host is out of sync: they are not catching up (disk, network or "
+        "throttle), and one more failure elsewhere loses a copy",
+    )
+    add(
+        "duplicate-endpoints",
+        WARNING,
+        "endpoint(s) advertised by more than one broker",
+        _duplicate_endpoints(image),
+        "clients and followers that resolve one of these reach whichever broker answers there",
+    )
     add(
         "unsupported-features",
         CRITICAL,
@@ -281,6 +303,24 @@ def _no_data(image: MetadataImage) -> str:
     if prov.records == 0:
         return "the metadata holds no record (its files are empty, or could not be read)"
     return f"no broker, controller or topic is registered at offset {prov.offset} ({prov.records} record(s) read)"
+
+
+def _duplicate_endpoints(image: MetadataImage) -> list[dict[str, Any]]:
+    """Host:port pairs that two or more registered brokers advertise (a copied server.properties)."""
+    owners: dict[tuple[str, int], set[int]] = {}
+    for b in image.cluster.brokers.values():
+        for e in b.listeners.values():
+            if e.host:  # an empty host means "this machine's default interface": not comparable
+                owners.setdefault((e.host, e.port), set()).add(b.id)
+    return [
+        {
+            "endpoint": f"{host}:{port}",
+            "brokers": sorted(ids),
+            "text": f"{host}:{port} is advertised by brokers {', '.join(map(str, sorted(ids)))}",
+        }
+        for (host, port), ids in sorted(owners.items())
+        if len(ids) > 1
+    ]
 
 
 def _broker_item(b: Any) -> dict[str, Any]:

@@ -65,6 +65,9 @@ class Finding:
     count: int
     items: list[Any] = field(default_factory=list)
     detail: str = ""
+    causes: list[str] = field(default_factory=list)
+    """Why it happened, when the log says (``health_causes.explain``): "the cluster was stopped...".
+    Empty when only the image was read."""
 
     @property
     def next_step(self) -> str:
@@ -78,6 +81,8 @@ class Finding:
             text = text.replace("TOPIC", first.topic)
         elif isinstance(first, dict) and "broker" in first:
             text = text.replace("ID", str(first["broker"]))
+        elif isinstance(first, dict) and "brokers" in first:
+            text = text.replace("describe broker ", f"describe broker {first['brokers'][0]} ")
         return text
 
     def as_json(self) -> dict[str, Any]:
@@ -88,6 +93,7 @@ class Finding:
             "count": self.count,
             "detail": self.detail or None,
             "next": self.next_step,
+            "causes": self.causes,
             "items": [i.as_json() if isinstance(i, PartitionRef) else i for i in self.items],
         }
 
@@ -106,6 +112,8 @@ NEXT_STEPS: dict[str, str] = {
     "shutting-down-brokers": "history /brokers/ID; describe broker ID",
     "unsupported-features": "cat /features; describe broker (each node's supported range)",
     "voters-unregistered": "cat /quorum; ls /controllers",
+    "brokers-in-no-isr": "describe broker ID; history /brokers/ID (restarted or throttled?)",
+    "duplicate-endpoints": "describe broker (each broker's listeners); fix advertised.listeners",
     "min-isr-unknown": (
         "kafka-configs.sh --describe --entity-type brokers --entity-default (the brokers' static "
         "server.properties decide otherwise)"

@@ -12,12 +12,12 @@ Targets are tree paths: ``/topics/<name>[/<partition>]``, ``/topicIds/<id>[/<par
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
 from metashell.errors import MetashellError
-from metashell.log.directory import MetadataLogDir, PlanStep, ReadPlan, SnapshotFile
+from metashell.log.directory import PlanStep, ReadPlan
 from metashell.log.files import iter_file_batches
 from metashell.protocol.metadata import decode_metadata_record
 from metashell.protocol.uuid import uuid_from_str, uuid_to_str
@@ -25,7 +25,7 @@ from metashell.protocol.uuid import uuid_from_str, uuid_to_str
 from .kafka_names import CONFIG_RESOURCE_TYPE_NAMES
 from .wording import id_list
 
-__all__ = ["Change", "HistoryError", "Target", "full_plan", "history", "log_plan", "parse_target"]
+__all__ = ["Change", "HistoryError", "Target", "broker_history", "history", "parse_target"]
 
 _CONFIG_DIRS = {"topic": 2, "broker": 4, "broker-logger": 8, "client-metrics": 16, "group": 32}
 _DEFAULT = "<default>"
@@ -122,65 +122,6 @@ def parse_target(components: list[str]) -> Target:
     )
 
 
-def full_plan(d: MetadataLogDir, start: int | None = None) -> ReadPlan:
-    """Everything the directory still holds, oldest first: the whole log when it starts at 0, else
-    the oldest snapshot and the log after it.  With ``start``, from the newest snapshot at or before
-    it instead (what ``log --from`` needs: the state there, then the records)."""
-    if start is not None:
-        snap = d.latest_snapshot(start - 1)
-        if snap is not None:
-            return _from_snapshot(d, snap)
-    if d.segments and d.segments[0].base_offset == 0:
-        steps = [
-            PlanStep("log", s.path, str(s.path), lenient_tail=s is d.segments[-1], base_offset=s.base_offset)
-            for s in d.segments
-        ]
-        return ReadPlan(steps, None, 0)
-    snaps = [s for s in d.snapshots if not s.is_bootstrap]
-    if not snaps:
-        return d.plan()
-    return _from_snapshot(d, min(snaps, key=lambda s: s.end_offset))
-
-
-def log_plan(d: MetadataLogDir, start: int, index: Sequence[Any] | None = None) -> ReadPlan:
-    """The log segments from offset ``start`` on, without a snapshot, each entered at the batch
-    holding ``start`` when ``index`` (a load's batch index) knows it: what ``log --from`` reads when
-    the state before ``start`` comes from the journaled image instead of a replay."""
-    segs = d.segments
-    steps = [
-        PlanStep(
-            "log",
-            s.path,
-            str(s.path),
-            skip_below=start,
-            lenient_tail=s is segs[-1],
-            base_offset=s.base_offset,
-        )
-        for i, s in enumerate(segs)
-        if i == len(segs) - 1 or segs[i + 1].base_offset > start
-    ]
-    return ReadPlan(steps, None, start).seek(index)
-
-
-def _from_snapshot(d: MetadataLogDir, snap: SnapshotFile) -> ReadPlan:
-    """``snap`` and every segment holding offsets after it (to the end of the log)."""
-    segs = d.segments
-    steps = [PlanStep("snapshot", snap.path, str(snap.path), snapshot=snap, base_offset=0)]
-    steps += [
-        PlanStep(
-            "log",
-            s.path,
-            str(s.path),
-            skip_below=snap.end_offset,
-            lenient_tail=s is segs[-1],
-            base_offset=s.base_offset,
-        )
-        for i, s in enumerate(segs)
-        if i == len(segs) - 1 or segs[i + 1].base_offset > snap.end_offset
-    ]
-    return ReadPlan(steps, snap, snap.end_offset)
-
-
 _LIST_FIELDS = frozenset(
     {"Replicas", "Isr", "EligibleLeaderReplicas", "LastKnownElr", "AddingReplicas", "RemovingReplicas"}
 )
@@ -234,7 +175,7 @@ class _Follower:
             if d["PartitionId"] != t.partition:
                 return None
             return self._partition(name, d)
-        if t.kind == "broker" and d.get("BrokerId") == t.broker:
+        if t.kind == "broker" and d.get("BrokerId", d.get("Id")) == t.broker:  # Fence/Unfence: "Id"
             return self._broker(name, d)
         if name == "ConfigRecord":
             return self._config(d)
@@ -334,12 +275,12 @@ def _needles(target: Target) -> frozenset[bytes] | None:
     return None
 
 
-def _batches(plan: ReadPlan, follower: _Follower) -> Iterator[tuple[Any, list[Any], PlanStep]]:
+def _batches(plan: ReadPlan, follower: _Follower | None) -> Iterator[tuple[Any, list[Any], PlanStep]]:
     """``(batch, records, step)`` of the data batches of ``plan`` that may change the follower's
-    target.  Batches are framed without decoding their records; only those whose bytes hold one of
-    the target's needles are decoded -- a partition's history in a million-partition snapshot
-    decodes one batch, not all of them."""
-    fixed = _needles(follower.t)
+    target (every data batch without one).  Batches are framed without decoding their records; only
+    those whose bytes hold one of the target's needles are decoded -- a partition's history in a
+    million-partition snapshot decodes one batch, not all of them."""
+    fixed = _needles(follower.t) if follower is not None else None
     next_offset = 0
     for step in plan.steps:
         if step.only_if_empty:
@@ -362,7 +303,7 @@ def _batches(plan: ReadPlan, follower: _Follower) -> Iterator[tuple[Any, list[An
                 next_offset = last + 1
             if batch.is_control:
                 continue
-            if fixed is not None and not batch.records_contain(fixed | follower.topic_ids):
+            if fixed is not None and follower and not batch.records_contain(fixed | follower.topic_ids):
                 continue
             records = batch.entries()
             if records and records[0][0] < low:
@@ -376,10 +317,11 @@ def history(plan: ReadPlan, target: Target, redact: Any = None) -> Iterator[Chan
     ``redact(resource_type, key, value)`` replaces secret config values (the shell's redaction).
     """
     follower = _Follower(target)
+    brokers_only = target.kind == "broker"
     for batch, records, step in _batches(plan, follower):
         in_snapshot = step.kind == "snapshot"
         for off, ts, _key, value in records:
-            if value is None:
+            if value is None or (brokers_only and not _is_broker_record(value)):
                 continue
             try:
                 rec = decode_metadata_record(value)
@@ -401,3 +343,40 @@ def history(plan: ReadPlan, target: Target, redact: Any = None) -> Iterator[Chan
                     )
             offset = step.snapshot.end_offset - 1 if in_snapshot and step.snapshot else off
             yield Change(offset, ts, batch.partition_leader_epoch, rec.name, summary, changes, in_snapshot)
+
+
+#: Api keys of the records that change a broker's registration (Register, Unregister, Fence,
+#: Unfence, BrokerRegistrationChange): a broker's history decodes no other record.
+_BROKER_RECORDS = frozenset({0, 1, 7, 8, 17})
+
+
+def _is_broker_record(value: bytes) -> bool:
+    """The value's second byte is its api key (frame version 0 and keys below 128 are one byte)."""
+    return len(value) > 1 and value[1] in _BROKER_RECORDS
+
+
+def broker_history(plan: ReadPlan, broker_ids: Iterable[int]) -> Iterator[tuple[int, Change]]:
+    """Every change to each broker of ``broker_ids``, oldest first, in one pass over ``plan``:
+    ``health`` asks this for "fenced since when, and after a controlled shutdown or not" of every
+    fenced broker without reading the log once per broker."""
+    followers = {b: _Follower(Target("broker", broker=b)) for b in broker_ids}
+    if not followers:
+        return
+    for batch, records, step in _batches(plan, None):
+        in_snapshot = step.kind == "snapshot"
+        for off, ts, _key, value in records:
+            if value is None or not _is_broker_record(value):
+                continue
+            try:
+                rec = decode_metadata_record(value)
+            except MetashellError:
+                continue
+            d = rec.data
+            broker = d.get("BrokerId", d.get("Id"))
+            follower = followers.get(broker) if isinstance(broker, int) else None
+            said = follower.apply(rec.name, d) if follower is not None else None
+            if said is None or not isinstance(broker, int):
+                continue
+            offset = step.snapshot.end_offset - 1 if in_snapshot and step.snapshot else off
+            change = Change(offset, ts, batch.partition_leader_epoch, rec.name, said[0], said[1], in_snapshot)
+            yield broker, change

@@ -54,6 +54,8 @@ def health_lines(report: HealthReport, show_all: bool = False) -> Iterator[str]:
         yield f"{f.title}: {f.count} [{f.severity}]"
         if f.detail:
             yield f"  ({f.detail})"
+        for cause in f.causes:
+            yield f"  cause: {visible(cause)}"
         yield f"  next: {visible(f.next_step)}"  # it may quote a topic name
         fresh = [i for i in f.items if id(i) not in seen] if seen else f.items
         if len(fresh) < f.count:
@@ -69,8 +71,8 @@ def health_lines(report: HealthReport, show_all: bool = False) -> Iterator[str]:
         seen.update(id(i) for i in fresh if isinstance(i, PartitionRef))
     if report.leaders_per_broker and not report.healthy:
         yield ""
-        yield "leaders per broker: " + ", ".join(
-            f"{b}: {n}" for b, n in sorted(report.leaders_per_broker.items())
+        yield "partition leaders per live broker: " + ", ".join(
+            f"broker {b}: {n}" for b, n in sorted(report.leaders_per_broker.items())
         )
 
 

@@ -16,11 +16,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from metashell.errors import MetashellError
-from metashell.image.history import full_plan, log_plan
 from metashell.image.image import MetadataImage
 from metashell.image.loader import LoadResult, load_directory, load_file, rebuild_at
 from metashell.image.timepoint import ResolvedPoint, resolve_in_dir, resolve_in_file
 from metashell.log.directory import ReadPlan, open_metadata_dir, plan_file
+from metashell.log.plans import full_plan, log_plan
 from metashell.tree import Node, build_root
 
 if TYPE_CHECKING:

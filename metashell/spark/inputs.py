@@ -19,8 +19,8 @@ from pathlib import Path
 from typing import Any
 
 from metashell.errors import MetashellError
-from metashell.image.history import full_plan
 from metashell.log import MetadataDirError, load_properties, open_metadata_dir
+from metashell.log.plans import full_plan
 from metashell.numbers import is_int, is_natural
 from metashell.safe_text import storable
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from metashell.image.health import check_health
+from metashell.image.health_causes import explain
 
 from .. import answers
 from ..registry import Command, TuiMode, register
@@ -15,7 +16,10 @@ if TYPE_CHECKING:
 
 
 def run_health(shell: Shell, p: Parsed) -> None:
-    report = check_health(shell.image())
+    image = shell.image()
+    report = check_health(image)
+    if shell.full_plan is not None:  # the log can say why (live mode has only the image)
+        explain(report, image, shell.full_plan(None))
     if shell.wants_json(p):
         shell.emit_json(report.as_json())
     else:
