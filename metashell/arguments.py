@@ -15,6 +15,7 @@ from typing import NoReturn
 from metashell import __version__
 from metashell.errors import UsageError
 from metashell.numbers import parse_int
+from metashell.times import is_duration_back
 
 DESCRIPTION = "The Apache Kafka metadata shell (metashell): browse KRaft cluster metadata like a filesystem."
 
@@ -133,8 +134,9 @@ def build_parser(prog: str | None = None) -> argparse.ArgumentParser:
         metavar="OFFSET|TIME",
         type=_point,
         help="Load the metadata as it was after this log offset, or after the last batch "
-        "appended at or before this time (ISO 8601, e.g. 2026-11-22T03:55:00Z; or "
-        "@epoch-ms). In the shell, 'at' moves the session later.",
+        "appended at or before this time (ISO 8601, e.g. 2026-11-22T03:55:00Z; @epoch-ms; or "
+        "a duration before the log's last batch, e.g. -1h or 30m). In the shell, 'at' moves "
+        "the session later.",
     )
     p.add_argument(
         "--diff-with",
@@ -168,6 +170,18 @@ def build_parser(prog: str | None = None) -> argparse.ArgumentParser:
         "come from -c, from stdin when it is not a terminal, or interactively.",
     )
     return p
+
+
+def join_point_values(argv: list[str]) -> list[str]:
+    """``--at -1h`` as ``--at=-1h``: argparse takes a word starting with ``-`` for an option (only
+    negative numbers are exempt), and a duration before the log's end is written that way."""
+    out: list[str] = []
+    for i, word in enumerate(argv):
+        if out and out[-1] == "--at" and is_duration_back(word) and i > 0:
+            out[-1] = f"--at={word}"
+            continue
+        out.append(word)
+    return out
 
 
 def _point(text: str) -> str:

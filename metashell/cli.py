@@ -26,7 +26,7 @@ from collections.abc import Sequence
 from typing import TextIO
 
 from metashell import __version__
-from metashell.arguments import build_parser, check_usage, prog_name
+from metashell.arguments import build_parser, check_usage, join_point_values, prog_name
 from metashell.errors import MetashellError, UsageError
 from metashell.safe_text import visible, visible_output
 
@@ -70,7 +70,7 @@ def run(
     stdout = stdout or sys.stdout
     stderr = stderr or sys.stderr
     parser = build_parser()
-    args = parser.parse_args(list(sys.argv[1:] if argv is None else argv))
+    args = parser.parse_args(join_point_values(list(sys.argv[1:] if argv is None else argv)))
     check_usage(args)
     if args.max_batch_bytes:
         from metashell.log.compression import LIMITS

@@ -10,7 +10,27 @@ record's timestamp may lie far outside the years ``datetime`` holds.
 
 from __future__ import annotations
 
-__all__ = ["civil_from_days", "iso_utc", "utc_fields"]
+import re
+
+__all__ = ["civil_from_days", "duration_ms", "is_duration_back", "iso_utc", "utc_fields"]
+
+_UNIT_MS = {"ms": 1, "s": 1000, "m": 60_000, "h": 3_600_000, "d": 86_400_000, "w": 604_800_000}
+_DURATION = re.compile(r"-?((?:\d{1,9}(?:ms|s|m|h|d|w))+)")
+_DURATION_PART = re.compile(r"(\d+)(ms|s|m|h|d|w)")
+
+
+def duration_ms(text: str) -> int | None:
+    """``-1h``, ``30m``, ``1h30m``, ``90s``, ``500ms`` (the sign is optional) in milliseconds, or
+    None when ``text`` is not a duration."""
+    m = _DURATION.fullmatch(text)
+    if m is None:
+        return None
+    return sum(int(n) * _UNIT_MS[u] for n, u in _DURATION_PART.findall(m.group(1)))
+
+
+def is_duration_back(text: str) -> bool:
+    """``-1h``, ``-30m``: a point that argument parsers must not take for an option."""
+    return text.startswith("-") and _DURATION.fullmatch(text) is not None
 
 
 def civil_from_days(z: int) -> tuple[int, int, int]:

@@ -158,12 +158,12 @@ LOG_FILES = [p for p in FILES if p.suffix == ".log"]
 @pytest.mark.kafka
 @pytest.mark.parametrize("path", LOG_FILES, ids=[f"{p.parent.parent.name}/{p.name}" for p in LOG_FILES])
 def test_log_json_equals_kafka_dump_log(path: Path, kafka_oracle: Any) -> None:
-    """``metashell -s FILE log --json --no-redact``: every record's type, version and data are what
+    """``metashell -s FILE log --all --json --no-redact``: every record's type, version and data are what
     ``kafka-dump-log --cluster-metadata-decoder`` prints for it (control records by name)."""
     from test_cli import run_cli
 
     _, k_records = parse_dump(kafka_oracle.dump_log(path))
-    _status, out, err = run_cli("-s", str(path), "--no-redact", "log", "--json")
+    _status, out, err = run_cli("-s", str(path), "--no-redact", "log", "--all", "--json")
     mine = {d["offset"]: d for d in map(json.loads, out.splitlines())}
     assert mine, err
     assert sorted(mine) == sorted(k_records)

@@ -235,7 +235,9 @@ def test_log_and_diff_show_each_step(scripted: dict[str, Any]) -> None:
         "ConfigRecord",
     )
     assert status == 0, err
-    assert [line.split(None, 5)[-1] for line in out.splitlines()] == ["config retention.ms of orders set"]
+    assert [line.split(None, 5)[-1] for line in out.splitlines()] == [
+        "topic orders config retention.ms = 1000"
+    ]
     status, out, _ = run_cli(
         "-d",
         str(d),

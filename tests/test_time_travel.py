@@ -154,7 +154,7 @@ def test_history_in_the_shell() -> None:
         "broker unregistered"
     ]
     status, out, _ = run_cli("-d", str(BROKER), "history", "/configs/topic/orders/segment.bytes")
-    assert status == 0 and out.splitlines()[-1].endswith("topic config segment.bytes deleted")
+    assert status == 0 and out.splitlines()[-1].endswith("topic orders config segment.bytes deleted")
     assert run_cli("-d", str(BROKER), "-c", "history 2")[0] == 0  # Kafka's command history still works
     status, _, err = run_cli("-d", str(BROKER), "history", "/quorum")
     assert status == 1 and err.startswith("history: /quorum: history follows /topics/NAME")
@@ -173,12 +173,12 @@ def test_log_lists_records_with_summaries() -> None:
     status, out, _ = run_cli("-d", demo, "log", "--type", "PARTITION_CHANGE_RECORD")
     changes = out.splitlines()
     assert changes and all(" PartitionChangeRecord " in ln for ln in changes)
-    assert "leader 1 -> -1; isr [1] -> []; elr [] -> [1]" in changes[0]  # old values followed
+    assert "leader 1 -> none; isr [1] -> []; elr [] -> [1]; last known elr [] -> [1]" in changes[0]
     _, out, _ = run_cli("-d", demo, "log", "--to", "12")
     txn = [ln for ln in out.splitlines() if ln.endswith("[txn]")]
     assert txn[0].split()[4] == "BeginTransactionRecord" and txn[-1].split()[4] == "EndTransactionRecord"
     status, _, err = run_cli("-d", demo, "log", "--from", "x")
-    assert status == 1 and "log: --from x: not an offset" in err
+    assert status == 1 and "log: --from x: not an offset, an ISO time" in err
 
 
 @pytest.mark.parametrize(
@@ -202,9 +202,10 @@ def test_log_type_takes_the_names_an_operator_remembers(words: str, first: str) 
 
 def test_log_type_excludes_and_refuses_unknown_names_with_a_hint() -> None:
     demo = str(FIXTURES / "demo")
-    _, every, _ = run_cli("-d", demo, "log")
+    _, every, _ = run_cli("-d", demo, "log", "--all")
     _, out, _ = run_cli("-d", demo, "log", "--type", "!NoOpRecord")
     assert out.splitlines() == [ln for ln in every.splitlines() if ln.split()[4] != "NoOpRecord"]
+    assert run_cli("-d", demo, "log")[1] == out  # NoOps are hidden unless asked for
     status, out, err = run_cli("-d", demo, "log", "--type", "PartitionChang")
     assert status == 1 and out == ""
     assert (
@@ -523,3 +524,89 @@ def test_watch_says_what_it_watches_and_a_new_object_is_one_line(tmp_path: Path)
         "old": None,
         "new": None,
     }
+
+
+# -- the same words and the same points everywhere (issue 25, items 13, 14 and 16) ------------------------
+
+
+def test_log_and_history_tell_a_change_in_the_same_words() -> None:
+    demo = str(FIXTURES / "demo")
+    _, log, _ = run_cli("-d", demo, "log", "--from", "64", "--to", "64")
+    _, hist, _ = run_cli("-d", demo, "history", "/topics/orders/0", "--from", "64")
+    words = "leader 1 -> none; isr [1] -> []; elr [] -> [1]; last known elr [] -> [1]"
+    assert log.rstrip().endswith(f"partition orders-0: {words}")
+    assert hist.rstrip().endswith(words)
+    _, log, _ = run_cli("-d", demo, "log", "--from", "19", "--to", "19")
+    _, hist, _ = run_cli("-d", demo, "history", "/configs/topic/orders/retention.ms")
+    assert log.rstrip().endswith("topic orders config retention.ms = 604800000")
+    assert hist.rstrip().endswith("topic orders config retention.ms = 604800000")
+    _, log, _ = run_cli("-d", demo, "log", "--to", "12")
+    lines = log.splitlines()
+    assert lines[0].endswith("LeaderChange                    leader 1, voters [1], granted by [1]")
+    assert lines[-1].endswith(
+        "controller 1 registered, incarnation tP5F76U9S3y0nphUOp9YKg, CONTROLLER://127.0.0.1:47499"
+    )
+    assert "broker <default> config min.insync.replicas = 1 [txn]" in log
+
+
+def test_a_secret_config_value_is_redacted_in_log_summaries(tmp_path: Path) -> None:
+    from metashell.log.encoding import build_batch
+    from metashell.protocol.metadata import encode_metadata_record as enc
+
+    part = tmp_path / "__cluster_metadata-0"
+    part.mkdir()
+    value = {"ResourceType": 4, "ResourceName": "1", "Name": "ssl.key.password", "Value": "hunter2"}
+    (part / "00000000000000000000.log").write_bytes(build_batch(0, 1, [enc("ConfigRecord", 0, value)], 1))
+    _, out, _ = run_cli("-d", str(part), "log")
+    assert "hunter2" not in out and "broker 1 config ssl.key.password = [redacted]" in out
+    _, out, _ = run_cli("-d", str(part), "--no-redact", "log")
+    assert "= hunter2" in out
+
+
+@pytest.mark.parametrize("when", ["-1s", "1s", "1000ms", "-0h0m1s"])
+def test_points_take_a_duration_before_the_logs_end(when: str) -> None:
+    """The demo's last batch was appended at 03:55:59.509; one second before it is offset 55."""
+    demo = str(FIXTURES / "demo")
+    assert run_cli("-d", demo, "--at", when, "cat", "/provenance/offset")[1] == "55\n"
+    assert run_cli("-d", demo, "-c", f"at {when}")[1].startswith("now at: offset 55 ")
+    _, out, _ = run_cli("-d", demo, "log", "--from", when)
+    assert [int(ln.split()[0]) for ln in out.splitlines()][:1] == [57]  # the records after that point
+    _, out, _ = run_cli("-d", demo, "history", "/brokers/1", "--from", when)
+    assert [int(ln.split()[0]) for ln in out.splitlines()] == [57, 70]
+    status, out, _ = run_cli("-d", demo, "diff", "--from", when, "/brokers/1")
+    assert status == 1 and "inControlledShutdown" in out
+
+
+def test_a_duration_past_the_logs_start_says_where_the_log_starts() -> None:
+    status, _, err = run_cli("-d", str(FIXTURES / "demo"), "--at", "1h", "health")
+    assert status == 1 and "before the oldest batch this log still holds" in err
+
+
+def test_a_records_fields_are_paths() -> None:
+    demo = str(FIXTURES / "demo")
+    status, out, _ = run_cli("-d", demo, "cat", "/provenance/offset", "/brokers/1/listeners/0/name")
+    assert status == 0 and out == "70\nBROKER\n"
+    status, _, err = run_cli("-d", demo, "cat", "/provenance/nope")
+    assert status == 1 and "no such file" in err.lower()
+    status, out, _ = run_cli("-d", demo, "--json", "cat", "/provenance/epoch")
+    assert json.loads(out) == {"path": "/provenance/epoch", "kind": "scalar", "value": 1}
+
+
+def test_history_n_inside_a_topic_is_that_partition() -> None:
+    demo = str(FIXTURES / "demo")
+    _, inside, _ = run_cli("-d", demo, "-c", "cd /topics/orders", "-c", "history 0")
+    _, whole, _ = run_cli("-d", demo, "history", "/topics/orders/0")
+    assert inside == whole and "partition created" in inside
+    _, out, _ = run_cli("-d", demo, "-c", "cd /brokers", "-c", "history 1")
+    assert "RegisterBrokerRecord" not in out  # elsewhere it is the commands typed
+
+
+def test_ls_over_a_glob_shows_each_directorys_path() -> None:
+    demo = str(FIXTURES / "demo")
+    _, out, _ = run_cli("-d", demo, "ls", "/topics/*/configs")
+    heads = [ln for ln in out.splitlines() if ln.endswith(":")]
+    assert heads == ["/topics/clickstream/configs:", "/topics/orders/configs:", "/topics/payments/configs:"]
+    _, out, _ = run_cli("-d", demo, "-c", "cd /topics", "-c", "ls */configs")
+    assert "orders/configs:" in out.splitlines()
+    _, out, _ = run_cli("-d", demo, "ls", "/image/topics/byName/*")  # Kafka's form under /image
+    assert "orders:" in out.splitlines()

@@ -27,9 +27,21 @@ from metashell.protocol.metadata import decode_metadata_record
 from metashell.protocol.uuid import uuid_to_str
 
 from .image import MetadataImage
-from .wording import id_list
+from .kafka_names import CONFIG_RESOURCE_TYPE_NAMES
+from .wording import (
+    PARTITION_WORDS,
+    config_words,
+    id_list,
+    partition_change_words,
+    partition_created_words,
+    registration_refresh_words,
+)
 
-__all__ = ["LogEntry", "iter_log"]
+_SCALARS = ("Leader", "LeaderRecoveryState")
+#: PartitionChangeRecord's "no change" values (Kafka's defaults for its tagged fields).
+_NO_CHANGE = {"Leader": -2, "LeaderRecoveryState": -1}
+
+__all__ = ["LogEntry", "control_words", "iter_log"]
 
 
 @dataclass
@@ -67,8 +79,9 @@ class _Summaries:
     beginning of what the files hold; names and partition states not seen yet come from it.
     """
 
-    def __init__(self, base: MetadataImage | None = None) -> None:
+    def __init__(self, base: MetadataImage | None = None, redact: Any = None) -> None:
         self.base = base
+        self.redact = redact
         self.names: dict[bytes, str] = {}
         self.parts: dict[tuple[bytes, int], dict[str, Any]] = {}
 
@@ -96,8 +109,10 @@ class _Summaries:
                         "Isr": list(p.isr),
                         "Replicas": list(p.replicas),
                         "EligibleLeaderReplicas": list(p.elr),
+                        "LastKnownElr": list(p.last_known_elr),
                         "AddingReplicas": list(p.adding_replicas),
                         "RemovingReplicas": list(p.removing_replicas),
+                        "LeaderRecoveryState": p.leader_recovery_state,
                     }
                 )
         return state
@@ -111,43 +126,30 @@ class _Summaries:
 
     def _PartitionRecord(self, d: dict[str, Any]) -> str:
         key = (d["TopicId"], d["PartitionId"])
-        self.parts[key] = {
-            "Leader": d["Leader"],
-            "Isr": d["Isr"],
-            "Replicas": d["Replicas"],
-            "EligibleLeaderReplicas": d.get("EligibleLeaderReplicas") or [],
-            "AddingReplicas": d.get("AddingReplicas") or [],
-            "RemovingReplicas": d.get("RemovingReplicas") or [],
-        }
-        return (
-            f"partition {self._topic(d['TopicId'])}-{d['PartitionId']} created: leader {d['Leader']}, "
-            f"replicas {id_list(d['Replicas'])}, isr {id_list(d['Isr'])}"
-        )
+        self.parts[key] = {f: d.get(f) or [] for f in PARTITION_WORDS if f not in _SCALARS}
+        self.parts[key]["Leader"] = d["Leader"]
+        self.parts[key]["LeaderRecoveryState"] = d.get("LeaderRecoveryState", 0)
+        words = partition_created_words(d["Leader"], d["Replicas"], d["Isr"])
+        return f"partition {self._topic(d['TopicId'])}-{d['PartitionId']} created: {words}"
 
     def _PartitionChangeRecord(self, d: dict[str, Any]) -> str:
         state = self._state((d["TopicId"], d["PartitionId"]))
-        said = []
-        for field, word in (
-            ("Leader", "leader"),
-            ("Isr", "isr"),
-            ("Replicas", "replicas"),
-            ("EligibleLeaderReplicas", "elr"),
-            ("AddingReplicas", "adding"),
-            ("RemovingReplicas", "removing"),
-        ):
+        changes = {}
+        for field in PARTITION_WORDS:
             v = d.get(field)
-            if v is None or (field == "Leader" and v == -2):
+            if v is None or _NO_CHANGE.get(field) == v:
                 continue
             old = state.get(field)
             state[field] = v
-            said.append(
-                f"{word} {'?' if old is None else id_list(old)} -> {id_list(v)}"
-                if old != v
-                else f"{word} {id_list(v)}"
-            )
-        return f"partition {self._topic(d['TopicId'])}-{d['PartitionId']}: " + (
-            "; ".join(said) or "epoch bump"
-        )
+            if old != v:
+                changes[field] = (old, v)
+        return f"partition {self._topic(d['TopicId'])}-{d['PartitionId']}: {partition_change_words(changes)}"
+
+    def _RegisterControllerRecord(self, d: dict[str, Any]) -> str:
+        listeners = ", ".join(f"{e['Name']}://{e['Host']}:{e['Port']}" for e in d.get("EndPoints") or ())
+        ready = ", zk migration ready" if d.get("ZkMigrationReady") else ""
+        incarnation = uuid_to_str(d["IncarnationId"])
+        return f"controller {d['ControllerId']} registered, incarnation {incarnation}, {listeners or 'no listener'}{ready}"
 
     def _RegisterBrokerRecord(self, d: dict[str, Any]) -> str:
         return f"broker {d['BrokerId']} registered, epoch {d['BrokerEpoch']}"
@@ -165,16 +167,38 @@ class _Summaries:
         what = {1: "fenced", -1: "unfenced"}.get(d.get("Fenced", 0))
         if d.get("InControlledShutdown") == 1:
             what = "in controlled shutdown"
-        return f"broker {d['BrokerId']} " + (what or "registration changed")
+        return f"broker {d['BrokerId']} " + (what or registration_refresh_words(d))
 
     def _ConfigRecord(self, d: dict[str, Any]) -> str:
-        target = d["ResourceName"] or "<default>"
-        if d["Value"] is None:
-            return f"config {d['Name']} of {target} deleted"
-        return f"config {d['Name']} of {target} set"
+        value = d["Value"]
+        if self.redact is not None:
+            value = self.redact(d["ResourceType"], d["Name"], value)
+        rtype = CONFIG_RESOURCE_TYPE_NAMES.get(d["ResourceType"], str(d["ResourceType"])).lower()
+        return config_words(rtype, d["ResourceName"], d["Name"], value)
 
     def _FeatureLevelRecord(self, d: dict[str, Any]) -> str:
         return f"feature {d['Name']} level {d['FeatureLevel']}"
+
+
+def control_words(name: str, data: dict[str, Any]) -> str:
+    """A control record in words: who leads and who voted, the voter set, kraft.version."""
+
+    def ids(entries: Any) -> str:
+        return id_list([e.get("VoterId") for e in entries or ()])
+
+    if name == "LeaderChange":
+        voters, granted = ids(data.get("Voters")), ids(data.get("GrantingVoters"))
+        return f"leader {data.get('LeaderId')}, voters {voters}, granted by {granted}"
+    if name == "KRaftVoters":
+        each = [
+            f"{v.get('VoterId')}@"
+            + ",".join(f"{e.get('Host')}:{e.get('Port')}" for e in v.get("Endpoints") or ())
+            for v in data.get("Voters") or ()
+        ]
+        return "voters " + (" ".join(each) or "none")
+    if name == "KRaftVersion":
+        return f"kraft.version {data.get('KRaftVersion')}"
+    return name
 
 
 def iter_log(
@@ -187,14 +211,16 @@ def iter_log(
     base: MetadataImage | None = None,
     payloads: bool = True,
     salvage: bool = False,
+    redact: Any = None,
 ) -> Iterator[LogEntry]:
     """The records of ``plan`` from ``first`` to ``last`` (inclusive), of ``types`` (schema names or
     Kafka's type names, case-insensitive) when given.  ``base``: the image at ``first - 1`` when
     ``plan`` starts at ``first`` (``log.plans.log_plan``) rather than with a snapshot.  ``exclude``:
     names never shown (``--type '!NoOpRecord'``).  ``payloads``:
     decode each record into kafka-dump-log's JSON (``LogEntry.payload``; ``{}`` without).  ``salvage``:
-    stop before the first damaged batch instead of failing, as a ``--salvage`` load does."""
-    summaries = _Summaries(base)
+    stop before the first damaged batch instead of failing, as a ``--salvage`` load does.  ``redact``:
+    ``redact(resource_type, key, value)``, the shell's redaction of a config value in a summary."""
+    summaries = _Summaries(base, redact)
     txn: str | None = None
     wanted = None if types is None else {t.lower() for t in types}
     unwanted = {t.lower() for t in exclude}
@@ -210,7 +236,7 @@ def iter_log(
             try:
                 if batch.is_control:
                     ctl = decode_control_record(key, value)
-                    name, version, summary = ctl.name, 0, ctl.name
+                    name, version, summary = ctl.name, 0, control_words(ctl.name, ctl.data or {})
                     payload = {"type": ctl.name, "data": dict(ctl.data or {})} if shown and payloads else {}
                 else:
                     rec = decode_metadata_record(value)  # type: ignore[arg-type]

@@ -23,7 +23,12 @@ from metashell.protocol.metadata import decode_metadata_record
 from metashell.protocol.uuid import uuid_from_str, uuid_to_str
 
 from .kafka_names import CONFIG_RESOURCE_TYPE_NAMES
-from .wording import id_list
+from .wording import (
+    config_words,
+    partition_change_words,
+    partition_created_words,
+    registration_refresh_words,
+)
 
 __all__ = ["Change", "HistoryError", "Target", "broker_history", "history", "parse_target"]
 
@@ -125,35 +130,14 @@ def parse_target(components: list[str]) -> Target:
 _LIST_FIELDS = frozenset(
     {"Replicas", "Isr", "EligibleLeaderReplicas", "LastKnownElr", "AddingReplicas", "RemovingReplicas"}
 )
-_WORDS = {
-    "Isr": "isr",
-    "Leader": "leader",
-    "Replicas": "replicas",
-    "EligibleLeaderReplicas": "elr",
-    "LastKnownElr": "last known elr",
-    "AddingReplicas": "adding",
-    "RemovingReplicas": "removing",
-    "LeaderRecoveryState": "recovery state",
-}
-
-
-def _leader(v: Any) -> str:
-    return "none" if v == -1 else str(v)
-
-
-def _show(field: str, v: Any) -> str:
-    if field == "Leader":
-        return _leader(v)
-    if v is None and field in _LIST_FIELDS:
-        return "[]"
-    return id_list(v)
 
 
 class _Follower:
     """Follows the target's state record by record and says what each record changed."""
 
-    def __init__(self, target: Target) -> None:
+    def __init__(self, target: Target, redact: Any = None) -> None:
         self.t = target
+        self.redact = redact
         self.topic_ids: set[bytes] = {target.topic_id} if target.topic_id else set()
         self.partition: dict[str, Any] | None = None
         self.broker: dict[str, Any] | None = None
@@ -190,10 +174,8 @@ class _Follower:
             self.partition = new
             changes = {f: (old.get(f), v) for f, v in new.items() if old.get(f) != v and f != "Directories"}
             what = "created" if not old else "replaced"
-            return (
-                f"partition {what}: leader {_leader(new['Leader'])}, replicas {id_list(new['Replicas'])}, "
-                f"isr {id_list(new['Isr'])}"
-            ), changes
+            words = partition_created_words(new["Leader"], new["Replicas"], new["Isr"])
+            return f"partition {what}: {words}", changes
         new = dict(old)
         for f in _PARTITION_FIELDS:
             if f not in d or f == "Directories":
@@ -205,8 +187,9 @@ class _Follower:
                 changes[f] = (old.get(f), v)
             new[f] = v
         self.partition = new
-        parts = [f"{_WORDS.get(k, k)} {_show(k, o)} -> {_show(k, n)}" for k, (o, n) in changes.items()]
-        return "; ".join(parts) or "no visible change", changes
+        # history reads from the start: a list field never set is empty, not unknown
+        told = {k: ([] if o is None and k in _LIST_FIELDS else o, n) for k, (o, n) in changes.items()}
+        return partition_change_words(told), changes
 
     def _broker(self, name: str, d: dict[str, Any]) -> tuple[str, dict[str, tuple[Any, Any]]] | None:
         old = self.broker or {}
@@ -239,13 +222,7 @@ class _Follower:
         words = {"fenced": ("fenced", "unfenced"), "inControlledShutdown": ("in controlled shutdown", "")}
         said = [words[k][0] if v else words[k][1] for k, (_o, v) in changes.items() if k in words]
         if not any(said):
-            other = sorted(
-                k
-                for k, v in d.items()
-                if k not in ("BrokerId", "BrokerEpoch", "Fenced", "InControlledShutdown")
-                and v not in (None, 0, [])
-            )
-            said = [f"registration changed ({', '.join(other)})" if other else "registration refreshed"]
+            said = [registration_refresh_words(d)]
         return "broker " + ", ".join(s for s in said if s), changes
 
     def _config(self, d: dict[str, Any]) -> tuple[str, dict[str, tuple[Any, Any]]] | None:
@@ -254,12 +231,14 @@ class _Follower:
         wanted = t.config if t.kind == "config" else ((2, t.topic) if t.kind == "topic" and t.topic else None)
         if wanted is None or resource != wanted or (t.key is not None and d["Name"] != t.key):
             return None
-        old = self.configs.get(d["Name"])
-        self.configs[d["Name"]] = d["Value"]
+        key = d["Name"]
+        old = self.configs.get(key)
+        self.configs[key] = d["Value"]
+        old_told, new_told = old, d["Value"]
+        if self.redact is not None:  # the shell's redaction: a secret is never told, old or new
+            old_told, new_told = self.redact(resource[0], key, old), self.redact(resource[0], key, new_told)
         rtype = CONFIG_RESOURCE_TYPE_NAMES.get(resource[0], str(resource[0])).lower()
-        if d["Value"] is None:
-            return f"{rtype} config {d['Name']} deleted", {d["Name"]: (old, None)}
-        return f"{rtype} config {d['Name']} = {d['Value']}", {d["Name"]: (old, d["Value"])}
+        return config_words(rtype, resource[1], key, new_told), {key: (old_told, new_told)}
 
 
 def _needles(target: Target) -> frozenset[bytes] | None:
@@ -316,7 +295,7 @@ def history(plan: ReadPlan, target: Target, redact: Any = None) -> Iterator[Chan
 
     ``redact(resource_type, key, value)`` replaces secret config values (the shell's redaction).
     """
-    follower = _Follower(target)
+    follower = _Follower(target, redact)
     brokers_only = target.kind == "broker"
     for batch, records, step in _batches(plan, follower):
         in_snapshot = step.kind == "snapshot"
@@ -331,16 +310,6 @@ def history(plan: ReadPlan, target: Target, redact: Any = None) -> Iterator[Chan
             if said is None:
                 continue
             summary, changes = said
-            if redact is not None and rec.name == "ConfigRecord":
-                red = {
-                    k: (redact(rec.data["ResourceType"], k, o), redact(rec.data["ResourceType"], k, n))
-                    for k, (o, n) in changes.items()
-                }
-                if red != changes:
-                    changes = red
-                    summary = summary.split(" = ")[0] + (
-                        " = [redacted]" if rec.data["Value"] is not None else ""
-                    )
             offset = step.snapshot.end_offset - 1 if in_snapshot and step.snapshot else off
             yield Change(offset, ts, batch.partition_leader_epoch, rec.name, summary, changes, in_snapshot)
 

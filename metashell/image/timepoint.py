@@ -19,7 +19,7 @@ from metashell.log.directory import MetadataLogDir
 from metashell.log.files import iter_file_batches
 from metashell.log.reader import BatchIndexEntry
 from metashell.numbers import is_int, is_natural
-from metashell.times import iso_utc
+from metashell.times import duration_ms, iso_utc
 
 __all__ = [
     "PointError",
@@ -46,21 +46,28 @@ class ResolvedPoint:
 
 
 def parse_point(text: str) -> tuple[str, int]:
-    """``("offset", N)`` or ``("time", epoch ms)``.  Times are ISO 8601 (``2026-11-22T03:55``,
-    ``...Z``, ``...+02:00``; no zone means UTC) or epoch milliseconds written as ``@1700000000000``."""
+    """``("offset", N)``, ``("time", epoch ms)`` or ``("ago", ms)``.  Times are ISO 8601
+    (``2026-11-22T03:55``, ``...Z``, ``...+02:00``; no zone means UTC) or epoch milliseconds written
+    as ``@1700000000000``.  A duration (``-1h``, ``30m``, ``1h30m``, ``90s``; the sign is optional)
+    counts back from the time of the log's last batch, not from now: a copy taken last week reads
+    the same today."""
     t = text.strip()
     if is_int(t):
         value = int(t)
         if value < 0:
-            raise PointError(f"at: {text}: an offset is 0 or more")
+            raise PointError(f"at: {text}: an offset is 0 or more (for a time before the end, -1h or -30m)")
         return "offset", value
     if t.startswith("@") and is_natural(t[1:]):
         return "time", int(t[1:])
+    ago = duration_ms(t)
+    if ago is not None:
+        return "ago", ago
     try:
         when = _dt.datetime.fromisoformat(t.replace("Z", "+00:00").replace("z", "+00:00"))
     except ValueError:
         raise PointError(
-            f"at: {text}: not an offset, an ISO time (2026-11-22T03:55:00Z) or @epoch-ms"
+            f"at: {text}: not an offset, an ISO time (2026-11-22T03:55:00Z), @epoch-ms or a time "
+            "before the log's end (-1h, 30m)"
         ) from None
     if when.tzinfo is None:
         when = when.replace(tzinfo=_dt.UTC)
@@ -88,6 +95,16 @@ def _batch_headers(paths: list[Path]) -> list[tuple[int, int, int]]:
         except (OSError, MetashellError):
             continue
     return out
+
+
+def _log_end_time(headers: list[tuple[int, int, int]], asked: str) -> int:
+    """The time a duration counts back from: the newest batch's max timestamp."""
+    newest = max((ts for _base, _last, ts in headers if ts >= 0), default=None)
+    if newest is None:
+        raise PointError(
+            f"at: {asked}: a duration counts back from the log's last batch, and no batch has a time"
+        )
+    return newest
 
 
 def _offset_at(times: list[tuple[int, int]], ms: int, asked: str) -> int:
@@ -148,6 +165,8 @@ def resolve_in_dir(
     its batches is old enough; the batches it skipped, before the snapshot, are all older)."""
     kind, value = parse_point(text)
     headers = _batch_headers([s.path for s in d.segments])  # read once: for a time, and for the ranges
+    if kind == "ago":
+        kind, value = "time", _log_end_time(headers, text) - value
     if kind == "time":
         known = [(e.last_offset, e.max_timestamp) for e in index or () if e.kind == "log"]
         if not any(ts <= value for _last, ts in known):
@@ -182,7 +201,9 @@ def resolve_in_file(path: Path, text: str) -> ResolvedPoint:
     snapshot's end, or on the segment's first batch, whatever was asked)."""
     kind, value = parse_point(text)
     # a snapshot's offset is in its name: its headers are read only to resolve a time
-    headers = _batch_headers([path]) if kind == "time" or path.name.endswith(".log") else []
+    headers = _batch_headers([path]) if kind != "offset" or path.name.endswith(".log") else []
+    if kind == "ago":
+        kind, value = "time", _log_end_time(headers, text) - value
     if kind == "time":
         value = _offset_at([(last, ts) for _base, last, ts in headers], value, text)
     if path.name.endswith(".checkpoint") and path.name != "bootstrap.checkpoint":

@@ -225,6 +225,11 @@ class Traveller:
     def _point(self, text: str) -> int:
         return self._resolve(text, self._end.index if self._end is not None else None).offset
 
+    def offset_of(self, text: str) -> int:
+        """The offset a point names (an offset, a time, or a duration before the log's end), for
+        commands that take a point without moving there (``log --from -1h``)."""
+        return self._point(text)
+
     def end(self) -> LoadResult:
         if self._end is None:
             self._end = self._load_end()

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 
 from metashell.errors import MetashellError
 from metashell.numbers import is_natural, parse_int
+from metashell.times import is_duration_back
 
 from .words import Word
 
@@ -203,7 +204,8 @@ def _is_flag_cluster(t: str, by_flag: dict[str, Option]) -> bool:
 
 
 def _looks_negative_number(t: str) -> bool:
-    return is_natural(t[1:])
+    """``-5``, or a duration before the log's end (``at -1h``): a value, not an unknown option."""
+    return is_natural(t[1:]) or is_duration_back(t)
 
 
 def man_text(spec: CommandSpec) -> str:

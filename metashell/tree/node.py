@@ -174,6 +174,27 @@ class RecordLeaf(Node):
     def tree_text(self, redact: bool | None = None) -> str:
         return json.dumps(self.to_json(redact), ensure_ascii=False)
 
+    def field(self, name: str) -> Node | None:
+        """One field of the record as a node of its own (``cat /provenance/offset``,
+        ``cat /brokers/1/listeners``): a path may go on into a record's JSON, by key, or by index
+        in a list.  Read through ``get``, so the field is redacted like the record."""
+        value = self.to_json(None)
+        if isinstance(value, dict) and name in value:
+            key: str | int = name
+        elif isinstance(value, list) and name.isdigit() and int(name) < len(value):
+            key = int(name)
+        else:
+            return None
+        parent = self
+
+        def get(redact: bool) -> Any:
+            whole = parent.to_json(redact)
+            return whole[key]  # type: ignore[index]
+
+        if isinstance(value[key], dict | list):  # type: ignore[index]
+            return RecordLeaf(name, self.ctx, get, self.kind)
+        return ScalarLeaf(name, self.ctx, get, "scalar")
+
 
 class TextLeaf(Node):
     """A leaf whose text is a preformatted string (Kafka's ``toString`` under ``/image``).

@@ -148,10 +148,16 @@ def resolve(root: Node, components: list[str]) -> Node | None:
     """Literal lookup of already-normalized components (no globbing)."""
     node: Node | None = root
     for c in components:
-        if node is None or not node.is_dir:
+        if node is None:
             return None
-        node = node.child(c)
+        node = node.child(c) if node.is_dir else _field(node, c)
     return node
+
+
+def _field(node: Node, name: str) -> Node | None:
+    """A record's field (``/provenance/offset``): only a record leaf has them."""
+    field = getattr(node, "field", None)
+    return field(name) if field is not None else None
 
 
 def glob_components(root: Node, cwd: str, pattern: str) -> list[tuple[list[str], Node]]:
@@ -179,7 +185,11 @@ def _visit(
         comp = comps[index]
         regex = glob_regex(comp)
         if not node.is_dir:
-            return
+            field = _field(node, comp) if regex is None else None  # fields: literal names only
+            if field is None:
+                return
+            node, path, index = field, path + [comp], index + 1
+            continue
         if regex is None:
             child = node.child(comp)
             if child is None:

@@ -36,7 +36,12 @@ register(
             "at",
             "Move the session to the metadata as it was after a log offset or time; 'at' alone "
             "returns to the end.",
-            Positional("point", "An offset, an ISO 8601 time (2026-11-22T03:55:00Z) or @epoch-ms.", "?"),
+            Positional(
+                "point",
+                "An offset, an ISO 8601 time (2026-11-22T03:55:00Z), @epoch-ms, or a duration "
+                "before the log's last batch (-1h, 30m, 1h30m).",
+                "?",
+            ),
         ),
         run=run_at,
         tui=TuiMode.INLINE,

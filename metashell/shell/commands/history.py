@@ -13,6 +13,7 @@ from metashell.tree.paths import normalize
 from metashell.tree.redact import redact_config
 
 from ...safe_text import visible
+from ..points import FROM_OPT, TO_OPT, point_option
 from ..registry import Command, TuiMode, register
 from ..spec import JSON_OPT, CommandError, CommandSpec, Parsed, Positional
 
@@ -26,6 +27,9 @@ def run_history(shell: Shell, p: Parsed) -> None:
     arg = p.args[0].literal if p.args else ""
     if arg and not is_int(arg) and (shell.full_plan is not None or arg.startswith("/")):
         _metadata_history(shell, p)
+        return
+    if arg and shell.full_plan is not None and _in_a_topic(shell.cwd) and is_int(arg):
+        _metadata_history(shell, p)  # "history 0" in /topics/orders: partition 0, not 0 commands
         return
     count = len(shell.history)
     if p.args:
@@ -46,6 +50,11 @@ def run_history(shell: Shell, p: Parsed) -> None:
             shell.write(f"{i: 5d}  {shell.history[i]}\n")
 
 
+def _in_a_topic(cwd: str) -> bool:
+    comps = normalize(cwd, ".")
+    return len(comps) == 2 and comps[0] in ("topics", "topicIds")
+
+
 def _metadata_history(shell: Shell, p: Parsed) -> None:
     if shell.full_plan is None:
         raise CommandError(
@@ -62,8 +71,11 @@ def _metadata_history(shell: Shell, p: Parsed) -> None:
     def redact_value(resource_type: int, key: str, value: str | None) -> str | None:
         return redact_config(resource_type, key, value, redact)
 
+    first, last = point_option(shell, p, "from"), point_option(shell, p, "to")
     found = False
     for change in history(shell.full_plan(None), target, redact_value):
+        if (first is not None and change.offset < first) or (last is not None and change.offset > last):
+            continue
         found = True
         if shell.wants_json(p):
             shell.emit_json({"path": join(comps), **change.as_json()})
@@ -91,7 +103,7 @@ register(
                 "/brokers/2, /configs/topic/orders/retention.ms) to list every record that changed it.",
                 "?",
             ),
-            (JSON_OPT,),
+            (FROM_OPT, TO_OPT, JSON_OPT),
             shell_only=True,
         ),
         run=run_history,

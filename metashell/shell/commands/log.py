@@ -2,15 +2,15 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING
 
 from metashell.image.changelog import LogEntry, iter_log
-from metashell.numbers import parse_int
 from metashell.times import iso_utc as iso_time
-from metashell.tree.redact import redact_record_json
+from metashell.tree.redact import redact_config, redact_record_json
 
 from ...safe_text import visible
+from ..points import FROM_OPT, TO_OPT, point_option
 from ..record_types import TypeFilter, parse_type_filter, record_type_words
 from ..registry import Command, TuiMode, register
 from ..spec import JSON_OPT, CommandError, CommandSpec, Option, Parsed
@@ -18,18 +18,23 @@ from ..spec import JSON_OPT, CommandError, CommandSpec, Option, Parsed
 if TYPE_CHECKING:
     from ..session import Shell
 
+NOOP = "NoOpRecord"
+
 
 def run_log(shell: Shell, p: Parsed) -> None:
     """The records themselves, with a one-line summary each (``--json``: kafka-dump-log's form)."""
     if shell.full_plan is None:
         raise CommandError("log: needs a file source (-d or -s)")
-    first, last = (_offset_option(p, "from"), _offset_option(p, "to"))
+    first, last = point_option(shell, p, "from"), point_option(shell, p, "to")
     raw_types = p.opts.get("type")
     try:
         kinds = parse_type_filter(raw_types) if isinstance(raw_types, str) else TypeFilter(None, frozenset())
     except ValueError as e:
         raise CommandError(str(e)) from None
     types, exclude = kinds.include, kinds.exclude
+    if not p.opts.get("all") and (types is None or NOOP not in types):
+        exclude = exclude | {NOOP}  # an idle controller writes one every 500 ms: noise, unless asked
+    redact = _config_redactor(shell.settings.redact)
     if first is not None and shell.travel is not None:
         with shell.travel.log_from(first) as fast:  # the journaled image at first - 1, no snapshot read
             if fast is not None:
@@ -46,6 +51,7 @@ def run_log(shell: Shell, p: Parsed) -> None:
                         base=base,
                         payloads=shell.wants_json(p),
                         salvage=shell.salvage,
+                        redact=redact,
                     ),
                 )
                 return
@@ -60,6 +66,7 @@ def run_log(shell: Shell, p: Parsed) -> None:
             exclude=exclude,
             payloads=shell.wants_json(p),
             salvage=shell.salvage,
+            redact=redact,
         ),
     )
 
@@ -82,14 +89,11 @@ def _print_log(shell: Shell, p: Parsed, entries: Iterator[LogEntry]) -> None:
         shell.write("\n".join(batch) + "\n")
 
 
-def _offset_option(p: Parsed, name: str) -> int | None:
-    raw = p.opts.get(name)
-    if raw is None:
-        return None
-    try:
-        return parse_int(str(raw))
-    except ValueError:
-        raise CommandError(f"log: --{name} {raw}: not an offset") from None
+def _config_redactor(redact: bool) -> Callable[[int, str, str | None], str | None]:
+    def redact_value(resource_type: int, key: str, value: str | None) -> str | None:
+        return redact_config(resource_type, key, value, redact)
+
+    return redact_value
 
 
 def _redacted_entry(doc: dict[str, object], redact: bool, record: str) -> dict[str, object]:
@@ -107,8 +111,9 @@ register(
             "log",
             "List the metadata records themselves, with a summary each.",
             options=(
-                Option(("--from",), "from", "First offset to show.", "OFFSET"),
-                Option(("--to",), "to", "Last offset to show.", "OFFSET"),
+                FROM_OPT,
+                TO_OPT,
+                Option(("--all",), "all", "Also NoOpRecords (hidden unless --type names them)."),
                 Option(
                     ("--type",),
                     "type",

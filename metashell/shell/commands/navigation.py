@@ -30,9 +30,12 @@ def run_ls(shell: Shell, p: Parsed) -> None:
         if not matches:
             shell.error(f"ls: {arg.text}: no such file or directory.{shell.did_you_mean(arg.text)}")
             continue
+        globbed = any(is_glob(c) for c in normalize(shell.cwd, arg.text))
         for comps, node in matches:
-            name = comps[-1] if comps else "/"
-            (dirs if node.is_dir else files).append((name, comps, node))
+            if node.is_dir:
+                dirs.append((_ls_label(shell, arg.text, comps, globbed), comps, node))
+            else:
+                files.append((comps[-1] if comps else "/", comps, node))
     if as_json:
         for name, comps, node in files:
             shell.emit_json(_entry_json(shell, name, comps, node))
@@ -224,6 +227,17 @@ def run_find(shell: Shell, p: Parsed) -> None:
                     chunk = 4096
             if batch:
                 shell.write("\n".join(batch) + "\n")
+
+
+def _ls_label(shell: Shell, typed: str, comps: list[str], globbed: bool) -> str:
+    """How ``ls`` heads a matched directory's listing.  Under ``/image`` its last component, as
+    Kafka's shell does (its output is Kafka's to the byte).  Elsewhere a glob's directories are
+    headed by their paths, as in ``sh``: ``ls /topics/*/configs`` names each topic, not
+    ``configs:`` five times.  Matched files stay names, as Kafka lists them."""
+    name = comps[-1] if comps else "/"
+    if not globbed or (comps and comps[0] == "image"):
+        return name
+    return _find_base(shell, typed, comps)
 
 
 def _find_base(shell: Shell, typed: str, comps: list[str]) -> str:

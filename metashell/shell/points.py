@@ -1,0 +1,42 @@
+"""Points of a log that a command takes without moving the session there: ``log --from -1h``,
+``history PATH --to 2026-11-22T03:55``.  ``at`` and ``--at`` take the same words (an offset, an
+ISO time, ``@epoch-ms``, or a duration before the log's end), resolved by the same code
+(``image.timepoint``)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from metashell.errors import MetashellError
+from metashell.numbers import is_int, parse_int
+
+from .spec import CommandError, Option, Parsed
+
+if TYPE_CHECKING:
+    from .session import Shell
+
+FROM_OPT = Option(
+    ("--from",),
+    "from",
+    "First record to show: an offset, an ISO time, or a duration before the log's end (-1h).",
+    "POINT",
+)
+TO_OPT = Option(("--to",), "to", "Last record to show: an offset, a time or a duration.", "POINT")
+
+
+def point_option(shell: Shell, p: Parsed, name: str) -> int | None:
+    """``--from``/``--to``: an offset as typed, or a time or duration resolved to one.  A time
+    names the image after the last batch at or before it, so ``--from TIME`` starts after that."""
+    raw = p.opts.get(name)
+    if raw is None:
+        return None
+    text = str(raw)
+    if is_int(text):
+        return parse_int(text)
+    if shell.travel is None:
+        raise CommandError(f"{p.spec.name}: --{name} {raw}: a time needs a file source (-d or -s)")
+    try:
+        offset = shell.travel.offset_of(text)
+    except MetashellError as e:
+        raise CommandError(f"{p.spec.name}: --{name} {str(e).removeprefix('at: ')}") from None
+    return offset + 1 if name == "from" else offset
