@@ -74,3 +74,35 @@ def test_completion_offers_what_each_command_takes() -> None:
     assert words("describe broker ") == [("1 ", 0)]
     assert ("PartitionChangeRecord ", -4) in words("log --type Part")
     assert words("log --type NoOpRecord,Top") == [("NoOpRecord,TopicRecord ", -14)]
+
+
+def test_describe_acl_options_complete_from_the_metadata() -> None:
+    """Principals from the ACLs and SCRAM users, resources as TYPE:NAME, operations by name."""
+    source = open_directory(str(FIXTURES / "kafka-4.4-split-c1"), lambda _w: None, True)
+    completer = ShellCompleter(lambda: source.root, lambda: "/")
+
+    def words(text: str) -> list[str]:
+        doc = Document(text, len(text))
+        return [c.text for c in completer.get_completions(doc, CompleteEvent())]
+
+    image = source.root.ctx.image
+    principals = words("describe acl --principal ")
+    assert principals and {a.principal + " " for a in image.acls.values()} <= set(principals)
+    assert any(p.startswith("User:") for p in principals)
+    assert "topic:orders " in words("describe acl --resource topic:o")
+    assert words("describe acl --operation DESCRIBE_") == ["DESCRIBE_CONFIGS ", "DESCRIBE_TOKENS "]
+
+
+def test_describe_takes_paths_and_the_current_directory() -> None:
+    from test_cli import run_cli
+
+    demo = str(FIXTURES / "demo")
+    _, by_name, _ = run_cli("-d", demo, "describe", "orders")
+    assert run_cli("-d", demo, "describe", "/topics/orders")[1] == by_name
+    assert run_cli("-d", demo, "-c", "cd /topics/orders", "-c", "describe")[1] == by_name
+    assert run_cli("-d", demo, "-c", "cd /topics/orders/configs", "-c", "describe ..")[1] == by_name
+    _, broker, _ = run_cli("-d", demo, "describe", "broker", "1")
+    assert run_cli("-d", demo, "describe", "/brokers/1")[1] == broker
+    assert run_cli("-d", demo, "-c", "cd /brokers", "-c", "describe")[1] == broker
+    status, _, err = run_cli("-d", demo, "describe", "/features")
+    assert status == 1 and "not a topic or a broker" in err

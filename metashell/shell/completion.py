@@ -101,7 +101,11 @@ class ShellCompleter(Completer):
         option = next((o for o in declared.options if prev in o.flags and o.metavar), None)
         if option is not None:
             values = command.option_values.get(option.dest) if command.option_values else None
-            candidates = option.choices or (values() if values is not None else ())
+            try:
+                context = CompletionContext(self._root(), self._cwd())
+                candidates = option.choices or (list(values(context)) if values is not None else ())
+            except Exception:  # noqa: BLE001 - completion must never break the prompt
+                return
             for choice in _matching_words(candidates, partial):
                 yield Completion(choice + " ", replace, display=choice)
             return

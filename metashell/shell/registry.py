@@ -72,8 +72,9 @@ class Command:
     visit a point and come back): the TUI must run it inline, never beside the tree reading it."""
     complete: ArgCompleter | None = None
     """Candidates for a positional word; None: paths of the tree (the default of most commands)."""
-    option_values: Mapping[str, Callable[[], Iterable[str]]] | None = None
-    """Candidates for an option's value, by its dest (``log --type``: the record types)."""
+    option_values: Mapping[str, Callable[[CompletionContext], Iterable[str]]] | None = None
+    """Candidates for an option's value, by its dest (``log --type``: the record types;
+    ``describe acl --principal``: the principals the metadata names)."""
 
     @property
     def name(self) -> str:

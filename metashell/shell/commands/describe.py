@@ -9,20 +9,27 @@ from metashell.image.acls import decide
 from metashell.image.forms import acl_form
 from metashell.image.health import PartitionRef, effective_min_isr
 from metashell.image.image import MetadataImage
+from metashell.image.kafka_names import ACL_OPERATION_NAMES, ACL_RESOURCE_TYPE_NAMES
 from metashell.image.model import Topic
-from metashell.protocol.uuid import uuid_to_str
-from metashell.tree.paths import glob_regex
+from metashell.protocol.uuid import uuid_from_str, uuid_to_str
+from metashell.tree.paths import glob_regex, normalize
 
 from .. import answers
 from ..registry import Command, CompletionContext, TuiMode, register
 from ..spec import JSON_OPT, CommandError, CommandSpec, Option, Parsed, Positional
+from ..words import Word
+
+#: ``--resource`` words by Kafka's resource type id (what ``answers.acl_query`` parses back).
+RESOURCE_WORDS = {k: v.lower() for k, v in ACL_RESOURCE_TYPE_NAMES.items()}
 
 if TYPE_CHECKING:
     from ..session import Shell
 
 
 def run_describe(shell: Shell, p: Parsed) -> None:
-    words = [w.literal for w in p.args]
+    words = _paths_as_targets(shell, [w.literal for w in p.args])
+    if words != [w.literal for w in p.args]:
+        p = Parsed(p.spec, [Word(w, w) for w in words], p.opts, p.help)
     if words and words[0] == "broker":
         _describe_brokers(shell, p, words[1:])
         return
@@ -50,6 +57,57 @@ def run_describe(shell: Shell, p: Parsed) -> None:
         return
     for line in answers.describe_topics(image, topics, filters, shell.settings.redact):
         shell.write(line + "\n")
+
+
+def _paths_as_targets(shell: Shell, words: list[str]) -> list[str]:
+    """Tree paths as targets: ``describe /topics/orders``, ``describe /brokers/1``, ``describe ..``,
+    or ``describe`` alone inside a topic or a broker (the current directory).  A word is a path when
+    it has a ``/`` or is ``.``/``..``: no topic name can (Kafka refuses ``/``, ``.`` and ``..``)."""
+    if not words:
+        comps = normalize(shell.cwd, ".")
+        if not comps or comps[0] not in ("topics", "topicIds", "brokers", "acls"):
+            return words  # elsewhere: every topic, as kafka-topics --describe
+        words = ["."]
+    if words[0] in ("broker", "acl", "acls") or not any(_is_path(w) for w in words):
+        return words
+    topics: list[str] = []
+    brokers: list[str] = []
+    for word in words:
+        if not _is_path(word):
+            topics.append(word)
+            continue
+        comps = normalize(shell.cwd, word)
+        head = comps[0] if comps else ""
+        if head == "topics" and len(comps) >= 2:
+            topics.append(comps[1])
+        elif head == "topicIds" and len(comps) >= 2:
+            topic = _topic_by_id(shell.image(), comps[1])
+            topics.append(topic or comps[1])
+        elif head == "brokers":
+            brokers.append(comps[1] if len(comps) >= 2 else "*")
+        elif head in ("topics", "topicIds"):
+            topics.append("*")
+        elif head == "acls" and len(words) == 1:
+            return ["acl"]
+        else:
+            raise CommandError(
+                f"describe: {word}: not a topic or a broker (describe /topics/NAME or /brokers/ID)"
+            )
+    if topics and brokers:
+        raise CommandError("describe: give topics or brokers, not both")
+    return ["broker", *brokers] if brokers else topics
+
+
+def _is_path(word: str) -> bool:
+    return "/" in word or word in (".", "..")
+
+
+def _topic_by_id(image: MetadataImage, text: str) -> str | None:
+    try:
+        topic = image.topics.by_id.get(uuid_from_str(text))
+    except ValueError:
+        return None
+    return None if topic is None else topic.name
 
 
 def _topic_json(
@@ -136,6 +194,23 @@ def complete_targets(context: CompletionContext, words: list[str], partial: str)
     return [n for n in names if n.startswith(partial)]
 
 
+def _principals(context: CompletionContext) -> list[str]:
+    """``describe acl --principal``: every principal an ACL names, and each SCRAM user."""
+    image = context.root.ctx.image
+    found = {a.principal for a in image.acls.values()} | {f"User:{user}" for _m, user in image.scram}
+    return sorted(found)
+
+
+def _resources(context: CompletionContext) -> list[str]:
+    image = context.root.ctx.image
+    named = {f"{RESOURCE_WORDS.get(a.resource_type, 'topic')}:{a.resource_name}" for a in image.acls.values()}
+    return sorted(named | {f"topic:{name}" for name in image.topics.by_name} | {"cluster:kafka-cluster"})
+
+
+def _operations(_context: CompletionContext) -> list[str]:
+    return [name for key, name in sorted(ACL_OPERATION_NAMES.items()) if key > 1]
+
+
 register(
     Command(
         CommandSpec(
@@ -207,6 +282,7 @@ register(
         ),
         run=run_describe,
         complete=complete_targets,
+        option_values={"principal": _principals, "resource": _resources, "operation": _operations},
         tui=TuiMode.WORKER,
     )
 )

@@ -131,7 +131,7 @@ register(
             ),
         ),
         run=run_log,
-        option_values={"type": record_type_words},
+        option_values={"type": lambda _context: record_type_words()},
         tui=TuiMode.INLINE,
         travels=True,
         moves_image=True,
