@@ -409,3 +409,45 @@ def test_ctrl_c_and_q_in_less(tmp_path: Path) -> None:
     child.expect(pexpect.EOF)
     child.close()
     assert child.exitstatus == 0
+
+
+def test_health_describe_and_ls_are_coloured_on_a_terminal_only() -> None:
+    """Issue 25, item 17: CRITICAL in red, a leaderless partition's ``Leader: none`` in red, a
+    directory's name in blue -- on a terminal; never with NO_COLOR or into a pipe."""
+    from conftest import FIXTURES
+    from test_cli import run_cli
+
+    demo = str(FIXTURES / "demo")
+    out = _run_in_pty(["-d", demo, "health"])
+    assert "\x1b[1;31mCRITICAL\x1b[0m:" in out
+    assert "\x1b[31moffline partition(s) (no live leader): 12 [critical]\x1b[0m" in out
+    assert "\x1b[33mfenced broker(s): 1 [warning]\x1b[0m" in out
+    out = _run_in_pty(["-d", demo, "describe", "orders"])
+    assert "\x1b[1mTopic: orders\x1b[0m\t" in out and "\x1b[31mLeader: none\x1b[0m" in out
+    out = _run_in_pty(["-d", demo, "ls", "-l", "/topics"])
+    assert "\x1b[1;34morders\x1b[0m" in out
+    for args in (["health"], ["describe", "orders"], ["ls", "-l", "/topics"]):
+        assert "\x1b" not in _run_in_pty(["-d", demo, *args], NO_COLOR="1")
+        assert "\x1b" not in run_cli("-d", demo, *args)[1]  # not a terminal
+
+
+def test_the_live_prompt_is_short_and_the_rest_is_in_the_bottom_toolbar() -> None:
+    """Issue 25, item 17: the prompt said ``cid [leader 1 epoch 5 hw 120 lag 0 connected]:/ >>``;
+    now the state alone, and leader, epoch, high watermark and lag below the line."""
+    import io
+
+    from conftest import FIXTURES
+
+    from metashell.image.loader import load_directory
+    from metashell.shell.repl import _prompt_text, _toolbar_text
+    from metashell.shell.session import Settings, Shell
+    from metashell.tree import build_root
+
+    shell = Shell(build_root(load_directory(FIXTURES / "demo").image), io.StringIO(), io.StringIO(), Settings())
+    line = "connected · leader 1 · epoch 5 · hw 120 · lag 0"
+    assert _prompt_text("cid", shell, lambda: line) == "cid [connected]:/ >> "
+    assert _toolbar_text(lambda: line) == line
+    assert _prompt_text("cid", shell, lambda: "reconnecting · no leader · epoch 5 · lag ?") == (
+        "cid [reconnecting]:/ >> "
+    )
+    assert _prompt_text("demo", shell, None) == "demo:/ >> "

@@ -40,6 +40,8 @@ from .loader import ImageLoader
 Warn = Callable[[str], None]
 
 
+STATUS_SEPARATOR = " · "
+"""Between the parts of :meth:`LiveSession.status_text`: the first part is the state."""
 _STATE_WORDS = {"streaming": "connected", "catching-up": "catching up", "snapshot": "loading snapshot"}
 """The stream's state as the status line says it (``connecting`` and ``reconnecting`` as they are)."""
 
@@ -199,20 +201,21 @@ class LiveSession:
             time.sleep(0.01)
 
     def status_text(self) -> str:
-        """Short text for the prompt; also applies what arrived since the last command."""
+        """The connection state first, then the details, `` · ``-separated: ``connected · leader 1
+        · epoch 5 · hw 120 · lag 0``.  The REPL's prompt shows the first part, its bottom toolbar
+        the whole line.  Also applies what arrived since the last command."""
         self.sync()
         st = self.source.status
         if st.state == "failed":
-            return f"live FAILED: {st.error}"
+            return f"FAILED · {st.error}"
         hw = st.high_watermark
         lag = max(0, hw - (self._applied_offset + 1)) if hw >= 0 else None
         leader = f"leader {st.leader_id}" if st.leader_id >= 0 else "no leader"
-        parts = [leader, f"epoch {st.leader_epoch}"]
+        parts = [_STATE_WORDS.get(st.state, st.state), leader, f"epoch {st.leader_epoch}"]
         if hw >= 0:
             parts.append(f"hw {hw}")
         parts.append(f"lag {lag}" if lag is not None else "lag ?")
-        parts.append(_STATE_WORDS.get(st.state, st.state))
-        return " ".join(parts)
+        return STATUS_SEPARATOR.join(parts)
 
     def leader(self) -> tuple[int, int]:
         """(leader id, leader epoch) as last heard from the quorum (-1: none known)."""

@@ -17,6 +17,7 @@ import sys
 from collections.abc import Callable
 from typing import TextIO
 
+from ..image.live_feed import STATUS_SEPARATOR
 from ..safe_text import visible
 from .pager import paged
 from .session import ExitShell, Shell
@@ -24,17 +25,26 @@ from .session import ExitShell, Shell
 StatusFn = Callable[[], str]
 
 
+def _status(status: StatusFn | None) -> str:
+    if status is None:
+        return ""
+    try:
+        return status()
+    except Exception:  # noqa: BLE001 - a status hook must never break the prompt
+        return ""
+
+
 def _prompt_text(label: str, shell: Shell, status: StatusFn | None) -> str:
-    extra = ""
-    if status is not None:
-        try:
-            text = status()
-        except Exception:  # noqa: BLE001 - a status hook must never break the prompt
-            text = ""
-        if text:
-            extra = f" [{text}]"
+    """``label[@point][ [state]]:cwd >> ``: live mode shows only its state here (``connected``,
+    ``reconnecting``); leader, epoch and lag are in the bottom toolbar (:func:`_toolbar_text`)."""
+    text = _status(status)
+    extra = f" [{text.split(STATUS_SEPARATOR, 1)[0]}]" if text else ""
     point = shell.point or ""
     return visible(f"{label}{point}{extra}:{shell.cwd} >> ")
+
+
+def _toolbar_text(status: StatusFn | None) -> str:
+    return visible(_status(status))
 
 
 def run_repl(
@@ -73,6 +83,7 @@ def run_repl(
         enable_suspend=True,
         # Live mode: redraw the prompt every second so leader/epoch/lag stay current while idle.
         refresh_interval=1.0 if status is not None else 0,
+        bottom_toolbar=(lambda: _toolbar_text(status)) if status is not None else None,
     )
     shell.settings.width = lambda: _columns(session)
     if banner:

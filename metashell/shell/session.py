@@ -28,6 +28,7 @@ from metashell.tree.paths import is_glob, normalize
 
 from ..safe_text import visible, visible_output
 from . import registry
+from .colour import Painter
 from .output import colorize_json, json_line
 from .sources import open_other
 from .spec import CommandError, Parsed
@@ -140,6 +141,14 @@ class Shell:
             raise CommandStopped
         if text:
             self.out.write(text if raw else visible_output(text))
+
+    def write_painted(self, text: str, painter: Painter) -> None:
+        """Print ``text`` made safe, then coloured line by line by ``painter`` when colour is on
+        (``shell/colour.py``): the colour sequences are ours, never the metadata's."""
+        safe = visible_output(text)
+        if self.settings.color:
+            safe = "\n".join(painter(line) for line in safe.split("\n"))
+        self.write(safe, raw=True)
 
     def note(self, message: str) -> None:
         """One informational line on stderr that does not fail the command."""

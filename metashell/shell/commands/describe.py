@@ -14,7 +14,7 @@ from metashell.image.model import Topic
 from metashell.protocol.uuid import uuid_from_str, uuid_to_str
 from metashell.tree.paths import glob_regex, normalize
 
-from .. import answers
+from .. import answers, colour
 from ..registry import Command, CompletionContext, TuiMode, register
 from ..spec import JSON_OPT, CommandError, CommandSpec, Option, Parsed, Positional
 from ..words import Word
@@ -55,8 +55,13 @@ def run_describe(shell: Shell, p: Parsed) -> None:
         for t in topics:
             shell.emit_json(_topic_json(shell, image, t, filters))
         return
+    batch: list[str] = []
     for line in answers.describe_topics(image, topics, filters, shell.settings.redact):
-        shell.write(line + "\n")
+        batch.append(line + "\n")
+        if len(batch) >= 512:  # a million partitions: print as it goes, not at the end
+            shell.write_painted("".join(batch), colour.describe)
+            batch.clear()
+    shell.write_painted("".join(batch), colour.describe)
 
 
 def _paths_as_targets(shell: Shell, words: list[str]) -> list[str]:
@@ -154,8 +159,7 @@ def _describe_brokers(shell: Shell, p: Parsed, patterns: list[str]) -> None:
         if shell.wants_json(p):
             shell.emit_json(info)
         else:
-            for line in answers.broker_lines(info):
-                shell.write(line + "\n")
+            shell.write_painted("".join(line + "\n" for line in answers.broker_lines(info)), colour.describe)
 
 
 def _matching(names: list[str], patterns: list[str], what: str, shell: Shell) -> list[str]:

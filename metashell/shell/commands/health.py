@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 from metashell.image.health import check_health
 from metashell.image.health_causes import explain
 
-from .. import answers
+from .. import answers, colour
 from ..registry import Command, TuiMode, register
 from ..spec import JSON_OPT, CommandSpec, Option, Parsed
 
@@ -23,8 +23,8 @@ def run_health(shell: Shell, p: Parsed) -> None:
     if shell.wants_json(p):
         shell.emit_json(report.as_json())
     else:
-        for line in answers.health_lines(report, show_all=bool(p.opts["all"])):
-            shell.write(line + "\n")
+        lines = answers.health_lines(report, show_all=bool(p.opts["all"]))
+        shell.write_painted("".join(line + "\n" for line in lines), colour.health)
     if p.opts["exit_code"] and not report.healthy:
         shell.status = 1
 

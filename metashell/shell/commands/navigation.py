@@ -12,6 +12,7 @@ from metashell.tree.render import iter_find, render_ls, render_tree
 from metashell.tree.summary import summarize
 
 from ...safe_text import visible, visible_output
+from .. import colour
 from ..registry import Command, TuiMode, register
 from ..session import effective_paths
 from ..spec import JSON_OPT, CommandError, CommandSpec, Option, Parsed, Positional
@@ -58,7 +59,7 @@ def run_ls(shell: Shell, p: Parsed) -> None:
         )
         return
     # ls -l: Kafka's grouping and intro lines, one long row per entry.
-    out: list[str] = _long_rows([(f[0], f[2]) for f in files], shell.settings.redact)
+    out: list[str] = _long_rows([(f[0], f[2]) for f in files], shell.settings.redact, shell.settings.color)
     need_intro = bool(files) or len(dirs) > 1
     first_intro = not files
     for name, _comps, node in dirs:
@@ -71,8 +72,8 @@ def run_ls(shell: Shell, p: Parsed) -> None:
             continue
         if intro is not None:
             out.extend(intro.split("\n"))
-        out.extend(_long_rows(children, shell.settings.redact))
-    shell.write("".join(line + "\n" for line in out))
+        out.extend(_long_rows(children, shell.settings.redact, shell.settings.color))
+    shell.write("".join(line + "\n" for line in out), raw=True)  # cells made safe by _long_rows
 
 
 def _ls_recursive(
@@ -84,18 +85,23 @@ def _ls_recursive(
     """``ls -R``: each directory as ``path:`` and its entries, depth first, streamed."""
     if files:
         rows = (
-            _long_rows([(f[0], f[2]) for f in files], shell.settings.redact)
+            _long_rows([(f[0], f[2]) for f in files], shell.settings.redact, shell.settings.color)
             if long
             else [visible(f[0]) for f in files]
         )
-        shell.write("".join(r + "\n" for r in rows))
+        shell.write("".join(r + "\n" for r in rows), raw=True)  # safe: visible() or _long_rows
     first = not files
     stack = [(comps, node) for _name, comps, node in reversed(dirs)]
     while stack:
         comps, node = stack.pop()
         children = [(n, c) for n in node.child_names() if (c := node.child(n)) is not None]
-        rows = _long_rows(children, shell.settings.redact) if long else [visible(n) for n, _c in children]
-        shell.write(("" if first else "\n") + visible(join(comps)) + ":\n" + "".join(r + "\n" for r in rows))
+        rows = (
+            _long_rows(children, shell.settings.redact, shell.settings.color)
+            if long
+            else [visible(n) for n, _c in children]
+        )
+        head = ("" if first else "\n") + visible(join(comps)) + ":\n"
+        shell.write(head + "".join(r + "\n" for r in rows), raw=True)  # safe: visible() or _long_rows
         first = False
         stack.extend((comps + [n], c) for n, c in reversed(children) if c.is_dir)
 
@@ -263,12 +269,14 @@ def _tree_json(node: Node, redact: bool, max_depth: int | None, level: int = 0) 
     return out
 
 
-def _long_rows(entries: list[tuple[str, Node]], redact: bool) -> list[str]:
+def _long_rows(entries: list[tuple[str, Node]], redact: bool, color: bool = False) -> list[str]:
     """``ls -l`` rows: ``<d|-> <children> <kind> <name>  <what it says>`` with aligned columns.
 
     The last column is what an operator scans a listing for (``tree.summary``): a partition's
     leader, ISR and replicas, a broker's state and first listener, an ACL in one line, a feature's
-    level, a scalar's value; a directory shows how many children it has.
+    level, a scalar's value; a directory shows how many children it has.  Every cell is made safe
+    here (``visible``), so the rows may be written raw; ``color`` paints directory names and what
+    is down (``shell/colour.py``).
     """
     rows: list[tuple[str, str, str, str, str]] = []
     for name, node in entries:
@@ -289,7 +297,10 @@ def _long_rows(entries: list[tuple[str, Node]], redact: bool) -> list[str]:
     name_w = max(len(r[3]) for r in rows)
     lines = []
     for t, size, kind, name, summary in rows:
-        line = f"{t} {size:>{size_w}} {kind:<{kind_w}} {name:<{name_w}}  {summary}"
+        cell = f"{name:<{name_w}}"
+        if color:
+            cell, summary = colour.ls_name(cell, t == "d"), colour.ls_long(summary)
+        line = f"{t} {size:>{size_w}} {kind:<{kind_w}} {cell}  {summary}"
         lines.append(line.rstrip(" "))
     return lines
 
