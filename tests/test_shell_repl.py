@@ -443,7 +443,9 @@ def test_the_live_prompt_is_short_and_the_rest_is_in_the_bottom_toolbar() -> Non
     from metashell.shell.session import Settings, Shell
     from metashell.tree import build_root
 
-    shell = Shell(build_root(load_directory(FIXTURES / "demo").image), io.StringIO(), io.StringIO(), Settings())
+    shell = Shell(
+        build_root(load_directory(FIXTURES / "demo").image), io.StringIO(), io.StringIO(), Settings()
+    )
     line = "connected · leader 1 · epoch 5 · hw 120 · lag 0"
     assert _prompt_text("cid", shell, lambda: line) == "cid [connected]:/ >> "
     assert _toolbar_text(lambda: line) == line

@@ -18,6 +18,7 @@ from typing import Any
 import pytest
 from conftest import FIXTURES, REPO, corpus_dirs
 from rich.console import Console
+from rich.text import Text
 from textual.pilot import Pilot
 from textual.widgets import Static, Tree
 
@@ -576,3 +577,113 @@ def test_search_finds_quotas_and_partitions() -> None:
         assert max(p.count("/") for p in app._searchable()) == DEPTH
 
     drive(DEMO, steps)
+
+
+# -- issue 25, items 9 and 11 --------------------------------------------------------------------------
+
+
+def test_command_output_never_wraps_and_w_gives_it_the_whole_width() -> None:
+    """``:log`` rows wrapped into two lines beside the tree; now each row is one line (scrolled
+    sideways), ``w`` hides the tree, and ``h`` opens a history at its newest entry."""
+
+    async def steps(app: MetashellApp, pilot: Pilot[Any]) -> None:
+        await command(app, pilot, "log --from 60")
+        pane = app.query_one("#detail", Static)
+        rows = app.output.getvalue().splitlines()
+        # the pane is as wide as its longest row (scrolled sideways), so no row wraps
+        assert len(rows) == 11 and pane.size.width >= max(len(r) for r in rows)
+        assert isinstance(app.shown, Text) and app.shown.no_wrap
+        tree = app.query_one("#tree", Tree)
+        await pilot.press("escape", "w")
+        await pilot.pause()
+        assert not tree.display
+        assert app.query_one("#detail-scroll").outer_size.width == 160
+        await pilot.press("w")
+        await pilot.pause()
+        assert tree.display and tree.has_focus
+        app.go_to("/topics/orders/0")
+        await pilot.pause()
+        await pilot.press("h")
+        await finished(app, pilot)
+        await pilot.pause(0.1)
+        scroll = app.query_one("#detail-scroll")
+        assert "partition created" in _text(app.shown)
+        assert scroll.scroll_y == scroll.max_scroll_y  # at the newest entry
+
+    app = MetashellApp(open_directory(str(DEMO), lambda _w: None, True))
+
+    async def main() -> None:
+        async with app.run_test(size=(160, 12)) as pilot:
+            await pilot.pause()
+            await steps(app, pilot)
+
+    asyncio.run(main())
+
+
+def test_the_overview_counts_agree_with_the_tree_and_the_hint_follows_the_finding() -> None:
+    async def steps(app: MetashellApp, pilot: Pilot[Any]) -> None:
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        app.go_to("/")
+        await pilot.pause()
+        shown = _text(app.shown)
+        features = len(app.shell.root.child("features").child_names())
+        assert re.search(rf"^features +{features} *$", shown, re.M), shown
+        assert re.search(r"^controllers +1 voter\(s\), 1 registered *$", shown, re.M), shown
+        assert "next: describe --unavailable-partitions" in shown
+        assert ":health lists them" not in shown
+        app.go_to("/topics/orders")
+        await pilot.pause()
+        shown = _text(app.shown)
+        assert "Configs: cleanup.policy=delete,max.message.bytes=2097152,retention.ms=604800000" in shown
+        tree = app.query_one("#tree", Tree)
+        orders = tree.cursor_node
+        assert orders is not None
+        orders.expand()
+        await pilot.pause()
+        labels = {c.data: c.label.plain for c in orders.children}
+        assert labels["/topics/orders/0"] == "0  offline"  # partitions carry badges too
+
+    drive(DEMO, steps)
+
+
+def test_a_zero_directory_id_is_named_not_shown_as_a_uuid() -> None:
+    from metashell.image.model import LOST_DIR, MIGRATING_DIR, Partition, Topic
+    from metashell.tui.detail import partition_table
+
+    p = Partition((1, 2), (MIGRATING_DIR, LOST_DIR), (1,), (), (), (), (), 1, 0, 0, 0)
+    text = _text(partition_table(Topic("t", b"\x01" * 16, {0: p})))
+    assert "migrating,lost" in text and "AAAAAAAA" not in text
+
+
+def test_at_80_columns_a_long_name_keeps_both_ends_and_its_badge(tmp_path: Path) -> None:
+    """Two long topic names that differ only at the end stay told apart, badge visible."""
+
+    async def steps(app: MetashellApp, pilot: Pilot[Any]) -> None:
+        tree = app.query_one("#tree", tui_tree.MetadataTree)
+        tree.badges = {"/topics/audit.cdc.v1-0004845": "offline"}
+        app.go_to("/topics/audit.cdc.v1-0004845")
+        await pilot.pause()
+        from textual.geometry import Region
+
+        strips = tree.render_lines(Region(0, 0, tree.size.width, tree.size.height))
+        text = "\n".join(strip.text for strip in strips)
+        assert "…04845  offline" in text and "audit.cdc.v1-0004846" in text, text
+
+    from metashell.log.encoding import build_batch
+    from metashell.protocol.metadata import encode_metadata_record as enc
+
+    part = tmp_path / "__cluster_metadata-0"
+    part.mkdir()
+    records = [
+        enc("TopicRecord", 0, {"Name": f"audit.cdc.v1-000484{n}", "TopicId": bytes([n]) * 16}) for n in (5, 6)
+    ]
+    (part / "00000000000000000000.log").write_bytes(build_batch(0, 1, records, 1))
+    app = MetashellApp(open_directory(str(part), lambda _w: None, True))
+
+    async def main() -> None:
+        async with app.run_test(size=(80, 24)) as pilot:
+            await pilot.pause()
+            await steps(app, pilot)
+
+    asyncio.run(main())

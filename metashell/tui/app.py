@@ -25,7 +25,7 @@ from rich.text import Text
 from textual import on
 from textual.app import App, ComposeResult
 from textual.binding import Binding, BindingType
-from textual.containers import Horizontal, VerticalScroll
+from textual.containers import Horizontal, ScrollableContainer
 from textual.css.query import NoMatches
 from textual.message import Message
 from textual.notifications import SeverityLevel
@@ -59,6 +59,7 @@ class MetashellApp(App[int]):
         # Textual's own Ctrl-P did not reach the app (the focused tree took it); docs/tui.md promises it
         Binding("ctrl+p", "command_palette", "Search", show=False, key_display="Ctrl-P", priority=True),
         Binding("h", "history", "History"),
+        Binding("w", "toggle_wide", "Wide"),
         Binding("o", "open_pager", "Pager"),
         Binding("y", "copy_path", "Copy path"),
         Binding("Y", "copy_value", "Copy value", show=False),
@@ -72,7 +73,8 @@ class MetashellApp(App[int]):
         "quit": "quit, restoring the terminal",
         "command_line": "the command line: any shell command (ls, cd, cat, find, describe, health, at ...)",
         "command_palette": "search paths by name (topics, brokers, configs, ACL principals ...)",
-        "history": "history of the selected topic, partition, broker or config",
+        "history": "history of the selected topic, partition, broker or config (opens at the newest)",
+        "toggle_wide": "the detail pane takes the whole width (the tree hides), and back",
         "open_pager": "open what the detail pane shows in $PAGER (default: less -R)",
         "copy_path": "copy the selected path to the clipboard",
         "copy_value": "copy the selected file's value to the clipboard",
@@ -153,7 +155,7 @@ class MetashellApp(App[int]):
         yield Static(id="facts", markup=False)
         with Horizontal():
             yield MetadataTree(lambda: self.shell.root, id="tree")
-            with VerticalScroll(id="detail-scroll"):
+            with ScrollableContainer(id="detail-scroll"):
                 yield Static(id="detail", markup=False)
         yield Input(
             placeholder=": a shell command (ls, cd, cat, find, describe, health, at, history ...)",
@@ -269,9 +271,17 @@ class MetashellApp(App[int]):
         self._put(detail(self.tree_view.comps_of(path), node, self.redact, health=self.health))
 
     def _put(self, renderable: RenderableType, *, command: bool = False) -> None:
+        """Show ``renderable`` in the detail pane.  A command's output is text that never wraps
+        (a ``log`` row is one line, scrolled sideways when wider than the pane; ``w`` gives the pane
+        the whole width); the views of a node fit the pane."""
         self.shown = renderable
         self._command_shown = command
-        self.query_one("#detail", Static).update(renderable)
+        pane = self.query_one("#detail", Static)
+        if command and isinstance(renderable, Text):
+            renderable.no_wrap = True
+            renderable.overflow = "ignore"
+        pane.styles.width = "auto" if command else "1fr"
+        pane.update(renderable)
 
     def go_to(self, path: str, *, remember: bool = True) -> None:
         """Expand the tree down to ``path``, highlight it and show it."""
@@ -352,8 +362,17 @@ class MetashellApp(App[int]):
             self.go_to(path, remember=False)
 
     def action_history(self) -> None:
-        """The history of the selected topic, partition, broker or config (``history PATH``)."""
+        """The history of the selected topic, partition, broker or config (``history PATH``),
+        opened at its newest entry (the last line: what happened most recently)."""
+        self.commands.scroll_to_end_once = True
         self.run_command(f"history {_quoted(self.selected)}")
+
+    def action_toggle_wide(self) -> None:
+        """Hide or show the tree, so that wide output (``log``, ``describe``) has the whole width."""
+        tree = self.tree_view
+        tree.display = not tree.display
+        if tree.display:
+            tree.focus()
 
     def action_help(self) -> None:
         """The ``?`` screen: keys and shell commands, filtered as you type."""

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from rich.text import Text
-from textual.containers import VerticalScroll
+from textual.containers import ScrollableContainer
 from textual.css.query import NoMatches
 from textual.message import Message
 from textual.worker import Worker
@@ -133,6 +133,8 @@ class CommandRunner:
         self.app = app
         self.worker: Worker[None] | None = None
         self._streamed = Text()
+        self.scroll_to_end_once = False
+        """Open the next command's output at its end (the ``h`` key: the newest history entry)."""
 
     def run_command(self, line: str) -> int | None:
         """Run ``line`` through the shell's command engine, as its commands' TUI modes say
@@ -193,7 +195,7 @@ class CommandRunner:
         self._streamed.append(visible_output(message.text))
         self.app._put(self._streamed, command=True)
         with contextlib.suppress(NoMatches):
-            self.app.query_one("#detail-scroll", VerticalScroll).scroll_end(animate=False)
+            self.app.query_one("#detail-scroll", ScrollableContainer).scroll_end(animate=False)
 
     def done(self, message: CommandDone) -> None:
         self.worker = None
@@ -230,3 +232,8 @@ class CommandRunner:
             self.app.go_to(self.app.shell.cwd)
         if self.app.output.getvalue() or self.app.errors.getvalue():
             self.app._put(text, command=True)
+        if self.scroll_to_end_once:
+            self.scroll_to_end_once = False
+            with contextlib.suppress(NoMatches):
+                pane = self.app.query_one("#detail-scroll", ScrollableContainer)
+                self.app.call_after_refresh(lambda: pane.scroll_end(animate=False))

@@ -24,10 +24,11 @@ from rich.text import Text
 from metashell.image.health import CRITICAL, HealthReport
 from metashell.image.image import MetadataImage
 from metashell.image.kafka_names import metadata_version_name
-from metashell.image.model import Topic
+from metashell.image.model import LOST_DIR, MIGRATING_DIR, UNASSIGNED_DIR, Topic
 from metashell.image.wording import id_list
 from metashell.protocol.uuid import uuid_to_str
 from metashell.safe_text import json_safe, visible
+from metashell.shell.answers import topic_overrides
 from metashell.times import iso_utc as iso_time
 from metashell.tree import Node
 from metashell.tree.summary import summarize
@@ -64,9 +65,21 @@ View = Callable[[list[str], Node, bool, str], "RenderableType | None"]
 
 
 def topic_view(parts: list[str], node: Node, redact: bool, theme: str) -> RenderableType | None:
-    """A topic (``/topics/NAME``): its partitions as a table."""
-    topic = node.ctx.image.topics.by_name.get(parts[-1]) if parts[:1] == ["topics"] else None
-    return None if topic is None else partition_table(topic)
+    """A topic (``/topics/NAME``): its config overrides, then its partitions as a table."""
+    image = node.ctx.image
+    topic = image.topics.by_name.get(parts[-1]) if parts[:1] == ["topics"] else None
+    if topic is None:
+        return None
+    overrides = topic_overrides(image, topic.name, redact)
+    configs = Text.assemble(
+        ("Configs: ", "bold"),
+        literal(
+            ",".join(f"{k}={v}" for k, v in overrides)
+            if overrides
+            else "(no override: the brokers' defaults)"
+        ),
+    )
+    return Group(partition_table(topic), configs)
 
 
 def record_view(parts: list[str], node: Node, redact: bool, theme: str) -> RenderableType | None:
@@ -117,18 +130,18 @@ def overview(image: MetadataImage, health: HealthReport | None = None) -> Render
             table.add_row(
                 "", Text(f"{f.count} {f.title}", style="red" if f.severity == CRITICAL else "yellow")
             )
-        if not health.healthy:
-            table.add_row(
-                "",
-                Text.assemble(
-                    (":health", "bold"),
-                    " lists them; ",
-                    (":describe --unavailable-partitions", "bold"),
-                    " shows partitions with no leader",
-                ),
-            )
+        if health.problems:  # what to run next about the worst finding: the hint matches it
+            table.add_row("", Text.assemble(("next: ", "bold"), literal(health.problems[0].next_step)))
+    # counts as the tree lists them: /controllers from the voters (a combined-mode or pre-3.7
+    # cluster has no registrations), /features with metadata.version
+    voters = len(image.quorum.voters)
+    counts["controllers"] = voters or counts["controllers"]
+    counts["features"] = len(image.features.finalized) + (image.features.metadata_version is not None)
     for k, n in counts.items():
-        table.add_row(k, literal(f"{n:,}"))
+        words = f"{n:,}"
+        if k == "controllers" and voters:
+            words += f" voter(s), {len(image.cluster.controllers):,} registered"
+        table.add_row(k.replace("_", " "), literal(words))
     hint = Text.assemble(
         "\n",
         ("Enter", "bold"),
@@ -176,7 +189,7 @@ def partition_table(topic: Topic) -> RenderableType:
         leader = Text("none", style="bold red") if p.leader < 0 else Text(str(p.leader))
         isr = Text(id_list(p.isr), style="yellow" if len(p.isr) < len(p.replicas) else "")
         extra = [literal(id_list(getattr(p, optional[c]))) for c in shown]
-        dirs = ",".join(uuid_to_str(d)[:8] for d in p.directories)
+        dirs = ",".join(DIRECTORY_WORDS.get(d) or uuid_to_str(d)[:8] for d in p.directories)
         table.add_row(
             literal(pid),
             leader,
@@ -187,6 +200,11 @@ def partition_table(topic: Topic) -> RenderableType:
             literal(dirs),
         )
     return Group(head, table)
+
+
+DIRECTORY_WORDS = {MIGRATING_DIR: "migrating", UNASSIGNED_DIR: "unassigned", LOST_DIR: "lost"}
+"""Kafka's reserved directory ids (``DirectoryId``) by name, not as ``AAAAAAAA``: the zero id is
+``MIGRATING`` (no directory recorded: a log from before JBOD, or migrated from ZooKeeper)."""
 
 
 def listener_table(listeners: list[Any]) -> RenderableType:

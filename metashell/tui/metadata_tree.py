@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from rich.style import Style
 from rich.text import Text
 from textual import on
 from textual.widgets import Tree
@@ -25,6 +26,9 @@ from metashell.tree.paths import join, normalize, resolve
 from .search import index_paths, search
 
 __all__ = ["BADGES", "PAGE", "MetadataTree", "health_badges", "is_gap"]
+
+_MIN_SHOWN = 7
+"""A name is shortened in the middle only if at least this many of its characters stay."""
 
 PAGE = 200
 """Children added to the tree per page when a directory is expanded."""
@@ -43,16 +47,19 @@ BADGES = {
 
 
 def health_badges(report: HealthReport) -> dict[str, str]:
-    """Tree path -> badge, from a health report: a topic with an offline or under-replicated
-    partition, a fenced or shutting-down broker (the first finding of a path wins)."""
+    """Tree path -> badge, from a health report: an offline or under-replicated partition and its
+    topic, a fenced or shutting-down broker (the first finding of a path wins)."""
     bad: dict[str, str] = {}
     for f in report.findings:
         badge = BADGES.get(f.key)
         if badge is None:
             continue
         for item in f.items:  # partitions (PartitionRef) or brokers ({"broker": id, ...})
-            path = f"/topics/{item.topic}" if isinstance(item, PartitionRef) else f"/brokers/{item['broker']}"
-            bad.setdefault(path, badge)
+            if isinstance(item, PartitionRef):
+                bad.setdefault(f"/topics/{item.topic}", badge)
+                bad.setdefault(f"/topics/{item.topic}/{item.partition}", badge)
+            else:
+                bad.setdefault(f"/brokers/{item['broker']}", badge)
     return bad
 
 
@@ -67,8 +74,7 @@ class MetadataTree(Tree[str]):
     """The tree over the session's root (``root_of()``: it changes when ``at`` moves the session)."""
 
     def __init__(self, root_of: Callable[[], Node], *, id: str | None = None) -> None:
-        super().__init__("/", data="/", id=id)
-        self.show_root = True
+        # set before Tree.__init__, which already labels the root (render_label reads them)
         self._root_of = root_of
         self.badges: dict[str, str] = {}
         """Tree paths with a health badge (offline, under-replicated, fenced ...)."""
@@ -76,6 +82,8 @@ class MetadataTree(Tree[str]):
         """Live mode: paths that just appeared (marked for a few seconds)."""
         self._slash_paths: dict[str, tuple[str, ...]] = {}
         self._index: list[str] | None = None
+        super().__init__("/", data="/", id=id)
+        self.show_root = True
 
     # -- search: the paths of this tree (.search), built once per image the tree shows
 
@@ -151,15 +159,42 @@ class MetadataTree(Tree[str]):
         comps = self.comps_of(path)
         return comps[-1] if comps else "/"
 
-    def row_label(self, path: str) -> Text:
-        """A tree row: the node's whole name (a hostile one may hold ``/``), then its badges."""
-        label = Text(visible(self.name_of(path)))
+    def row_label(self, path: str, name: str | None = None) -> Text:
+        """A tree row: the node's whole name (a hostile one may hold ``/``; ``name``: a shortened
+        one, see :meth:`render_label`), then its badges."""
+        label = Text(visible(self.name_of(path)) if name is None else name)
         badge = self.badges.get(path)
         if badge is not None:
             label.append(f"  {badge}", style="bold red" if badge in ("offline", "fenced") else "yellow")
         if path in self.changed:
             label.append("  *", style="bold green")
         return label
+
+    def render_label(self, node: TreeNode[str], base_style: Style, style: Style) -> Text:
+        """A row that does not fit keeps its badge and both ends of its name: the middle gives way
+        (``audit.cdc…0004845  offline``), so two long names that differ at the end never read
+        alike at 80 columns, and an offline topic is never cut off before its badge."""
+        full = super().render_label(node, base_style, style)
+        path = node.data
+        if path is None or _is_gap(path):
+            return full
+        depth, parent = 0, node.parent
+        while parent is not None:
+            depth, parent = depth + 1, parent.parent
+        room = self.scrollable_content_region.width - depth * self.guide_depth - 1
+        name = visible(self.name_of(path))
+        over = full.cell_len - room
+        if over <= 0 or len(name) - over < _MIN_SHOWN:
+            return full
+        keep = len(name) - over - 1  # one cell for the ellipsis
+        head = (keep + 1) // 2
+        short = name[:head] + "…" + name[len(name) - (keep - head) :]
+        saved = node._label
+        node._label = self.row_label(path, short)
+        try:
+            return super().render_label(node, base_style, style)
+        finally:
+            node._label = saved
 
     def refill(self, item: TreeNode[str], path: str, mark: bool = True) -> None:
         """Bring the children of an expanded ``item`` up to date, keeping what is expanded.
