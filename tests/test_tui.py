@@ -628,8 +628,8 @@ def test_the_overview_counts_agree_with_the_tree_and_the_hint_follows_the_findin
         await pilot.pause()
         shown = _text(app.shown)
         features = len(app.shell.root.child("features").child_names())
-        assert re.search(rf"^features +{features} *$", shown, re.M), shown
-        assert re.search(r"^controllers +1 voter\(s\), 1 registered *$", shown, re.M), shown
+        assert re.search(rf"^features +{features} *$", shown, re.MULTILINE), shown
+        assert re.search(r"^controllers +1 voter\(s\), 1 registered *$", shown, re.MULTILINE), shown
         assert "next: describe --unavailable-partitions" in shown
         assert ":health lists them" not in shown
         app.go_to("/topics/orders")
