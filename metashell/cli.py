@@ -61,6 +61,7 @@ def run(
 ) -> int:
     """Parse ``argv`` and run; returns the exit status.  Raises MetashellError/UsageError."""
     from metashell.shell.output import color_wanted
+    from metashell.shell.progress_line import showing_progress
     from metashell.shell.repl import run_plain
     from metashell.shell.session import Settings, Shell
     from metashell.shell.sources import banner, open_directory, open_file, open_live
@@ -88,25 +89,26 @@ def run(
     interactive = not one_shot and (_is_tty(stdin) or args.tui)
     redact = not args.no_redact
 
+    wipe = "\r\x1b[K" if _is_tty(stderr) else ""  # over a progress line, if one is shown
+
     def warn(message: str) -> None:
         stdout.flush()
-        stderr.write(f"warning: {visible(_one_line(message))}\n")
+        stderr.write(f"{wipe}warning: {visible(_one_line(message))}\n")
         stderr.flush()
 
-    if interactive and _is_tty(stderr):
-        stderr.write("Loading...\n")
-        stderr.flush()
-    if args.directory:
-        source = open_directory(
-            args.directory,
-            warn,
-            redact,
-            salvage=args.salvage,
-            at=args.at,
-            timeline=not one_shot or _may_travel(args.commands or args.command),
-        )
-    elif args.snapshot:
-        source = open_file(args.snapshot, warn, redact, salvage=args.salvage, at=args.at)
+    if args.directory or args.snapshot:
+        with showing_progress(stderr, _is_tty(stderr)):  # a long load says how far it has got
+            if args.directory:
+                source = open_directory(
+                    args.directory,
+                    warn,
+                    redact,
+                    salvage=args.salvage,
+                    at=args.at,
+                    timeline=not one_shot or _may_travel(args.commands or args.command),
+                )
+            else:
+                source = open_file(args.snapshot, warn, redact, salvage=args.salvage, at=args.at)
     else:
         source = open_live(args.bootstrap_controller, args.config, warn, redact)
 

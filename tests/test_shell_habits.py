@@ -8,6 +8,7 @@ from __future__ import annotations
 import io
 import json
 
+import pytest
 from conftest import FIXTURES
 from test_cli import run_cli
 
@@ -198,3 +199,28 @@ def test_the_incident_walk_through_in_the_docs_runs() -> None:
         words = [str(FIXTURES.parent / w) if w.startswith("fixtures/") else w for w in words]
         status, out, err = run_cli(*words)
         assert out and (status, err) in ((0, ""),), (command, err)
+
+
+def test_a_long_load_shows_its_progress_on_a_terminal_only(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 25, item 12: MB read and records, on stderr when it is a terminal, wiped at the end."""
+    import time
+
+    from metashell.log.progress import LOAD
+    from metashell.shell import progress_line
+
+    class Tty(io.StringIO):
+        def isatty(self) -> bool:
+            return True
+
+    monkeypatch.setattr(progress_line, "QUIET", 0.0)
+    monkeypatch.setattr(progress_line, "EVERY", 0.01)
+    tty = Tty()
+    with progress_line.showing_progress(tty, True):
+        result = load_directory(SPLIT)
+        time.sleep(0.1)
+    shown = tty.getvalue()
+    assert shown.startswith("\rloading: ") and " MB read, " in shown and shown.endswith("\r\x1b[K")
+    assert LOAD.records == result.records and LOAD.total_bytes > 0
+    assert progress_line.progress_text(LOAD).endswith(f"{result.records:,} records")
+    _, _, err = run_cli("-d", SPLIT, "cat", "/provenance/offset")  # not a terminal: nothing
+    assert "loading" not in err

@@ -687,3 +687,26 @@ def test_at_80_columns_a_long_name_keeps_both_ends_and_its_badge(tmp_path: Path)
             await steps(app, pilot)
 
     asyncio.run(main())
+
+
+def test_background_work_waits_while_keys_are_pressed() -> None:
+    """Issue 25, item 12: at a million partitions the first keys after the first screen waited
+    seconds for the health report working beside them; the report now waits for the keys."""
+
+    async def steps(app: MetashellApp, pilot: Pilot[Any]) -> None:
+        await app.workers.wait_for_complete()
+        app.health = None
+        app.shell.root.ctx._memo.clear()
+        app.last_input = time.monotonic() + 3600  # someone is typing (for an hour)
+        app.run_worker(app._check_health, thread=True, exclusive=True, group="health")
+        await pilot.pause(0.3)
+        assert app.health is None  # it waits at its first pace point
+        await pilot.press("down")  # a key: the UI answers at once
+        app.last_input = 0.0
+        for _ in range(200):
+            if app.health is not None:
+                break
+            await pilot.pause(0.02)
+        assert app.health is not None
+
+    drive(DEMO, steps)

@@ -24,6 +24,7 @@ from metashell.log.directory import PlanStep, ReadPlan
 from metashell.log.files import DEFAULT_CHUNK, iter_file_batches
 from metashell.log.offset_rules import check_offsets
 from metashell.log.problems import CorruptBatchError, IncompleteSnapshotError, LogWarning, Salvaged, WarnFn
+from metashell.log.progress import LOAD
 from metashell.log.records import CLEAN_STATS, Entry
 
 __all__ = ["BatchIndexEntry", "BatchRead", "PlanReader", "read_plan"]
@@ -135,7 +136,9 @@ class PlanReader:
         self._partial = plan.partial
         self._stop = False
         produced = self.batches  # any batch yielded decides whether bootstrap.checkpoint is needed
+        LOAD.begin([(step.path, step.position) for step in plan.steps])
         for i, step in enumerate(plan.steps):
+            LOAD.enter(i, self.records)
             if self._stop:
                 break
             if step.only_if_empty and self.batches > produced:
@@ -300,6 +303,7 @@ class PlanReader:
                 )
             self.batches += 1
             self.records += len(records)
+            LOAD.at(batch.position - step.position, self.records)
             yield _new_tuple(BatchRead, (kind, batch, records, step))
         if first:
             self.warn(LogWarning("snapshot-empty", "holds no batch", step.source))
@@ -342,6 +346,7 @@ class PlanReader:
         last_seen = -1 if self.log_last_offset is None else self.log_last_offset
         seen = self._seen_log_batch
         nb = nr = 0
+        progress, first_position = LOAD, step.position
         high = _NO_LIMIT if step.bounds is None or step.bounds[1] is None else step.bounds[1]
         # the offset the next batch of this segment must start at: its name's for the first batch
         # (unless reading starts mid-file), then the end of the batch before it
@@ -423,6 +428,7 @@ class PlanReader:
                 nb += 1
                 nr += len(records)
                 next_offset = last + 1
+                progress.position, progress.step_records = batch.position - first_position, nr
                 yield new(BatchRead, ("log", batch, records, step))
                 if stop:
                     self._stop = True

@@ -332,27 +332,30 @@ def friendly_children(ctx: TreeContext) -> Iterator[tuple[str, Callable[[str], N
     yield "health", lambda n: _health(ctx, n)
 
 
+def health_of(ctx: TreeContext) -> HealthReport:
+    """The health report of the image the tree shows, worked out once per state of it (the TUI's
+    background thread asks first, so ``/health`` opens at once)."""
+    return ctx.memo("health", lambda: check_health(ctx.image))
+
+
 def _health(ctx: TreeContext, name: str) -> Node:
     """``/health``: ``summary`` (the verdict and counts) and one record per finding, as the
     ``health`` command computes them; recomputed when the image has moved on (live mode)."""
-    memo: dict[str, Any] = {}
 
     def report() -> HealthReport:
-        p = ctx.image.provenance
-        key = (p.offset, p.records, p.batches)
-        if memo.get("key") != key:
-            memo["key"], memo["report"] = key, check_health(ctx.image)
-        report: HealthReport = memo["report"]
-        return report
+        return health_of(ctx)
 
     def make(child: str) -> Node | None:
         r = report()
         if child == "summary":
-            return RecordLeaf(child, ctx, lambda _r: report().as_json(with_items=False), kind="health")
+            return RecordLeaf(
+                child, ctx, lambda _r: report().as_json(with_items=False), kind="health", brief=r.verdict
+            )
         found = next((f for f in r.findings if f.key == child), None)
         if found is None:
             return None
-        return RecordLeaf(child, ctx, lambda _r: found.as_json(), kind="finding")
+        brief = f"{found.count} [{found.severity}] {found.title}"
+        return RecordLeaf(child, ctx, lambda _r: found.as_json(), kind="finding", brief=lambda: brief)
 
     return DirNode(
         name, ctx, lambda: ["summary"] + [f.key for f in report().findings], make, kind="dir", ordered=True

@@ -196,7 +196,14 @@ TopicNode = Callable[[TreeContext, str, Any], Node]
 def topics_by_name(ctx: TreeContext, name: str, topic_node: TopicNode = topic_image_node) -> Node:
     """A directory of topics by name (``/image/topics/byName``, the friendly ``/topics``)."""
     by_name = ctx.image.topics.by_name
-    return keyed_dir(name, ctx, by_name, same, lambda child, key: topic_node(ctx, child, by_name[key]))
+    return keyed_dir(
+        name,
+        ctx,
+        by_name,
+        same,
+        lambda child, key: topic_node(ctx, child, by_name[key]),
+        memo_key="topic names",
+    )
 
 
 def topics_by_id(ctx: TreeContext, name: str, topic_node: TopicNode = topic_image_node) -> Node:
@@ -209,6 +216,7 @@ def topics_by_id(ctx: TreeContext, name: str, topic_node: TopicNode = topic_imag
         uuid_or_none,
         lambda child, key: topic_node(ctx, child, by_id[key]),
         name_of=uuid_to_str,
+        memo_key="topic ids",
     )
 
 

@@ -27,6 +27,8 @@ from typing import Any, TypeVar
 
 from metashell.java_order import java_sorted
 
+T = TypeVar("T")
+
 KINDS = {
     "dir": "a plain directory",
     "broker": "a broker registration (record)",
@@ -49,15 +51,30 @@ KINDS = {
 class TreeContext:
     """What every node of one tree shares: the image, the default redaction and the source info."""
 
-    __slots__ = ("image", "redact", "source_info")
+    __slots__ = ("_memo", "image", "redact", "source_info")
 
     def __init__(self, image: Any, redact: bool = True, source_info: Mapping[str, Any] | None = None):
         self.image = image
         self.redact = redact
         self.source_info: dict[str, Any] = dict(source_info or {})
+        self._memo: dict[str, tuple[Any, Any]] = {}
 
     def redacting(self, redact: bool | None) -> bool:
         return self.redact if redact is None else redact
+
+    def memo(self, what: str, compute: Callable[[], T], size: int = -1) -> T:
+        """``compute()`` once per state of the image (its provenance: offset, records, batches), for
+        every node of the tree: ``/health``'s report is worked out once, not once per node that
+        shows it (the TUI's overview, the ``/health`` table, each finding).  ``size``: how many
+        entries the memoized thing is about, so a record replayed without a batch (a test, a
+        salvage) still shows."""
+        p = self.image.provenance
+        key = (p.offset, p.records, p.batches, size)
+        kept = self._memo.get(what)
+        if kept is None or kept[0] != key:
+            kept = self._memo[what] = (key, compute())
+        value: T = kept[1]
+        return value
 
 
 class Node:
@@ -157,13 +174,21 @@ class ScalarLeaf(Node):
 class RecordLeaf(Node):
     """A leaf holding a record: ``cat`` prints pretty JSON (2-space indent, keys in record order)."""
 
-    __slots__ = ("_get",)
+    __slots__ = ("_get", "brief")
 
     def __init__(
-        self, name: str, ctx: TreeContext, get: Callable[[bool], dict[str, Any]], kind: str = "record"
+        self,
+        name: str,
+        ctx: TreeContext,
+        get: Callable[[bool], dict[str, Any]],
+        kind: str = "record",
+        brief: Callable[[], str] | None = None,
     ) -> None:
         super().__init__(name, ctx, kind)
         self._get = get
+        self.brief = brief
+        """One line saying what it holds, when that is much cheaper than the record (a finding of
+        300 000 partitions: its count and title); ``tree.summary`` uses it."""
 
     def to_json(self, redact: bool | None = None) -> object:
         return self._get(self.ctx.redacting(redact))
@@ -234,7 +259,7 @@ class DirNode(Node):
     call time, so nothing is cached.
     """
 
-    __slots__ = ("_count", "_make", "_names", "_ordered")
+    __slots__ = ("_count", "_make", "_memo_key", "_names", "_ordered")
     is_dir = True
 
     def __init__(
@@ -247,14 +272,23 @@ class DirNode(Node):
         count: Callable[[], int] | None = None,
         *,
         ordered: bool = False,
+        memo_key: str | None = None,
     ) -> None:
         super().__init__(name, ctx, kind)
         self._names = names
         self._make = make
         self._count = count
         self._ordered = ordered
+        self._memo_key = memo_key
+        """Keep the sorted names for this state of the image (``TreeContext.memo``): a directory of
+        100 000 topics is listed each time the cursor passes it, and sorting them took a second."""
 
     def child_names(self) -> list[str]:
+        if self._memo_key is not None:
+            return self.ctx.memo(self._memo_key, self._sorted_names, self.child_count())
+        return self._sorted_names()
+
+    def _sorted_names(self) -> list[str]:
         if self._ordered:
             return list(self._names())
         return java_sorted(self._names())
@@ -308,6 +342,7 @@ def keyed_dir(
     name_of: Callable[[K], str] = str,
     strict: bool = False,
     kind: str = "dir",
+    memo_key: str | None = None,
 ) -> DirNode:
     """A directory with one child per entry of ``mapping``: brokers and controllers by id, topics
     by name or by id, in both trees.  A child is listed as ``name_of(key)``; a name typed is
@@ -323,5 +358,11 @@ def keyed_dir(
         return child(text, key)
 
     return DirNode(
-        name, ctx, lambda: [name_of(k) for k in list(mapping)], make, kind, count=lambda: len(mapping)
+        name,
+        ctx,
+        lambda: [name_of(k) for k in list(mapping)],
+        make,
+        kind,
+        count=lambda: len(mapping),
+        memo_key=memo_key,
     )

@@ -17,11 +17,14 @@ SUMMARY_MAX = 100
 
 def summarize(node: Node, redact: bool | None = None) -> str:
     """One line saying what ``node`` holds, at most :data:`SUMMARY_MAX` characters."""
-    text = (
-        _dir_summary(node)
-        if node.is_dir
-        else _leaf_summary(node.kind, node.to_json(redact), node.text(redact))
-    )
+    brief = getattr(node, "brief", None)
+    if brief is not None:
+        text = str(brief())
+    elif node.is_dir:
+        text = _dir_summary(node)
+    else:
+        value = node.to_json(redact)  # the text only for a plain value: a record's is its JSON
+        text = _leaf_summary(node.kind, value, "" if isinstance(value, dict | list) else node.text(redact))
     return text if len(text) <= SUMMARY_MAX else text[: SUMMARY_MAX - 3] + "..."
 
 

@@ -22,7 +22,7 @@ from typing import ClassVar
 
 from rich.console import RenderableType
 from rich.text import Text
-from textual import on
+from textual import events, on
 from textual.app import App, ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, ScrollableContainer
@@ -44,6 +44,14 @@ from .metadata_tree import PAGE, MetadataTree, health_badges, is_gap
 from .search import PathSearch
 
 __all__ = ["PAGE", "MetashellApp"]
+
+
+_UI_FIRST = 0.5
+"""Seconds after a key or click during which background work (health, search list) waits."""
+_HEARTBEAT = 0.1
+"""Seconds between the UI thread's heartbeats; background work waits while they are late."""
+_GIVE_UP = 3.0
+"""A heartbeat this late is not a busy UI but a gone one: background work goes on."""
 
 
 class MetashellApp(App[int]):
@@ -109,6 +117,10 @@ class MetashellApp(App[int]):
         """Live mode: (leader, epoch) each time the quorum's changed while the TUI ran."""
         self._tree: MetadataTree | None = None
         self.commands = CommandRunner(self)
+        self.last_input = 0.0
+        """``time.monotonic()`` of the last key or click: background work waits while they come."""
+        self.ui_alive = time.monotonic()
+        """The UI thread's heartbeat (every :data:`_HEARTBEAT` s while it is free)."""
         self.first_screen_at: float | None = None
         """``time.perf_counter()`` when the first screen had been drawn (for the benchmark)."""
 
@@ -172,6 +184,7 @@ class MetashellApp(App[int]):
         self.go_to(self.start_path)
         # health and the search list take a second at a million partitions: after the first screen
         self.call_after_refresh(self._first_screen_drawn)
+        self.set_interval(_HEARTBEAT, self._heartbeat)
         if self.source.travel is None and self.source.refresh is not None:  # live: follow the log
             self.set_interval(1.0, self._follow)
 
@@ -197,10 +210,11 @@ class MetashellApp(App[int]):
     class HealthReady(Message):
         """The background health report is in (posted from the worker thread)."""
 
-        def __init__(self, report: HealthReport, image: object) -> None:
+        def __init__(self, report: HealthReport, image: object, badges: dict[str, str]) -> None:
             super().__init__()
             self.report = report
             self.image = image  # which image it judged: one the session has left is dropped
+            self.badges = badges  # worked out in the thread: 300k partitions' paths at 1M
 
     def _check_health(self) -> None:
         """In a thread: the health report (a second at a million partitions), then badges; then the
@@ -209,25 +223,51 @@ class MetashellApp(App[int]):
         The report is *posted*, never handed over with ``call_from_thread``: that waits for the app's
         loop, and when the app has already quit the loop never runs it, so the thread blocked for ever
         and the interpreter could not exit (it joins executor threads at exit)."""
-        image = self.shell.root.ctx.image
-        report = check_health(image)
-        self.post_message(self.HealthReady(report, image))
+        ctx = self.shell.root.ctx
+        image = ctx.image
+        # kept in the tree's memo: /health and its findings then open at once
+        report = ctx.memo("health", lambda: check_health(image, self._let_the_ui_go_first))
+        self._let_the_ui_go_first()
+        badges = health_badges(report, self._let_the_ui_go_first)
+        self.post_message(self.HealthReady(report, image, badges))
+        self._let_the_ui_go_first()
         self._searchable()
         gc.freeze()  # the report and the name list are long-lived: keep the collector off them
+
+    def _let_the_ui_go_first(self) -> None:
+        """In the background thread: wait while keys are being pressed, and while the UI thread is
+        busy with one (its heartbeat stops while it works).  The thread shares the GIL with the UI:
+        at a million partitions the first keys after the first screen took seconds longer while
+        health ran beside them.  A heartbeat silent for long (a quitting app) ends the wait."""
+        while self.is_running:
+            now = time.monotonic()
+            typing = now - self.last_input < _UI_FIRST
+            silent = now - self.ui_alive
+            if not typing and not _HEARTBEAT * 2 < silent < _GIVE_UP:
+                return
+            time.sleep(0.02)
+
+    def _heartbeat(self) -> None:
+        self.ui_alive = time.monotonic()
+
+    async def on_event(self, event: events.Event) -> None:
+        if isinstance(event, events.Key | events.MouseDown):  # the user is doing something
+            self.last_input = time.monotonic()
+        await super().on_event(event)
 
     @on(HealthReady)
     def _on_health_ready(self, message: HealthReady) -> None:
         if message.image is not self.shell.root.ctx.image:  # judged before an `at` moved the session
             return
-        self._health_done(message.report)
+        self._health_done(message.report, message.badges)
 
-    def _health_done(self, report: HealthReport) -> None:
+    def _health_done(self, report: HealthReport, badges: dict[str, str] | None = None) -> None:
         self.health = report
-        self.badges = health_badges(report)
+        self.badges = health_badges(report) if badges is None else badges
         self.tree_view.relabel(self.tree_view.root)
         self._refresh_header()
-        if self.selected == "/" and not self._command_shown:  # the overview gains the verdict
-            self.show("/")
+        if self.selected in ("/", "/health") and not self._command_shown:  # now with the report
+            self.show(self.selected)
 
     def _follow(self) -> None:
         """Live mode, every second: apply what the quorum committed; refresh what is shown."""
@@ -265,6 +305,9 @@ class MetashellApp(App[int]):
         """Put ``path``'s node in the detail pane."""
         node = self.tree_view.node_at(path)
         self.selected = path
+        if path == "/health" and self.health is None:  # not worked out a second time, here
+            self._put(Text("health: the report is being worked out in the background...", style="italic"))
+            return
         if node is None:
             self._put(Text(f"{visible(path)}: no such file or directory", style="red"))
             return
@@ -310,7 +353,7 @@ class MetashellApp(App[int]):
         return self.tree_view.index_ready
 
     def _searchable(self) -> list[str]:
-        return self.tree_view.search_index()
+        return self.tree_view.search_index(self._let_the_ui_go_first)
 
     # ------------------------------------------------------------------ the command line
 

@@ -35,8 +35,9 @@ from metashell.tree.summary import summarize
 
 __all__ = ["detail", "literal", "partition_table"]
 
-_MAX_ROWS = 2000
-"""Rows a table shows before it says how many more there are (a topic may have 10 000 partitions)."""
+_MAX_ROWS = 500
+"""Rows a table shows before it says how many more there are (a topic may have 10 000 partitions,
+/topics 100 000 topics: laying out 2 000 rows took a second each time the cursor passed)."""
 
 
 def literal(value: object, style: str = "") -> Text:
@@ -223,14 +224,15 @@ def listener_table(listeners: list[Any]) -> RenderableType:
 
 
 def children_table(node: Node, redact: bool) -> RenderableType:
-    """A directory: its children, with how many each holds or its value (first rows only)."""
+    """A directory: its children, with how many each holds or its value (first rows only).
+
+    Plain aligned text, not a rich ``Table``: laying out a table of 500 rows took Textual 1.7 s
+    each time the cursor passed ``/topicIds`` at a million partitions; text takes milliseconds."""
     names = node.child_names()
-    table = Table(box=None, header_style="bold", pad_edge=False)
-    table.add_column("name", no_wrap=True)
-    table.add_column("holds")
+    rows: list[tuple[str, str]] = []
     for i, name in enumerate(names):
         if i == _MAX_ROWS:
-            table.add_row(literal(f"... {len(names) - _MAX_ROWS} more"), literal(""))
+            rows.append((f"... {len(names) - _MAX_ROWS} more (the tree lists them all)", ""))
             break
         child = node.child(name)
         if child is None:
@@ -238,5 +240,10 @@ def children_table(node: Node, redact: bool) -> RenderableType:
         what = summarize(child, redact)
         if child.is_dir:
             what = f"{child.child_count()} entries" + (f"  {what}" if what else "")
-        table.add_row(literal(name + ("/" if child.is_dir else "")), literal(what))
-    return table
+        rows.append((visible(name + ("/" if child.is_dir else "")), visible(what)))
+    width = max((len(n) for n, _w in rows), default=4)
+    text = Text(f"{'name':<{width}}  holds\n", style="bold", no_wrap=True, overflow="ellipsis")
+    for name, what in rows:
+        text.append(f"{name:<{width}}  {what}".rstrip() + "\n", style="")
+    text.rstrip()
+    return text

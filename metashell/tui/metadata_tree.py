@@ -46,7 +46,7 @@ BADGES = {
 """Health findings shown as badges in the tree."""
 
 
-def health_badges(report: HealthReport) -> dict[str, str]:
+def health_badges(report: HealthReport, pace: Callable[[], None] | None = None) -> dict[str, str]:
     """Tree path -> badge, from a health report: an offline or under-replicated partition and its
     topic, a fenced or shutting-down broker (the first finding of a path wins)."""
     bad: dict[str, str] = {}
@@ -54,7 +54,9 @@ def health_badges(report: HealthReport) -> dict[str, str]:
         badge = BADGES.get(f.key)
         if badge is None:
             continue
-        for item in f.items:  # partitions (PartitionRef) or brokers ({"broker": id, ...})
+        for done, item in enumerate(f.items):  # partitions (PartitionRef) or brokers ({"broker": id})
+            if pace is not None and not done & 4095:
+                pace()
             if isinstance(item, PartitionRef):
                 bad.setdefault(f"/topics/{item.topic}", badge)
                 bad.setdefault(f"/topics/{item.topic}/{item.partition}", badge)
@@ -91,11 +93,11 @@ class MetadataTree(Tree[str]):
         """Paths matching ``query`` (:func:`.search.search` over :meth:`search_index`)."""
         return search(self.search_index(), query, self._children_of)
 
-    def search_index(self) -> list[str]:
+    def search_index(self, pace: Callable[[], None] | None = None) -> list[str]:
         """The tree's paths to :data:`.search.DEPTH` levels (built on first use: a worker thread
         builds it after the first screen, so the first search does not wait)."""
         if self._index is None:
-            self._index = index_paths(self._root_of(), self.path_of)
+            self._index = index_paths(self._root_of(), self.path_of, pace)
         return self._index
 
     @property

@@ -41,9 +41,12 @@ looks for most; every other folder follows in the tree's order."""
 MAX_HITS = 200
 
 
-def index_paths(root: Node, path_of: Callable[[list[str]], str]) -> list[str]:
+def index_paths(
+    root: Node, path_of: Callable[[list[str]], str], pace: Callable[[], None] | None = None
+) -> list[str]:
     """Every path of the tree to :data:`DEPTH` levels, shallow ones first (the palette keeps this
-    order among equal scores: ``/topics/payments`` before ``/configs/topic/payments``)."""
+    order among equal scores: ``/topics/payments`` before ``/configs/topic/payments``).  ``pace``:
+    called every few thousand paths (the TUI's background thread lets keys go first there)."""
     out: list[str] = []
     queue: deque[tuple[list[str], Node]] = deque()
     names = root.child_names()
@@ -54,6 +57,8 @@ def index_paths(root: Node, path_of: Callable[[list[str]], str]) -> list[str]:
     while queue:
         comps, node = queue.popleft()
         out.append(path_of(comps))
+        if pace is not None and not len(out) & 4095:
+            pace()
         if not node.is_dir or len(comps) >= DEPTH or node.kind in NOT_DESCENDED:
             continue
         for name in node.child_names():
