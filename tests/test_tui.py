@@ -710,3 +710,58 @@ def test_background_work_waits_while_keys_are_pressed() -> None:
         assert app.health is not None
 
     drive(DEMO, steps)
+
+
+def test_the_tui_walkthrough_in_the_docs() -> None:
+    """``docs/tui.md``'s walk-through, step by step, on the corpus cluster it names."""
+    from conftest import shared_required
+
+    cluster = shared_required("corpus", "ftmhxp+real-time-data-streaming-pipeline@kafka1")
+
+    async def steps(app: MetashellApp, pilot: Pilot[Any]) -> None:
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        # 1. the first screen
+        assert "CRITICAL: 51 offline partition(s)" in app.sub_title
+        shown = _text(app.shown)
+        assert "51 offline partition(s) (no live leader)" in shown and "3 fenced broker(s)" in shown
+        assert "next: describe --unavailable-partitions; " in shown
+        # 2. why: :health, the cause under the offline partitions; w: the whole width
+        shown = await command(app, pilot, "health")
+        assert (
+            "cause: the cluster was stopped: every broker was fenced after a controlled shutdown; "
+            "the last, broker 2, at 2025-11-19T19:34:39.657Z (offset 13055)"
+        ) in shown
+        await pilot.press("escape", "w")
+        await pilot.pause()
+        assert not app.query_one("#tree", Tree).display
+        await pilot.press("w")
+        # 3. /brokers/2 (badged fenced), h: its history at the newest entry
+        app.go_to("/brokers/2")
+        await pilot.pause()
+        assert app.badges["/brokers/2"] == "fenced"
+        await pilot.press("h")
+        await finished(app, pilot)
+        await pilot.pause(0.1)
+        lines = _text(app.shown).splitlines()
+        newest = [ln for ln in lines if ln.strip()][-1]
+        assert newest.split()[0] == "13055" and newest.rstrip().endswith("broker fenced")
+        assert any(ln.split()[:1] == ["13001"] and "in controlled shutdown" in ln for ln in lines)
+        scroll = app.query_one("#detail-scroll")
+        assert scroll.scroll_y == scroll.max_scroll_y
+        # 4. before the first shutdown, then back
+        await command(app, pilot, "at 12896")
+        for _ in range(200):
+            if app.health is not None:
+                break
+            await pilot.pause(0.05)
+        assert app.sub_title.startswith("at @12896") and "HEALTHY" in app.sub_title
+        assert not app.badges
+        await command(app, pilot, "at")
+        for _ in range(200):
+            if app.health is not None:
+                break
+            await pilot.pause(0.05)
+        assert "CRITICAL" in app.sub_title
+
+    drive(cluster, steps)
