@@ -593,6 +593,9 @@ def test_command_output_never_wraps_and_w_gives_it_the_whole_width() -> None:
         # the pane is as wide as its longest row (scrolled sideways), so no row wraps
         assert len(rows) == 11 and pane.size.width >= max(len(r) for r in rows)
         assert isinstance(app.shown, Text) and app.shown.no_wrap
+        await command(app, pilot, "health")  # sentences: wrapped to the pane (Command.prose)
+        assert isinstance(app.shown, Text) and not app.shown.no_wrap
+        assert pane.size.width <= app.query_one("#detail-scroll").size.width
         tree = app.query_one("#tree", Tree)
         await pilot.press("escape", "w")
         await pilot.pause()

@@ -75,6 +75,9 @@ class Command:
     option_values: Mapping[str, Callable[[CompletionContext], Iterable[str]]] | None = None
     """Candidates for an option's value, by its dest (``log --type``: the record types;
     ``describe acl --principal``: the principals the metadata names)."""
+    prose: bool = False
+    """Its output is sentences (``health``, ``help``): the TUI wraps it to the pane.  Otherwise one
+    output line stays one screen line (a ``log`` row, a ``describe`` line), scrolled sideways."""
 
     @property
     def name(self) -> str:

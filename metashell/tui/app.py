@@ -313,17 +313,19 @@ class MetashellApp(App[int]):
             return
         self._put(detail(self.tree_view.comps_of(path), node, self.redact, health=self.health))
 
-    def _put(self, renderable: RenderableType, *, command: bool = False) -> None:
+    def _put(self, renderable: RenderableType, *, command: bool = False, wrap: bool = False) -> None:
         """Show ``renderable`` in the detail pane.  A command's output is text that never wraps
         (a ``log`` row is one line, scrolled sideways when wider than the pane; ``w`` gives the pane
-        the whole width); the views of a node fit the pane."""
+        the whole width) unless it is sentences (``wrap``: ``health``); the views of a node fit
+        the pane."""
         self.shown = renderable
         self._command_shown = command
         pane = self.query_one("#detail", Static)
-        if command and isinstance(renderable, Text):
+        sideways = command and not wrap
+        if sideways and isinstance(renderable, Text):
             renderable.no_wrap = True
             renderable.overflow = "ignore"
-        pane.styles.width = "auto" if command else "1fr"
+        pane.styles.width = "auto" if sideways else "1fr"
         pane.update(renderable)
 
     def go_to(self, path: str, *, remember: bool = True) -> None:

@@ -36,7 +36,7 @@ from metashell.shell.words import split_commands, split_pipe, split_segments
 if TYPE_CHECKING:
     from .app import MetashellApp
 
-__all__ = ["CommandDone", "CommandOutput", "CommandRunner", "LineMode", "PaneWriter", "line_mode"]
+__all__ = ["CommandDone", "CommandOutput", "CommandRunner", "LineMode", "PaneWriter", "is_prose", "line_mode"]
 
 
 @dataclass(frozen=True)
@@ -45,6 +45,21 @@ class LineMode:
 
     mode: TuiMode
     refusal: str = ""
+
+
+def is_prose(line: str) -> bool:
+    """Whether every command of ``line`` writes sentences (``Command.prose``): wrapped in the pane."""
+    try:
+        names = [
+            words[0].literal
+            for segment in split_segments(line)
+            for words in split_commands(split_pipe(segment)[0])
+            if words
+        ]
+    except MetashellError:
+        return True  # the shell's one-line complaint
+    table = registry.commands()
+    return bool(names) and all(n in table and table[n].prose for n in names)
 
 
 def line_mode(line: str) -> LineMode:
@@ -135,6 +150,8 @@ class CommandRunner:
         self._streamed = Text()
         self.scroll_to_end_once = False
         """Open the next command's output at its end (the ``h`` key: the newest history entry)."""
+        self.prose = False
+        """The running line writes sentences: its output wraps (:func:`is_prose`)."""
 
     def run_command(self, line: str) -> int | None:
         """Run ``line`` through the shell's command engine, as its commands' TUI modes say
@@ -152,6 +169,7 @@ class CommandRunner:
         self.app.errors.seek(0)
         self.app.errors.truncate()
         self.app.shell.stop.clear()
+        self.prose = is_prose(line)
         if how.mode is TuiMode.INLINE:
             cwd, point = self.app.shell.cwd, self.app.shell.point
             status = self.app.shell.run_line(line)
@@ -231,7 +249,7 @@ class CommandRunner:
         if cwd != self.app.shell.cwd or point != self.app.shell.point:
             self.app.go_to(self.app.shell.cwd)
         if self.app.output.getvalue() or self.app.errors.getvalue():
-            self.app._put(text, command=True)
+            self.app._put(text, command=True, wrap=self.prose)
         if self.scroll_to_end_once:
             self.scroll_to_end_once = False
             with contextlib.suppress(NoMatches):

@@ -46,5 +46,6 @@ register(
         ),
         run=run_health,
         tui=TuiMode.WORKER,
+        prose=True,
     )
 )

@@ -43,6 +43,7 @@ register(
         run=run_help,
         tui=TuiMode.INLINE,
         complete=command_names,
+        prose=True,
     )
 )
 
@@ -58,5 +59,6 @@ register(
         run=run_man,
         tui=TuiMode.INLINE,
         complete=command_names,
+        prose=True,
     )
 )
