@@ -47,16 +47,24 @@ class LineMode:
     refusal: str = ""
 
 
-def is_prose(line: str) -> bool:
-    """Whether every command of ``line`` writes sentences (``Command.prose``): wrapped in the pane."""
+def _command_names(line: str) -> list[str] | None:
+    """The command names of a whole line (``a; b | c``: ``a``, ``b``), or None when it does not
+    parse (the shell itself then says what is wrong with it)."""
     try:
-        names = [
+        return [
             words[0].literal
             for segment in split_segments(line)
             for words in split_commands(split_pipe(segment)[0])
             if words
         ]
     except MetashellError:
+        return None
+
+
+def is_prose(line: str) -> bool:
+    """Whether every command of ``line`` writes sentences (``Command.prose``): wrapped in the pane."""
+    names = _command_names(line)
+    if names is None:
         return True  # the shell's one-line complaint
     table = registry.commands()
     return bool(names) and all(n in table and table[n].prose for n in names)
@@ -65,15 +73,9 @@ def is_prose(line: str) -> bool:
 def line_mode(line: str) -> LineMode:
     """The mode of a whole line (``a; b | c``): the slowest of its commands' modes; inline when
     any of them moves the image, which a worker must not do beside the tree."""
-    try:
-        names = [
-            words[0].literal
-            for segment in split_segments(line)
-            for words in split_commands(split_pipe(segment)[0])
-            if words
-        ]
-    except MetashellError:
-        return LineMode(TuiMode.INLINE)  # the shell itself says what is wrong with the line
+    names = _command_names(line)
+    if names is None:
+        return LineMode(TuiMode.INLINE)
     table = registry.commands()
     known = [table[n] for n in names if n in table]
     refused = next((c for c in known if c.tui is TuiMode.REFUSE), None)
