@@ -169,6 +169,7 @@ EVERY_COMMAND: dict[str, tuple[str, ...]] = {
         "describe broker",
     ),
     "diff": ("diff --from 0 --to 1", "diff --from 1"),
+    "doctor": ("doctor --all",),
     "exit": ("exit",),
     "find": ("find / -type f", "find / -name *"),
     "grep": ("grep -r -i e /", "grep -r -l User /"),

@@ -700,12 +700,12 @@ def test_background_work_waits_while_keys_are_pressed() -> None:
         await app.workers.wait_for_complete()
         app.health = None
         app.shell.root.ctx._memo.clear()
-        app.last_input = time.monotonic() + 3600  # someone is typing (for an hour)
+        app.ui_first.last_input = time.monotonic() + 3600  # someone is typing (for an hour)
         app.run_worker(app._check_health, thread=True, exclusive=True, group="health")
         await pilot.pause(0.3)
         assert app.health is None  # it waits at its first pace point
         await pilot.press("down")  # a key: the UI answers at once
-        app.last_input = 0.0
+        app.ui_first.last_input = 0.0
         for _ in range(200):
             if app.health is not None:
                 break

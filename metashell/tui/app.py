@@ -42,16 +42,9 @@ from .detail import detail
 from .help import HelpScreen, help_rows
 from .metadata_tree import PAGE, MetadataTree, health_badges, is_gap
 from .search import PathSearch
+from .ui_first import HEARTBEAT, UiFirst
 
 __all__ = ["PAGE", "MetashellApp"]
-
-
-_UI_FIRST = 0.5
-"""Seconds after a key or click during which background work (health, search list) waits."""
-_HEARTBEAT = 0.1
-"""Seconds between the UI thread's heartbeats; background work waits while they are late."""
-_GIVE_UP = 3.0
-"""A heartbeat this late is not a busy UI but a gone one: background work goes on."""
 
 
 class MetashellApp(App[int]):
@@ -117,10 +110,8 @@ class MetashellApp(App[int]):
         """Live mode: (leader, epoch) each time the quorum's changed while the TUI ran."""
         self._tree: MetadataTree | None = None
         self.commands = CommandRunner(self)
-        self.last_input = 0.0
-        """``time.monotonic()`` of the last key or click: background work waits while they come."""
-        self.ui_alive = time.monotonic()
-        """The UI thread's heartbeat (every :data:`_HEARTBEAT` s while it is free)."""
+        self.ui_first = UiFirst(lambda: self.is_running)
+        """Where background work waits while keys come and the UI is busy (:mod:`.ui_first`)."""
         self.first_screen_at: float | None = None
         """``time.perf_counter()`` when the first screen had been drawn (for the benchmark)."""
 
@@ -184,7 +175,7 @@ class MetashellApp(App[int]):
         self.go_to(self.start_path)
         # health and the search list take a second at a million partitions: after the first screen
         self.call_after_refresh(self._first_screen_drawn)
-        self.set_interval(_HEARTBEAT, self._heartbeat)
+        self.set_interval(HEARTBEAT, self.ui_first.beat)
         if self.source.travel is None and self.source.refresh is not None:  # live: follow the log
             self.set_interval(1.0, self._follow)
 
@@ -226,33 +217,18 @@ class MetashellApp(App[int]):
         ctx = self.shell.root.ctx
         image = ctx.image
         # kept in the tree's memo: /health and its findings then open at once
-        report = ctx.memo("health", lambda: check_health(image, self._let_the_ui_go_first))
-        self._let_the_ui_go_first()
-        badges = health_badges(report, self._let_the_ui_go_first)
+        pace = self.ui_first.pace
+        report = ctx.memo("health", lambda: check_health(image, pace))
+        pace()
+        badges = health_badges(report, pace)
         self.post_message(self.HealthReady(report, image, badges))
-        self._let_the_ui_go_first()
+        pace()
         self._searchable()
         gc.freeze()  # the report and the name list are long-lived: keep the collector off them
 
-    def _let_the_ui_go_first(self) -> None:
-        """In the background thread: wait while keys are being pressed, and while the UI thread is
-        busy with one (its heartbeat stops while it works).  The thread shares the GIL with the UI:
-        at a million partitions the first keys after the first screen took seconds longer while
-        health ran beside them.  A heartbeat silent for long (a quitting app) ends the wait."""
-        while self.is_running:
-            now = time.monotonic()
-            typing = now - self.last_input < _UI_FIRST
-            silent = now - self.ui_alive
-            if not typing and not _HEARTBEAT * 2 < silent < _GIVE_UP:
-                return
-            time.sleep(0.02)
-
-    def _heartbeat(self) -> None:
-        self.ui_alive = time.monotonic()
-
     async def on_event(self, event: events.Event) -> None:
         if isinstance(event, events.Key | events.MouseDown):  # the user is doing something
-            self.last_input = time.monotonic()
+            self.ui_first.input()
         await super().on_event(event)
 
     @on(HealthReady)
@@ -355,7 +331,7 @@ class MetashellApp(App[int]):
         return self.tree_view.index_ready
 
     def _searchable(self) -> list[str]:
-        return self.tree_view.search_index(self._let_the_ui_go_first)
+        return self.tree_view.search_index(self.ui_first.pace)
 
     # ------------------------------------------------------------------ the command line
 

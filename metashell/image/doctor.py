@@ -1,0 +1,377 @@
+"""``doctor``: is this metadata consistent with itself?  Integrity checks beyond ``health``.
+
+``health`` asks whether the cluster the metadata describes is well; ``doctor`` asks whether the
+metadata itself can be trusted before anyone acts on it (issue 26).  Each check is one function that
+returns what it found; :data:`CHECKS` lists them, and a check that finds nothing says so too, so the
+report shows what was looked at:
+
+* the log: batch offsets strictly increasing, leader epochs never going back, each epoch starting
+  where ``leader-epoch-checkpoint`` says;
+* snapshots: each equals the replay of the older data up to its end offset (metashell replays as
+  Kafka does, so a difference is a finding, not a metashell bug);
+* partitions: leader in the ISR, ISR and ELR within the replicas, one directory per replica;
+* references: replicas on unregistered brokers, configs of topics that do not exist, replicas in a
+  directory their broker does not have;
+* the load: a metadata transaction left open at the end, no metadata.version.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from metashell.errors import MetashellError
+from metashell.log.directory import MetadataLogDir, PlanStep, ReadPlan, SnapshotFile
+from metashell.log.files import iter_file_batches
+from metashell.protocol.uuid import uuid_to_str
+
+from .batch_loader import LoadResult
+from .image import MetadataImage
+from .kafka_names import CONFIG_RESOURCE_TOPIC
+from .loader import load_plan
+from .model import LOST_DIR, MIGRATING_DIR, UNASSIGNED_DIR
+
+__all__ = [
+    "CHECKS",
+    "ERROR",
+    "INFO",
+    "WARNING",
+    "DoctorFinding",
+    "DoctorReport",
+    "examine",
+    "image_differences",
+]
+
+ERROR, WARNING, INFO = "error", "warning", "info"
+_SHOWN = 10
+_RESERVED_DIRS = frozenset({MIGRATING_DIR, UNASSIGNED_DIR, LOST_DIR})
+
+
+@dataclass
+class DoctorFinding:
+    key: str
+    severity: str
+    title: str
+    items: list[str] = field(default_factory=list)
+
+    def as_json(self) -> dict[str, Any]:
+        return {"key": self.key, "severity": self.severity, "title": self.title, "items": self.items}
+
+
+@dataclass
+class DoctorReport:
+    checked: list[str]
+    """The checks that ran (their titles), whether or not they found anything."""
+    findings: list[DoctorFinding]
+
+    @property
+    def clean(self) -> bool:
+        return not any(f.severity in (ERROR, WARNING) for f in self.findings)
+
+    def verdict(self) -> str:
+        if self.clean:
+            return f"CONSISTENT: {len(self.checked)} check(s), nothing wrong"
+        bad = [f for f in self.findings if f.severity in (ERROR, WARNING)]
+        return "INCONSISTENT: " + "; ".join(f"{len(f.items)} {f.title}" for f in bad)
+
+    def lines(self, show_all: bool = False) -> Iterator[str]:
+        yield self.verdict()
+        for f in self.findings:
+            yield ""
+            yield f"{f.title}: {len(f.items)} [{f.severity}]"
+            for n, item in enumerate(f.items):
+                if n == _SHOWN and not show_all:
+                    yield f"  ... and {len(f.items) - _SHOWN} more (doctor --all lists every one)"
+                    break
+                yield f"  {item}"
+        yield ""
+        yield "checked: " + ", ".join(self.checked)
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "clean": self.clean,
+            "verdict": self.verdict(),
+            "checked": self.checked,
+            "findings": [f.as_json() for f in self.findings],
+        }
+
+
+Check = Callable[[MetadataImage, LoadResult, "MetadataLogDir | None"], list[DoctorFinding]]
+
+
+def examine(image: MetadataImage, end: LoadResult, d: MetadataLogDir | None) -> DoctorReport:
+    """Every check of :data:`CHECKS` on ``image`` (the point shown), ``end`` (the load of the whole
+    log, for its warnings) and ``d`` (the directory, None for one file or live mode)."""
+    findings: list[DoctorFinding] = []
+    checked = []
+    for title, check, needs_dir in CHECKS:
+        if needs_dir and d is None:
+            continue
+        checked.append(title)
+        findings.extend(f for f in check(image, end, d) if f.items)
+    order = {ERROR: 0, WARNING: 1, INFO: 2}
+    findings.sort(key=lambda f: order[f.severity])
+    return DoctorReport(checked, findings)
+
+
+# -- the log ------------------------------------------------------------------------------------------
+
+
+def _log_batches(d: MetadataLogDir) -> Iterator[tuple[int, int, int, str, int]]:
+    """(base offset, last offset, epoch, file, position) of every batch of the segments, headers only."""
+    for seg in d.segments:
+        try:
+            for b in iter_file_batches(
+                seg.path, decode=False, verify_crc=False, lenient_tail=True, warn=lambda w: None
+            ):
+                yield (
+                    b.base_offset,
+                    b.base_offset + b.last_offset_delta,
+                    b.partition_leader_epoch,
+                    seg.path.name,
+                    b.position,
+                )
+        except (OSError, MetashellError):
+            continue  # the load reports an unreadable file; doctor checks what can be read
+
+
+def check_log_order(_image: MetadataImage, _end: LoadResult, d: MetadataLogDir | None) -> list[DoctorFinding]:
+    assert d is not None
+    order, epochs, checkpoint = [], [], []
+    prev_last, prev_epoch = -1, -1
+    first_of_epoch: dict[int, int] = {}
+    for base, last, epoch, name, position in _log_batches(d):
+        where = f"{name} at byte {position}"
+        if prev_last >= 0 and base <= prev_last:
+            order.append(f"offsets {base}..{last} ({where}) do not come after offset {prev_last}")
+        if epoch < prev_epoch:
+            epochs.append(f"offset {base} ({where}): epoch {epoch} after epoch {prev_epoch}")
+        first_of_epoch.setdefault(epoch, base)
+        prev_last, prev_epoch = max(prev_last, last), max(prev_epoch, epoch)
+    if d.leader_epochs and first_of_epoch:
+        log_start = min(first_of_epoch.values())
+        said = dict(d.leader_epochs)
+        for epoch, start in sorted(first_of_epoch.items()):
+            if epoch in said and start > log_start and said[epoch] != start:
+                checkpoint.append(
+                    f"epoch {epoch} starts at offset {start} in the log; the checkpoint says {said[epoch]}"
+                )
+        for epoch, start in sorted(said.items()):
+            if epoch not in first_of_epoch and start >= log_start and start <= prev_last:
+                checkpoint.append(
+                    f"epoch {epoch} (from offset {start} says the checkpoint) has no batch in the log"
+                )
+    return [
+        DoctorFinding("offset-order", ERROR, "batch(es) whose offsets do not follow the log", order),
+        DoctorFinding("epoch-order", ERROR, "batch(es) whose leader epoch goes back", epochs),
+        DoctorFinding(
+            "leader-epoch-checkpoint",
+            WARNING,
+            "epoch(s) where leader-epoch-checkpoint and the log disagree",
+            checkpoint,
+        ),
+    ]
+
+
+# -- snapshots ----------------------------------------------------------------------------------------
+
+
+def _older_plan(d: MetadataLogDir, snap: SnapshotFile) -> ReadPlan | None:
+    """The older data that reaches ``snap``'s end: the log from 0, or an older snapshot and the log."""
+    segs = d.segments
+    if segs and segs[0].base_offset == 0:
+        return ReadPlan(
+            [
+                PlanStep("log", s.path, str(s.path), lenient_tail=s is segs[-1], base_offset=s.base_offset)
+                for s in segs
+            ],
+            None,
+            0,
+        )
+    older = [s for s in d.snapshots if not s.is_bootstrap and s.end_offset < snap.end_offset]
+    if not older:
+        return None
+    base = max(older, key=lambda s: s.end_offset)
+    steps = [PlanStep("snapshot", base.path, str(base.path), snapshot=base, base_offset=0)]
+    steps += [
+        PlanStep(
+            "log",
+            s.path,
+            str(s.path),
+            skip_below=base.end_offset,
+            lenient_tail=s is segs[-1],
+            base_offset=s.base_offset,
+        )
+        for s in segs
+    ]
+    return ReadPlan(steps, base, base.end_offset)
+
+
+def check_snapshots(_image: MetadataImage, _end: LoadResult, d: MetadataLogDir | None) -> list[DoctorFinding]:
+    assert d is not None
+    differ, unchecked = [], []
+    for snap in sorted((s for s in d.snapshots if not s.is_bootstrap), key=lambda s: s.end_offset):
+        older = _older_plan(d, snap)
+        if older is None:
+            unchecked.append(f"{snap.path.name}: no older data reaches it (the oldest snapshot)")
+            continue
+        alone = ReadPlan(
+            [PlanStep("snapshot", snap.path, str(snap.path), snapshot=snap)], snap, snap.end_offset
+        )
+        try:
+            mine = load_plan(alone).image
+            replayed = load_plan(older, until_offset=snap.end_offset - 1)
+        except MetashellError as e:
+            unchecked.append(f"{snap.path.name}: {e}")
+            continue
+        if replayed.image.provenance.offset != snap.end_offset - 1:
+            unchecked.append(
+                f"{snap.path.name}: the older data stops at offset {replayed.image.provenance.offset}"
+            )
+            continue
+        diffs = image_differences(mine, replayed.image)
+        if diffs:
+            differ.append(
+                f"{snap.path.name}: differs from replaying the log to offset {snap.end_offset - 1}: "
+                + "; ".join(diffs[:5])
+            )
+    return [
+        DoctorFinding(
+            "snapshot-differs", ERROR, "snapshot(s) that differ from replaying the older data", differ
+        ),
+        DoctorFinding("snapshot-unchecked", INFO, "snapshot(s) that could not be checked", unchecked),
+    ]
+
+
+def image_differences(a: MetadataImage, b: MetadataImage) -> list[str]:
+    """What differs between two images, area by area (provenance and quorum bookkeeping aside)."""
+    out = []
+    for area, get in _AREAS.items():
+        x, y = get(a), get(b)
+        if x == y:
+            continue
+        if isinstance(x, dict) and isinstance(y, dict):
+            keys = sorted(
+                {str(k) for k in x.keys() ^ y.keys()} | {str(k) for k in x.keys() & y.keys() if x[k] != y[k]}
+            )
+            out.append(f"{area} ({', '.join(keys[:3])}{' ...' if len(keys) > 3 else ''})")
+        else:
+            out.append(area)
+    return out
+
+
+_AREAS: dict[str, Callable[[MetadataImage], Any]] = {
+    "brokers": lambda i: i.cluster.brokers,
+    "controllers": lambda i: i.cluster.controllers,
+    "topics": lambda i: {t.name: t.partitions for t in i.topics.by_id.values()},
+    "configs": lambda i: i.configs,
+    "client quotas": lambda i: i.client_quotas,
+    "acls": lambda i: i.acls,
+    "scram": lambda i: i.scram,
+    "delegation tokens": lambda i: i.delegation_tokens,
+    "features": lambda i: (i.features.finalized, i.features.metadata_version, i.features.zk_migration_state),
+    "producer ids": lambda i: i.producer_ids.next_producer_id,
+}
+
+
+# -- the image ----------------------------------------------------------------------------------------
+
+
+def check_partitions(
+    image: MetadataImage, _end: LoadResult, _d: MetadataLogDir | None
+) -> list[DoctorFinding]:
+    no_isr_leader, outside, dirs = [], [], []
+    for name, topic in image.topics.by_name.items():
+        for pid, p in topic.partitions.items():
+            where = f"{name}-{pid}"
+            replicas = set(p.replicas)
+            if p.leader >= 0 and p.leader not in p.isr:
+                no_isr_leader.append(f"{where}: leader {p.leader} is not in its ISR {list(p.isr)}")
+            if (
+                not replicas.issuperset(p.isr)
+                or not replicas.issuperset(p.elr)
+                or len(replicas) != len(p.replicas)
+            ):
+                outside.append(f"{where}: replicas {list(p.replicas)}, isr {list(p.isr)}, elr {list(p.elr)}")
+            if p.directories and len(p.directories) != len(p.replicas):
+                dirs.append(f"{where}: {len(p.replicas)} replicas, {len(p.directories)} directories")
+    return [
+        DoctorFinding(
+            "leader-not-in-isr", ERROR, "partition(s) whose leader is not in the ISR", no_isr_leader
+        ),
+        DoctorFinding(
+            "isr-outside-replicas",
+            ERROR,
+            "partition(s) with ISR or ELR outside the replicas (or a replica twice)",
+            outside,
+        ),
+        DoctorFinding("directories-count", ERROR, "partition(s) without one directory per replica", dirs),
+    ]
+
+
+def check_references(
+    image: MetadataImage, _end: LoadResult, _d: MetadataLogDir | None
+) -> list[DoctorFinding]:
+    brokers = image.cluster.brokers
+    unknown_broker: dict[int, int] = {}
+    foreign_dir = []
+    for name, topic in image.topics.by_name.items():
+        for pid, p in topic.partitions.items():
+            for i, r in enumerate(p.replicas):
+                reg = brokers.get(r)
+                if reg is None:
+                    unknown_broker[r] = unknown_broker.get(r, 0) + 1
+                elif p.directories and reg.directories and i < len(p.directories):
+                    d = p.directories[i]
+                    if d not in _RESERVED_DIRS and d not in reg.directories:
+                        foreign_dir.append(
+                            f"{name}-{pid}: replica {r} in directory {uuid_to_str(d)}, which broker {r} does not have"
+                        )
+    orphan_configs = [
+        f"topic {name!r} has {len(values)} config(s) but no such topic exists"
+        for (kind, name), values in image.configs.items()
+        if kind == CONFIG_RESOURCE_TOPIC and name not in image.topics.by_name
+    ]
+    return [
+        DoctorFinding(
+            "replicas-on-unknown-brokers",
+            WARNING,
+            "broker id(s) holding replicas but not registered",
+            [f"broker {b}: {n} replica(s)" for b, n in sorted(unknown_broker.items())],
+        ),
+        DoctorFinding(
+            "foreign-directories",
+            WARNING,
+            "replica(s) in a directory their broker does not list",
+            foreign_dir,
+        ),
+        DoctorFinding(
+            "orphan-topic-configs", WARNING, "config(s) of topics that do not exist", orphan_configs
+        ),
+    ]
+
+
+def check_load(image: MetadataImage, end: LoadResult, _d: MetadataLogDir | None) -> list[DoctorFinding]:
+    open_txn = [w.message for w in end.warnings if "inside a metadata transaction" in w.message]
+    no_mv = (
+        ["no FeatureLevelRecord sets it: a log from before Kafka 3.3, or the record was lost"]
+        if image.features.metadata_version is None and (image.cluster.brokers or image.topics.by_id)
+        else []
+    )
+    return [
+        DoctorFinding(
+            "open-transaction", ERROR, "metadata transaction(s) left open at the end of the log", open_txn
+        ),
+        DoctorFinding("no-metadata-version", INFO, "metadata.version absent", no_mv),
+    ]
+
+
+CHECKS: list[tuple[str, Check, bool]] = [
+    ("log order and epochs", check_log_order, True),
+    ("snapshots against the log", check_snapshots, True),
+    ("partitions", check_partitions, False),
+    ("references", check_references, False),
+    ("the load's end", check_load, False),
+]
+"""(title, check, needs a directory).  A check returns its findings, empty ones included."""
