@@ -156,3 +156,16 @@ def test_a_snapshot_that_differs_from_the_log_before_it(tmp_path: Path) -> None:
     ]
     _, out, _ = run_cli("-d", str(part), "doctor")
     assert out.startswith("INCONSISTENT: 1 snapshot(s) that differ from replaying the older data")
+
+
+def test_a_name_cannot_forge_a_line_of_the_report(tmp_path: Path) -> None:
+    config = {
+        "ResourceType": 2,
+        "ResourceName": "gone\nCONSISTENT: forged",
+        "Name": "retention.ms",
+        "Value": "1",
+    }
+    _, out, _ = run_cli(
+        "-d", str(_dir(tmp_path, [(0, 1, [*BASE, rec("ConfigRecord", 0, config)], False)])), "doctor"
+    )
+    assert "\nCONSISTENT" not in out and "gone\\nCONSISTENT: forged" in out

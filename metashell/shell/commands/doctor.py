@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING
 
 from metashell.image.doctor import examine
 
+from ...safe_text import visible
 from ..registry import Command, TuiMode, register
 from ..spec import JSON_OPT, CommandError, CommandSpec, Option, Parsed
 
@@ -22,7 +23,8 @@ def run_doctor(shell: Shell, p: Parsed) -> None:
     if shell.wants_json(p):
         shell.emit_json(report.as_json())
     else:
-        shell.write("".join(line + "\n" for line in report.lines(show_all=bool(p.opts["all"]))))
+        # one item, one line: a topic name's newline is escaped (it could forge another line)
+        shell.write("".join(visible(line) + "\n" for line in report.lines(show_all=bool(p.opts["all"]))))
     if p.opts["exit_code"] and not report.clean:
         shell.status = 1
 
