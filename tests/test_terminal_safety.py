@@ -180,6 +180,7 @@ EVERY_COMMAND: dict[str, tuple[str, ...]] = {
     "ls": ("ls -l -R /",),
     "man": ("man describe",),
     "pwd": ("pwd",),
+    "quorum": ("quorum",),
     "quit": ("quit",),
     "tree": ("tree -L 3 /",),
     "watch": ("watch --count 1 /topics",),  # last: a topic is appended while it waits

@@ -1,0 +1,219 @@
+"""``quorum``: one node's place in the controller quorum, and the history of leaders and voters.
+
+Kafka's snapshots keep only the latest voter set, and ``kafka-metadata-quorum`` needs a working
+quorum.  A node's own directory still says a lot when the quorum is down (issue 26):
+
+* who the node is (``meta.properties``), what it last believed (``quorum-state``: leader, epoch,
+  voted for, voters), and so whether it is a voter or an observer;
+* what its log holds: first and last offsets, the last epoch, its snapshots;
+* a **timeline**: every leader election the log recorded (``LeaderChange``: epoch, leader, who
+  voted, when), every voter-set change (``KRaftVoters``, KIP-853) and ``kraft.version`` change, with
+  offsets.  Only control batches are decoded.
+
+Several nodes at once (divergence, what a lost majority would lose) build on this report.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from metashell.errors import MetashellError
+from metashell.log.directory import MetadataLogDir, SnapshotFile
+from metashell.log.files import iter_file_batches
+from metashell.protocol.control import decode_control_record
+from metashell.times import iso_utc
+
+from .changelog import control_words
+
+__all__ = ["NodeReport", "TimelineEvent", "node_report", "timeline"]
+
+
+@dataclass(frozen=True)
+class TimelineEvent:
+    """One control record that changed who leads or who votes."""
+
+    offset: int
+    epoch: int
+    timestamp: int
+    kind: str  # LeaderChange, KRaftVoters, KRaftVersion
+    words: str
+    data: dict[str, Any]
+    source: str
+
+    def line(self) -> str:
+        when = iso_utc(self.timestamp) or "-"
+        return f"{self.offset:>10}  {when}  epoch {self.epoch:<4} {self.kind:<13} {self.words}"
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "offset": self.offset,
+            "epoch": self.epoch,
+            "timestamp": self.timestamp,
+            "kind": self.kind,
+            "summary": self.words,
+            "source": self.source,
+        }
+
+
+@dataclass
+class NodeReport:
+    node_id: int | None
+    cluster_id: str | None
+    role: str
+    """``voter``, ``observer``, or ``unknown`` (no voter set anywhere in the directory)."""
+    quorum_state: dict[str, Any]
+    log_start: int | None
+    log_end: int | None
+    """The offset after the last batch (Kafka's log end offset)."""
+    last_epoch: int | None
+    snapshots: list[SnapshotFile]
+    voters: list[int]
+    events: list[TimelineEvent] = field(default_factory=list)
+
+    def lines(self) -> Iterator[str]:
+        who = "unknown" if self.node_id is None else str(self.node_id)
+        yield f"node {who} (cluster {self.cluster_id or 'unknown'}): {self.role}"
+        qs = self.quorum_state
+        if qs:
+            listed = qs.get("voters")
+            voters = "not listed (kraft.version 1 keeps them in the log)" if listed is None else str(listed)
+            yield (
+                f"  quorum-state: leader {qs.get('leaderId')}, epoch {qs.get('leaderEpoch')}, "
+                f"voted for {qs.get('votedId')}, voters {voters}"
+            )
+            epoch = qs.get("leaderEpoch")
+            if isinstance(epoch, int) and self.last_epoch is not None and epoch > self.last_epoch:
+                yield (
+                    f"  quorum-state is at epoch {epoch}, past the log's last epoch {self.last_epoch}: "
+                    "elections after its last record, and no leader of them wrote to this log"
+                )
+        if self.log_start is None:
+            yield "  log: no batch"
+        else:
+            yield f"  log: offsets {self.log_start}..{(self.log_end or 0) - 1}, log end offset {self.log_end}, last epoch {self.last_epoch}"
+        for snap in self.snapshots:
+            yield f"  snapshot: {snap.path.name} (end offset {snap.end_offset}, epoch {snap.epoch})"
+        yield ""
+        yield "timeline (leaders, voters, kraft.version):"
+        if not self.events:
+            yield "  (no LeaderChange, KRaftVoters or KRaftVersion record in these files)"
+        for e in self.events:
+            yield "  " + e.line()
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "nodeId": self.node_id,
+            "clusterId": self.cluster_id,
+            "role": self.role,
+            "quorumState": self.quorum_state,
+            "logStartOffset": self.log_start,
+            "logEndOffset": self.log_end,
+            "lastEpoch": self.last_epoch,
+            "snapshots": [
+                {"file": s.path.name, "endOffset": s.end_offset, "epoch": s.epoch} for s in self.snapshots
+            ],
+            "voters": self.voters,
+            "timeline": [e.as_json() for e in self.events],
+        }
+
+
+def timeline(d: MetadataLogDir) -> list[TimelineEvent]:
+    """Every leader election and voter-set or kraft.version change in ``d``'s snapshots and log, in
+    offset order.  A snapshot's control records are stamped with its end offset - 1."""
+    events: dict[tuple[int, str, str], TimelineEvent] = {}
+    files: list[tuple[Any, int | None]] = [
+        (s.path, s.end_offset - 1) for s in d.snapshots if not s.is_bootstrap
+    ]
+    files += [(s.path, None) for s in d.segments]
+    for path, stamp in files:
+        for e in _control_events(path, stamp):
+            events.setdefault((e.offset, e.kind, e.words), e)  # the same record in a snapshot and the log
+    ordered = sorted(events.values(), key=lambda e: (e.offset, e.kind))
+    # a snapshot repeats the voter set and kraft.version it holds: only a change is an event
+    last: dict[str, str] = {}
+    changes = []
+    for e in ordered:
+        if e.kind != "LeaderChange" and last.get(e.kind) == e.words:
+            continue
+        last[e.kind] = e.words
+        changes.append(e)
+    return changes
+
+
+def _control_events(path: Any, stamp: int | None) -> Iterator[TimelineEvent]:
+    try:
+        for batch in iter_file_batches(path, lenient_tail=True, warn=lambda w: None):
+            if not batch.is_control:
+                continue
+            for off, ts, key, value in batch.entries():
+                try:
+                    ctl = decode_control_record(key, value)
+                except MetashellError:
+                    continue
+                if ctl.name not in ("LeaderChange", "KRaftVoters", "KRaftVersion"):
+                    continue
+                data = dict(ctl.data or {})
+                yield TimelineEvent(
+                    off if stamp is None else stamp,
+                    batch.partition_leader_epoch,
+                    ts,
+                    ctl.name,
+                    control_words(ctl.name, data),
+                    data,
+                    path.name,
+                )
+    except (OSError, MetashellError):
+        return  # the load reports what cannot be read
+
+
+def node_report(d: MetadataLogDir) -> NodeReport:
+    """What ``d`` says about its node and the quorum (see the module docstring)."""
+    start = end = last_epoch = None
+    for seg in d.segments:
+        try:
+            for b in iter_file_batches(
+                seg.path, decode=False, verify_crc=False, lenient_tail=True, warn=lambda w: None
+            ):
+                start = b.base_offset if start is None else start
+                end = b.base_offset + b.last_offset_delta + 1
+                last_epoch = b.partition_leader_epoch
+        except (OSError, MetashellError):
+            continue
+    snaps = sorted((s for s in d.snapshots if not s.is_bootstrap), key=lambda s: s.end_offset)
+    if start is None and snaps:
+        start = end = snaps[-1].end_offset
+        last_epoch = snaps[-1].epoch
+    events = timeline(d)
+    voter_sets = [e for e in events if e.kind == "KRaftVoters"]
+    qs = d.quorum
+    voters: list[int] = []
+    if voter_sets:
+        voters = [v.get("VoterId") for v in voter_sets[-1].data.get("Voters") or ()]
+    elif qs is not None and qs.current_voters:
+        voters = list(qs.current_voters)
+    node = d.meta.node_id if d.meta is not None else None
+    role = "unknown" if not voters or node is None else ("voter" if node in voters else "observer")
+    state = (
+        {
+            "leaderId": qs.leader_id,
+            "leaderEpoch": qs.leader_epoch,
+            "votedId": qs.voted_id,
+            "voters": qs.current_voters,
+        }
+        if qs is not None
+        else {}
+    )
+    return NodeReport(
+        node,
+        d.meta.cluster_id if d.meta is not None else None,
+        role,
+        state,
+        start,
+        end,
+        last_epoch,
+        snaps,
+        voters,
+        events,
+    )
