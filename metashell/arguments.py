@@ -72,7 +72,15 @@ def build_parser(prog: str | None = None) -> argparse.ArgumentParser:
         "--directory",
         "-d",
         metavar="DIRECTORY",
-        help="The __cluster_metadata-0 directory to read (or the log dir that contains it).",
+        action="append",
+        help="The __cluster_metadata-0 directory to read (or the log dir that contains it). Give it "
+        "once per node (-d A -d B -d C) to read several nodes of one cluster: 'quorum' compares "
+        "them and 'node ID' switches between them.",
+    )
+    p.add_argument(
+        "--mixed-clusters",
+        action="store_true",
+        help="With several -d: read them even when their cluster ids differ.",
     )
     p.add_argument(
         "--snapshot",
@@ -234,6 +242,8 @@ def check_usage(args: argparse.Namespace) -> None:
             parse_endpoints(args.bootstrap_controller)
         except ConfigError as e:
             raise UsageError(f"--bootstrap-controller: {e}") from None
+    if args.directory and len(args.directory) > 1 and (args.at is not None or args.diff_with):
+        raise UsageError("--at and --diff-with take one --directory (use 'node ID' then 'at' in the shell)")
     if args.config and not args.bootstrap_controller:
         raise UsageError("--config only applies to live mode (--bootstrap-controller)")
     if args.at is not None and args.bootstrap_controller:

@@ -60,6 +60,7 @@ def run(
     stderr: TextIO | None = None,
 ) -> int:
     """Parse ``argv`` and run; returns the exit status.  Raises MetashellError/UsageError."""
+    from metashell.shell.nodes import open_nodes
     from metashell.shell.output import color_wanted
     from metashell.shell.progress_line import showing_progress
     from metashell.shell.repl import run_plain
@@ -98,9 +99,13 @@ def run(
 
     if args.directory or args.snapshot:
         with showing_progress(stderr, _is_tty(stderr)):  # a long load says how far it has got
-            if args.directory:
+            if args.directory and len(args.directory) > 1:
+                source = open_nodes(
+                    args.directory, warn, redact, salvage=args.salvage, mixed=args.mixed_clusters
+                )
+            elif args.directory:
                 source = open_directory(
-                    args.directory,
+                    args.directory[0],
                     warn,
                     redact,
                     salvage=args.salvage,

@@ -52,3 +52,78 @@ def test_every_directory_has_a_report(directory: Path) -> None:
     assert all(e["kind"] in ("LeaderChange", "KRaftVoters", "KRaftVersion") for e in doc["timeline"])
     offsets = [e["offset"] for e in doc["timeline"]]
     assert offsets == sorted(offsets)
+
+
+# -- several nodes ----------------------------------------------------------------------------------
+
+NODES = "ftmhxp+real-time-data-streaming-pipeline@kafka{}"
+
+
+def _nodes(tmp_path: Path) -> list[Path]:
+    """Copies of the corpus cluster's three nodes (each its own node.id; their logs are identical)."""
+    import shutil
+
+    out = []
+    for n in (1, 2, 3):
+        src = shared_required("corpus", NODES.format(n))
+        shutil.copytree(src, tmp_path / f"kafka{n}")
+        out.append(tmp_path / f"kafka{n}")
+    return out
+
+
+def _last_batches(node: Path, count: int) -> tuple[Path, list[tuple[int, int]]]:
+    """The last segment and the (position, base offset) of its last ``count`` batches."""
+    from metashell.log.files import iter_file_batches
+
+    seg = max((node / "__cluster_metadata-0").glob("*.log"))
+    batches = [(b.position, b.base_offset) for b in iter_file_batches(seg, decode=False)]
+    return seg, batches[-count:]
+
+
+def test_three_real_nodes_agree() -> None:
+    paths = [shared_required("corpus", NODES.format(n)) for n in (1, 2, 3)]
+    status, out, err = run_cli(*[a for p in paths for a in ("-d", str(p))], "--json", "quorum")
+    doc = json.loads(out)
+    assert status == 0, err
+    assert [n["label"] for n in doc["nodes"]] == ["1", "2", "3"] and doc["voters"] == [1, 2, 3]
+    assert doc["majorityLogEndOffset"] == 13057
+    assert all(d["firstDifferentOffset"] is None for d in doc["divergence"])
+
+
+def test_spliced_logs_say_where_they_part_and_what_no_majority_holds(tmp_path: Path) -> None:
+    """Real directories spliced (the one in-process fake, for logs Kafka cannot be made to write):
+    node 2's last three batches get another leader epoch (no CRC covers it), node 1 gets one more
+    batch than the others."""
+    from metashell.log.encoding import build_batch
+    from metashell.protocol.metadata import encode_metadata_record
+
+    n1, n2, n3 = _nodes(tmp_path)
+    seg, last = _last_batches(n2, 3)
+    data = bytearray(seg.read_bytes())
+    for position, _base in last:
+        data[position + 12 : position + 16] = (9).to_bytes(4, "big")  # partitionLeaderEpoch
+    seg.write_bytes(bytes(data))
+    seg1, _ = _last_batches(n1, 1)
+    with seg1.open("ab") as f:
+        f.write(build_batch(13057, 2, [encode_metadata_record("NoOpRecord", 0, {})], 1_763_580_880_000))
+    args = ["-d", str(n1), "-d", str(n2), "-d", str(n3)]
+    status, out, err = run_cli(*args, "--json", "quorum")
+    doc = json.loads(out)
+    assert status == 0, err
+    parts = {tuple(d["nodes"]): d["firstDifferentOffset"] for d in doc["divergence"]}
+    assert parts == {("1", "2"): last[0][1], ("1", "3"): None, ("2", "3"): last[0][1]}
+    assert doc["majorityLogEndOffset"] == 13057
+    assert doc["mostUpToDate"] == "2"  # Raft's rule: the last epoch first (9), then the end offset
+    _, text, _ = run_cli(*args, "quorum")
+    assert f"logs of nodes 1 and 2 differ from offset {last[0][1]}" in text
+    assert "node 1 holds 1 offset(s) beyond it: not known to be committed, at risk" in text
+    _, shown, _ = run_cli(*args, "-c", "node")
+    assert shown.splitlines()[1].startswith("* node 2 ")  # the session shows the most up to date
+
+
+def test_directories_of_two_clusters_are_refused_unless_asked() -> None:
+    other = shared_required("corpus", NODES.format(1))
+    status, _, err = run_cli("-d", str(FIXTURES / "demo"), "-d", str(other), "quorum")
+    assert status == 1 and "the directories are of different clusters" in err and "--mixed-clusters" in err
+    status, out, _ = run_cli("-d", str(FIXTURES / "demo"), "-d", str(other), "--mixed-clusters", "quorum")
+    assert status == 0 and out.startswith("2 node(s)")

@@ -106,3 +106,10 @@ def test_describe_takes_paths_and_the_current_directory() -> None:
     assert run_cli("-d", demo, "-c", "cd /brokers", "-c", "describe")[1] == broker
     status, _, err = run_cli("-d", demo, "describe", "/features")
     assert status == 1 and "not a topic or a broker" in err
+
+
+def test_node_completes_the_nodes_labels() -> None:
+    source = open_directory(str(FIXTURES / "demo"), lambda _w: None, True)
+    completer = ShellCompleter(lambda: source.root, lambda: "/", lambda: ("1", "2", "3"))
+    doc = Document("node ", 5)
+    assert [c.text for c in completer.get_completions(doc, CompleteEvent())] == ["1 ", "2 ", "3 "]

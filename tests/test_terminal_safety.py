@@ -179,6 +179,7 @@ EVERY_COMMAND: dict[str, tuple[str, ...]] = {
     "log": ("log", "log --type TopicRecord"),
     "ls": ("ls -l -R /",),
     "man": ("man describe",),
+    "node": ("node",),
     "pwd": ("pwd",),
     "quorum": ("quorum",),
     "quit": ("quit",),

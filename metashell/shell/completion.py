@@ -76,9 +76,15 @@ def split_for_completion(segment: str) -> tuple[list[str], str]:
 class ShellCompleter(Completer):
     """Completes against the live tree and the shell's working directory."""
 
-    def __init__(self, root: Callable[[], Node], cwd: Callable[[], str]) -> None:
+    def __init__(
+        self,
+        root: Callable[[], Node],
+        cwd: Callable[[], str],
+        nodes: Callable[[], tuple[str, ...]] = tuple,
+    ) -> None:
         self._root = root
         self._cwd = cwd
+        self._nodes = nodes
 
     def get_completions(self, document: Document, complete_event: CompleteEvent) -> Iterable[Completion]:
         segment = current_segment(document.text_before_cursor)
@@ -102,7 +108,7 @@ class ShellCompleter(Completer):
         if option is not None:
             values = command.option_values.get(option.dest) if command.option_values else None
             try:
-                context = CompletionContext(self._root(), self._cwd())
+                context = CompletionContext(self._root(), self._cwd(), self._nodes())
                 candidates = option.choices or (list(values(context)) if values is not None else ())
             except Exception:  # noqa: BLE001 - completion must never break the prompt
                 return
@@ -119,7 +125,7 @@ class ShellCompleter(Completer):
             yield from self._paths(partial, replace)
             return
         try:
-            context = CompletionContext(self._root(), self._cwd())
+            context = CompletionContext(self._root(), self._cwd(), self._nodes())
             found = list(command.complete(context, words, partial))
         except Exception:  # noqa: BLE001 - completion must never break the prompt
             return

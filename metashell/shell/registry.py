@@ -47,10 +47,12 @@ class TuiMode(enum.Enum):
 
 @dataclass(frozen=True)
 class CompletionContext:
-    """What completion may look at: the session's tree and working directory."""
+    """What completion may look at: the session's tree and working directory, and with several
+    ``-d`` the nodes' labels."""
 
     root: Node
     cwd: str
+    nodes: tuple[str, ...] = ()
 
 
 ArgCompleter = Callable[[CompletionContext, list[str], str], Iterable[str]]

@@ -40,6 +40,8 @@ def _prompt_text(label: str, shell: Shell, status: StatusFn | None) -> str:
     text = _status(status)
     extra = f" [{text.split(STATUS_SEPARATOR, 1)[0]}]" if text else ""
     point = shell.point or ""
+    if shell.source is not None and shell.source.node is not None:  # several -d: which node is shown
+        label = f"node {shell.source.node}"
     return visible(f"{label}{point}{extra}:{shell.cwd} >> ")
 
 
@@ -76,7 +78,11 @@ def run_repl(
 
     session: PromptSession[str] = PromptSession(
         history=history,
-        completer=ShellCompleter(lambda: shell.root, lambda: shell.cwd),
+        completer=ShellCompleter(
+            lambda: shell.root,
+            lambda: shell.cwd,
+            lambda: tuple(sorted(shell.source.nodes)) if shell.source and shell.source.nodes else (),
+        ),
         complete_while_typing=False,
         key_bindings=bindings,
         color_depth=None if shell.settings.color else ColorDepth.MONOCHROME,

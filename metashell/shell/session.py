@@ -114,6 +114,8 @@ class Shell:
         #: the whole log the source's files hold, for ``history PATH`` and ``log`` (None when live).
         self.full_plan: Callable[[int | None], ReadPlan] | None = None
         self.salvage = False  # --salvage: `log` stops before damage as the load did
+        #: the opened source (several ``-d``: its ``nodes``, the ``node`` shown and ``quorum``)
+        self.source: Source | None = None
         self.history: list[str] = history if history is not None else []
         self.status = 0
         #: set to stop a command that runs until stopped (``watch`` in the TUI: Escape)
@@ -129,6 +131,7 @@ class Shell:
         self.salvage = source.salvage
         self.refresh = source.refresh
         self.open_other = lambda other: open_other(other, self.settings.redact)
+        self.source = source
 
     @property
     def root(self) -> Node:

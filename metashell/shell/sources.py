@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from metashell.errors import MetashellError
 from metashell.image.image import MetadataImage
@@ -61,6 +61,10 @@ class Source:
     leader: Callable[[], tuple[int, int]] | None = None
     #: ``--salvage``: commands that read the log again (``log``) stop before damage as the load did
     salvage: bool = False
+    #: several ``-d``: node label -> directory, the node shown, and their comparison (``shell/nodes.py``)
+    nodes: dict[str, str] | None = None
+    node: str | None = None
+    quorum: Callable[[], Any] | None = None
 
 
 def _one_line(text: object) -> str:

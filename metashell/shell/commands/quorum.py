@@ -15,6 +15,13 @@ if TYPE_CHECKING:
 
 
 def run_quorum(shell: Shell, p: Parsed) -> None:
+    if shell.source is not None and shell.source.quorum is not None:  # several -d: compare them
+        analysis = shell.source.quorum()
+        if shell.wants_json(p):
+            shell.emit_json(analysis.as_json())
+            return
+        shell.write("".join(visible(line) + "\n" for line in analysis.lines()))
+        shell.write(f"\nnode {visible(shell.source.node or '?')}, as shown:\n")
     d = shell.travel.end().plan.directory if shell.travel is not None else None
     if d is None:
         raise CommandError("quorum: needs a metadata directory (-d); live mode: cat /quorum")
@@ -29,7 +36,8 @@ register(
     Command(
         CommandSpec(
             "quorum",
-            "Say this node's place in the controller quorum, and every leader and voter change.",
+            "Say this node's place in the controller quorum, and every leader and voter change; "
+            "with several -d, where their logs differ and what a majority of voters holds.",
             options=(JSON_OPT,),
             notes=(
                 (

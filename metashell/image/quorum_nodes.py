@@ -1,0 +1,147 @@
+"""Several nodes' metadata directories at once: where their logs part, and what a majority holds.
+
+Each controller and broker keeps its own copy of ``__cluster_metadata-0``.  Read together (``-d A
+-d B -d C``), they answer what no single file does (issue 26):
+
+* **where two logs part**: the first offset at which their batches differ -- by leader epoch, end
+  offset and CRC, as Raft's own consistency check compares a follower with the leader (epoch and
+  end offset) and a little stricter (the CRC covers the records);
+* **what a majority of voters holds**: the highest offset that more than half of the voters' logs
+  reach (every committed record is at or below it; the high watermark is not kept on disk);
+* **each node's tail beyond it**: records no majority holds, which a lost majority could lose;
+* **which node is most up to date**, by Raft's rule: the last epoch, then the log end offset.
+
+Only batch headers are read (and the records of the tails, when listed).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from metashell.errors import MetashellError
+from metashell.log.directory import MetadataLogDir
+from metashell.log.files import iter_file_batches
+
+from .quorum_report import NodeReport, node_report
+
+__all__ = ["NodeLog", "QuorumAnalysis", "analyse", "first_difference"]
+
+BatchKey = tuple[int, int, int, int]
+"""(base offset, last offset, leader epoch, CRC) of one batch."""
+
+
+@dataclass
+class NodeLog:
+    label: str
+    """How the node is named: its ``node.id``, else the directory's name."""
+    directory: MetadataLogDir
+    report: NodeReport
+    batches: list[BatchKey]
+
+    @property
+    def up_to_date(self) -> tuple[int, int]:
+        """Raft's "log up to date" order: the last epoch, then the log end offset."""
+        return (self.report.last_epoch or -1, self.report.log_end or 0)
+
+
+@dataclass
+class QuorumAnalysis:
+    nodes: list[NodeLog]
+    voters: list[int]
+    majority_end: int | None
+    """The log end offset that a majority of the voters present reach (None: too few voters read)."""
+    divergence: dict[tuple[str, str], int | None] = field(default_factory=dict)
+    """(node, node) -> the first offset where their logs differ (None: one is a prefix of the other)."""
+
+    @property
+    def most_up_to_date(self) -> NodeLog:
+        return max(self.nodes, key=lambda n: n.up_to_date)
+
+    def lines(self) -> Iterator[str]:
+        yield f"{len(self.nodes)} node(s); voters {self.voters or 'unknown'}"
+        for n in sorted(self.nodes, key=lambda n: n.label):
+            r = n.report
+            end = "no log" if r.log_end is None else f"log end offset {r.log_end}, last epoch {r.last_epoch}"
+            yield f"  node {n.label}: {r.role}, {end}"
+        if self.majority_end is None:
+            yield "majority: too few voters' directories to say what a majority holds"
+        else:
+            yield f"a majority of the voters holds offsets up to {self.majority_end - 1} (log end offset {self.majority_end})"
+            for n in sorted(self.nodes, key=lambda n: n.label):
+                extra = (n.report.log_end or 0) - self.majority_end
+                if extra > 0:
+                    yield f"  node {n.label} holds {extra} offset(s) beyond it: not known to be committed, at risk"
+        for (a, b), where in sorted(self.divergence.items()):
+            if where is not None:
+                yield f"logs of nodes {a} and {b} differ from offset {where}"
+        if not any(v is not None for v in self.divergence.values()):
+            yield "no two logs differ where both hold data (the shorter ones are behind, not diverged)"
+        best = self.most_up_to_date
+        yield f"most up to date (last epoch, then log end offset): node {best.label}"
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "nodes": [{"label": n.label, **n.report.as_json()} for n in self.nodes],
+            "voters": self.voters,
+            "majorityLogEndOffset": self.majority_end,
+            "divergence": [
+                {"nodes": [a, b], "firstDifferentOffset": where}
+                for (a, b), where in sorted(self.divergence.items())
+            ],
+            "mostUpToDate": self.most_up_to_date.label,
+        }
+
+
+def _batch_keys(d: MetadataLogDir) -> list[BatchKey]:
+    out: list[BatchKey] = []
+    for seg in d.segments:
+        try:
+            for b in iter_file_batches(
+                seg.path, decode=False, verify_crc=False, lenient_tail=True, warn=lambda w: None
+            ):
+                out.append(
+                    (b.base_offset, b.base_offset + b.last_offset_delta, b.partition_leader_epoch, b.crc)
+                )
+        except (OSError, MetashellError):
+            continue
+    return out
+
+
+def first_difference(a: list[BatchKey], b: list[BatchKey]) -> int | None:
+    """The first offset at which two logs' batches differ, where both hold data (None: none)."""
+    by_base = {k[0]: k for k in b}
+    if not a or not b:
+        return None
+    start = max(a[0][0], b[0][0])
+    end = min(a[-1][1], b[-1][1])
+    for key in a:
+        base = key[0]
+        if key[1] < start:
+            continue
+        if base > end:
+            return None
+        other = by_base.get(base)
+        if other != key:
+            return base
+    return None
+
+
+def analyse(directories: list[tuple[str, MetadataLogDir]]) -> QuorumAnalysis:
+    """Several nodes' directories, labelled (see the module docstring)."""
+    nodes = [NodeLog(label, d, node_report(d), _batch_keys(d)) for label, d in directories]
+    voters: list[int] = []
+    for n in sorted(nodes, key=lambda n: n.up_to_date, reverse=True):
+        if n.report.voters:
+            voters = n.report.voters
+            break
+    present = [n for n in nodes if n.report.node_id in voters]
+    ends = sorted((n.report.log_end or 0 for n in present), reverse=True)
+    majority = len(voters) // 2 + 1
+    majority_end = ends[majority - 1] if voters and len(ends) >= majority else None
+    divergence = {}
+    for i, a in enumerate(nodes):
+        for b in nodes[i + 1 :]:
+            divergence[(a.label, b.label)] = first_difference(a.batches, b.batches)
+    return QuorumAnalysis(nodes, voters, majority_end, divergence)

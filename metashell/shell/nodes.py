@@ -1,0 +1,77 @@
+"""Several ``-d``: the nodes of one cluster, each its own copy of ``__cluster_metadata-0``.
+
+The session shows one node at a time -- by default the most up to date by Raft's rule (last epoch,
+then log end offset), which holds every record any majority could have committed -- and ``node ID``
+switches.  Directories of different clusters are refused unless ``--mixed-clusters``: comparing
+them would say nothing true.  ``quorum`` compares all of them (``image/quorum_nodes.py``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from metashell.errors import MetashellError
+from metashell.image.quorum_nodes import QuorumAnalysis, analyse
+from metashell.log import open_metadata_dir
+from metashell.log.directory import MetadataLogDir
+
+from .sources import Source, SourceError, Warn, open_directory
+
+__all__ = ["open_node", "open_nodes"]
+
+
+def _labelled(paths: list[str]) -> list[tuple[str, str, MetadataLogDir]]:
+    """(label, path, listing) per directory: the label is its ``node.id``, else its folder's name."""
+    out: list[tuple[str, str, MetadataLogDir]] = []
+    seen: set[str] = set()
+    for path in paths:
+        try:
+            d = open_metadata_dir(path)
+        except MetashellError as e:
+            raise SourceError(f"--directory {path}: {e}") from None
+        node = d.meta.node_id if d.meta is not None else None
+        label = (
+            str(node)
+            if node is not None
+            else (d.log_dir or d.path or path).__str__().rstrip("/").split("/")[-1]
+        )
+        base, n = label, 2
+        while label in seen:  # two copies of one node: keep both, told apart
+            label, n = f"{base}#{n}", n + 1
+        seen.add(label)
+        out.append((label, path, d))
+    return out
+
+
+def open_nodes(
+    paths: list[str], warn: Warn, redact: bool, *, salvage: bool = False, mixed: bool = False
+) -> Source:
+    """Open several nodes' directories; load the most up to date one (see the module docstring)."""
+    nodes = _labelled(paths)
+    clusters = {
+        label: (d.meta.cluster_id if d.meta is not None else None) or "unknown" for label, _p, d in nodes
+    }
+    if len(set(clusters.values())) > 1 and not mixed:
+        said = ", ".join(f"node {label}: {cid}" for label, cid in clusters.items())
+        raise SourceError(
+            f"the directories are of different clusters ({said}); --mixed-clusters reads them anyway"
+        )
+    analysis = analyse([(label, d) for label, _p, d in nodes])
+    chosen = analysis.most_up_to_date.label
+    by_label = {label: path for label, path, _d in nodes}
+    return open_node(by_label, chosen, warn, redact, salvage=salvage, quorum=lambda: analysis)
+
+
+def open_node(
+    nodes: dict[str, str],
+    label: str,
+    warn: Warn,
+    redact: bool,
+    *,
+    salvage: bool = False,
+    quorum: Callable[[], QuorumAnalysis] | None = None,
+) -> Source:
+    """The source of node ``label`` among ``nodes``, knowing the others (``node ID`` switches)."""
+    source = open_directory(nodes[label], warn, redact, salvage=salvage)
+    source.nodes, source.node, source.quorum = nodes, label, quorum
+    return source
