@@ -114,6 +114,11 @@ def test_spliced_logs_say_where_they_part_and_what_no_majority_holds(tmp_path: P
     assert parts == {("1", "2"): last[0][1], ("1", "3"): None, ("2", "3"): last[0][1]}
     assert doc["majorityLogEndOffset"] == 13057
     assert doc["mostUpToDate"] == "2"  # Raft's rule: the last epoch first (9), then the end offset
+    assert [line.split()[:4] for line in doc["atRisk"]["1"]] == [["13057", "epoch", "2", "NoOpRecord"]]
+    assert [(e["offset"], e["nodes"]) for e in doc["timeline"]] == [
+        (0, ["1", "2", "3"]),
+        (12143, ["1", "2", "3"]),
+    ]
     _, text, _ = run_cli(*args, "quorum")
     assert f"logs of nodes 1 and 2 differ from offset {last[0][1]}" in text
     assert "node 1 holds 1 offset(s) beyond it: not known to be committed, at risk" in text
@@ -127,3 +132,21 @@ def test_directories_of_two_clusters_are_refused_unless_asked() -> None:
     assert status == 1 and "the directories are of different clusters" in err and "--mixed-clusters" in err
     status, out, _ = run_cli("-d", str(FIXTURES / "demo"), "-d", str(other), "--mixed-clusters", "quorum")
     assert status == 0 and out.startswith("2 node(s)")
+
+
+def test_a_broker_s_copy_lacks_what_came_after_it_stopped() -> None:
+    """The split cluster's controller 1 and broker 4, read together: no divergence, and the
+    merged timeline says the last election (offset 430) is only in the controller's log."""
+    status, out, err = run_cli(
+        "-d",
+        str(FIXTURES / "kafka-4.4-split-c1"),
+        "-d",
+        str(FIXTURES / "kafka-4.4-broker"),
+        "--json",
+        "quorum",
+    )
+    doc = json.loads(out)
+    assert status == 0, err
+    assert [d["firstDifferentOffset"] for d in doc["divergence"]] == [None]
+    assert {e["offset"]: e["nodes"] for e in doc["timeline"]}[430] == ["1"]
+    assert doc["majorityLogEndOffset"] is None  # one voter's directory of three: no majority to judge

@@ -23,10 +23,15 @@ from typing import Any
 from metashell.errors import MetashellError
 from metashell.log.directory import MetadataLogDir
 from metashell.log.files import iter_file_batches
+from metashell.log.plans import log_plan
 
-from .quorum_report import NodeReport, node_report
+from .changelog import iter_log
+from .quorum_report import NodeReport, TimelineEvent, node_report
 
 __all__ = ["NodeLog", "QuorumAnalysis", "analyse", "first_difference"]
+
+_AT_RISK = 20
+"""Records listed per node beyond what a majority holds."""
 
 BatchKey = tuple[int, int, int, int]
 """(base offset, last offset, leader epoch, CRC) of one batch."""
@@ -80,6 +85,39 @@ class QuorumAnalysis:
             yield "no two logs differ where both hold data (the shorter ones are behind, not diverged)"
         best = self.most_up_to_date
         yield f"most up to date (last epoch, then log end offset): node {best.label}"
+        for n in sorted(self.nodes, key=lambda n: n.label):
+            risky = self.at_risk(n)
+            if risky:
+                yield ""
+                yield f"node {n.label}: records beyond what a majority holds (the first {_AT_RISK} at most):"
+                yield from (f"  {line}" for line in risky)
+        yield ""
+        yield "timeline across the nodes (leaders, voters, kraft.version; nodes that hold each):"
+        for event, labels in self.timeline():
+            yield f"  {event.line()}  [{','.join(labels)}]"
+
+    def at_risk(self, node: NodeLog) -> list[str]:
+        """``log`` lines of ``node``'s records past :attr:`majority_end` (the first few)."""
+        if self.majority_end is None or (node.report.log_end or 0) <= self.majority_end:
+            return []
+        lines = []
+        try:
+            plan = log_plan(node.directory, self.majority_end)
+            for entry in iter_log(plan, first=self.majority_end, payloads=False):
+                lines.append(f"{entry.offset:>10}  epoch {entry.epoch:<4} {entry.record:<31} {entry.summary}")
+                if len(lines) == _AT_RISK:
+                    break
+        except MetashellError as e:
+            lines.append(f"(cannot read them: {e})")
+        return lines
+
+    def timeline(self) -> list[tuple[TimelineEvent, list[str]]]:
+        """Every node's timeline merged: each event once, with the nodes whose files hold it."""
+        merged: dict[tuple[int, str, str], tuple[TimelineEvent, list[str]]] = {}
+        for n in sorted(self.nodes, key=lambda n: n.label):
+            for e in n.report.events:
+                merged.setdefault((e.offset, e.kind, e.words), (e, []))[1].append(n.label)
+        return [merged[k] for k in sorted(merged)]
 
     def as_json(self) -> dict[str, Any]:
         return {
@@ -91,6 +129,8 @@ class QuorumAnalysis:
                 for (a, b), where in sorted(self.divergence.items())
             ],
             "mostUpToDate": self.most_up_to_date.label,
+            "atRisk": {n.label: self.at_risk(n) for n in self.nodes if self.at_risk(n)},
+            "timeline": [{**e.as_json(), "nodes": labels} for e, labels in self.timeline()],
         }
 
 

@@ -21,7 +21,7 @@ def run_quorum(shell: Shell, p: Parsed) -> None:
             shell.emit_json(analysis.as_json())
             return
         shell.write("".join(visible(line) + "\n" for line in analysis.lines()))
-        shell.write(f"\nnode {visible(shell.source.node or '?')}, as shown:\n")
+        return
     d = shell.travel.end().plan.directory if shell.travel is not None else None
     if d is None:
         raise CommandError("quorum: needs a metadata directory (-d); live mode: cat /quorum")
