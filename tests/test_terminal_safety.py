@@ -184,6 +184,7 @@ EVERY_COMMAND: dict[str, tuple[str, ...]] = {
     "quorum": ("quorum",),
     "quit": ("quit",),
     "tree": ("tree -L 3 /",),
+    "upgrade-check": ("upgrade-check --to 3.9-IV0",),
     "watch": ("watch --count 1 /topics",),  # last: a topic is appended while it waits
 }
 """Each command of the shell (``SPECS``), run on the hostile log in human form and, where it has

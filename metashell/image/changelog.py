@@ -145,6 +145,9 @@ class _Summaries:
                 changes[field] = (old, v)
         return f"partition {self._topic(d['TopicId'])}-{d['PartitionId']}: {partition_change_words(changes)}"
 
+    def _UnregisterControllerRecord(self, d: dict[str, Any]) -> str:
+        return f"controller {d['ControllerId']} unregistered"
+
     def _RegisterControllerRecord(self, d: dict[str, Any]) -> str:
         listeners = ", ".join(f"{e['Name']}://{e['Host']}:{e['Port']}" for e in d.get("EndPoints") or ())
         ready = ", zk migration ready" if d.get("ZkMigrationReady") else ""

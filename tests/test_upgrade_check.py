@@ -1,0 +1,127 @@
+"""``upgrade-check`` (issue 26, in part): the controller's rules for finalizing a feature level
+(``FeatureControlManager.reasonNotSupported``), on fixtures made by real Kafka and on small logs
+that plant a stale controller registration and a broker-level min.insync.replicas."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from conftest import FIXTURES
+from test_cli import run_cli
+from test_image_loader import rec
+
+from metashell.log.encoding import build_batch
+
+
+def _check(path: Path, target: str) -> tuple[int, dict[str, Any]]:
+    status, out, err = run_cli("-d", str(path), "--json", "upgrade-check", "--to", target, "--exit-code")
+    assert err == "", err
+    return status, json.loads(out)
+
+
+def test_a_real_cluster_is_blocked_by_every_node_that_does_not_support_the_level() -> None:
+    status, doc = _check(FIXTURES / "kafka-3.9-split-c1", "4.0-IV0")
+    assert status == 1 and doc["current"] == 21 and doc["target"] == 22
+    assert [b["node"] for b in doc["blockers"]] == [
+        "broker 4",
+        "broker 5",
+        "controller 1",
+        "controller 2",
+        "controller 3",
+    ]
+    assert all(b["reason"] == "supports levels 1-21 only (its registration)" for b in doc["blockers"])
+    status, doc = _check(FIXTURES / "kafka-3.9-split-c1", "21")
+    assert status == 0 and not doc["blocked"]
+
+
+def test_a_voter_without_registration_blocks(tmp_path: Path) -> None:
+    """Kafka 4.4's split fixture unregistered controller 3 (UnregisterControllerRecord, KIP-1312):
+    it is still a voter, so the controller would refuse -- it may not support the level."""
+    status, doc = _check(FIXTURES / "kafka-4.4-split-c1", "4.4-IV2")
+    assert status == 1
+    assert [b["node"] for b in doc["blockers"]] == ["controller 3"]
+    assert doc["blockers"][0]["reason"].startswith("has not registered")
+
+
+def _controller(cid: int, max_mv: int) -> bytes:
+    return rec(
+        "RegisterControllerRecord",
+        0,
+        {
+            "ControllerId": cid,
+            "IncarnationId": bytes([cid]) * 16,
+            "ZkMigrationReady": False,
+            "EndPoints": [{"Name": "CONTROLLER", "Host": f"c{cid}", "Port": 9093, "SecurityProtocol": 0}],
+            "Features": [
+                {"Name": "metadata.version", "MinSupportedVersion": 7, "MaxSupportedVersion": max_mv}
+            ],
+        },
+    )
+
+
+def _dir(tmp_path: Path, records: list[bytes], voters: list[int]) -> Path:
+    part = tmp_path / "__cluster_metadata-0"
+    part.mkdir()
+    (part / "00000000000000000000.log").write_bytes(build_batch(0, 1, records, 1_700_000_000_000))
+    state = {"leaderId": 1, "leaderEpoch": 1, "votedId": -1, "appliedOffset": 0, "data_version": 0}
+    state["currentVoters"] = [{"voterId": v} for v in voters]
+    (part / "quorum-state").write_text(json.dumps(state))
+    return part
+
+
+def test_a_stale_controller_registration_blocks_and_says_so(tmp_path: Path) -> None:
+    """After a migration, controller 3 left the voters but its registration (with an old range) stays:
+    the upgrade from 3.7-IV4 to 3.9-IV0 is refused because of it."""
+    records = [
+        rec("FeatureLevelRecord", 0, {"Name": "metadata.version", "FeatureLevel": 19}),
+        _controller(1, 21),
+        _controller(2, 21),
+        _controller(3, 19),
+    ]
+    status, doc = _check(_dir(tmp_path, records, [1, 2]), "3.9-IV0")
+    assert status == 1
+    [blocker] = doc["blockers"]
+    assert blocker["node"] == "controller 3"
+    assert blocker["reason"] == "supports levels 7-19 only (its registration) (stale: not a voter)"
+    assert "UnregisterControllerRecord" in blocker["clear"] and "4.4-IV2" in blocker["clear"]
+    _, out, _ = run_cli("-d", str(tmp_path / "__cluster_metadata-0"), "upgrade-check", "--to", "3.9-IV0")
+    assert out.startswith("metadata.version 3.7-IV4 (19) -> 3.9-IV0 (21): BLOCKED")
+
+
+def test_turning_elr_on_says_what_it_does_to_broker_level_min_isr(tmp_path: Path) -> None:
+    elr = {"Name": "eligible.leader.replicas.version", "MinSupportedVersion": 0, "MaxSupportedVersion": 1}
+    broker = rec(
+        "RegisterBrokerRecord",
+        3,
+        {
+            "BrokerId": 1,
+            "BrokerEpoch": 1,
+            "IncarnationId": b"\x01" * 16,
+            "EndPoints": [],
+            "Features": [elr],
+            "Rack": None,
+            "Fenced": False,
+        },
+    )
+    records = [
+        rec("FeatureLevelRecord", 0, {"Name": "metadata.version", "FeatureLevel": 14}),
+        broker,
+        rec(
+            "ConfigRecord",
+            0,
+            {"ResourceType": 4, "ResourceName": "1", "Name": "min.insync.replicas", "Value": "2"},
+        ),
+    ]
+    status, doc = _check(_dir(tmp_path, records, [1]), "eligible.leader.replicas.version=1")
+    assert status == 0, doc
+    assert any("deletes the broker-level min.insync.replicas of broker(s) 1" in c for c in doc["changes"])
+    assert any("no cluster-level min.insync.replicas" in c for c in doc["changes"])
+
+
+def test_a_target_that_names_no_level_is_refused() -> None:
+    status, _, err = run_cli("-d", str(FIXTURES / "demo"), "upgrade-check", "--to", "banana")
+    assert status == 1 and "give a metadata.version (3.9-IV0 or 21) or FEATURE=LEVEL" in err
+    status, _, err = run_cli("-d", str(FIXTURES / "demo"), "upgrade-check")
+    assert status == 1 and "--to LEVEL is required" in err
