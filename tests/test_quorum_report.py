@@ -115,6 +115,15 @@ def test_spliced_logs_say_where_they_part_and_what_no_majority_holds(tmp_path: P
     assert doc["majorityLogEndOffset"] == 13057
     assert doc["mostUpToDate"] == "2"  # Raft's rule: the last epoch first (9), then the end offset
     assert [line.split()[:4] for line in doc["atRisk"]["1"]] == [["13057", "epoch", "2", "NoOpRecord"]]
+    first = last[0][1]
+    assert doc["rebuildLosses"]["2"] == [
+        {"node": "1", "fromOffset": first, "toOffset": 13057},
+        {"node": "3", "fromOffset": first, "toOffset": 13056},
+    ]
+    assert doc["rebuildLosses"]["3"] == [
+        {"node": "1", "fromOffset": 13057, "toOffset": 13057},
+        {"node": "2", "fromOffset": first, "toOffset": 13056},
+    ]
     assert [(e["offset"], e["nodes"]) for e in doc["timeline"]] == [
         (0, ["1", "2", "3"]),
         (12143, ["1", "2", "3"]),

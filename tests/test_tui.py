@@ -768,3 +768,24 @@ def test_the_tui_walkthrough_in_the_docs() -> None:
         assert "CRITICAL" in app.sub_title
 
     drive(cluster, steps)
+
+
+def test_node_shows_another_node_s_metadata() -> None:
+    """Several -d (issue 26): ``:node 4`` swaps the tree and the header for broker 4's copy."""
+    from metashell.shell.nodes import open_nodes
+
+    dirs = [str(FIXTURES / "kafka-4.4-split-c1"), str(FIXTURES / "kafka-4.4-broker")]
+    app = MetashellApp(open_nodes(dirs, lambda _w: None, True))
+
+    async def main() -> None:
+        async with app.run_test(size=(120, 40)) as pilot:
+            await pilot.pause()
+            first = app.shell.root.ctx.image.provenance.offset
+            shown = await command(app, pilot, "node")
+            assert "* node 1 " in shown and "  node 4 " in shown
+            await command(app, pilot, "node 4")
+            assert app.shell.root.ctx.image.provenance.offset != first
+            assert f"offset {app.shell.root.ctx.image.provenance.offset} " in app.facts_line()
+            assert "kafka-4.4-broker" in app.facts_line()
+
+    asyncio.run(main())

@@ -91,6 +91,21 @@ class QuorumAnalysis:
                 yield ""
                 yield f"node {n.label}: records beyond what a majority holds (the first {_AT_RISK} at most):"
                 yield from (f"  {line}" for line in risky)
+        if len(self.nodes) > 1:
+            yield ""
+            yield "if the quorum had to be rebuilt from one node (after a lost majority):"
+            for n in sorted(self.nodes, key=lambda n: n.label):
+                lost = self.losses(n)
+                said = (
+                    "; ".join(f"node {o}'s offsets {a}..{b - 1} ({b - a})" for o, a, b in lost) or "nothing"
+                )
+                mark = " (most up to date)" if n is self.most_up_to_date else ""
+                yield f"  from node {n.label}{mark}: loses {said}"
+            yield (
+                "  offline this cannot know which records were committed (the high watermark is not on "
+                "disk) nor what nodes not given here hold; Apache Kafka has no supported tool for this "
+                "(KIP-1347 is under discussion)"
+            )
         yield ""
         yield "timeline across the nodes (leaders, voters, kraft.version; nodes that hold each):"
         for event, labels in self.timeline():
@@ -111,6 +126,21 @@ class QuorumAnalysis:
             lines.append(f"(cannot read them: {e})")
         return lines
 
+    def losses(self, node: NodeLog) -> list[tuple[str, int, int]]:
+        """What rebuilding from ``node`` would throw away: per other node, the offsets
+        ``[start, end)`` it holds that ``node`` lacks or holds differently."""
+        out = []
+        mine = node.report.log_end or 0
+        for other in sorted(self.nodes, key=lambda n: n.label):
+            if other is node:
+                continue
+            theirs = other.report.log_end or 0
+            start = first_difference(node.batches, other.batches)
+            start = mine if start is None else start
+            if theirs > start:
+                out.append((other.label, start, theirs))
+        return out
+
     def timeline(self) -> list[tuple[TimelineEvent, list[str]]]:
         """Every node's timeline merged: each event once, with the nodes whose files hold it."""
         merged: dict[tuple[int, str, str], tuple[TimelineEvent, list[str]]] = {}
@@ -130,6 +160,10 @@ class QuorumAnalysis:
             ],
             "mostUpToDate": self.most_up_to_date.label,
             "atRisk": {n.label: self.at_risk(n) for n in self.nodes if self.at_risk(n)},
+            "rebuildLosses": {
+                n.label: [{"node": o, "fromOffset": a, "toOffset": b - 1} for o, a, b in self.losses(n)]
+                for n in self.nodes
+            },
             "timeline": [{**e.as_json(), "nodes": labels} for e, labels in self.timeline()],
         }
 

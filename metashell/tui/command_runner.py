@@ -173,9 +173,9 @@ class CommandRunner:
         self.app.shell.stop.clear()
         self.prose = is_prose(line)
         if how.mode is TuiMode.INLINE:
-            cwd, point = self.app.shell.cwd, self.app.shell.point
+            cwd, point, root = self.app.shell.cwd, self.app.shell.point, self.app.shell.root
             status = self.app.shell.run_line(line)
-            self.finished(cwd, point)
+            self.finished(cwd, point, root)
             return status
         streaming = how.mode is TuiMode.STREAM
         self._streamed = Text()
@@ -233,13 +233,16 @@ class CommandRunner:
             if self.worker is not None:
                 self.worker.cancel()
 
-    def finished(self, cwd: str, point: str | None) -> None:
+    def finished(self, cwd: str, point: str | None, root: object = None) -> None:
         """After a command: its output in the detail pane, and the tree moved if it moved the
-        session (``cd``, ``at``)."""
+        session (``cd``; ``at``; ``node``, which shows another node: ``root`` is the one before)."""
         text = Text(visible_output(self.app.output.getvalue()))
         if self.app.errors.getvalue():
             text.append(visible_output(self.app.errors.getvalue()), style="red")
-        if point != self.app.shell.point:  # `at` moved the session: rebuild the tree over the new image
+        switched = root is not None and root is not self.app.shell.root
+        if switched and self.app.shell.source is not None:
+            self.app.source = self.app.shell.source  # `node`: the header describes the node shown
+        if point != self.app.shell.point or switched:  # rebuild the tree over the new image
             self.app.tree_view.forget_index()
             # the end's verdict and badges beside the past's tables lied
             self.app.health, self.app.badges = None, {}
@@ -248,7 +251,7 @@ class CommandRunner:
             tree.relabel(tree.root)
             self.app._refresh_header()
             self.app.run_worker(self.app._check_health, thread=True, exclusive=True, group="health")
-        if cwd != self.app.shell.cwd or point != self.app.shell.point:
+        if cwd != self.app.shell.cwd or point != self.app.shell.point or switched:
             self.app.go_to(self.app.shell.cwd)
         if self.app.output.getvalue() or self.app.errors.getvalue():
             self.app._put(text, command=True, wrap=self.prose)
