@@ -159,3 +159,19 @@ def test_a_broker_s_copy_lacks_what_came_after_it_stopped() -> None:
     assert [d["firstDifferentOffset"] for d in doc["divergence"]] == [None]
     assert {e["offset"]: e["nodes"] for e in doc["timeline"]}[430] == ["1"]
     assert doc["majorityLogEndOffset"] is None  # one voter's directory of three: no majority to judge
+
+
+def test_each_node_s_tree_is_under_nodes() -> None:
+    split, broker = str(FIXTURES / "kafka-4.4-split-c1"), str(FIXTURES / "kafka-4.4-broker")
+    status, out, _ = run_cli("-d", split, "-d", broker, "ls", "/nodes")
+    assert status == 0 and out.split() == ["1", "4"]
+    _, out, _ = run_cli(
+        "-d", split, "-d", broker, "cat", "/nodes/4/provenance/offset", "/nodes/1/provenance/offset"
+    )
+    assert out.split() == ["429", "430"]
+    _, out, _ = run_cli("-d", split, "-d", broker, "-c", "at 200", "-c", "ls /nodes")  # survives time travel
+    assert out.split()[-2:] == ["1", "4"]
+    _, out, _ = run_cli("-d", split, "ls", "/")
+    assert "nodes" not in out.split()  # one directory: no /nodes
+    status, out, _ = run_cli("-d", split, "-d", broker, "grep", "-r", "-l", "kafka-4.4-broker", "/")
+    assert "/nodes" not in out  # grep from / leaves the other nodes out (each would be loaded)

@@ -11,13 +11,15 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from metashell.errors import MetashellError
+from metashell.image.loader import load_directory
 from metashell.image.quorum_nodes import QuorumAnalysis, analyse
 from metashell.log import open_metadata_dir
 from metashell.log.directory import MetadataLogDir
+from metashell.tree import Node, build_root
 
 from .sources import Source, SourceError, Warn, open_directory
 
-__all__ = ["open_node", "open_nodes"]
+__all__ = ["NodeTrees", "open_node", "open_nodes"]
 
 
 def _labelled(paths: list[str]) -> list[tuple[str, str, MetadataLogDir]]:
@@ -62,6 +64,30 @@ def open_nodes(
     return open_node(by_label, chosen, warn, redact, salvage=salvage, quorum=lambda: analysis)
 
 
+class NodeTrees:
+    """``/nodes/<id>``: each node's whole tree, loaded the first time it is asked for (reading a
+    node's directory takes as long as opening it)."""
+
+    def __init__(self, nodes: dict[str, str], redact: bool) -> None:
+        self._nodes = nodes
+        self._redact = redact
+        self._roots: dict[str, Node] = {}
+
+    def labels(self) -> list[str]:
+        return sorted(self._nodes)
+
+    def root(self, label: str) -> Node | None:
+        if label not in self._nodes:
+            return None
+        if label not in self._roots:
+            path = self._nodes[label]
+            image = load_directory(path).image
+            self._roots[label] = build_root(
+                image, source_info={"directory": path}, redact=self._redact, name=label
+            )
+        return self._roots[label]
+
+
 def open_node(
     nodes: dict[str, str],
     label: str,
@@ -70,8 +96,10 @@ def open_node(
     *,
     salvage: bool = False,
     quorum: Callable[[], QuorumAnalysis] | None = None,
+    trees: NodeTrees | None = None,
 ) -> Source:
     """The source of node ``label`` among ``nodes``, knowing the others (``node ID`` switches)."""
-    source = open_directory(nodes[label], warn, redact, salvage=salvage)
+    trees = trees or NodeTrees(nodes, redact)
+    source = open_directory(nodes[label], warn, redact, salvage=salvage, extra_info={"nodes": trees})
     source.nodes, source.node, source.quorum = nodes, label, quorum
     return source

@@ -119,15 +119,17 @@ def open_directory(
     salvage: bool = False,
     at: str | None = None,
     timeline: bool = True,
+    extra_info: dict[str, Any] | None = None,
 ) -> Source:
     """``-d``.  ``timeline``: keep the journal that makes ``at`` and ``diff --from`` fast (~150 bytes
-    per change after the snapshot; one-shot commands that do not travel go without)."""
+    per change after the snapshot; one-shot commands that do not travel go without).
+    ``extra_info``: more for the tree's ``source_info`` (several ``-d``: the other nodes)."""
     p = _check_path(path, True, "--directory")
 
     def load(until: int | None = None) -> LoadResult:
         return load_directory(p, salvage=salvage, until_offset=until, timeline=timeline and until is None)
 
-    info = {"directory": str(p)}
+    info: dict[str, Any] = {"directory": str(p), **(extra_info or {})}
     source = _file_source(
         p,
         f"directory {path}",

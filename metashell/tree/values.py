@@ -19,7 +19,7 @@ from .render import iter_find
 
 __all__ = ["SKIPPED_AT_ROOT", "tree_values"]
 
-SKIPPED_AT_ROOT = frozenset({"image", "local", "provenance", "health", "topicIds"})
+SKIPPED_AT_ROOT = frozenset({"image", "local", "provenance", "health", "topicIds", "nodes"})
 
 
 def _flat(prefix: str, value: Any) -> Iterator[tuple[str, str]]:

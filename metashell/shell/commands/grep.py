@@ -41,7 +41,7 @@ def _grep_leaves(shell: Shell, comps: list[str], node: Node, recursive: bool) ->
     if not node.is_dir:
         yield join(comps), node
         return
-    skip = {"image", "local"} if not comps else set()  # from /: Kafka's copy and the build info
+    skip = {"image", "local", "nodes"} if not comps else set()  # from /: Kafka's copy, build, other nodes
     base = join(comps)
     for path, n in iter_find(base, node):
         if n.is_dir:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ..nodes import open_node
+from ..nodes import NodeTrees, open_node
 from ..registry import Command, CompletionContext, TuiMode, register
 from ..spec import CommandError, CommandSpec, Parsed, Positional
 
@@ -24,8 +24,15 @@ def run_node(shell: Shell, p: Parsed) -> None:
     label = p.args[0].literal
     if label not in source.nodes:
         raise CommandError(f"node: {label}: no such node (nodes: {', '.join(sorted(source.nodes))})")
+    trees = shell.root.ctx.source_info.get("nodes")  # /nodes: keep the trees already loaded
     other = open_node(
-        source.nodes, label, shell.note, shell.settings.redact, salvage=shell.salvage, quorum=source.quorum
+        source.nodes,
+        label,
+        shell.note,
+        shell.settings.redact,
+        salvage=shell.salvage,
+        quorum=source.quorum,
+        trees=trees if isinstance(trees, NodeTrees) else None,
     )
     shell.attach(other)
     if not shell.glob(shell.cwd):
