@@ -33,6 +33,7 @@ from metashell.image.kafka_names import (
 from metashell.image.loader import load_directory
 from metashell.protocol.kafka_json import record_type_name
 from metashell.protocol.uuid import uuid_to_str
+from metashell.spark.image_rows import node_rows
 
 pytestmark = [pytest.mark.spark, pytest.mark.timeout(900)]
 
@@ -113,6 +114,9 @@ def expected_tables(img: MetadataImage) -> dict[str, set[Any]]:
     out["scram_users"] = {(u, SCRAM_MECHANISM_NAMES[m]) for (m, u) in img.scram}
     pid = img.producer_ids
     out["producer_ids"] = {(pid.next_producer_id, pid.broker_id)} if pid.next_producer_id >= 0 else set()
+    out["nodes"] = {
+        (r["role"], r["leader_id"], tuple(r["voters"]), r["last_epoch"]) for r in node_rows(img, True)
+    }
     return out
 
 
@@ -169,6 +173,10 @@ def got_tables(spark: Any, path: Path, **options: str) -> dict[str, set[Any]]:
     }
     out["producer_ids"] = {
         (r["next_producer_id"], r["broker_id"]) for r in table(spark, "producer_ids", path, **options)
+    }
+    out["nodes"] = {
+        (r["role"], r["leader_id"], tuple(r["voters"]), r["last_epoch"])
+        for r in table(spark, "nodes", path, **options)
     }
     return out
 

@@ -23,6 +23,7 @@ from metashell.image.kafka_names import (
     METADATA_VERSION_FEATURE,
     SCRAM_MECHANISM_NAMES,
     enum_name,
+    metadata_version_name,
 )
 from metashell.protocol.uuid import uuid_to_str
 from metashell.tree.redact import is_sensitive_config, redact_config
@@ -164,3 +165,23 @@ def producer_id_rows(image: MetadataImage, redact: bool) -> Iterator[Row]:
             "broker_id": pids.broker_id,
             "broker_epoch": pids.broker_epoch,
         }
+
+
+def node_rows(image: MetadataImage, redact: bool) -> Iterator[Row]:
+    """One row per dataset (a node's directory): its place in the quorum, as the ``quorum`` command
+    says it, so that a fleet's quorums are checked in one query (issue 26)."""
+    q, p = image.quorum, image.provenance
+    voters = [v.id for v in q.voters]
+    role = "unknown" if not voters or q.node_id is None else ("voter" if q.node_id in voters else "observer")
+    yield {
+        "role": role,
+        "leader_id": q.leader_id,
+        "leader_epoch": q.leader_epoch,
+        "voters": voters,
+        "kraft_version": q.kraft_version,
+        "last_epoch": p.epoch if p.offset >= 0 else None,
+        "snapshot_end_offset": p.snapshot.end_offset if p.snapshot is not None else None,
+        "metadata_version": metadata_version_name(image.features.metadata_version)
+        if image.features.metadata_version is not None
+        else None,
+    }

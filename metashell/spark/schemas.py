@@ -207,6 +207,20 @@ QUOTAS = pa.schema(
 
 FEATURES = pa.schema([*_IMAGE, pa.field("name", pa.string()), pa.field("level", pa.int32())])
 
+NODES = pa.schema(
+    [
+        *_IMAGE,
+        pa.field("role", pa.string()),  # voter, observer, unknown
+        pa.field("leader_id", pa.int32()),
+        pa.field("leader_epoch", pa.int32()),
+        pa.field("voters", _INTS),
+        pa.field("kraft_version", pa.int32()),
+        pa.field("last_epoch", pa.int32()),
+        pa.field("snapshot_end_offset", pa.int64()),
+        pa.field("metadata_version", pa.string()),
+    ]
+)
+
 SCRAM_USERS = pa.schema(
     [
         *_IMAGE,

@@ -180,6 +180,13 @@ for _t in (
         rows=image_rows.producer_id_rows,
     ),
     Table(
+        "nodes",
+        Source.IMAGE,
+        "each directory's node: voter or observer, leader and voters, last epoch",
+        schemas.NODES,
+        rows=image_rows.node_rows,
+    ),
+    Table(
         "errors",
         Source.FILE,
         "what could not be read, and warnings",
