@@ -381,7 +381,10 @@ def test_help_man_exit() -> None:
 
 def test_bad_commands() -> None:
     choices = ", ".join(f"'{n}'" for n in registry.names())
-    assert "'at', 'cat', 'cd', 'clear', 'describe', 'diff', 'doctor', 'exit', 'find', 'grep', 'health'" in choices
+    assert (
+        "'at', 'cat', 'cd', 'clear', 'describe', 'diff', 'doctor', 'exit', 'find', 'grep', 'health'"
+        in choices
+    )
     assert run("blah") == ("", f"invalid choice: 'blah' (choose from {choices})\n", 1)
     _, err, _ = run("tr /")
     assert err.startswith("invalid choice: 'tr': did you mean 'tree'?")

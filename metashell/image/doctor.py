@@ -24,6 +24,7 @@ from typing import Any
 from metashell.errors import MetashellError
 from metashell.log.directory import MetadataLogDir, PlanStep, ReadPlan, SnapshotFile
 from metashell.log.files import iter_file_batches
+from metashell.log.plans import from_snapshot, full_plan
 from metashell.protocol.uuid import uuid_to_str
 
 from .batch_loader import LoadResult
@@ -179,33 +180,10 @@ def check_log_order(_image: MetadataImage, _end: LoadResult, d: MetadataLogDir |
 
 def _older_plan(d: MetadataLogDir, snap: SnapshotFile) -> ReadPlan | None:
     """The older data that reaches ``snap``'s end: the log from 0, or an older snapshot and the log."""
-    segs = d.segments
-    if segs and segs[0].base_offset == 0:
-        return ReadPlan(
-            [
-                PlanStep("log", s.path, str(s.path), lenient_tail=s is segs[-1], base_offset=s.base_offset)
-                for s in segs
-            ],
-            None,
-            0,
-        )
+    if d.segments and d.segments[0].base_offset == 0:
+        return full_plan(d)
     older = [s for s in d.snapshots if not s.is_bootstrap and s.end_offset < snap.end_offset]
-    if not older:
-        return None
-    base = max(older, key=lambda s: s.end_offset)
-    steps = [PlanStep("snapshot", base.path, str(base.path), snapshot=base, base_offset=0)]
-    steps += [
-        PlanStep(
-            "log",
-            s.path,
-            str(s.path),
-            skip_below=base.end_offset,
-            lenient_tail=s is segs[-1],
-            base_offset=s.base_offset,
-        )
-        for s in segs
-    ]
-    return ReadPlan(steps, base, base.end_offset)
+    return from_snapshot(d, max(older, key=lambda s: s.end_offset)) if older else None
 
 
 def check_snapshots(_image: MetadataImage, _end: LoadResult, d: MetadataLogDir | None) -> list[DoctorFinding]:

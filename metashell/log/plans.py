@@ -13,7 +13,7 @@ from typing import Any
 
 from .directory import MetadataLogDir, PlanStep, ReadPlan, SnapshotFile
 
-__all__ = ["full_plan", "log_plan"]
+__all__ = ["from_snapshot", "full_plan", "log_plan"]
 
 
 def full_plan(d: MetadataLogDir, start: int | None = None) -> ReadPlan:
@@ -23,7 +23,7 @@ def full_plan(d: MetadataLogDir, start: int | None = None) -> ReadPlan:
     if start is not None:
         snap = d.latest_snapshot(start - 1)
         if snap is not None:
-            return _from_snapshot(d, snap)
+            return from_snapshot(d, snap)
     if d.segments and d.segments[0].base_offset == 0:
         steps = [
             PlanStep("log", s.path, str(s.path), lenient_tail=s is d.segments[-1], base_offset=s.base_offset)
@@ -33,7 +33,7 @@ def full_plan(d: MetadataLogDir, start: int | None = None) -> ReadPlan:
     snaps = [s for s in d.snapshots if not s.is_bootstrap]
     if not snaps:
         return d.plan()
-    return _from_snapshot(d, min(snaps, key=lambda s: s.end_offset))
+    return from_snapshot(d, min(snaps, key=lambda s: s.end_offset))
 
 
 def log_plan(d: MetadataLogDir, start: int, index: Sequence[Any] | None = None) -> ReadPlan:
@@ -56,7 +56,7 @@ def log_plan(d: MetadataLogDir, start: int, index: Sequence[Any] | None = None) 
     return ReadPlan(steps, None, start).seek(index)
 
 
-def _from_snapshot(d: MetadataLogDir, snap: SnapshotFile) -> ReadPlan:
+def from_snapshot(d: MetadataLogDir, snap: SnapshotFile) -> ReadPlan:
     """``snap`` and every segment holding offsets after it (to the end of the log)."""
     segs = d.segments
     steps = [PlanStep("snapshot", snap.path, str(snap.path), snapshot=snap, base_offset=0)]
