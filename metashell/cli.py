@@ -100,6 +100,8 @@ def run(
     if args.directory or args.snapshot:
         with showing_progress(stderr, _is_tty(stderr)):  # a long load says how far it has got
             if args.directory and len(args.directory) > 1:
+                from metashell.shell.nodes import open_nodes
+
                 source = open_nodes(
                     args.directory, warn, redact, salvage=args.salvage, mixed=args.mixed_clusters
                 )
