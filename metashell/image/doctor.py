@@ -23,7 +23,7 @@ from typing import Any
 
 from metashell.errors import MetashellError
 from metashell.log.directory import MetadataLogDir, PlanStep, ReadPlan, SnapshotFile
-from metashell.log.files import iter_file_batches
+from metashell.log.headers import batch_headers
 from metashell.log.plans import from_snapshot, full_plan
 from metashell.protocol.uuid import uuid_to_str
 
@@ -119,30 +119,12 @@ def examine(image: MetadataImage, end: LoadResult, d: MetadataLogDir | None) -> 
 # -- the log ------------------------------------------------------------------------------------------
 
 
-def _log_batches(d: MetadataLogDir) -> Iterator[tuple[int, int, int, str, int]]:
-    """(base offset, last offset, epoch, file, position) of every batch of the segments, headers only."""
-    for seg in d.segments:
-        try:
-            for b in iter_file_batches(
-                seg.path, decode=False, verify_crc=False, lenient_tail=True, warn=lambda w: None
-            ):
-                yield (
-                    b.base_offset,
-                    b.base_offset + b.last_offset_delta,
-                    b.partition_leader_epoch,
-                    seg.path.name,
-                    b.position,
-                )
-        except (OSError, MetashellError):
-            continue  # the load reports an unreadable file; doctor checks what can be read
-
-
 def check_log_order(_image: MetadataImage, _end: LoadResult, d: MetadataLogDir | None) -> list[DoctorFinding]:
     assert d is not None
     order, epochs, checkpoint = [], [], []
     prev_last, prev_epoch = -1, -1
     first_of_epoch: dict[int, int] = {}
-    for base, last, epoch, name, position in _log_batches(d):
+    for base, last, _ts, epoch, _crc, name, position in batch_headers(s.path for s in d.segments):
         where = f"{name} at byte {position}"
         if prev_last >= 0 and base <= prev_last:
             order.append(f"offsets {base}..{last} ({where}) do not come after offset {prev_last}")

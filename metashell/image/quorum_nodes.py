@@ -22,7 +22,7 @@ from typing import Any
 
 from metashell.errors import MetashellError
 from metashell.log.directory import MetadataLogDir
-from metashell.log.files import iter_file_batches
+from metashell.log.headers import BatchHeader, batch_headers
 from metashell.log.plans import log_plan
 
 from .changelog import iter_log
@@ -34,7 +34,11 @@ _AT_RISK = 20
 """Records listed per node beyond what a majority holds."""
 
 BatchKey = tuple[int, int, int, int]
-"""(base offset, last offset, leader epoch, CRC) of one batch."""
+"""(base offset, last offset, leader epoch, CRC) of one batch: what two nodes' copies share."""
+
+
+def _keys(headers: list[BatchHeader]) -> list[BatchKey]:
+    return [(h.base_offset, h.last_offset, h.epoch, h.crc) for h in headers]
 
 
 @dataclass
@@ -168,21 +172,6 @@ class QuorumAnalysis:
         }
 
 
-def _batch_keys(d: MetadataLogDir) -> list[BatchKey]:
-    out: list[BatchKey] = []
-    for seg in d.segments:
-        try:
-            for b in iter_file_batches(
-                seg.path, decode=False, verify_crc=False, lenient_tail=True, warn=lambda w: None
-            ):
-                out.append(
-                    (b.base_offset, b.base_offset + b.last_offset_delta, b.partition_leader_epoch, b.crc)
-                )
-        except (OSError, MetashellError):
-            continue
-    return out
-
-
 def first_difference(a: list[BatchKey], b: list[BatchKey]) -> int | None:
     """The first offset at which two logs' batches differ, where both hold data (None: none)."""
     by_base = {k[0]: k for k in b}
@@ -204,7 +193,10 @@ def first_difference(a: list[BatchKey], b: list[BatchKey]) -> int | None:
 
 def analyse(directories: list[tuple[str, MetadataLogDir]]) -> QuorumAnalysis:
     """Several nodes' directories, labelled (see the module docstring)."""
-    nodes = [NodeLog(label, d, node_report(d), _batch_keys(d)) for label, d in directories]
+    nodes = []
+    for label, d in directories:
+        headers = batch_headers(s.path for s in d.segments)  # read once: for the report and the keys
+        nodes.append(NodeLog(label, d, node_report(d, headers), _keys(headers)))
     voters: list[int] = []
     for n in sorted(nodes, key=lambda n: n.up_to_date, reverse=True):
         if n.report.voters:

@@ -22,6 +22,7 @@ from typing import Any
 from metashell.errors import MetashellError
 from metashell.log.directory import MetadataLogDir, SnapshotFile
 from metashell.log.files import iter_file_batches
+from metashell.log.headers import BatchHeader, batch_headers
 from metashell.protocol.control import decode_control_record
 from metashell.times import iso_utc
 
@@ -144,7 +145,9 @@ def timeline(d: MetadataLogDir) -> list[TimelineEvent]:
 
 def _control_events(path: Any, stamp: int | None) -> Iterator[TimelineEvent]:
     try:
-        for batch in iter_file_batches(path, lenient_tail=True, warn=lambda w: None):
+        # headers only: the records of a control batch are decoded when it is one (a million-record
+        # log holds a few hundred of them)
+        for batch in iter_file_batches(path, decode=False, lenient_tail=True, warn=lambda w: None):
             if not batch.is_control:
                 continue
             for off, ts, key, value in batch.entries():
@@ -168,19 +171,14 @@ def _control_events(path: Any, stamp: int | None) -> Iterator[TimelineEvent]:
         return  # the load reports what cannot be read
 
 
-def node_report(d: MetadataLogDir) -> NodeReport:
-    """What ``d`` says about its node and the quorum (see the module docstring)."""
-    start = end = last_epoch = None
-    for seg in d.segments:
-        try:
-            for b in iter_file_batches(
-                seg.path, decode=False, verify_crc=False, lenient_tail=True, warn=lambda w: None
-            ):
-                start = b.base_offset if start is None else start
-                end = b.base_offset + b.last_offset_delta + 1
-                last_epoch = b.partition_leader_epoch
-        except (OSError, MetashellError):
-            continue
+def node_report(d: MetadataLogDir, headers: list[BatchHeader] | None = None) -> NodeReport:
+    """What ``d`` says about its node and the quorum (see the module docstring).  ``headers``: its
+    segments' :func:`~metashell.log.headers.batch_headers`, when read already."""
+    if headers is None:
+        headers = batch_headers(s.path for s in d.segments)
+    start = headers[0].base_offset if headers else None
+    end = headers[-1].last_offset + 1 if headers else None
+    last_epoch = headers[-1].epoch if headers else None
     snaps = sorted((s for s in d.snapshots if not s.is_bootstrap), key=lambda s: s.end_offset)
     if start is None and snaps:
         start = end = snaps[-1].end_offset

@@ -16,7 +16,7 @@ from pathlib import Path
 
 from metashell.errors import MetashellError
 from metashell.log.directory import MetadataLogDir
-from metashell.log.files import iter_file_batches
+from metashell.log.headers import BatchHeader, batch_headers
 from metashell.log.reader import BatchIndexEntry
 from metashell.numbers import is_int, is_natural
 from metashell.times import duration_ms, iso_utc
@@ -82,24 +82,9 @@ def earliest_offset(d: MetadataLogDir) -> int | None:
     return min(candidates, default=None)
 
 
-def _batch_headers(paths: list[Path]) -> list[tuple[int, int, int]]:
-    """(base offset, last offset, max timestamp) of every batch, from headers only (no CRC, no
-    records): what a time resolves against, and which offsets the log covers."""
-    out = []
-    for path in paths:
-        try:
-            for b in iter_file_batches(
-                path, decode=False, verify_crc=False, lenient_tail=True, warn=lambda w: None
-            ):
-                out.append((b.base_offset, b.base_offset + b.last_offset_delta, b.max_timestamp))
-        except (OSError, MetashellError):
-            continue
-    return out
-
-
-def _log_end_time(headers: list[tuple[int, int, int]], asked: str) -> int:
+def _log_end_time(headers: list[BatchHeader], asked: str) -> int:
     """The time a duration counts back from: the newest batch's max timestamp."""
-    newest = max((ts for _base, _last, ts in headers if ts >= 0), default=None)
+    newest = max((h.max_timestamp for h in headers if h.max_timestamp >= 0), default=None)
     if newest is None:
         raise PointError(
             f"at: {asked}: a duration counts back from the log's last batch, and no batch has a time"
@@ -119,20 +104,18 @@ def _offset_at(times: list[tuple[int, int]], ms: int, asked: str) -> int:
     return best
 
 
-def rebuildable(
-    d: MetadataLogDir, headers: list[tuple[int, int, int]] | None = None
-) -> list[tuple[int, int]]:
+def rebuildable(d: MetadataLogDir, headers: list[BatchHeader] | None = None) -> list[tuple[int, int]]:
     """The offsets whose image ``d`` can rebuild, as inclusive ranges in order.
 
     A point is rebuildable from the start of the log (a log that starts at 0) or from a snapshot
     (its end offset - 1), then on through log batches without a gap.  Two snapshots with their
     segments deleted in between leave the offsets between them out: loading there would silently
-    give the older snapshot's image.  ``headers``: :func:`_batch_headers` of its segments, when
+    give the older snapshot's image.  ``headers``: :func:`~metashell.log.headers.batch_headers` of its segments, when
     they were read already."""
     if headers is None:
-        headers = _batch_headers([s.path for s in d.segments])
+        headers = batch_headers(s.path for s in d.segments)
     spans: list[list[int]] = []
-    for base, last, _ts in sorted(headers):
+    for base, last, *_rest in sorted(headers):
         if spans and base <= spans[-1][1] + 1:
             spans[-1][1] = max(spans[-1][1], last)
         else:
@@ -164,13 +147,13 @@ def resolve_in_dir(
     ``index``: a load's batch index, which saves reading every batch header for a time (when one of
     its batches is old enough; the batches it skipped, before the snapshot, are all older)."""
     kind, value = parse_point(text)
-    headers = _batch_headers([s.path for s in d.segments])  # read once: for a time, and for the ranges
+    headers = batch_headers(s.path for s in d.segments)  # read once: for a time, and for the ranges
     if kind == "ago":
         kind, value = "time", _log_end_time(headers, text) - value
     if kind == "time":
         known = [(e.last_offset, e.max_timestamp) for e in index or () if e.kind == "log"]
         if not any(ts <= value for _last, ts in known):
-            known = [(last, ts) for _base, last, ts in headers]
+            known = [(h.last_offset, h.max_timestamp) for h in headers]
         value = _offset_at(known, value, text)
     ranges = rebuildable(d, headers)
     if not ranges:
@@ -201,11 +184,11 @@ def resolve_in_file(path: Path, text: str) -> ResolvedPoint:
     snapshot's end, or on the segment's first batch, whatever was asked)."""
     kind, value = parse_point(text)
     # a snapshot's offset is in its name: its headers are read only to resolve a time
-    headers = _batch_headers([path]) if kind != "offset" or path.name.endswith(".log") else []
+    headers = batch_headers([path]) if kind != "offset" or path.name.endswith(".log") else []
     if kind == "ago":
         kind, value = "time", _log_end_time(headers, text) - value
     if kind == "time":
-        value = _offset_at([(last, ts) for _base, last, ts in headers], value, text)
+        value = _offset_at([(h.last_offset, h.max_timestamp) for h in headers], value, text)
     if path.name.endswith(".checkpoint") and path.name != "bootstrap.checkpoint":
         end = _snapshot_end(path.name)
         if end is not None and value != end - 1:
@@ -213,9 +196,9 @@ def resolve_in_file(path: Path, text: str) -> ResolvedPoint:
                 f"at: {text}: a snapshot holds one point, offset {end - 1} (-d on its directory "
                 "rebuilds the others)"
             )
-    elif path.name.endswith(".log") and headers and value < headers[0][0]:
+    elif path.name.endswith(".log") and headers and value < headers[0].base_offset:
         raise PointError(
-            f"at: {text}: offset {value} is before this segment's first batch, offset {headers[0][0]} "
+            f"at: {text}: offset {value} is before this segment's first batch, offset {headers[0].base_offset} "
             "(-d on its directory rebuilds the others)"
         )
     return ResolvedPoint(value)
