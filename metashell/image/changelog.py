@@ -29,6 +29,7 @@ from metashell.protocol.uuid import uuid_to_str
 from .image import MetadataImage
 from .kafka_names import CONFIG_RESOURCE_TYPE_NAMES
 from .wording import (
+    PARTITION_NO_CHANGE,
     PARTITION_WORDS,
     config_words,
     id_list,
@@ -38,8 +39,6 @@ from .wording import (
 )
 
 _SCALARS = ("Leader", "LeaderRecoveryState")
-#: PartitionChangeRecord's "no change" values (Kafka's defaults for its tagged fields).
-_NO_CHANGE = {"Leader": -2, "LeaderRecoveryState": -1}
 
 __all__ = ["LogEntry", "control_words", "iter_log"]
 
@@ -137,7 +136,7 @@ class _Summaries:
         changes = {}
         for field in PARTITION_WORDS:
             v = d.get(field)
-            if v is None or _NO_CHANGE.get(field) == v:
+            if v is None or PARTITION_NO_CHANGE.get(field) == v:
                 continue
             old = state.get(field)
             state[field] = v

@@ -12,7 +12,7 @@ Targets are tree paths: ``/topics/<name>[/<partition>]``, ``/topicIds/<id>[/<par
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -24,6 +24,7 @@ from metashell.protocol.uuid import uuid_from_str, uuid_to_str
 
 from .kafka_names import CONFIG_RESOURCE_TYPE_NAMES
 from .wording import (
+    PARTITION_NO_CHANGE,
     config_words,
     partition_change_words,
     partition_created_words,
@@ -47,8 +48,6 @@ _PARTITION_FIELDS = (
     "LeaderRecoveryState",
     "Directories",
 )
-#: PartitionChangeRecord's "no change" values (Kafka's defaults for its tagged fields).
-_NO_CHANGE = {"Leader": -2, "LeaderRecoveryState": -1}
 
 
 class HistoryError(MetashellError):
@@ -181,7 +180,7 @@ class _Follower:
             if f not in d or f == "Directories":
                 continue
             v = d[f]
-            if v is None or _NO_CHANGE.get(f) == v:
+            if v is None or PARTITION_NO_CHANGE.get(f) == v:
                 continue
             if old.get(f) != v:
                 changes[f] = (old.get(f), v)
@@ -290,28 +289,38 @@ def _batches(plan: ReadPlan, follower: _Follower | None) -> Iterator[tuple[Any, 
             yield batch, records, step
 
 
-def history(plan: ReadPlan, target: Target, redact: Any = None) -> Iterator[Change]:
-    """Every change to ``target`` in ``plan`` (see :func:`full_plan`), oldest first.
-
-    ``redact(resource_type, key, value)`` replaces secret config values (the shell's redaction).
-    """
-    follower = _Follower(target, redact)
-    brokers_only = target.kind == "broker"
+def _records(
+    plan: ReadPlan, follower: _Follower | None, wanted: Callable[[bytes], bool] | None = None
+) -> Iterator[tuple[int, int, int, bool, Any]]:
+    """``(offset, timestamp, epoch, from a snapshot, record)`` of each record of ``plan`` that may
+    change the follower's target (:func:`_batches`) and that ``wanted`` keeps (its raw value), decoded;
+    a record in a snapshot stands at the snapshot's end offset - 1."""
     for batch, records, step in _batches(plan, follower):
         in_snapshot = step.kind == "snapshot"
         for off, ts, _key, value in records:
-            if value is None or (brokers_only and not _is_broker_record(value)):
+            if value is None or (wanted is not None and not wanted(value)):
                 continue
             try:
                 rec = decode_metadata_record(value)
             except MetashellError:
                 continue
-            said = follower.apply(rec.name, rec.data)
-            if said is None:
-                continue
-            summary, changes = said
             offset = step.snapshot.end_offset - 1 if in_snapshot and step.snapshot else off
-            yield Change(offset, ts, batch.partition_leader_epoch, rec.name, summary, changes, in_snapshot)
+            yield offset, ts, batch.partition_leader_epoch, in_snapshot, rec
+
+
+def history(plan: ReadPlan, target: Target, redact: Any = None) -> Iterator[Change]:
+    """Every change to ``target`` in ``plan`` (see :func:`full_plan`), oldest first.
+
+    ``redact(resource_type, key, value)`` replaces secret config values (the shell's redaction).
+    """
+    if target.kind == "broker" and target.broker is not None:  # one pass over the broker records
+        yield from (change for _broker, change in broker_history(plan, [target.broker]))
+        return
+    follower = _Follower(target, redact)
+    for offset, ts, epoch, in_snapshot, rec in _records(plan, follower):
+        said = follower.apply(rec.name, rec.data)
+        if said is not None:
+            yield Change(offset, ts, epoch, rec.name, said[0], said[1], in_snapshot)
 
 
 #: Api keys of the records that change a broker's registration (Register, Unregister, Fence,
@@ -331,21 +340,10 @@ def broker_history(plan: ReadPlan, broker_ids: Iterable[int]) -> Iterator[tuple[
     followers = {b: _Follower(Target("broker", broker=b)) for b in broker_ids}
     if not followers:
         return
-    for batch, records, step in _batches(plan, None):
-        in_snapshot = step.kind == "snapshot"
-        for off, ts, _key, value in records:
-            if value is None or not _is_broker_record(value):
-                continue
-            try:
-                rec = decode_metadata_record(value)
-            except MetashellError:
-                continue
-            d = rec.data
-            broker = d.get("BrokerId", d.get("Id"))
-            follower = followers.get(broker) if isinstance(broker, int) else None
-            said = follower.apply(rec.name, d) if follower is not None else None
-            if said is None or not isinstance(broker, int):
-                continue
-            offset = step.snapshot.end_offset - 1 if in_snapshot and step.snapshot else off
-            change = Change(offset, ts, batch.partition_leader_epoch, rec.name, said[0], said[1], in_snapshot)
-            yield broker, change
+    for offset, ts, epoch, in_snapshot, rec in _records(plan, None, _is_broker_record):
+        d = rec.data
+        broker = d.get("BrokerId", d.get("Id"))  # FenceBrokerRecord and UnfenceBrokerRecord: "Id"
+        follower = followers.get(broker) if isinstance(broker, int) else None
+        said = follower.apply(rec.name, d) if follower is not None else None
+        if said is not None and isinstance(broker, int):
+            yield broker, Change(offset, ts, epoch, rec.name, said[0], said[1], in_snapshot)

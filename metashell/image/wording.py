@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 __all__ = [
+    "PARTITION_NO_CHANGE",
     "PARTITION_WORDS",
     "broker_state",
     "config_words",
@@ -43,6 +44,8 @@ PARTITION_WORDS: dict[str, str] = {
     "RemovingReplicas": "removing",
     "LeaderRecoveryState": "recovery state",
 }
+PARTITION_NO_CHANGE = {"Leader": -2, "LeaderRecoveryState": -1}
+"""PartitionChangeRecord's "no change" values (Kafka's defaults for its tagged fields)."""
 UNKNOWN = "?"
 """An old value the reader has not seen (``log --from`` in the middle of a log without a base)."""
 

@@ -21,6 +21,8 @@ checks the rule against Kafka's own classes on the same keys.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from metashell.image.forms import REDACTED
 from metashell.image.kafka_names import kafka_shell_shows_config
 
@@ -59,6 +61,16 @@ def redact_config(resource_type: int, key: str, value: str | None, redact: bool)
     if redact and value is not None and is_sensitive_config(resource_type, key):
         return REDACTED
     return value
+
+
+def config_redactor(redact: bool) -> Callable[[int, str, str | None], str | None]:
+    """:func:`redact_config` with ``redact`` fixed: what ``history`` and ``log`` hand the image
+    layer, which tells config values in its summaries but knows nothing of the session's settings."""
+
+    def redact_value(resource_type: int, key: str, value: str | None) -> str | None:
+        return redact_config(resource_type, key, value, redact)
+
+    return redact_value
 
 
 # --------------------------------------------------------------------------------------------

@@ -10,7 +10,7 @@ from metashell.numbers import is_int, parse_int
 from metashell.times import iso_utc as iso_time
 from metashell.tree import join
 from metashell.tree.paths import normalize
-from metashell.tree.redact import redact_config
+from metashell.tree.redact import config_redactor
 
 from ...safe_text import visible
 from ..points import FROM_OPT, TO_OPT, point_option
@@ -66,14 +66,9 @@ def _metadata_history(shell: Shell, p: Parsed) -> None:
         target = parse_target(comps)
     except MetashellError as e:
         raise CommandError(f"history: {typed}: {e}") from None
-    redact = shell.settings.redact
-
-    def redact_value(resource_type: int, key: str, value: str | None) -> str | None:
-        return redact_config(resource_type, key, value, redact)
-
     first, last = point_option(shell, p, "from"), point_option(shell, p, "to")
     found = False
-    for change in history(shell.full_plan(None), target, redact_value):
+    for change in history(shell.full_plan(None), target, config_redactor(shell.settings.redact)):
         if (first is not None and change.offset < first) or (last is not None and change.offset > last):
             continue
         found = True

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
 from metashell.image.changelog import LogEntry, iter_log
 from metashell.times import iso_utc as iso_time
-from metashell.tree.redact import redact_config, redact_record_json
+from metashell.tree.redact import config_redactor, redact_record_json
 
 from ...safe_text import visible
 from ..points import FROM_OPT, TO_OPT, point_option
@@ -34,7 +34,7 @@ def run_log(shell: Shell, p: Parsed) -> None:
     types, exclude = kinds.include, kinds.exclude
     if not p.opts.get("all") and (types is None or NOOP not in types):
         exclude = exclude | {NOOP}  # an idle controller writes one every 500 ms: noise, unless asked
-    redact = _config_redactor(shell.settings.redact)
+    redact = config_redactor(shell.settings.redact)
     if first is not None and shell.travel is not None:
         with shell.travel.log_from(first) as fast:  # the journaled image at first - 1, no snapshot read
             if fast is not None:
@@ -87,13 +87,6 @@ def _print_log(shell: Shell, p: Parsed, entries: Iterator[LogEntry]) -> None:
             batch.clear()
     if batch:
         shell.write("\n".join(batch) + "\n")
-
-
-def _config_redactor(redact: bool) -> Callable[[int, str, str | None], str | None]:
-    def redact_value(resource_type: int, key: str, value: str | None) -> str | None:
-        return redact_config(resource_type, key, value, redact)
-
-    return redact_value
 
 
 def _redacted_entry(doc: dict[str, object], redact: bool, record: str) -> dict[str, object]:
