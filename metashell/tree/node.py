@@ -82,6 +82,8 @@ class Node:
 
     __slots__ = ("ctx", "kind", "name")
     is_dir: bool = False
+    brief: Callable[[], str] | None = None
+    """One line saying what the node holds, when that is far cheaper than its text (``tree.summary``)."""
 
     def __init__(self, name: str, ctx: TreeContext, kind: str = "scalar") -> None:
         self.name = name
@@ -100,6 +102,11 @@ class Node:
     def child_count(self) -> int:
         """Number of children (cheaper than ``len(child_names())`` for big directories)."""
         return len(self.child_names())
+
+    def field(self, name: str) -> Node | None:
+        """A field of a leaf's record as a node of its own (``/provenance/offset``); None for a
+        directory or a plain value (:class:`RecordLeaf` has fields)."""
+        return None
 
     # -- leaves ------------------------------------------------------------------------------
     def text(self, redact: bool | None = None) -> str:

@@ -150,14 +150,8 @@ def resolve(root: Node, components: list[str]) -> Node | None:
     for c in components:
         if node is None:
             return None
-        node = node.child(c) if node.is_dir else _field(node, c)
+        node = node.child(c) if node.is_dir else node.field(c)  # a record's field: /provenance/offset
     return node
-
-
-def _field(node: Node, name: str) -> Node | None:
-    """A record's field (``/provenance/offset``): only a record leaf has them."""
-    field = getattr(node, "field", None)
-    return field(name) if field is not None else None
 
 
 def glob_components(root: Node, cwd: str, pattern: str) -> list[tuple[list[str], Node]]:
@@ -185,7 +179,7 @@ def _visit(
         comp = comps[index]
         regex = glob_regex(comp)
         if not node.is_dir:
-            field = _field(node, comp) if regex is None else None  # fields: literal names only
+            field = node.field(comp) if regex is None else None  # a record's fields: literal names only
             if field is None:
                 return
             node, path, index = field, path + [comp], index + 1

@@ -17,9 +17,8 @@ SUMMARY_MAX = 100
 
 def summarize(node: Node, redact: bool | None = None) -> str:
     """One line saying what ``node`` holds, at most :data:`SUMMARY_MAX` characters."""
-    brief = getattr(node, "brief", None)
-    if brief is not None:
-        text = str(brief())
+    if node.brief is not None:
+        text = node.brief()
     elif node.is_dir:
         text = _dir_summary(node)
     else:
