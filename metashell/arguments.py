@@ -184,8 +184,8 @@ def join_point_values(argv: list[str]) -> list[str]:
     """``--at -1h`` as ``--at=-1h``: argparse takes a word starting with ``-`` for an option (only
     negative numbers are exempt), and a duration before the log's end is written that way."""
     out: list[str] = []
-    for i, word in enumerate(argv):
-        if out and out[-1] == "--at" and is_duration_back(word) and i > 0:
+    for word in argv:
+        if out and out[-1] == "--at" and is_duration_back(word):
             out[-1] = f"--at={word}"
             continue
         out.append(word)

@@ -69,7 +69,7 @@ def fencings(plan: ReadPlan, brokers: list[int], upto: int) -> dict[int, Fencing
     shutting: dict[int, bool] = {}
     for broker, change in broker_history(plan, brokers):
         if change.offset > upto:
-            continue  # a later change: not true at the point shown (the plan reads to the end)
+            break  # changes come in offset order: the rest is after the point shown
         fenced = change.changes.get("fenced")
         shutdown = change.changes.get("inControlledShutdown")
         was_shutting = shutting.get(broker, False)

@@ -9,6 +9,7 @@ them would say nothing true.  ``quorum`` compares all of them (``image/quorum_no
 from __future__ import annotations
 
 from collections.abc import Callable
+from pathlib import Path
 
 from metashell.errors import MetashellError
 from metashell.image.loader import load_directory
@@ -32,11 +33,7 @@ def _labelled(paths: list[str]) -> list[tuple[str, str, MetadataLogDir]]:
         except MetashellError as e:
             raise SourceError(f"--directory {path}: {e}") from None
         node = d.meta.node_id if d.meta is not None else None
-        label = (
-            str(node)
-            if node is not None
-            else (d.log_dir or d.path or path).__str__().rstrip("/").split("/")[-1]
-        )
+        label = str(node) if node is not None else Path(d.log_dir or d.path or path).name
         base, n = label, 2
         while label in seen:  # two copies of one node: keep both, told apart
             label, n = f"{base}#{n}", n + 1

@@ -228,13 +228,10 @@ class Traveller:
         self._rebuilt: dict[int, Node] = {}
         self._home: int | None = None  # where the session stands (None: the end of the log)
 
-    def _point(self, text: str) -> int:
-        return self._resolve(text, self._end.index if self._end is not None else None).offset
-
     def offset_of(self, text: str) -> int:
-        """The offset a point names (an offset, a time, or a duration before the log's end), for
-        commands that take a point without moving there (``log --from -1h``)."""
-        return self._point(text)
+        """The offset a point names (an offset, a time, or a duration before the log's end); also
+        for commands that take a point without moving there (``log --from -1h``)."""
+        return self._resolve(text, self._end.index if self._end is not None else None).offset
 
     def end(self) -> LoadResult:
         if self._end is None:
@@ -249,7 +246,7 @@ class Traveller:
     def move(self, text: str | None) -> tuple[Node, str | None]:
         """Move the session to ``text`` (an offset or time; None: the end of the log).  Returns the
         root there and its label (``@42``; None at the end)."""
-        offset = None if text is None else self._point(text)
+        offset = None if text is None else self.offset_of(text)
         root, offset = self._root_at(offset)
         self._home = offset
         return root, None if offset is None else f"@{offset}"
@@ -257,7 +254,7 @@ class Traveller:
     def visit(self, text: str | None) -> AbstractContextManager[Node]:
         """The root at ``text`` for the duration of a ``with`` block; the session stays where it is
         (the image is put back afterwards: read what you need inside the block)."""
-        return self._visiting(None if text is None else self._point(text))
+        return self._visiting(None if text is None else self.offset_of(text))
 
     @contextmanager
     def _visiting(self, offset: int | None) -> Iterator[Node]:

@@ -237,9 +237,9 @@ class MetashellApp(App[int]):
             return
         self._health_done(message.report, message.badges)
 
-    def _health_done(self, report: HealthReport, badges: dict[str, str] | None = None) -> None:
+    def _health_done(self, report: HealthReport, badges: dict[str, str]) -> None:
         self.health = report
-        self.badges = health_badges(report) if badges is None else badges
+        self.badges = badges
         self.tree_view.relabel(self.tree_view.root)
         self._refresh_header()
         if self.selected in ("/", "/health") and not self._command_shown:  # now with the report

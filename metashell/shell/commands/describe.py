@@ -11,7 +11,8 @@ from metashell.image.health import PartitionRef, effective_min_isr
 from metashell.image.image import MetadataImage
 from metashell.image.kafka_names import ACL_OPERATION_NAMES, ACL_RESOURCE_TYPE_NAMES
 from metashell.image.model import Topic
-from metashell.protocol.uuid import uuid_from_str, uuid_to_str
+from metashell.protocol.uuid import uuid_to_str
+from metashell.tree.image_tree import uuid_or_none
 from metashell.tree.paths import glob_regex, normalize
 
 from .. import answers, colour
@@ -108,10 +109,8 @@ def _is_path(word: str) -> bool:
 
 
 def _topic_by_id(image: MetadataImage, text: str) -> str | None:
-    try:
-        topic = image.topics.by_id.get(uuid_from_str(text))
-    except ValueError:
-        return None
+    topic_id = uuid_or_none(text)
+    topic = None if topic_id is None else image.topics.by_id.get(topic_id)
     return None if topic is None else topic.name
 
 
