@@ -31,7 +31,7 @@ def _labelled(paths: list[str]) -> list[tuple[str, str, MetadataLogDir]]:
         try:
             d = open_metadata_dir(path)
         except MetashellError as e:
-            raise SourceError(f"--directory {path}: {e}") from None
+            raise SourceError(str(e)) from None  # it names the path already
         node = d.meta.node_id if d.meta is not None else None
         label = str(node) if node is not None else Path(d.log_dir or d.path or path).name
         base, n = label, 2
