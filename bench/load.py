@@ -207,6 +207,42 @@ def metashell_cmd(mode: str, path: str, profile: Path | None = None) -> list[str
     return prefix + ["-c", _LOADER_CHILD, mode, path]
 
 
+def engines_to_run(asked: str) -> list[str]:
+    """The engines of ``--engines`` that this installation has; says which one is missing and why."""
+    from metashell.engine import _import_native
+
+    engines = [e.strip() for e in asked.split(",") if e.strip()]
+    if "native" in engines:
+        native, why = _import_native()
+        if native is None:
+            print(f"engine native: not run: {why}", file=sys.stderr)
+            engines.remove("native")
+        else:
+            print(f"engine native: {why}", file=sys.stderr)
+    return engines
+
+
+_FLOOR_CHILD = """
+import sys
+from pathlib import Path
+from crc32c import crc32c
+total = 0
+for name in sys.argv[1:]:
+    data = Path(name).read_bytes()
+    total += len(data)
+    crc32c(data)
+print(total)
+"""
+
+
+def floor_cmd(info: metagen.GenResult) -> list[str]:
+    """Reading every file of the directory and CRC32C-checking its bytes: the floor any loader
+    stands on (issue 24 measures the native engine against a multiple of it)."""
+    meta = Path(info.metadata_dir)
+    files = sorted(str(p) for p in meta.iterdir() if p.suffix in (".log", ".checkpoint"))
+    return [sys.executable, "-c", _FLOOR_CHILD, *files]
+
+
 def java_setup(version: str, out: Path, loader_level: str = "WARN") -> tuple[list[str], str]:
     """(java command prefix up to the main class, Kafka version that actually runs the shell).
 
@@ -419,6 +455,12 @@ def main(argv: list[str] | None = None) -> int:
         action="store_true",
         help="run the metashell side under cProfile (slower) and print the top functions",
     )
+    ap.add_argument(
+        "--engines",
+        default="python,native",
+        help="metashell engines to run side by side (METASHELL_ENGINE; default python,native; the "
+        "native one only where it is built)",
+    )
     ap.add_argument("--json", type=Path, help="write results here (default bench/out/results-<time>.json)")
     args = ap.parse_args(argv)
 
@@ -495,6 +537,8 @@ def main(argv: list[str] | None = None) -> int:
     tool_ms = "metashell" + ("" if metashell_has_cli() else " (loader)")
     java_tool = f"kafka {java_version} (java)"
     lines: list[tuple[str, str, list[str]]] = []
+    envs: dict[int, dict[str, str]] = {}
+    engines = engines_to_run(args.engines)
     for sc in scenarios:
         if sc in last_offsets and java_prefix:
             cmd = [
@@ -507,7 +551,11 @@ def main(argv: list[str] | None = None) -> int:
                 "/",
             ]
             lines.append((sc, java_tool, cmd))
-        lines.append((sc, tool_ms, metashell_cmd(sc, paths[sc])))
+        for engine in engines:
+            lines.append((sc, f"{tool_ms} {engine}", metashell_cmd(sc, paths[sc])))
+            envs[len(lines) - 1] = {**os.environ, "METASHELL_ENGINE": engine}
+        if sc == "directory":
+            lines.append((sc, "floor: read + CRC32C", floor_cmd(info)))
     runs: dict[int, list[Measurement]] = {i: [] for i in range(len(lines))}
     for r in range(args.repeat):
         for i, (sc, tool, cmd) in enumerate(lines):
@@ -518,7 +566,7 @@ def main(argv: list[str] | None = None) -> int:
                 file=sys.stderr,
                 flush=True,
             )
-            runs[i].append(measure(labels[sc], tool, cmd))
+            runs[i].append(measure(labels[sc], tool, cmd, env=envs.get(i)))
     for i, (sc, tool, _cmd) in enumerate(lines):
         m = min(runs[i], key=lambda x: (x.returncode != 0, x.wall))  # fastest run: least disturbed
         m.rss_mb = max(x.rss_mb for x in runs[i] if x.returncode == m.returncode)

@@ -13,6 +13,7 @@ import sys
 from typing import NoReturn
 
 from metashell import __version__
+from metashell.engine import current as current_engine
 from metashell.errors import UsageError
 from metashell.numbers import parse_int
 from metashell.times import is_duration_back
@@ -169,7 +170,10 @@ def build_parser(prog: str | None = None) -> argparse.ArgumentParser:
         "--path", metavar="PATH", help="With --tui: start with this path selected (e.g. /topics/orders)."
     )
     p.add_argument(
-        "--version", action="version", version=f"metashell {__version__}", help="Print the version and exit."
+        "--version",
+        action="version",
+        version=f"metashell {__version__}\nengine: {current_engine().describe()}",
+        help="Print the version and the engine that decodes (native or python), and exit.",
     )
     p.add_argument(
         "command",

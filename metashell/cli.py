@@ -27,6 +27,7 @@ from typing import TextIO
 
 from metashell import __version__
 from metashell.arguments import build_parser, check_usage, join_point_values, prog_name
+from metashell.engine import require as require_engine
 from metashell.errors import MetashellError, UsageError
 from metashell.safe_text import visible, visible_output
 
@@ -74,6 +75,7 @@ def run(
     parser = build_parser()
     args = parser.parse_args(join_point_values(list(sys.argv[1:] if argv is None else argv)))
     check_usage(args)
+    require_engine()
     if args.max_batch_bytes:
         from metashell.log.compression import LIMITS
 
@@ -202,6 +204,18 @@ def main(argv: Sequence[str] | None = None) -> int:
         if os.environ.get("METASHELL_DEBUG"):
             traceback.print_exc()
         _err(f"internal error: {type(e).__name__}: {_one_line(e)} (set METASHELL_DEBUG=1 for a traceback)")
+        return EXIT_ERROR
+    except BaseException as e:
+        # A panic in the native core reaches Python as PyO3's PanicException, a BaseException (so that
+        # ``except Exception`` cannot swallow it); it is a bug, reported as any other.
+        if type(e).__name__ != "PanicException":
+            raise
+        if os.environ.get("METASHELL_DEBUG"):
+            traceback.print_exc()
+        _err(
+            f"internal error in the native core: {_one_line(e)} (METASHELL_ENGINE=python runs without it; "
+            f"set METASHELL_DEBUG=1 for a traceback)"
+        )
         return EXIT_ERROR
 
 

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from conftest import FIXTURES, REPO
+from record_strategies import records
 
 from metashell.log.files import iter_file_batches
 from metashell.protocol.kafka_json import to_kafka_json, to_kafka_json_slow, to_kafka_json_text
@@ -42,62 +43,10 @@ def test_the_plan_equals_the_reference_on_every_record() -> None:
     assert n > 1000 and len(seen) > 20
 
 
-def _strategy(f: Any, spec: Any, version: int) -> Any:
-    """Any value the field may hold in ``version``: control characters and non-ASCII text, extreme
-    integers, nulls where the version allows them, nested structs."""
-    from hypothesis import strategies as st
-
-    ints = {"int8": 8, "int16": 16, "int32": 32, "int64": 64}
-    scalars = {
-        "bool": st.booleans(),
-        "uint16": st.integers(0, 2**16 - 1),
-        "uint32": st.integers(0, 2**32 - 1),
-        "float64": st.floats(allow_nan=False),
-        "string": st.text(max_size=12),
-        "uuid": st.binary(min_size=16, max_size=16),
-        "bytes": st.binary(max_size=12),
-        "records": st.binary(max_size=12),
-        **{t: st.integers(-(2 ** (b - 1)), 2 ** (b - 1) - 1) for t, b in ints.items()},
-    }
-    et = f.element_type
-    if f.is_struct:
-        sub = st.fixed_dictionaries(
-            {
-                s.name: _strategy(s, spec, version)
-                for s in (f.fields or spec.structs[et])
-                if version in s.versions
-            }
-        )
-        one = sub
-    else:
-        one = scalars[et]
-    value = st.lists(one, max_size=3) if f.is_array else one
-    return st.one_of(st.none(), value) if f.nullable(version) else value
-
-
 def test_the_text_writers_equal_json_on_any_record_of_any_version() -> None:
     from hypothesis import HealthCheck, given, settings
-    from hypothesis import strategies as st
 
-    from metashell.protocol import registry
-    from metashell.protocol.metadata import encode_metadata_record, record_types
-
-    cases = [
-        (name, v)
-        for name in sorted(record_types().values())
-        for v in range(registry.spec(name).valid_versions.lo, registry.spec(name).valid_versions.hi + 1)
-    ]
-
-    @st.composite
-    def records(draw: Any) -> tuple[str, int, dict[str, Any]]:
-        name, version = draw(st.sampled_from(cases))
-        spec = registry.spec(name)
-        data = draw(
-            st.fixed_dictionaries(
-                {f.name: _strategy(f, spec, version) for f in spec.fields if version in f.versions}
-            )
-        )
-        return name, version, data
+    from metashell.protocol.metadata import encode_metadata_record
 
     @settings(max_examples=1500, deadline=None, suppress_health_check=list(HealthCheck))
     @given(records())

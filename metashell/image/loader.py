@@ -86,6 +86,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from metashell.engine import require as require_engine
 from metashell.log.directory import PlanStep, ReadPlan, SnapshotFile, open_metadata_dir, plan_file
 from metashell.log.problems import IncompleteSnapshotError, Salvaged
 from metashell.log.reader import PlanReader
@@ -169,6 +170,7 @@ def load_plan(
     ``salvage``: load around corruption instead of failing (see :func:`_salvage_run`).
     ``timeline``: keep the journal that moves the image back in time (directory mode only).
     """
+    require_engine()  # METASHELL_ENGINE=native without the native core: say so, never fall back
     t0 = time.perf_counter()
     until = plan.until_offset if until_offset is None else until_offset
     loader, reader, rejected = _salvage_run(plan, mode, until, salvage, timeline)

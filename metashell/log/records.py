@@ -4,24 +4,36 @@ A batch's records area (decompressed when needed) is ``recordsCount`` records, e
 followed by attributes, timestamp and offset deltas, key, value and headers (DefaultRecord,
 FORMATS.md section 2.3).  Two decoders read it:
 
-* :func:`decode_entries`, the hot path of the whole loader: plain ``(offset, timestamp, key, value)``
+* :func:`decode_entries_python`, the hot path of the whole loader: plain ``(offset, timestamp, key, value)``
   tuples decoded straight out of the buffer the batch was read into (only keys and values are
   copied), with the one- and two-byte varints that cover nearly every length inlined, plus counters
   for KRaft's invariants so no second pass is needed;
 * :func:`decode_records`, deliberately straightforward and complete (headers, sizes), so tests can
   cross-check the two.
 
-Both raise :class:`RecordError` with the position inside the records area; the batch turns it into
+:func:`decode_entries` is the one the chosen engine runs (:mod:`metashell.engine`): the native
+core's twin of ``decode_entries_python`` when it is built, with the same results and errors.
+
+All raise :class:`RecordError` with the position inside the records area; the batch turns it into
 a ``CorruptBatchError`` naming the file and byte offset.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 
+from metashell.engine import current as current_engine
 from metashell.protocol.wire import ZIGZAG_1, ZIGZAG_2, Malformed, read_varint, read_varlong
 
-__all__ = ["CLEAN_STATS", "Entry", "Record", "RecordError", "decode_entries", "decode_records"]
+__all__ = [
+    "CLEAN_STATS",
+    "Entry",
+    "Record",
+    "RecordError",
+    "decode_entries",
+    "decode_entries_python",
+    "decode_records",
+]
 
 #: One decoded record on the fast path: (offset, timestamp, key, value).
 Entry = tuple[int, int, bytes | None, bytes | None]
@@ -126,7 +138,7 @@ def read_headers(data: bytes, p: int) -> tuple[list[tuple[str, bytes | None]], i
     return headers, p
 
 
-def decode_entries(
+def decode_entries_python(
     data: bytes, pos: int, end: int, count: int, base_offset: int, base_ts: int
 ) -> tuple[list[Entry], tuple[int, int, int, int]]:
     """Decode ``count`` records from ``data[pos:end]`` into (offset, timestamp, key, value) tuples.
@@ -254,7 +266,7 @@ def decode_records(
 ) -> list[Record]:
     """Straightforward (slow) decoder producing :class:`Record` objects with headers.
 
-    Kept deliberately separate from ``decode_entries`` so tests can cross-check the two.
+    Kept deliberately separate from ``decode_entries_python`` so tests can cross-check the two.
     """
     out: list[Record] = []
     i = 0
@@ -294,3 +306,35 @@ def decode_records(
         raise RecordError(f"{end - pos} bytes left after the last of {count} records", pos, count)
     _check_ranges(((r.offset, r.timestamp) for r in out), first)
     return out
+
+
+EntriesDecoder = Callable[[bytes, int, int, int, int, int], tuple[list[Entry], tuple[int, int, int, int]]]
+
+
+def _engine_decode_entries() -> EntriesDecoder:
+    """``decode_entries`` of the engine this process runs: the native core's, wrapped so that its
+    errors are :class:`RecordError` and a buffer it does not take goes to Python."""
+    native = current_engine().native
+    if native is None:
+        return decode_entries_python
+    decode_native = native.decode_entries
+    native_error = native.RecordDecodeError
+
+    def decode_entries(
+        data: bytes, pos: int, end: int, count: int, base_offset: int, base_ts: int
+    ) -> tuple[list[Entry], tuple[int, int, int, int]]:
+        if type(data) is not bytes:  # a bytearray or memoryview: Python reads any buffer
+            return decode_entries_python(data, pos, end, count, base_offset, base_ts)
+        try:
+            out, stats = decode_native(data, pos, end, count, base_offset, base_ts)
+        except native_error as e:
+            raise RecordError(*e.args) from None
+        except (OverflowError, ValueError):  # an argument outside the native types or the buffer
+            return decode_entries_python(data, pos, end, count, base_offset, base_ts)
+        return out, CLEAN_STATS if stats == CLEAN_STATS else stats
+
+    return decode_entries
+
+
+decode_entries: EntriesDecoder = _engine_decode_entries()
+"""Decode a records area with the engine this process runs (see the module docstring)."""

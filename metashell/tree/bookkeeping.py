@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from metashell.engine import current as current_engine
 from metashell.protocol.uuid import uuid_to_str
 from metashell.times import iso_utc
 
@@ -73,6 +74,7 @@ def provenance_json(ctx: TreeContext) -> dict[str, Any]:
         "batches": p.batches,
         "source": _source_json(ctx),
         "salvaged": [item.as_json() for item in p.salvaged],
+        "engine": current_engine().describe(),
     }
     out.update(_extra(ctx, "provenance"))
     return out

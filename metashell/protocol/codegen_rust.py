@@ -1,0 +1,278 @@
+"""The metadata record decoders in Rust, for the native core, from the same schemas and by the same
+rules as the Python decoders of :mod:`.codegen` (their replay variant).
+
+Kafka's message generator writes Java from its JSON schemas; this module writes
+``native/src/generated.rs`` from the bundled ones: one function per record type, version and struct,
+specialised for the fields present in that version, calling the wire readers of
+``native/src/rt.rs``.  Nothing per record is written by hand in either language.
+
+What a generated decoder returns is exactly what :func:`.codegen.make_decoder` returns with
+``tuples=True`` (and ``fields`` for the positional records): the same dict keys in the same order,
+tuples where Python has tuples, the same defaults for tagged fields.  A record the Rust decoder
+refuses is decoded by Python instead, so the two only have to agree on what both accept; the
+differential tests (``tests/test_native_differential.py``) hold them to it.
+
+``scripts/gen_native.py`` writes the file; a test fails when it is not what this module makes.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from itertools import count
+from typing import Any
+
+from metashell.protocol.codegen_support import ARRAY_ITEM, default_value
+from metashell.protocol.schema import FieldSpec, MessageSpec
+
+__all__ = ["generate_rust"]
+
+_FX = {
+    "bool": "Bool",
+    "int8": "I8",
+    "int16": "I16",
+    "uint16": "U16",
+    "int32": "I32",
+    "uint32": "U32",
+    "int64": "I64",
+    "float64": "F64",
+    "uuid": "Uuid",
+}
+_MAX_FAST = 0x80
+"""The fast path serves api keys and versions below this (one-byte uvarints), as Python's does."""
+
+
+def _rust_str(text: str) -> str:
+    out = []
+    for ch in text:
+        if ch in '\\"':
+            out.append("\\" + ch)
+        elif " " <= ch < "\x7f":
+            out.append(ch)
+        else:
+            out.append(f"\\u{{{ord(ch):x}}}")
+    return '"' + "".join(out) + '"'
+
+
+def _rust_bool(value: bool) -> str:
+    return "true" if value else "false"
+
+
+class _Keys:
+    """The dict keys of the generated decoders, numbered in order of first use (``KEY_NAMES``: the
+    module makes each Python string once, when it is imported)."""
+
+    def __init__(self) -> None:
+        self.names: dict[str, int] = {}
+
+    def number(self, name: str) -> int:
+        return self.names.setdefault(name, len(self.names))
+
+
+def _literal(value: Any, struct_field: FieldSpec | None, version: int, keys: _Keys) -> str:
+    """A Rust expression building the Python value ``value`` (a default)."""
+    if value is None:
+        return "none(py)"
+    if isinstance(value, bool):
+        return f"boolean(py, {_rust_bool(value)})"
+    if isinstance(value, int):
+        return f"int(py, {value}_i64)?"
+    if isinstance(value, float):
+        if not math.isfinite(value):
+            raise ValueError(f"no Rust literal for the default {value!r}")
+        return f"float(py, {value!r}_f64)?"
+    if isinstance(value, str):
+        return f"str_obj(py, {_rust_str(value)})?"
+    if isinstance(value, bytes):
+        return f"bytes_obj(py, &[{', '.join(str(b) for b in value)}])?"
+    if isinstance(value, tuple) and not value:
+        return "empty_tuple(py)?"
+    if isinstance(value, list) and not value:
+        return "empty_list(py)?"
+    if isinstance(value, dict) and struct_field is not None:
+        return _struct_literal(struct_field, version, keys)
+    raise ValueError(f"no Rust literal for the default {value!r}")
+
+
+def _struct_literal(f: FieldSpec, version: int, keys: _Keys) -> str:
+    """``codegen_support._struct_default``: a new dict of the struct's defaults (arrays as lists)."""
+    items = []
+    for sub in f.fields:
+        if version in sub.versions:
+            dv = default_value(sub, version)
+            items.append(
+                f"d.set_item(key(py, {keys.number(sub.name)})?, {_literal(dv, sub, version, keys)})?;"
+            )
+    return "{ let d = new_dict(py)?; " + " ".join(items) + " d.into_any() }"
+
+
+class _Gen:
+    """The functions of one generated file, and the struct decoders already written."""
+
+    def __init__(self) -> None:
+        self.lines: list[str] = []
+        self.ids = count()
+        self.done: dict[tuple[str, int, int, bool], str] = {}
+        self.keys = _Keys()
+
+    def struct_fields(self, spec: MessageSpec, f: FieldSpec, type_name: str) -> list[FieldSpec]:
+        if f.fields:
+            return f.fields
+        if type_name in spec.structs:
+            return spec.structs[type_name]
+        raise ValueError(f"{spec.name}: unknown struct type {type_name}")
+
+    def value(self, spec: MessageSpec, f: FieldSpec, version: int, flexible: bool) -> str:
+        """An expression reading one field's value (``codegen._decode_value``)."""
+        t = f.type
+        fflex = _rust_bool(flexible if f.flexible_versions is None else version in f.flexible_versions)
+        nullable = _rust_bool(f.nullable(version))
+        if f.is_array:
+            et = f.element_type
+            if et in ARRAY_ITEM or et == "uuid":
+                return f"num_array(py, b, p, Fx::{_FX[et]}, {fflex}, {nullable})?"
+            if et == "bool":
+                return f"bool_array(py, b, p, {fflex}, {nullable})?"
+            if et == "string":
+                item = f"&|py, b, p| string(py, b, p, {fflex}, false)"
+            elif et in ("bytes", "records"):
+                item = f"&|py, b, p| bytes(py, b, p, {fflex}, false)"
+            else:
+                item = "&" + self.function(spec, self.struct_fields(spec, f, et), version, flexible, et)
+            return f"list(py, b, p, {fflex}, {nullable}, {item})?"
+        if f.is_struct:
+            fn = self.function(spec, self.struct_fields(spec, f, t), version, flexible, t)
+            return f"nullable_struct(py, b, p, &{fn})?" if f.nullable(version) else f"{fn}(py, b, p)?"
+        if t in _FX:
+            return f"fixed(py, b, p, Fx::{_FX[t]})?"
+        if t == "string":
+            return f"string(py, b, p, {fflex}, {nullable})?"
+        return f"bytes(py, b, p, {fflex}, {nullable})?"
+
+    def tagged_default(self, f: FieldSpec, version: int) -> str:
+        """A tagged field's value when it is not sent (``codegen._fresh_default`` for arrays)."""
+        dv = default_value(f, version)
+        if isinstance(dv, list):
+            numeric = f.element_type in ARRAY_ITEM or f.element_type == "uuid"
+            return "empty_tuple(py)?" if numeric else "empty_list(py)?"
+        return _literal(dv, f, version, self.keys)
+
+    def function(
+        self,
+        spec: MessageSpec,
+        fields: list[FieldSpec],
+        version: int,
+        flexible: bool,
+        label: str,
+        positional: tuple[str, ...] | None = None,
+    ) -> str:
+        """The name of the function decoding ``fields`` (``codegen._decoder_fn``), written once."""
+        key = (spec.name, id(fields), version, positional is not None)
+        if key in self.done:
+            return self.done[key]
+        name = f"d_{label.replace('[]', '')}_{next(self.ids)}"
+        self.done[key] = name
+        present = [f for f in fields if version in f.versions]
+        tagged = [f for f in present if flexible and f.tagged(version)]
+        local = {f.name: f"v{i}" for i, f in enumerate(present)}
+        body = []
+        for f in present:
+            if f not in tagged:
+                body.append(f"let {local[f.name]} = {self.value(spec, f, version, flexible)};")
+        if flexible:
+            for f in tagged:
+                body.append(f"let mut {local[f.name]} = {self.tagged_default(f, version)};")
+            body.append("let mut unknown: Option<Bound<'py, PyDict>> = None;")
+            body.append("for _ in 0..tag_count(b, p)? {")
+            body.append("    let (tag, te) = tag_header(b, p)?;")
+            body.append("    match tag {")
+            for f in sorted(tagged, key=lambda x: x.tag or 0):
+                body.append(f"        {f.tag} => {local[f.name]} = {self.value(spec, f, version, flexible)},")
+            body.append("        _ => unknown_tag(py, &mut unknown, tag, b.get(*p..te).ok_or(Miss)?)?,")
+            body.append("    }")
+            body.append("    *p = te;")
+            body.append("}")
+        if positional is not None:
+            by_name = {f.name: f for f in fields}
+            items = []
+            for fname in positional:
+                if fname in local:
+                    items.append(local[fname])
+                else:
+                    dv = default_value(by_name[fname], version)
+                    items.append(
+                        _literal(
+                            tuple(dv) if isinstance(dv, list) else dv, by_name[fname], version, self.keys
+                        )
+                    )
+            body.append(f"Ok(tuple(py, [{', '.join(items)}])?)")
+        else:
+            body.append("let d = new_dict(py)?;")
+            for f in present:
+                body.append(f"d.set_item(key(py, {self.keys.number(f.name)})?, {local[f.name]})?;")
+            if flexible:
+                body.append(
+                    f"if let Some(u) = unknown {{ d.set_item(key(py, {self.keys.number('_unknown_tags')})?, u)?; }}"
+                )
+            body.append("Ok(d.into_any())")
+        self.lines.append(f"fn {name}<'py>(py: Python<'py>, b: &[u8], p: &mut usize) -> R<Obj<'py>> {{")
+        self.lines += [f"    {line}" for line in body]
+        self.lines += ["}", ""]
+        return name
+
+
+_HEADER = """\
+// @generated by scripts/gen_native.py from metashell/protocol/schemas/metadata: do not edit.
+// The metadata record decoders of the native core (metashell/protocol/codegen_rust.py explains them).
+#![allow(non_snake_case, unused_mut, unused_variables, clippy::all)]
+
+use pyo3::prelude::*;
+use pyo3::types::PyDict;
+
+use crate::rt::*;
+
+/// A generated decoder: reads a record's body from `*p` and returns the value Python's decoder
+/// returns.
+pub type Decoder = for<'py> fn(Python<'py>, &[u8], &mut usize) -> R<Obj<'py>>;
+"""
+
+
+def generate_rust(
+    specs: Mapping[str, MessageSpec], positional: Mapping[str, tuple[str, ...]] | None = None
+) -> str:
+    """The source of ``native/src/generated.rs`` for the metadata records among ``specs``;
+    ``positional`` names the records decoded to tuples of those fields (as ``ReplayDecoders``)."""
+    positional = dict(positional or {})
+    g = _Gen()
+    table: list[tuple[int, int, str]] = []
+    records = sorted(
+        (s for s in specs.values() if s.type == "metadata" and s.api_key is not None),
+        key=lambda s: s.api_key or 0,
+    )
+    for spec in records:
+        assert spec.api_key is not None
+        fields = positional.get(spec.name)
+        if fields is not None:
+            missing = {f for f in fields} - {f.name for f in spec.fields}
+            if missing:
+                raise ValueError(f"{spec.name} has no field(s) {', '.join(sorted(missing))}")
+        for version in range(spec.valid_versions.lo, min(spec.valid_versions.hi, _MAX_FAST - 1) + 1):
+            if spec.api_key >= _MAX_FAST:
+                continue
+            fn = g.function(spec, spec.fields, version, spec.flexible(version), spec.name, fields)
+            table.append((spec.api_key, version, fn))
+    out = [_HEADER]
+    out.append("/// The decoder of (api key, version), when this build has one.")
+    out.append("pub fn decoder(api_key: u8, version: u8) -> Option<Decoder> {")
+    out.append("    Some(match (api_key, version) {")
+    out += [f"        ({k}, {v}) => {fn}," for k, v, fn in table]
+    out.append("        _ => return None,")
+    out.append("    })")
+    out.append("}")
+    out.append("")
+    names = ", ".join(_rust_str(name) for name in g.keys.names)
+    out.append("/// The dict keys, by number (`rt::key`).")
+    out.append(f"pub const KEY_NAMES: [&str; {len(g.keys.names)}] = [{names}];")
+    out.append("")
+    out += g.lines
+    return "\n".join(out).rstrip("\n") + "\n"

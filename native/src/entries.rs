@@ -1,0 +1,235 @@
+//! The records area of a v2 batch into `(offset, timestamp, key, value)` tuples: the native twin of
+//! `metashell.log.records.decode_entries`, with the same results, counters and error messages (the
+//! differential tests hold them equal).
+//!
+//! Reads are bounded by the whole buffer, not by the batch's end, as the Python decoder's are: a
+//! record that reads into the next batch is caught by its length check, and one that reads past the
+//! buffer "runs past the end of the batch".
+
+use pyo3::prelude::*;
+
+use crate::rt;
+
+/// Why a record was refused: (message, position of the record in the buffer, record index).
+pub struct RecordFault(pub String, pub usize, pub usize);
+
+/// Reading stopped inside the buffer (Python's `IndexError`) or on a malformed varint (`Malformed`).
+enum Stop {
+    Past,
+    Malformed(String),
+}
+
+type S<T> = Result<T, Stop>;
+
+#[inline]
+fn at(d: &[u8], p: usize) -> S<u8> {
+    d.get(p).copied().ok_or(Stop::Past)
+}
+
+fn leb128(d: &[u8], p: &mut usize, max: usize, what: &str) -> S<u128> {
+    let mut value = 0u128;
+    let mut shift = 0u32;
+    for _ in 0..max {
+        let b = at(d, *p)?;
+        *p += 1;
+        value |= ((b & 0x7F) as u128) << shift;
+        if b < 0x80 {
+            return Ok(value);
+        }
+        shift += 7;
+    }
+    Err(Stop::Malformed(format!("{what} is longer than {max} bytes")))
+}
+
+/// `read_varint`: zigzag of the low 32 bits.
+fn varint(d: &[u8], p: &mut usize) -> S<i64> {
+    let u = (leb128(d, p, 5, "varint")? & 0xFFFF_FFFF) as u64;
+    Ok(((u >> 1) as i64) ^ -((u & 1) as i64))
+}
+
+/// `read_varlong`: zigzag of the low 64 bits.
+fn varlong(d: &[u8], p: &mut usize) -> S<i128> {
+    let u = (leb128(d, p, 10, "varlong")? & 0xFFFF_FFFF_FFFF_FFFF) as u64;
+    Ok((u >> 1) as i128 ^ -((u & 1) as i128))
+}
+
+/// Python's `data[a:a+n]`: clamped to the buffer (a slice never raises).
+fn slice(d: &[u8], a: usize, n: i64) -> &[u8] {
+    let a = a.min(d.len());
+    let b = a.saturating_add(n.max(0) as usize).min(d.len());
+    &d[a..b]
+}
+
+/// `read_headers`: only checked (KRaft writes none; `decode_entries` does not return them).
+fn skip_headers(d: &[u8], p: &mut usize) -> S<()> {
+    let hc = varint(d, p)?;
+    if hc < 0 {
+        return Err(Stop::Malformed(format!("negative header count {hc}")));
+    }
+    for _ in 0..hc {
+        let kl = varint(d, p)?;
+        if kl < 0 {
+            return Err(Stop::Malformed(format!("negative header key size {kl}")));
+        }
+        let raw = slice(d, *p, kl);
+        if raw.len() != kl as usize {
+            return Err(Stop::Past);
+        }
+        *p += kl as usize;
+        if std::str::from_utf8(raw).is_err() {
+            return Err(Stop::Malformed("header key is not valid UTF-8".into()));
+        }
+        let vl = varint(d, p)?;
+        if vl >= 0 {
+            *p += vl as usize;
+        }
+    }
+    Ok(())
+}
+
+const SAFE_BASE: i64 = 1 << 62;
+
+/// Why decoding stopped: a record fault, or Python failing to make an object (out of memory).
+pub enum Failure {
+    Fault(RecordFault),
+    Python(PyErr),
+}
+
+impl From<PyErr> for Failure {
+    fn from(e: PyErr) -> Self {
+        Failure::Python(e)
+    }
+}
+
+fn part<'py>(py: Python<'py>, d: &[u8], a: usize, n: i64) -> PyResult<Bound<'py, PyAny>> {
+    rt::bytes_obj(py, slice(d, a, n))
+}
+
+/// Decode `count` records of `d[pos..end]` into a list of `(offset, timestamp, key, value)` tuples
+/// and the four counters.  Objects are made as records are read (no copy of the batch is kept);
+/// an offset or timestamp outside 64 bits is reported after the whole area reads, as Python checks
+/// it then.
+pub fn decode<'py>(
+    py: Python<'py>,
+    d: &[u8],
+    pos: usize,
+    end: usize,
+    count: usize,
+    base_offset: i64,
+    base_ts: i64,
+) -> Result<(Bound<'py, PyAny>, [u64; 4]), Failure> {
+    let out = rt::empty_list(py)?;
+    let (mut keys, mut bad_values, mut ts_deltas, mut with_headers) = (0u64, 0u64, 0u64, 0u64);
+    let first = pos;
+    let mut pos = pos;
+    let mut out_of_range: Option<RecordFault> = None;
+    let none = py.None();
+    for i in 0..count {
+        let r: S<Result<(), Failure>> = (|| {
+            let mut p = pos;
+            let ln = varint(d, &mut p)?;
+            let rec_end = p as i128 + ln as i128;
+            if rec_end > end as i128 {
+                return Ok(Err(Failure::Fault(RecordFault(
+                    format!("record length {ln} does not fit in the batch"),
+                    pos,
+                    i,
+                ))));
+            }
+            p += 1; // attributes
+            if at(d, p)? != 0 {
+                ts_deltas += 1; // counted on the first byte, as the Python decoder does
+            }
+            let tsd = varlong(d, &mut p)?;
+            let od = varint(d, &mut p)?;
+            let kl = varint(d, &mut p)?;
+            let key = if kl >= 0 {
+                keys += 1;
+                let k = (p, kl);
+                p += kl as usize;
+                Some(k)
+            } else {
+                None
+            };
+            let vl = varint(d, &mut p)?;
+            let value = if vl > 0 {
+                let v = (p, vl);
+                p += vl as usize;
+                Some(v)
+            } else {
+                bad_values += 1;
+                if vl < 0 {
+                    None
+                } else {
+                    Some((p, 0))
+                }
+            };
+            if at(d, p)? == 0 {
+                p += 1;
+            } else {
+                skip_headers(d, &mut p)?;
+                with_headers += 1;
+            }
+            if p as i128 != rec_end {
+                let content = p as i128 - rec_end + ln as i128;
+                return Ok(Err(Failure::Fault(RecordFault(
+                    format!("record length {ln} does not match its content ({content} bytes)"),
+                    pos,
+                    i,
+                ))));
+            }
+            let offset = base_offset as i128 + od as i128;
+            let ts = base_ts as i128 + tsd;
+            let range = i64::MIN as i128..=i64::MAX as i128;
+            if out_of_range.is_none() {
+                if !range.contains(&offset) {
+                    out_of_range = Some(RecordFault(format!("offset {offset} is outside the 64-bit range"), first, i));
+                } else if !range.contains(&ts) {
+                    out_of_range = Some(RecordFault(format!("timestamp {ts} is outside the 64-bit range"), first, i));
+                }
+            }
+            pos = rec_end as usize;
+            if out_of_range.is_some() {
+                return Ok(Ok(())); // reported once the area has been read; nothing to build
+            }
+            let build = || -> PyResult<Bound<'py, PyAny>> {
+                let k = match key {
+                    None => none.bind(py).clone(),
+                    Some((a, n)) => part(py, d, a, n)?,
+                };
+                let v = match value {
+                    None => none.bind(py).clone(),
+                    Some((a, n)) => part(py, d, a, n)?,
+                };
+                let items = [rt::int(py, offset as i64)?, rt::int(py, ts as i64)?, k, v];
+                rt::tuple(py, items)
+            };
+            match build() {
+                Ok(item) => Ok(rt::append(&out, item).map_err(Failure::Python)),
+                Err(e) => Ok(Err(Failure::Python(e))),
+            }
+        })();
+        match r {
+            Ok(Ok(())) => {}
+            Ok(Err(f)) => return Err(f),
+            Err(Stop::Past) => {
+                return Err(Failure::Fault(RecordFault("record runs past the end of the batch".into(), pos, i)))
+            }
+            Err(Stop::Malformed(m)) => return Err(Failure::Fault(RecordFault(m, pos, i))),
+        }
+    }
+    if pos != end {
+        let left = end as i128 - pos as i128;
+        return Err(Failure::Fault(RecordFault(
+            format!("{left} bytes left after the last of {count} records"),
+            pos,
+            count,
+        )));
+    }
+    if let Some(fault) = out_of_range {
+        if ts_deltas > 0 || !(-SAFE_BASE < base_offset && base_offset < SAFE_BASE) {
+            return Err(Failure::Fault(fault));
+        }
+    }
+    Ok((out, [keys, bad_values, ts_deltas, with_headers]))
+}

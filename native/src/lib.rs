@@ -1,0 +1,92 @@
+//! `metashell._native`: the optional compiled core of metashell.
+//!
+//! It does, faster, two things the pure-Python engine does, with the same results (the differential
+//! tests in `tests/test_native_differential.py` hold them equal):
+//!
+//! * `decode_entries`: a batch's records area into `(offset, timestamp, key, value)` tuples, with the
+//!   same counters and the same one-line errors (`metashell.log.records.decode_entries_python`);
+//! * `decode_value`: a metadata record value into what the replayer's fast path consumes, by the
+//!   decoders `scripts/gen_native.py` generates from the bundled schemas (`generated.rs`). A value it
+//!   does not take comes back as None and Python decodes it, and says what is wrong with it.
+//!
+//! Hostile bytes: every read is bounded (`rt.rs`); Python objects are made only through the C API
+//! calls that report a full memory as MemoryError (`rt::own`), and the decoders keep no Rust copy of
+//! what they read, so running out of memory is the loader's usual one-line error. A panic would be
+//! a bug: PyO3 turns it into `PanicException` (`panic = "unwind"`), which the command line reports
+//! in one line, and the panic hook set here prints nothing (no backtrace is gathered, which needs
+//! memory that may not be there).
+
+use pyo3::create_exception;
+use pyo3::exceptions::{PyException, PyValueError};
+use pyo3::prelude::*;
+
+mod entries;
+mod generated;
+mod rt;
+
+create_exception!(_native, RecordDecodeError, PyException, "A malformed record: (message, position, index).");
+
+/// The records area `data[pos:end]` of a batch of `count` records: `(entries, stats)`, as
+/// `decode_entries_python` returns them (stats are the four counters), or `RecordDecodeError`.
+#[pyfunction]
+fn decode_entries<'py>(
+    py: Python<'py>,
+    data: &[u8],
+    pos: usize,
+    end: usize,
+    count: usize,
+    base_offset: i64,
+    base_ts: i64,
+) -> PyResult<(Bound<'py, PyAny>, (u64, u64, u64, u64))> {
+    if pos > end || end > data.len() {
+        // not a record fault: the caller hands such a call to Python, which reads it as it reads any
+        return Err(PyValueError::new_err("records area outside the buffer"));
+    }
+    match entries::decode(py, data, pos, end, count, base_offset, base_ts) {
+        Ok((list, s)) => Ok((list, (s[0], s[1], s[2], s[3]))),
+        Err(entries::Failure::Python(e)) => Err(e),
+        Err(entries::Failure::Fault(entries::RecordFault(message, at, index))) => {
+            Err(RecordDecodeError::new_err((message, at, index)))
+        }
+    }
+}
+
+/// A metadata record value as `(api_key, data)`, data being what the Python replay decoder returns
+/// (a tuple for the positional records, else a dict); None when the fast path does not take it.
+#[pyfunction]
+fn decode_value<'py>(py: Python<'py>, value: &[u8]) -> Option<Bound<'py, PyAny>> {
+    if value.len() < 3 || value[0] != 1 || value[1] >= 0x80 || value[2] >= 0x80 {
+        return None;
+    }
+    let decode = generated::decoder(value[1], value[2])?;
+    let mut p = 3usize;
+    let data = decode(py, value, &mut p).ok()?;
+    if p != value.len() {
+        return None;
+    }
+    rt::tuple(py, [rt::int(py, value[1] as i64).ok()?, data]).ok()
+}
+
+/// Panics, for the test that a panic is one line at the command line (never called otherwise).
+#[pyfunction]
+fn _panic_for_tests() {
+    panic!("a deliberate panic, for the tests");
+}
+
+/// The crate's version, for `metashell --version`.
+#[pyfunction]
+fn version() -> &'static str {
+    env!("CARGO_PKG_VERSION")
+}
+
+#[pymodule]
+fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    std::panic::set_hook(Box::new(|_| {}));
+    rt::init_keys(m.py(), &generated::KEY_NAMES)?;
+    m.add_function(wrap_pyfunction!(decode_entries, m)?)?;
+    m.add_function(wrap_pyfunction!(decode_value, m)?)?;
+    m.add_function(wrap_pyfunction!(version, m)?)?;
+    m.add_function(wrap_pyfunction!(_panic_for_tests, m)?)?;
+    m.add("RecordDecodeError", m.py().get_type::<RecordDecodeError>())?;
+    Ok(())
+}

@@ -1,0 +1,415 @@
+//! What the generated decoders (`generated.rs`) call: Kafka's wire primitives, read from a byte
+//! slice into Python objects, exactly as the Python decoders of `metashell/protocol/codegen.py`
+//! build them in their replay variant (int and uuid arrays as tuples, other arrays as lists,
+//! structs as dicts).
+//!
+//! Every reader is bounded by the slice: nothing here indexes without a check, allocates more than
+//! the bytes left can hold, or panics. Any malformation is a [`Miss`]: the caller then hands the
+//! record to the Python decoder, which says what is wrong. So the native path only has to agree with
+//! the Python one on the records both accept, and to refuse every record Python refuses.
+
+use pyo3::ffi;
+use pyo3::prelude::*;
+use std::sync::OnceLock;
+
+use pyo3::types::{PyBool, PyDict, PyString};
+
+/// The record is not one the fast path takes (malformed, or Python failed to build an object).
+pub struct Miss;
+
+impl From<PyErr> for Miss {
+    fn from(_: PyErr) -> Self {
+        Miss
+    }
+}
+
+pub type R<T> = Result<T, Miss>;
+pub type Obj<'py> = Bound<'py, PyAny>;
+
+/// A fixed-size field type (`codegen_support.FIXED`).  The runtime reads every type the schema
+/// language has, including those no bundled metadata schema uses today (a new schema only needs
+/// `scripts/gen_native.py`).
+#[allow(dead_code)]
+#[derive(Clone, Copy)]
+pub enum Fx {
+    Bool,
+    I8,
+    I16,
+    U16,
+    I32,
+    U32,
+    I64,
+    F64,
+    Uuid,
+}
+
+impl Fx {
+    pub const fn size(self) -> usize {
+        match self {
+            Fx::Bool | Fx::I8 => 1,
+            Fx::I16 | Fx::U16 => 2,
+            Fx::I32 | Fx::U32 => 4,
+            Fx::I64 | Fx::F64 => 8,
+            Fx::Uuid => 16,
+        }
+    }
+}
+
+#[inline]
+pub fn take<'a>(b: &'a [u8], p: &mut usize, n: usize) -> R<&'a [u8]> {
+    let end = p.checked_add(n).ok_or(Miss)?;
+    let s = b.get(*p..end).ok_or(Miss)?;
+    *p = end;
+    Ok(s)
+}
+
+#[inline]
+fn arr<const N: usize>(b: &[u8], p: &mut usize) -> R<[u8; N]> {
+    let s = take(b, p, N)?;
+    let mut a = [0u8; N];
+    a.copy_from_slice(s);
+    Ok(a)
+}
+
+#[inline]
+pub fn byte(b: &[u8], p: usize) -> R<u8> {
+    b.get(p).copied().ok_or(Miss)
+}
+
+#[inline]
+pub fn rd_i16(b: &[u8], p: &mut usize) -> R<i64> {
+    Ok(i16::from_be_bytes(arr(b, p)?) as i64)
+}
+
+#[inline]
+pub fn rd_i32(b: &[u8], p: &mut usize) -> R<i64> {
+    Ok(i32::from_be_bytes(arr(b, p)?) as i64)
+}
+
+/// `read_uvarint`: at most 5 bytes (so up to 35 bits, as the Python reader keeps them).
+#[inline]
+pub fn uvarint(b: &[u8], p: &mut usize) -> R<u64> {
+    let mut value = 0u64;
+    let mut shift = 0u32;
+    loop {
+        let x = byte(b, *p)?;
+        *p += 1;
+        value |= ((x & 0x7F) as u64) << shift;
+        if x < 0x80 {
+            return Ok(value);
+        }
+        shift += 7;
+        if shift > 28 {
+            return Err(Miss);
+        }
+    }
+}
+
+/// The length (or count) of a string, bytes or array field: a compact uvarint minus one in flexible
+/// versions, else an int16 (strings) or int32. Negative means null.
+#[inline]
+pub fn length(b: &[u8], p: &mut usize, flex: bool, short: bool) -> R<i64> {
+    if flex {
+        Ok(uvarint(b, p)? as i64 - 1)
+    } else if short {
+        rd_i16(b, p)
+    } else {
+        rd_i32(b, p)
+    }
+}
+
+/// A new reference from the C API, or the Python exception it set (a MemoryError, when memory runs
+/// out). Every object is made through here: PyO3's infallible constructors panic on NULL, and a
+/// panic is not how metashell reports a full memory.
+#[inline]
+pub fn own<'py>(py: Python<'py>, ptr: *mut ffi::PyObject) -> PyResult<Obj<'py>> {
+    // SAFETY: every caller passes the result of a C API call that returns a new reference, or NULL
+    // with an exception set.
+    unsafe { Bound::from_owned_ptr_or_err(py, ptr) }
+}
+
+#[inline]
+pub fn int<'py>(py: Python<'py>, v: i64) -> PyResult<Obj<'py>> {
+    // SAFETY: PyLong_FromLongLong returns a new reference or NULL.
+    own(py, unsafe { ffi::PyLong_FromLongLong(v) })
+}
+
+#[inline]
+pub fn none(py: Python<'_>) -> Obj<'_> {
+    py.None().into_bound(py)
+}
+
+#[inline]
+pub fn boolean(py: Python<'_>, v: bool) -> Obj<'_> {
+    PyBool::new(py, v).to_owned().into_any()
+}
+
+pub fn float(py: Python<'_>, v: f64) -> PyResult<Obj<'_>> {
+    // SAFETY: as `int`.
+    own(py, unsafe { ffi::PyFloat_FromDouble(v) })
+}
+
+pub fn bytes_obj<'py>(py: Python<'py>, s: &[u8]) -> PyResult<Obj<'py>> {
+    // SAFETY: the pointer and length describe `s`, which the call copies.
+    own(py, unsafe { ffi::PyBytes_FromStringAndSize(s.as_ptr().cast(), s.len() as ffi::Py_ssize_t) })
+}
+
+pub fn str_obj<'py>(py: Python<'py>, s: &str) -> PyResult<Obj<'py>> {
+    // SAFETY: `s` is valid UTF-8; the call copies it.
+    own(py, unsafe { ffi::PyUnicode_FromStringAndSize(s.as_ptr().cast(), s.len() as ffi::Py_ssize_t) })
+}
+
+pub fn empty_tuple(py: Python<'_>) -> PyResult<Obj<'_>> {
+    // SAFETY: as `int` (CPython returns its shared empty tuple).
+    own(py, unsafe { ffi::PyTuple_New(0) })
+}
+
+pub fn empty_list(py: Python<'_>) -> PyResult<Obj<'_>> {
+    // SAFETY: as `int`.
+    own(py, unsafe { ffi::PyList_New(0) })
+}
+
+pub fn new_dict(py: Python<'_>) -> PyResult<Bound<'_, PyDict>> {
+    // SAFETY: PyDict_New returns a new dict or NULL, so the cast holds.
+    Ok(unsafe { own(py, ffi::PyDict_New())?.cast_into_unchecked::<PyDict>() })
+}
+
+/// Append to a list made by `empty_list`.
+#[inline]
+pub fn append(list: &Obj<'_>, item: Obj<'_>) -> PyResult<()> {
+    // SAFETY: `list` is a list (made by `empty_list`); PyList_Append does not steal `item`.
+    if unsafe { ffi::PyList_Append(list.as_ptr(), item.as_ptr()) } < 0 {
+        return Err(PyErr::fetch(list.py()));
+    }
+    Ok(())
+}
+
+/// A tuple of `n` items, each made by `item(i)`; a failing item leaves the rest empty, which
+/// CPython's tuple deallocation allows.
+pub fn tuple_with<'py>(
+    py: Python<'py>,
+    n: usize,
+    mut item: impl FnMut(usize) -> R<Obj<'py>>,
+) -> R<Obj<'py>> {
+    // SAFETY: as `int`.
+    let t = own(py, unsafe { ffi::PyTuple_New(n as ffi::Py_ssize_t) })?;
+    for i in 0..n {
+        let x = item(i)?;
+        // SAFETY: `t` is a new tuple of `n` slots that nobody else has seen yet; SET_ITEM steals
+        // the reference `into_ptr` hands over.
+        unsafe { ffi::PyTuple_SET_ITEM(t.as_ptr(), i as ffi::Py_ssize_t, x.into_ptr()) };
+    }
+    Ok(t)
+}
+
+/// A tuple of the given items.
+pub fn tuple<'py, const N: usize>(py: Python<'py>, items: [Obj<'py>; N]) -> PyResult<Obj<'py>> {
+    // SAFETY: as `int`.
+    let t = own(py, unsafe { ffi::PyTuple_New(N as ffi::Py_ssize_t) })?;
+    for (i, x) in items.into_iter().enumerate() {
+        // SAFETY: as in `tuple_with`.
+        unsafe { ffi::PyTuple_SET_ITEM(t.as_ptr(), i as ffi::Py_ssize_t, x.into_ptr()) };
+    }
+    Ok(t)
+}
+
+/// The dict keys the generated decoders use, made once when the module is imported (so that no
+/// decode has to make one, and nothing fails later for want of memory).
+static KEYS: OnceLock<Vec<Py<PyString>>> = OnceLock::new();
+
+pub fn init_keys(py: Python<'_>, names: &[&str]) -> PyResult<()> {
+    let mut keys = Vec::with_capacity(names.len());
+    for name in names {
+        keys.push(str_obj(py, name)?.cast_into::<PyString>()?.unbind());
+    }
+    let _ = KEYS.set(keys);
+    Ok(())
+}
+
+/// The interned key number `i` (of `generated::KEY_NAMES`).
+#[inline]
+pub fn key<'py>(py: Python<'py>, i: usize) -> R<&'py Bound<'py, PyString>> {
+    let keys = KEYS.get().ok_or(Miss)?;
+    Ok(keys.get(i).ok_or(Miss)?.bind(py))
+}
+
+/// Python's `str(raw, 'utf-8', 'replace')`, by Python itself when the bytes are not valid UTF-8, so
+/// that the replacement characters come out exactly as the Python decoder's.
+pub fn utf8_replace<'py>(py: Python<'py>, raw: &[u8]) -> R<Obj<'py>> {
+    if let Ok(s) = std::str::from_utf8(raw) {
+        return Ok(str_obj(py, s)?);
+    }
+    let len = isize::try_from(raw.len()).map_err(|_| Miss)?;
+    // SAFETY: the pointer and length describe `raw`, which outlives the call; the errors argument
+    // is a NUL-terminated C string; the result is a new reference or NULL with an exception set.
+    unsafe {
+        let o = ffi::PyUnicode_DecodeUTF8(raw.as_ptr().cast(), len, c"replace".as_ptr());
+        Ok(Bound::from_owned_ptr_or_err(py, o)?)
+    }
+}
+
+/// One fixed-size value.
+#[inline]
+pub fn fixed<'py>(py: Python<'py>, b: &[u8], p: &mut usize, t: Fx) -> R<Obj<'py>> {
+    Ok(match t {
+        Fx::Bool => boolean(py, arr::<1>(b, p)?[0] != 0),
+        Fx::I8 => int(py, i8::from_be_bytes(arr(b, p)?) as i64)?,
+        Fx::I16 => int(py, rd_i16(b, p)?)?,
+        Fx::U16 => int(py, u16::from_be_bytes(arr(b, p)?) as i64)?,
+        Fx::I32 => int(py, rd_i32(b, p)?)?,
+        Fx::U32 => int(py, u32::from_be_bytes(arr(b, p)?) as i64)?,
+        Fx::I64 => int(py, i64::from_be_bytes(arr(b, p)?))?,
+        Fx::F64 => float(py, f64::from_be_bytes(arr(b, p)?))?,
+        Fx::Uuid => bytes_obj(py, take(b, p, 16)?)?,
+    })
+}
+
+/// A null value: None where the field may be null, else the record is refused.
+#[inline]
+fn null(py: Python<'_>, nullable: bool) -> R<Obj<'_>> {
+    if nullable {
+        Ok(none(py))
+    } else {
+        Err(Miss)
+    }
+}
+
+/// A string (`compact` in flexible versions), decoded with replacement as the Python decoder does.
+pub fn string<'py>(py: Python<'py>, b: &[u8], p: &mut usize, flex: bool, nullable: bool) -> R<Obj<'py>> {
+    let n = length(b, p, flex, true)?;
+    if n < 0 {
+        return null(py, nullable);
+    }
+    utf8_replace(py, take(b, p, n as usize)?)
+}
+
+/// A bytes (or records) field.
+pub fn bytes<'py>(py: Python<'py>, b: &[u8], p: &mut usize, flex: bool, nullable: bool) -> R<Obj<'py>> {
+    let n = length(b, p, flex, false)?;
+    if n < 0 {
+        return null(py, nullable);
+    }
+    Ok(bytes_obj(py, take(b, p, n as usize)?)?)
+}
+
+/// An array of ints, floats or uuids: a tuple (the empty tuple when empty).
+pub fn num_array<'py>(
+    py: Python<'py>,
+    b: &[u8],
+    p: &mut usize,
+    t: Fx,
+    flex: bool,
+    nullable: bool,
+) -> R<Obj<'py>> {
+    let n = length(b, p, flex, false)?;
+    if n < 0 {
+        return null(py, nullable);
+    }
+    if n == 0 {
+        return Ok(empty_tuple(py)?);
+    }
+    let n = n as usize;
+    let need = n.checked_mul(t.size()).ok_or(Miss)?;
+    if need > b.len().saturating_sub(*p) {
+        return Err(Miss);
+    }
+    tuple_with(py, n, |_| fixed(py, b, p, t))
+}
+
+/// The element count of a non-numeric array: refused when null but not nullable, or when it is larger
+/// than the bytes left (`Some(None)` is a null array).
+fn count(b: &[u8], p: &mut usize, flex: bool) -> R<Option<usize>> {
+    let n = length(b, p, flex, false)?;
+    if n < 0 {
+        return Ok(None);
+    }
+    if n as u64 > b.len().saturating_sub(*p) as u64 {
+        return Err(Miss);
+    }
+    Ok(Some(n as usize))
+}
+
+/// An array of booleans: a list.
+#[allow(dead_code)] // no bundled metadata schema has one today
+pub fn bool_array<'py>(py: Python<'py>, b: &[u8], p: &mut usize, flex: bool, nullable: bool) -> R<Obj<'py>> {
+    let Some(n) = count(b, p, flex)? else {
+        return null(py, nullable);
+    };
+    let raw = take(b, p, n)?;
+    let out = empty_list(py)?;
+    for x in raw {
+        append(&out, boolean(py, *x != 0))?;
+    }
+    Ok(out)
+}
+
+/// An array of strings, bytes or structs: a list of what `item` reads.
+pub fn list<'py>(
+    py: Python<'py>,
+    b: &[u8],
+    p: &mut usize,
+    flex: bool,
+    nullable: bool,
+    item: &dyn Fn(Python<'py>, &[u8], &mut usize) -> R<Obj<'py>>,
+) -> R<Obj<'py>> {
+    let Some(n) = count(b, p, flex)? else {
+        return null(py, nullable);
+    };
+    let out = empty_list(py)?;
+    for _ in 0..n {
+        append(&out, item(py, b, p)?)?;
+    }
+    Ok(out)
+}
+
+/// A nullable struct: a marker byte (255: null; any other value: present) before its fields.
+#[allow(dead_code)] // no bundled metadata schema has one today
+pub fn nullable_struct<'py>(
+    py: Python<'py>,
+    b: &[u8],
+    p: &mut usize,
+    item: &dyn Fn(Python<'py>, &[u8], &mut usize) -> R<Obj<'py>>,
+) -> R<Obj<'py>> {
+    if byte(b, *p)? == 255 {
+        *p += 1;
+        return Ok(none(py));
+    }
+    *p += 1;
+    item(py, b, p)
+}
+
+/// The header of a tagged-field section: the number of fields, refused when larger than the bytes
+/// left.
+pub fn tag_count(b: &[u8], p: &mut usize) -> R<u64> {
+    let nt = uvarint(b, p)?;
+    if nt > b.len().saturating_sub(*p) as u64 {
+        return Err(Miss);
+    }
+    Ok(nt)
+}
+
+/// One tagged field's (tag, end): its value starts at `*p` and the section goes on at `end`.
+pub fn tag_header(b: &[u8], p: &mut usize) -> R<(u64, usize)> {
+    let tag = uvarint(b, p)?;
+    let size = uvarint(b, p)? as usize;
+    let end = p.checked_add(size).ok_or(Miss)?;
+    if end > b.len() {
+        return Err(Miss);
+    }
+    Ok((tag, end))
+}
+
+/// Remember an unknown tagged field's bytes (`_unknown_tags`, created on first use).
+pub fn unknown_tag<'py>(
+    py: Python<'py>,
+    unknown: &mut Option<Bound<'py, PyDict>>,
+    tag: u64,
+    raw: &[u8],
+) -> R<()> {
+    if unknown.is_none() {
+        *unknown = Some(new_dict(py)?);
+    }
+    let d = unknown.as_ref().ok_or(Miss)?;
+    d.set_item(int(py, tag as i64)?, bytes_obj(py, raw)?)?;
+    Ok(())
+}

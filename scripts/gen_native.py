@@ -1,0 +1,43 @@
+#!/usr/bin/env python3
+"""Generate ``native/src/generated.rs``: the native core's metadata record decoders.
+
+Written by :mod:`metashell.protocol.codegen_rust` from the schemas bundled in
+``metashell/protocol/schemas/metadata``, with the records the replayer decodes to positional tuples
+(``metashell.image.replay.topics.DECODERS``), never typed by hand:
+
+    python scripts/gen_native.py            # rewrites native/src/generated.rs
+    python scripts/gen_native.py --check    # exit 1 if the file is out of date
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "scripts"))
+sys.path.insert(0, str(ROOT))
+
+from generated import write_or_check
+
+from metashell.image.replay.topics import DECODERS
+from metashell.protocol.codegen_rust import generate_rust
+from metashell.protocol.schema import bundled_schemas
+
+TARGET = ROOT / "native" / "src" / "generated.rs"
+
+
+def render() -> str:
+    return generate_rust(bundled_schemas(), DECODERS.positional)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--check", action="store_true", help="only check that the file is up to date")
+    args = parser.parse_args()
+    return write_or_check(TARGET, render(), check=args.check, script="scripts/gen_native.py")
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,59 @@
+"""Everything the engine decides, for each directory given, as one JSON document on stdout: run
+under ``METASHELL_ENGINE=python`` and ``native`` by ``test_native_differential.py``, which compares
+the two.  Per directory: the whole tree (``/image`` included), the warnings, the image at several
+offsets (time travel), and each of its files loaded alone (``-s``).
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from metashell.engine import current
+from metashell.image.loader import load_directory, load_file, rebuild_at
+from metashell.tree import build_root, render_tree, resolve
+
+
+def _tree(result: Any, path: str = "/") -> str:
+    root = build_root(result.image, source_info={"directory": "."})
+    node = resolve(root, [c for c in path.split("/") if c])
+    assert node is not None, path
+    return render_tree(node).replace(current().describe(), "<engine>")
+
+
+def dump(directory: Path) -> dict[str, Any]:
+    result = load_directory(directory, timeline=True)
+    offsets = [e.last_offset for e in result.index] if result.index else []
+    picks = sorted({offsets[len(offsets) * k // 4] for k in (1, 2, 3)}) if offsets else []
+    files = sorted(
+        p for p in (directory / "__cluster_metadata-0").iterdir() if p.suffix in (".log", ".checkpoint")
+    )
+    singles = {}
+    for f in files:
+        try:
+            one = load_file(f)
+        except Exception as e:  # noqa: BLE001 - the error itself is what is compared
+            singles[f.name] = {"error": f"{type(e).__name__}: {e}"}
+        else:
+            singles[f.name] = {"image": _tree(one, "/image"), "warnings": [str(w) for w in one.warnings]}
+    return {
+        "tree": _tree(result),
+        "warnings": [str(w) for w in result.warnings],
+        "records": result.records,
+        "at": {str(o): _tree(rebuild_at(result, o), "/image") for o in picks},
+        "files": singles,
+    }
+
+
+def main(argv: list[str]) -> int:
+    out: dict[str, Any] = {"engine": current().describe()}
+    for arg in argv:
+        out[arg] = dump(Path(arg))
+    json.dump(out, sys.stdout)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

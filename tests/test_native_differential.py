@@ -1,0 +1,358 @@
+"""The native core against the pure-Python engine, which is the reference: equal on every record.
+
+Three levels, each on real data (every fixture and corpus file) and on generated input:
+
+* ``decode_entries`` (a batch's records area): the same tuples and counters, or the same error
+  (message, position, record index) -- on real batches, on generated records areas and on damaged
+  ones;
+* the replay decoders (a record value): the same object, to the type (tuple or list, bool or int),
+  or both refusing it -- on every record, on records of every type and version with any field values,
+  and on damaged record values;
+* the whole pipeline, in two processes (``METASHELL_ENGINE=python`` and ``native``): the same tree
+  line for line (``/image`` included), the same warnings, and the same image at several offsets.
+
+``scripts/fuzz_native.py`` runs the same comparisons for as many cases as asked (the closing notes
+give its figures); here hypothesis draws a few thousand.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from conftest import CORPUS, FIXTURES, REPO, corpus_paths
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from record_strategies import records
+
+from metashell.image.replay.topics import DECODERS
+from metashell.log.files import iter_file_batches
+from metashell.log.records import RecordError, decode_entries_python
+from metashell.protocol.metadata import encode_metadata_record
+from metashell.protocol.wire import encode_varint
+
+REQUIRE_NATIVE = os.environ.get("METASHELL_REQUIRE_NATIVE", "") not in ("", "0", "false", "no")
+
+
+def _native() -> Any:
+    try:
+        from metashell import _native  # type: ignore[attr-defined]
+    except ImportError as e:
+        reason = f"the native core is not built ({e})"
+        if REQUIRE_NATIVE:
+            pytest.fail(f"METASHELL_REQUIRE_NATIVE=1 but {reason}", pytrace=False)
+        pytest.skip(reason)
+    return _native
+
+
+@pytest.fixture(scope="module")
+def native() -> Any:
+    return _native()
+
+
+# ------------------------------------------------------------------------------ comparing
+
+
+def typed(value: Any) -> Any:
+    """``value`` with its types spelled out, so that a list never equals a tuple, True never
+    equals 1 and a NaN equals itself."""
+    if isinstance(value, bool | int | bytes | str | type(None)):
+        return (type(value).__name__, value)
+    if isinstance(value, float):
+        return ("float", repr(value))
+    if isinstance(value, tuple | list):
+        return (type(value).__name__, [typed(v) for v in value])
+    if isinstance(value, dict):
+        return ("dict", [(typed(k), typed(v)) for k, v in value.items()])
+    raise TypeError(f"unexpected {type(value).__name__} in a decoded record")
+
+
+def python_value(value: bytes) -> Any:
+    """The Python engine's fast path on one value (``Replayer.replay_entries``): (api key, data) or
+    None when it does not take the value."""
+    try:
+        api_key, _name, fn, _positional = DECODERS[value[:3]]
+        data, end = fn(value, 3, len(value))
+    except Exception:  # noqa: BLE001 - every refusal is a miss, as in the replayer
+        return None
+    return (api_key, data) if end == len(value) else None
+
+
+def assert_same_value(native: Any, value: bytes) -> bool:
+    """Both engines decode ``value`` to the same thing (or both refuse it); True when taken."""
+    want = python_value(value)
+    got = native.decode_value(value)
+    assert typed(got and tuple(got)) == typed(want), value.hex()
+    return want is not None
+
+
+def entries_outcome(fn: Any, data: bytes, pos: int, end: int, count: int, base: int, ts: int) -> Any:
+    try:
+        out, stats = fn(data, pos, end, count, base, ts)
+    except RecordError as e:
+        return ("error", e.message, e.pos, e.index)
+    return ("ok", typed(out), tuple(stats))
+
+
+def native_entries(native: Any) -> Any:
+    def decode(data: bytes, pos: int, end: int, count: int, base: int, ts: int) -> Any:
+        try:
+            return native.decode_entries(data, pos, end, count, base, ts)
+        except native.RecordDecodeError as e:
+            raise RecordError(*e.args) from None
+
+    return decode
+
+
+def assert_same_entries(native: Any, data: bytes, pos: int, end: int, count: int, base: int, ts: int) -> None:
+    want = entries_outcome(decode_entries_python, data, pos, end, count, base, ts)
+    got = entries_outcome(native_entries(native), data, pos, end, count, base, ts)
+    assert got == want, (data[pos:end].hex(), count, base, ts)
+
+
+# ------------------------------------------------------------------------------ real data
+
+
+def metadata_files() -> list[Path]:
+    roots = [FIXTURES, *corpus_paths()]
+    return [
+        p
+        for root in roots
+        for p in sorted(root.rglob("*"))
+        if p.suffix in (".log", ".checkpoint") and p.is_file()
+    ]
+
+
+def test_every_record_of_every_fixture_and_corpus_file(native: Any) -> None:
+    files = metadata_files()
+    batches = taken = values = 0
+    for path in files:
+        for batch in iter_file_batches(path, lenient_tail=True, warn=lambda _w: None, decode=False):
+            data, start, end, _compressed = batch._records_area()
+            assert_same_entries(
+                native, data, start, end, batch.records_count, batch.base_offset, batch.base_timestamp
+            )
+            batches += 1
+            if batch.is_control:
+                continue
+            for _offset, _ts, _key, value in batch.entries():
+                values += 1
+                if value is not None:
+                    taken += assert_same_value(native, value)
+    assert batches > 1000 and values > 10_000
+    assert taken == values  # every real record takes the fast path on both engines
+    if not CORPUS.is_dir():
+        pytest.skip(f"fixtures compared ({values} records); corpus not available: {CORPUS} is absent")
+
+
+# ------------------------------------------------------------------------------ generated values
+
+
+@settings(max_examples=1000, deadline=None, suppress_health_check=list(HealthCheck))
+@given(records())
+def test_any_record_of_any_type_and_version(case: tuple[str, int, dict[str, Any]]) -> None:
+    native = _native()
+    name, version, data = case
+    value = encode_metadata_record(name, version, data)
+    assert assert_same_value(native, value), f"{name} v{version} was refused"
+
+
+def _damaged(value: bytes, edits: list[tuple[int, int, int]]) -> bytes:
+    """``value`` with each edit applied: (kind, position, byte) -- flip, cut, insert or delete."""
+    b = bytearray(value)
+    for kind, at, x in edits:
+        if not b:
+            break
+        i = at % len(b)
+        if kind == 0:
+            b[i] ^= x or 1
+        elif kind == 1:
+            del b[i:]
+        elif kind == 2:
+            b.insert(i, x)
+        else:
+            del b[i]
+    return bytes(b)
+
+
+EDITS = st.lists(st.tuples(st.integers(0, 3), st.integers(0, 1 << 16), st.integers(0, 255)), max_size=4)
+
+
+@settings(max_examples=1000, deadline=None, suppress_health_check=list(HealthCheck))
+@given(records(), EDITS)
+def test_any_damaged_record(case: tuple[str, int, dict[str, Any]], edits: list[tuple[int, int, int]]) -> None:
+    native = _native()
+    name, version, data = case
+    assert_same_value(native, _damaged(encode_metadata_record(name, version, data), edits))
+
+
+@settings(max_examples=1000, deadline=None, suppress_health_check=list(HealthCheck))
+@given(st.integers(0, 30), st.integers(0, 5), st.binary(max_size=80))
+def test_any_bytes_after_a_record_header(key: int, version: int, body: bytes) -> None:
+    assert_same_value(_native(), bytes([1, key, version]) + body)
+
+
+# ------------------------------------------------------------------------------ generated batches
+
+
+def _record(offset_delta: int, ts_delta: int, key: bytes | None, value: bytes | None, headers: int) -> bytes:
+    body = bytearray([0])
+    body += encode_varint(ts_delta) + encode_varint(offset_delta)
+    for part in (key, value):
+        body += encode_varint(-1) if part is None else encode_varint(len(part)) + part
+    body += encode_varint(headers)
+    for i in range(headers):
+        body += encode_varint(1) + bytes([0x61 + i % 26]) + encode_varint(1) + b"v"
+    return encode_varint(len(body)) + bytes(body)
+
+
+RECORD = st.tuples(
+    st.integers(0, 1 << 20),
+    st.one_of(st.just(0), st.integers(-(1 << 40), 1 << 40)),
+    st.one_of(st.none(), st.binary(max_size=4)),
+    st.one_of(st.none(), st.binary(max_size=40)),
+    st.one_of(st.just(0), st.integers(0, 2)),
+)
+BASES = st.one_of(st.integers(0, 1 << 40), st.integers(-(1 << 63), (1 << 63) - 1))
+
+
+@settings(max_examples=1000, deadline=None, suppress_health_check=list(HealthCheck))
+@given(
+    st.lists(RECORD, max_size=6),
+    BASES,
+    BASES,
+    EDITS,
+    st.integers(-1, 1),
+    st.binary(max_size=8),
+    st.binary(max_size=8),
+)
+def test_any_records_area_whole_or_damaged(
+    recs: list[Any], base: int, ts: int, edits: list[Any], count_off: int, before: bytes, after: bytes
+) -> None:
+    """Records areas inside a larger buffer (bytes before and after, as a batch sits in a segment),
+    whole or damaged, with a right or wrong record count."""
+    area = b"".join(_record(*r) for r in recs)
+    area = _damaged(area, edits) if edits and area else area
+    data = before + area + after
+    assert_same_entries(
+        _native(), data, len(before), len(before) + len(area), max(0, len(recs) + count_off), base, ts
+    )
+
+
+# ------------------------------------------------------------------------------ the whole pipeline
+
+
+def _directories() -> list[Path]:
+    fixtures = sorted(p for p in FIXTURES.iterdir() if (p / "__cluster_metadata-0").is_dir())
+    return fixtures + corpus_paths()
+
+
+def _dump(engine: str, dirs: list[Path]) -> dict[str, Any]:
+    env = {**os.environ, "METASHELL_ENGINE": engine}
+    proc = subprocess.run(
+        [sys.executable, str(REPO / "tests" / "engine_dump.py"), *map(str, dirs)],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=1200,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    dumped: dict[str, Any] = json.loads(proc.stdout)
+    return dumped
+
+
+def _differences(a: Any, b: Any, where: str = "") -> Iterator[str]:
+    if isinstance(a, dict) and isinstance(b, dict):
+        for k in sorted(set(a) | set(b)):
+            yield from _differences(a.get(k), b.get(k), f"{where}/{k}")
+    elif isinstance(a, list) and isinstance(b, list) and len(a) == len(b):
+        for i, (x, y) in enumerate(zip(a, b, strict=True)):
+            yield from _differences(x, y, f"{where}[{i}]")
+    elif a != b:
+        yield f"{where}: python {str(a)[:200]!r} != native {str(b)[:200]!r}"
+
+
+def test_both_engines_give_the_same_tree_warnings_and_past(native: Any) -> None:
+    dirs = _directories()
+    python, native_run = _dump("python", dirs), _dump("native", dirs)
+    assert python.pop("engine").startswith("python") and native_run.pop("engine").startswith("native")
+    diffs = list(_differences(python, native_run))
+    assert not diffs, "\n".join(diffs[:20])
+    assert len(python) == len(dirs)
+    if not CORPUS.is_dir():
+        pytest.skip(f"fixtures compared; corpus not available: {CORPUS} is absent")
+
+
+def test_the_engine_is_always_visible() -> None:
+    def run(env: dict[str, str], *args: str, code: str = "") -> subprocess.CompletedProcess[str]:
+        prelude = "import sys; " + code + "from metashell.cli import main; sys.exit(main(sys.argv[1:]))"
+        return subprocess.run(
+            [sys.executable, "-c", prelude, *args],
+            env={**os.environ, **env},
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=False,
+        )
+
+    demo = str(FIXTURES / "demo")
+    out = run({"METASHELL_ENGINE": "python"}, "--version")
+    assert out.returncode == 0 and "engine: python (METASHELL_ENGINE=python)" in out.stdout
+    out = run({"METASHELL_ENGINE": "python"}, "-d", demo, "cat", "/provenance/engine")
+    assert out.stdout.strip() == "python (METASHELL_ENGINE=python)", out.stderr
+    missing = "sys.modules['metashell._native'] = None; "  # as if it had not been built
+    out = run({"METASHELL_ENGINE": "native"}, "-d", demo, "ls", "/", code=missing)
+    assert out.returncode == 1 and out.stdout == ""
+    assert (
+        out.stderr.count("\n") == 1
+        and "METASHELL_ENGINE=native, but the native core is not built" in out.stderr
+    )
+    out = run({"METASHELL_ENGINE": "auto"}, "--version", code=missing)
+    assert "engine: python (the native core is not built" in out.stdout
+    out = run({"METASHELL_ENGINE": "rust"}, "-d", demo, "ls", "/")
+    assert out.returncode == 1 and "METASHELL_ENGINE must be one of auto, python, native" in out.stderr
+    _native()
+    out = run({"METASHELL_ENGINE": "native"}, "-d", demo, "cat", "/provenance/engine")
+    assert out.stdout.startswith("native (metashell._native "), out.stderr
+
+
+def test_the_generated_rust_is_what_the_schemas_make() -> None:
+    """``native/src/generated.rs`` is written by ``scripts/gen_native.py`` and never by hand."""
+    proc = subprocess.run(
+        [sys.executable, str(REPO / "scripts" / "gen_native.py"), "--check"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stderr
+
+
+def test_a_panic_in_the_native_core_is_one_line(native: Any) -> None:
+    """A panic would be a bug; if one happens it is the command line's one-line internal error, with
+    nothing from Rust on the terminal, and the interpreter lives on to say it."""
+    code = (
+        "import sys, metashell._native as n, metashell.image.loader as loader\n"
+        "loader.require_engine = lambda: n._panic_for_tests()\n"
+        "from metashell.cli import main\n"
+        "sys.exit(main(sys.argv[1:]))\n"
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", code, "-d", str(FIXTURES / "demo"), "ls", "/"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert proc.returncode == 1 and proc.stdout == "", proc.stderr
+    assert proc.stderr == (
+        "internal error in the native core: a deliberate panic, for the tests "
+        "(METASHELL_ENGINE=python runs without it; set METASHELL_DEBUG=1 for a traceback)\n"
+    )
