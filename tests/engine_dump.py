@@ -38,8 +38,17 @@ def dump(directory: Path) -> dict[str, Any]:
             singles[f.name] = {"error": f"{type(e).__name__}: {e}"}
         else:
             singles[f.name] = {"image": _tree(one, "/image"), "warnings": [str(w) for w in one.warnings]}
+    journal = {}
+    timeline = result.timeline
+    if timeline is not None:  # the journal time travel replays backwards (``at`` in the shell)
+        for o in picks:
+            if timeline.can_reach(o):
+                timeline.move_to(o)
+                journal[str(o)] = _tree(result, "/image")
+        timeline.move_to(None)
     return {
         "tree": _tree(result),
+        "journal": journal,
         "warnings": [str(w) for w in result.warnings],
         "records": result.records,
         "at": {str(o): _tree(rebuild_at(result, o), "/image") for o in picks},

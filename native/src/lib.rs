@@ -22,6 +22,7 @@ use pyo3::prelude::*;
 
 mod entries;
 mod generated;
+mod replay;
 mod rt;
 
 create_exception!(_native, RecordDecodeError, PyException, "A malformed record: (message, position, index).");
@@ -67,6 +68,20 @@ fn decode_value<'py>(py: Python<'py>, value: &[u8]) -> Option<Bound<'py, PyAny>>
     rt::tuple(py, [rt::int(py, value[1] as i64).ok()?, data]).ok()
 }
 
+/// Apply the plain partition records of `entries[start:]` to the replayer's image (`replay.rs`);
+/// returns the index of the first record left for Python. `consts`: (Partition, EMPTY, MISSING,
+/// MIGRATING_DIR, NO_LEADER_CHANGE).
+#[pyfunction]
+fn replay_run<'py>(
+    py: Python<'py>,
+    replayer: &Bound<'py, PyAny>,
+    entries: &Bound<'py, pyo3::types::PyList>,
+    start: usize,
+    consts: &Bound<'py, pyo3::types::PyTuple>,
+) -> PyResult<usize> {
+    replay::run(py, replayer, entries, start, consts)
+}
+
 /// Panics, for the test that a panic is one line at the command line (never called otherwise).
 #[pyfunction]
 fn _panic_for_tests() {
@@ -83,6 +98,8 @@ fn version() -> &'static str {
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     std::panic::set_hook(Box::new(|_| {}));
     rt::init_keys(m.py(), &generated::KEY_NAMES)?;
+    replay::init(m.py())?;
+    m.add_function(wrap_pyfunction!(replay_run, m)?)?;
     m.add_function(wrap_pyfunction!(decode_entries, m)?)?;
     m.add_function(wrap_pyfunction!(decode_value, m)?)?;
     m.add_function(wrap_pyfunction!(version, m)?)?;

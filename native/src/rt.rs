@@ -186,11 +186,11 @@ pub fn append(list: &Obj<'_>, item: Obj<'_>) -> PyResult<()> {
 
 /// A tuple of `n` items, each made by `item(i)`; a failing item leaves the rest empty, which
 /// CPython's tuple deallocation allows.
-pub fn tuple_with<'py>(
+pub fn tuple_with<'py, E: From<PyErr>>(
     py: Python<'py>,
     n: usize,
-    mut item: impl FnMut(usize) -> R<Obj<'py>>,
-) -> R<Obj<'py>> {
+    mut item: impl FnMut(usize) -> Result<Obj<'py>, E>,
+) -> Result<Obj<'py>, E> {
     // SAFETY: as `int`.
     let t = own(py, unsafe { ffi::PyTuple_New(n as ffi::Py_ssize_t) })?;
     for i in 0..n {

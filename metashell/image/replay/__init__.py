@@ -57,14 +57,12 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from typing import Any, cast
 
-from metashell.engine import current as current_engine
 from metashell.errors import DecodeError
 from metashell.protocol.metadata import (
     MetadataRecord,
     UnknownRecordType,
     UnsupportedRecordVersion,
     decode_metadata_record,
-    record_types,
 )
 from metashell.protocol.record_type import RecordType
 from metashell.protocol.registry import DECODE_ERRORS
@@ -73,6 +71,7 @@ from ..image import MetadataImage, SnapshotInfo
 from .cluster import ClusterRules
 from .configs import ConfigRules
 from .features import FeatureRules
+from .native import NATIVE, NativeReplay
 from .quorum import QuorumRules
 from .security import SecurityRules
 from .state import FAULTS, Fault, ReplayWarning
@@ -85,12 +84,6 @@ IGNORED: dict[RecordType, str] = {
     RecordType.NO_OP_RECORD: "a heartbeat of the controller's log (KIP-835): no state",
 }
 """Record types replayed as nothing, with the reason (the others each have a rule)."""
-
-_NATIVE = current_engine().native
-_NATIVE_DECODE: Callable[[bytes], tuple[int, Any] | None] | None = (
-    None if _NATIVE is None else _NATIVE.decode_value
-)
-"""The native core's twin of the fast path's decoders (``None``: the Python engine runs)."""
 
 _FAST_PATH_MISS = (LookupError, TypeError, *DECODE_ERRORS)
 """A record the fast path cannot take: a prefix the decoder table does not serve, a null value, or
@@ -133,7 +126,14 @@ def rule_of(record_type: RecordType) -> str | None:
 
 
 class Replayer(
-    ClusterRules, TopicRules, ConfigRules, SecurityRules, FeatureRules, QuorumRules, TransactionRules
+    ClusterRules,
+    TopicRules,
+    ConfigRules,
+    SecurityRules,
+    FeatureRules,
+    QuorumRules,
+    TransactionRules,
+    NativeReplay,
 ):
     """Applies records to ``image`` (a new empty image by default).
 
@@ -194,8 +194,10 @@ class Replayer(
         """Decode and replay ``(offset, timestamp, key, value)`` records; returns how many.
 
         Same result as ``replay_value`` per record, with the dispatch inlined: this loop is where a
-        large load spends its time.
+        large load spends its time.  The native engine has its own (``native.py``).
         """
+        if NATIVE is not None:
+            return self._replay_entries_native(entries)
         decode = decode_metadata_record
         handlers = self._handlers
         fast_handlers = self._fast_handlers
@@ -204,42 +206,26 @@ class Replayer(
         n = 0
         # A null value (None) fails both decoders with TypeError and goes to replay_value, which
         # reports it; typing it as bytes here keeps the checks out of the per-record loop.
-        native = _NATIVE_DECODE
         for off, _ts, _key, value in cast("Iterable[tuple[int, int, bytes | None, bytes]]", entries):
             n += 1
             if self._txn is None:
                 # Fast path: the generated decoder found by the value's 3-byte prefix (arrays as
-                # tuples, positional tuples for partition records, no MetadataRecord), in Rust when
-                # the native engine runs; anything unusual takes the checked path below.
-                if native is not None:
-                    try:
-                        hit = native(value)
-                    except TypeError:  # a null value
-                        hit = None
-                    if hit is not None:
-                        api_key, data = hit
+                # tuples, positional tuples for partition records, no MetadataRecord); anything
+                # unusual takes the checked path below.
+                try:
+                    api_key, name, fn, _positional = table[value[:3]]
+                    data, end = fn(value, 3, len(value))
+                except _FAST_PATH_MISS:
+                    pass
+                else:
+                    if end == len(value):
                         handler = fast_handlers.get(api_key)
                         if handler is not None:
                             try:
                                 handler(data, off)
                             except FAULTS as e:
-                                self._faulted(record_types()[api_key], e, off)
+                                self._faulted(name, e, off)
                             continue
-                else:
-                    try:
-                        api_key, name, fn, _positional = table[value[:3]]
-                        data, end = fn(value, 3, len(value))
-                    except _FAST_PATH_MISS:
-                        pass
-                    else:
-                        if end == len(value):
-                            handler = fast_handlers.get(api_key)
-                            if handler is not None:
-                                try:
-                                    handler(data, off)
-                                except FAULTS as e:
-                                    self._faulted(name, e, off)
-                                continue
             try:
                 rec = decode(value)
             except (DecodeError, TypeError):

@@ -1,0 +1,101 @@
+"""The replay loop of the native engine: runs of plain partition records applied by the native core,
+everything else record by record here, by the same rules as the Python loop.
+
+``Replayer.replay_entries`` is the Python engine's loop, and the reference.  With the native engine
+(:mod:`metashell.engine`) it hands its entries here instead:
+
+* outside a metadata transaction, ``_native.replay_run`` applies the longest run of plain
+  PartitionRecords and PartitionChangeRecords it can (``native/src/replay.rs`` says which are
+  plain) to the same image objects, with the same interning and the same journal entries, and
+  returns at the first record it leaves;
+* that record is applied here: decoded by the native core's generated decoders (``decode_value``)
+  and given to the same rules, or, when the fast path does not take it (a damaged value, an unknown
+  type, a record inside a transaction), decoded and replayed by Python's checked path, which says
+  what is wrong.
+
+``tests/test_native_differential.py`` holds the two loops equal: the same tree, warnings and journal
+(time travel) on every fixture and corpus directory.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from typing import TYPE_CHECKING, Any
+
+from metashell.engine import current as current_engine
+from metashell.errors import DecodeError
+from metashell.protocol.metadata import decode_metadata_record, record_types
+
+from ..model import EMPTY, MIGRATING_DIR, NO_LEADER_CHANGE, Partition
+from ..timeline import MISSING
+from .state import FAULTS
+
+__all__ = ["NATIVE", "NativeReplay"]
+
+NATIVE: Any = current_engine().native
+"""The native core when this process runs it, else None."""
+
+_CONSTANTS = (Partition, EMPTY, MISSING, MIGRATING_DIR, NO_LEADER_CHANGE)
+"""What ``replay_run`` needs from the model, in the order it takes them."""
+
+
+class NativeReplay:
+    """The native engine's ``replay_entries`` (a mixin of :class:`~metashell.image.replay.Replayer`,
+    whose attributes it uses)."""
+
+    _txn: Any
+    _handlers: dict[int, Callable[[Any, int], None]]
+    _fast_handlers: dict[int, Callable[[Any, int], None]]
+
+    def _replay_entries_native(self, entries: Iterable[tuple[int, int, bytes | None, bytes | None]]) -> int:
+        if not isinstance(entries, list):
+            entries = list(entries)
+        run = NATIVE.replay_run
+        n = len(entries)
+        i = 0
+        while i < n:
+            if self._txn is None:
+                i = run(self, entries, i, _CONSTANTS)
+                if i >= n:
+                    break
+            off, _ts, _key, value = entries[i]
+            self._replay_one_native(off, value)
+            i += 1
+        return n
+
+    def _replay_one_native(self, off: int, value: bytes | None) -> None:
+        """One record, as one turn of ``Replayer.replay_entries`` applies it."""
+        if self._txn is None:
+            try:
+                hit = NATIVE.decode_value(value)
+            except TypeError:  # a null value
+                hit = None
+            if hit is not None:
+                api_key, data = hit
+                handler = self._fast_handlers.get(api_key)
+                if handler is not None:
+                    try:
+                        handler(data, off)
+                    except FAULTS as e:
+                        self._faulted(record_types()[api_key], e, off)
+                    return
+        try:
+            rec = decode_metadata_record(value)  # type: ignore[arg-type]
+        except (DecodeError, TypeError):
+            self.replay_value(value, off)  # the checked path reports what is wrong
+            return
+        if self._txn is None:
+            handler = self._handlers.get(rec.api_key)
+            if handler is not None:
+                try:
+                    handler(rec.data, off)
+                except FAULTS as e:
+                    self._faulted(rec.name, e, off)
+                return
+        self.replay(rec, off)
+
+    if TYPE_CHECKING:  # provided by Replayer
+
+        def _faulted(self, name: str, e: Exception, offset: int) -> None: ...
+        def replay_value(self, value: bytes | None, offset: int) -> None: ...
+        def replay(self, record: Any, offset: int) -> None: ...
