@@ -124,8 +124,11 @@ def test_help_documents_every_option() -> None:
 
 
 def test_version() -> None:
+    """The version, and which engine decodes (test_native_differential checks the engine line)."""
+    from metashell.engine import current
+
     status, out, _ = run_cli("--version")
-    assert (status, out) == (0, f"metashell {__version__}\n")
+    assert (status, out) == (0, f"metashell {__version__}\nengine: {current().describe()}\n")
 
 
 # ------------------------------------------------------------------------------------------------

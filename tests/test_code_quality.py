@@ -55,3 +55,15 @@ def test_no_module_holds_two_concerns_by_its_size() -> None:
             too_long[name] = lines
     assert not too_long, f"split these by concern (or list them in GENERATED with their script): {too_long}"
     assert all((REPO / name).is_file() for name in GENERATED)
+
+
+def test_lazy_package_exports_are_complete_and_resolve() -> None:
+    """``metashell.log`` and ``metashell.image`` import their re-exports on first use
+    (``metashell/lazy.py``): every name in ``__all__`` has a module, and each resolves."""
+    import importlib
+
+    for package in ("metashell.log", "metashell.image"):
+        module = importlib.import_module(package)
+        assert set(module._EXPORTS) == set(module.__all__), package
+        for name in module.__all__:
+            assert getattr(module, name) is getattr(importlib.import_module(module._EXPORTS[name]), name)

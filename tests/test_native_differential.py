@@ -356,3 +356,17 @@ def test_a_panic_in_the_native_core_is_one_line(native: Any) -> None:
         "internal error in the native core: a deliberate panic, for the tests "
         "(METASHELL_ENGINE=python runs without it; set METASHELL_DEBUG=1 for a traceback)\n"
     )
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.binary(max_size=4096), st.integers(0, 64), st.integers(0, 64))
+def test_crc32c_is_the_packages(data: bytes, cut_front: int, cut_back: int) -> None:
+    """The batch checksum: the native core's equals the crc32c package's, on bytes and on the
+    memoryview slices the scanner hands it."""
+    import crc32c
+
+    native = _native()
+    view = memoryview(data)[cut_front : max(cut_front, len(data) - cut_back)]
+    assert native.crc32c(data) == crc32c.crc32c(data)
+    assert native.crc32c(view) == crc32c.crc32c(view)
+    assert native.crc32c(bytearray(data)) == crc32c.crc32c(data)

@@ -45,27 +45,62 @@ gaps, a partial image, KRaft invariant breaches, files deleted by a running Kafk
 :class:`LogWarning` (``kind``, ``message``, ``source``, ``position``).
 """
 
-from metashell.log.batch import RecordBatch
-from metashell.log.compression import COMPRESSION_NAMES
-from metashell.log.directory import (
-    MetadataDirError,
-    MetadataLogDir,
-    MetaProperties,
-    PlanStep,
-    QuorumState,
-    ReadPlan,
-    SegmentFile,
-    SnapshotFile,
-    open_metadata_dir,
-    plan_file,
-)
-from metashell.log.encoding import build_batch
-from metashell.log.files import iter_file_batches, read_batch_at
-from metashell.log.problems import CorruptBatchError, LogWarning
-from metashell.log.properties import load_properties, parse_properties
-from metashell.log.reader import BatchIndexEntry, BatchRead, PlanReader, read_plan
-from metashell.log.records import Entry, Record
-from metashell.log.scan import iter_batches
+from typing import TYPE_CHECKING
+
+from metashell.lazy import lazy_exports
+
+if TYPE_CHECKING:
+    from metashell.log.batch import RecordBatch
+    from metashell.log.compression import COMPRESSION_NAMES
+    from metashell.log.directory import (
+        MetadataDirError,
+        MetadataLogDir,
+        MetaProperties,
+        PlanStep,
+        QuorumState,
+        ReadPlan,
+        SegmentFile,
+        SnapshotFile,
+        open_metadata_dir,
+        plan_file,
+    )
+    from metashell.log.encoding import build_batch
+    from metashell.log.files import iter_file_batches, read_batch_at
+    from metashell.log.problems import CorruptBatchError, LogWarning
+    from metashell.log.properties import load_properties, parse_properties
+    from metashell.log.reader import BatchIndexEntry, BatchRead, PlanReader, read_plan
+    from metashell.log.records import Entry, Record
+    from metashell.log.scan import iter_batches
+
+_EXPORTS = {
+    "RecordBatch": "metashell.log.batch",
+    "COMPRESSION_NAMES": "metashell.log.compression",
+    "MetadataDirError": "metashell.log.directory",
+    "MetadataLogDir": "metashell.log.directory",
+    "MetaProperties": "metashell.log.directory",
+    "PlanStep": "metashell.log.directory",
+    "QuorumState": "metashell.log.directory",
+    "ReadPlan": "metashell.log.directory",
+    "SegmentFile": "metashell.log.directory",
+    "SnapshotFile": "metashell.log.directory",
+    "open_metadata_dir": "metashell.log.directory",
+    "plan_file": "metashell.log.directory",
+    "build_batch": "metashell.log.encoding",
+    "iter_file_batches": "metashell.log.files",
+    "read_batch_at": "metashell.log.files",
+    "CorruptBatchError": "metashell.log.problems",
+    "LogWarning": "metashell.log.problems",
+    "load_properties": "metashell.log.properties",
+    "parse_properties": "metashell.log.properties",
+    "BatchIndexEntry": "metashell.log.reader",
+    "BatchRead": "metashell.log.reader",
+    "PlanReader": "metashell.log.reader",
+    "read_plan": "metashell.log.reader",
+    "Entry": "metashell.log.records",
+    "Record": "metashell.log.records",
+    "iter_batches": "metashell.log.scan",
+}
+__getattr__ = lazy_exports(__name__, globals(), _EXPORTS)
 
 __all__ = [
     "COMPRESSION_NAMES",

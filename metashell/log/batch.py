@@ -17,8 +17,8 @@ from collections.abc import Iterable
 from typing import Any
 
 import cramjam
-from crc32c import crc32c
 
+from metashell.log.checksum import crc32c
 from metashell.log.compression import (
     COMPRESSION_NAMES,
     COMPRESSION_ZSTD,

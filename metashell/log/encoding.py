@@ -11,9 +11,8 @@ import struct
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from crc32c import crc32c
-
 from metashell.log.batch import ATTR_COMPRESSION_MASK, ATTR_CONTROL
+from metashell.log.checksum import crc32c
 from metashell.log.compression import compress_records
 from metashell.protocol.wire import encode_varint
 

@@ -15,8 +15,6 @@ from __future__ import annotations
 import struct
 from collections.abc import Iterator
 
-from crc32c import crc32c
-
 from metashell.log.batch import (
     ATTR_COMPRESSION_MASK,
     HEADER,
@@ -27,6 +25,7 @@ from metashell.log.batch import (
     RecordBatch,
     check_header,
 )
+from metashell.log.checksum import crc32c
 from metashell.log.compression import COMPRESSION_ZSTD, LIMITS
 from metashell.log.problems import CorruptBatchError, LogWarning, WarnFn, log_warning
 from metashell.log.records import RecordError, decode_entries

@@ -10,15 +10,18 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from metashell.errors import MetashellError
 from metashell.image.loader import load_directory
-from metashell.image.quorum_nodes import QuorumAnalysis, analyse
 from metashell.log import open_metadata_dir
 from metashell.log.directory import MetadataLogDir
 from metashell.tree import Node, build_root
 
 from .sources import Source, SourceError, Warn, open_directory
+
+if TYPE_CHECKING:
+    from metashell.image.quorum_nodes import QuorumAnalysis
 
 __all__ = ["NodeTrees", "open_node", "open_nodes"]
 
@@ -55,6 +58,8 @@ def open_nodes(
         raise SourceError(
             f"the directories are of different clusters ({said}); --mixed-clusters reads them anyway"
         )
+    from metashell.image.quorum_nodes import analyse  # only with several -d: kept out of every start
+
     analysis = analyse([(label, d) for label, _p, d in nodes])
     chosen = analysis.most_up_to_date.label
     by_label = {label: path for label, path, _d in nodes}

@@ -17,7 +17,6 @@ import sys
 from collections.abc import Callable
 from typing import TextIO
 
-from ..image.live_feed import STATUS_SEPARATOR
 from ..safe_text import visible
 from .pager import paged
 from .session import ExitShell, Shell
@@ -38,6 +37,8 @@ def _prompt_text(label: str, shell: Shell, status: StatusFn | None) -> str:
     """``label[@point][ [state]]:cwd >> ``: live mode shows only its state here (``connected``,
     ``reconnecting``); leader, epoch and lag are in the bottom toolbar (:func:`_toolbar_text`)."""
     text = _status(status)
+    from ..image.live_feed import STATUS_SEPARATOR  # live mode only: the live client stays unimported
+
     extra = f" [{text.split(STATUS_SEPARATOR, 1)[0]}]" if text else ""
     point = shell.point or ""
     if shell.source is not None and shell.source.node is not None:  # several -d: which node is shown

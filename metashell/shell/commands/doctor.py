@@ -4,8 +4,6 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from metashell.image.doctor import examine
-
 from ...safe_text import visible
 from ..registry import Command, TuiMode, register
 from ..spec import JSON_OPT, CommandError, CommandSpec, Option, Parsed
@@ -15,6 +13,8 @@ if TYPE_CHECKING:
 
 
 def run_doctor(shell: Shell, p: Parsed) -> None:
+    from metashell.image.doctor import examine  # imported when run: one-shot starts stay fast
+
     """Integrity checks on the point shown and, with ``-d``, on the whole directory."""
     if shell.travel is None:
         raise CommandError("doctor: needs a file source (-d or -s); live mode has no files to check")

@@ -4,9 +4,6 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from metashell.image.health import check_health
-from metashell.image.health_causes import explain
-
 from .. import answers, colour
 from ..registry import Command, TuiMode, register
 from ..spec import JSON_OPT, CommandSpec, Option, Parsed
@@ -16,6 +13,9 @@ if TYPE_CHECKING:
 
 
 def run_health(shell: Shell, p: Parsed) -> None:
+    from metashell.image.health import check_health  # imported when run: one-shot starts stay fast
+    from metashell.image.health_causes import explain
+
     image = shell.image()
     report = check_health(image)
     if shell.full_plan is not None:  # the log can say why (live mode has only the image)

@@ -5,7 +5,6 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from metashell.errors import MetashellError
-from metashell.image.history import history, parse_target
 from metashell.numbers import is_int, parse_int
 from metashell.times import iso_utc as iso_time
 from metashell.tree import join
@@ -56,6 +55,8 @@ def _in_a_topic(cwd: str) -> bool:
 
 
 def _metadata_history(shell: Shell, p: Parsed) -> None:
+    from metashell.image.history import history, parse_target  # imported when run: one-shot starts stay fast
+
     if shell.full_plan is None:
         raise CommandError(
             "history: a PATH's history needs a file source (-d or -s); live mode has no past to read"

@@ -5,7 +5,6 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
-from metashell.image.changelog import LogEntry, iter_log
 from metashell.times import iso_utc as iso_time
 from metashell.tree.redact import config_redactor, redact_record_json
 
@@ -16,12 +15,16 @@ from ..registry import Command, TuiMode, register
 from ..spec import JSON_OPT, CommandError, CommandSpec, Option, Parsed
 
 if TYPE_CHECKING:
+    from metashell.image.changelog import LogEntry
+
     from ..session import Shell
 
 NOOP = "NoOpRecord"
 
 
 def run_log(shell: Shell, p: Parsed) -> None:
+    from metashell.image.changelog import iter_log  # imported when run: one-shot starts stay fast
+
     """The records themselves, with a one-line summary each (``--json``: kafka-dump-log's form)."""
     if shell.full_plan is None:
         raise CommandError("log: needs a file source (-d or -s)")

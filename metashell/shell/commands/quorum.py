@@ -4,8 +4,6 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from metashell.image.quorum_report import node_report
-
 from ...safe_text import visible
 from ..registry import Command, TuiMode, register
 from ..spec import JSON_OPT, CommandError, CommandSpec, Parsed
@@ -15,6 +13,8 @@ if TYPE_CHECKING:
 
 
 def run_quorum(shell: Shell, p: Parsed) -> None:
+    from metashell.image.quorum_report import node_report  # imported when run: one-shot starts stay fast
+
     if shell.source is not None and shell.source.quorum is not None:  # several -d: compare them
         analysis = shell.source.quorum()
         if shell.wants_json(p):

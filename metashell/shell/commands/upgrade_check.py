@@ -5,7 +5,6 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from metashell.image.kafka_names import METADATA_VERSION_NAMES
-from metashell.image.upgrade_check import TargetError, check_upgrade, parse_target
 
 from ...safe_text import visible
 from ..registry import Command, CompletionContext, TuiMode, register
@@ -16,6 +15,12 @@ if TYPE_CHECKING:
 
 
 def run_upgrade_check(shell: Shell, p: Parsed) -> None:
+    from metashell.image.upgrade_check import (  # imported when run: one-shot starts stay fast
+        TargetError,
+        check_upgrade,
+        parse_target,
+    )
+
     raw = p.opts.get("to")
     if not isinstance(raw, str):
         raise CommandError("upgrade-check: --to LEVEL is required (3.9-IV0, 21, or FEATURE=LEVEL)")
