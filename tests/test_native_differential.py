@@ -370,3 +370,11 @@ def test_crc32c_is_the_packages(data: bytes, cut_front: int, cut_back: int) -> N
     assert native.crc32c(data) == crc32c.crc32c(data)
     assert native.crc32c(view) == crc32c.crc32c(view)
     assert native.crc32c(bytearray(data)) == crc32c.crc32c(data)
+
+
+def test_the_native_replay_journals_partitions_as_python_does(native: Any) -> None:
+    """``native/src/replay.rs`` names Partition's attributes itself; they are Python's, in the order
+    the time-travel journal keeps them (``timeline.kept``: ``Partition.__slots__``)."""
+    from metashell.image.model import Partition
+
+    assert tuple(native.partition_attributes()) == Partition.__slots__

@@ -82,6 +82,13 @@ fn replay_run<'py>(
     replay::run(py, replayer, entries, start, consts)
 }
 
+/// The Partition attributes `replay.rs` journals, in its order: a test holds them equal to
+/// `Partition.__slots__` (the order of `timeline.kept`).
+#[pyfunction]
+fn partition_attributes() -> Vec<&'static str> {
+    replay::kept_attributes()
+}
+
 /// Panics, for the test that a panic is one line at the command line (never called otherwise).
 #[pyfunction]
 fn _panic_for_tests() {
@@ -117,6 +124,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     rt::init_keys(m.py(), &generated::KEY_NAMES)?;
     replay::init(m.py())?;
     m.add_function(wrap_pyfunction!(replay_run, m)?)?;
+    m.add_function(wrap_pyfunction!(partition_attributes, m)?)?;
     m.add_function(wrap_pyfunction!(decode_entries, m)?)?;
     m.add_function(wrap_pyfunction!(decode_value, m)?)?;
     m.add_function(wrap_pyfunction!(version, m)?)?;

@@ -56,6 +56,11 @@ const ADDING: usize = 5;
 const ELR: usize = 7;
 const LAST_KNOWN_ELR: usize = 9;
 
+/// The attribute names of a journalled partition, in order.
+pub fn kept_attributes() -> Vec<&'static str> {
+    NAMES[KEPT].to_vec()
+}
+
 static ATTRS: OnceLock<Vec<Py<PyString>>> = OnceLock::new();
 
 pub fn init(py: Python<'_>) -> PyResult<()> {

@@ -198,10 +198,7 @@ class Replayer(
         """
         if NATIVE is not None:
             return self._replay_entries_native(entries)
-        decode = decode_metadata_record
-        handlers = self._handlers
         fast_handlers = self._fast_handlers
-        replay = self.replay
         table = DECODERS
         n = 0
         # A null value (None) fails both decoders with TypeError and goes to replay_value, which
@@ -226,21 +223,26 @@ class Replayer(
                             except FAULTS as e:
                                 self._faulted(name, e, off)
                             continue
-            try:
-                rec = decode(value)
-            except (DecodeError, TypeError):
-                self.replay_value(value, off)  # the slow path reports what is wrong
-                continue
-            if self._txn is None:
-                handler = handlers.get(rec.api_key)
-                if handler is not None:
-                    try:
-                        handler(rec.data, off)
-                    except FAULTS as e:
-                        self._faulted(rec.name, e, off)
-                    continue
-            replay(rec, off)
+            self._replay_checked(value, off)
         return n
+
+    def _replay_checked(self, value: bytes | None, off: int) -> None:
+        """One record the fast path did not take: decoded by the checked decoder, which reports what
+        is wrong with it, and replayed (or buffered in an open transaction)."""
+        try:
+            rec = decode_metadata_record(value)  # type: ignore[arg-type]
+        except (DecodeError, TypeError):
+            self.replay_value(value, off)  # the slow path reports what is wrong
+            return
+        if self._txn is None:
+            handler = self._handlers.get(rec.api_key)
+            if handler is not None:
+                try:
+                    handler(rec.data, off)
+                except FAULTS as e:
+                    self._faulted(rec.name, e, off)
+                return
+        self.replay(rec, off)
 
     def replay_value(self, value: bytes | None, offset: int) -> None:
         """Decode a metadata record value and replay it; bad bytes become a warning."""

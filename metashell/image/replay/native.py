@@ -23,8 +23,7 @@ from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
 from metashell.engine import current as current_engine
-from metashell.errors import DecodeError
-from metashell.protocol.metadata import decode_metadata_record, record_types
+from metashell.protocol.metadata import record_types
 
 from ..model import EMPTY, MIGRATING_DIR, NO_LEADER_CHANGE, Partition
 from ..timeline import MISSING
@@ -44,7 +43,6 @@ class NativeReplay:
     whose attributes it uses)."""
 
     _txn: Any
-    _handlers: dict[int, Callable[[Any, int], None]]
     _fast_handlers: dict[int, Callable[[Any, int], None]]
 
     def _replay_entries_native(self, entries: Iterable[tuple[int, int, bytes | None, bytes | None]]) -> int:
@@ -79,23 +77,9 @@ class NativeReplay:
                     except FAULTS as e:
                         self._faulted(record_types()[api_key], e, off)
                     return
-        try:
-            rec = decode_metadata_record(value)  # type: ignore[arg-type]
-        except (DecodeError, TypeError):
-            self.replay_value(value, off)  # the checked path reports what is wrong
-            return
-        if self._txn is None:
-            handler = self._handlers.get(rec.api_key)
-            if handler is not None:
-                try:
-                    handler(rec.data, off)
-                except FAULTS as e:
-                    self._faulted(rec.name, e, off)
-                return
-        self.replay(rec, off)
+        self._replay_checked(off=off, value=value)
 
     if TYPE_CHECKING:  # provided by Replayer
 
         def _faulted(self, name: str, e: Exception, offset: int) -> None: ...
-        def replay_value(self, value: bytes | None, offset: int) -> None: ...
-        def replay(self, record: Any, offset: int) -> None: ...
+        def _replay_checked(self, value: bytes | None, off: int) -> None: ...
