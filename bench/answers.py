@@ -23,8 +23,6 @@ import argparse
 import datetime as _dt
 import io
 import json
-import os
-import platform
 import sys
 import time
 from pathlib import Path
@@ -113,8 +111,8 @@ def main() -> int:
             }
         )
     print(
-        f"\n{_dt.datetime.now():%Y-%m-%d %H:%M}, {os.cpu_count()} CPUs, Python {platform.python_version()}; "
-        f"{partitions:,} partitions in {topics:,} topics, loaded in {load_s:.1f} s"
+        "\n"
+        + metagen.machine_line(f"{partitions:,} partitions in {topics:,} topics, loaded in {load_s:.1f} s")
     )
     print(f"{'command':<45} {'first line s':>12} {'total s':>9} {'lines':>10}")
     print("-" * 79)

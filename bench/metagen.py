@@ -1011,7 +1011,12 @@ def machine_line(what: str) -> str:
     import datetime as _dt
     import platform
 
-    return f"{_dt.datetime.now():%Y-%m-%d %H:%M}, {os.cpu_count()} CPUs, Python {platform.python_version()}; {what}"
+    from metashell.engine import current
+
+    return (
+        f"{_dt.datetime.now():%Y-%m-%d %H:%M}, {os.cpu_count()} CPUs, Python {platform.python_version()}, "
+        f"engine {current().describe()}; {what}"
+    )
 
 
 def save_results(out: Path, name: str, results: dict) -> Path:

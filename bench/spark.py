@@ -240,6 +240,7 @@ def main() -> int:
                 f"   per core vs loader: {r1 / loader:.2f}x"
             )
         results[name] = res
+    print(metagen.machine_line("Spark rows per second, 1 and 2 cores"))
     print("\n".join(lines))
     metagen.save_results(args.out, "spark", results)
     return 0
