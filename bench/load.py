@@ -209,11 +209,11 @@ def metashell_cmd(mode: str, path: str, profile: Path | None = None) -> list[str
 
 def engines_to_run(asked: str) -> list[str]:
     """The engines of ``--engines`` that this installation has; says which one is missing and why."""
-    from metashell.engine import _import_native
+    from metashell.engine import import_native
 
     engines = [e.strip() for e in asked.split(",") if e.strip()]
     if "native" in engines:
-        native, why = _import_native()
+        native, why = import_native()
         if native is None:
             print(f"engine native: not run: {why}", file=sys.stderr)
             engines.remove("native")

@@ -23,7 +23,7 @@ from types import ModuleType
 
 from metashell.errors import MetashellError
 
-__all__ = ["ENGINE_ENV", "Engine", "EngineError", "current", "require"]
+__all__ = ["ENGINE_ENV", "Engine", "EngineError", "current", "import_native", "require"]
 
 ENGINE_ENV = "METASHELL_ENGINE"
 _CHOICES = ("auto", "python", "native")
@@ -49,7 +49,9 @@ class Engine:
         return f"{self.name} ({self.why})"
 
 
-def _import_native() -> tuple[ModuleType | None, str]:
+def import_native() -> tuple[ModuleType | None, str]:
+    """The native core if it is built, whatever ``METASHELL_ENGINE`` says, and a phrase saying what
+    it is or why it is missing (the benchmarks run both engines side by side with it)."""
     try:
         from metashell import _native  # type: ignore[attr-defined]
     except ImportError as e:
@@ -69,7 +71,7 @@ def current() -> Engine:
         )
     if choice == "python":
         return Engine("python", f"{ENGINE_ENV}=python")
-    native, why = _import_native()
+    native, why = import_native()
     if native is not None:
         return Engine("native", why, native)
     if choice == "native":

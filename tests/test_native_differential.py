@@ -31,6 +31,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from record_strategies import records
 
+from metashell.engine import import_native
 from metashell.image.replay.topics import DECODERS
 from metashell.log.files import iter_file_batches
 from metashell.log.records import RecordError, decode_entries_python
@@ -41,14 +42,12 @@ REQUIRE_NATIVE = os.environ.get("METASHELL_REQUIRE_NATIVE", "") not in ("", "0",
 
 
 def _native() -> Any:
-    try:
-        from metashell import _native  # type: ignore[attr-defined]
-    except ImportError as e:
-        reason = f"the native core is not built ({e})"
+    native, why = import_native()
+    if native is None:
         if REQUIRE_NATIVE:
-            pytest.fail(f"METASHELL_REQUIRE_NATIVE=1 but {reason}", pytrace=False)
-        pytest.skip(reason)
-    return _native
+            pytest.fail(f"METASHELL_REQUIRE_NATIVE=1 but {why}", pytrace=False)
+        pytest.skip(why)
+    return native
 
 
 @pytest.fixture(scope="module")

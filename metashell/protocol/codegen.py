@@ -24,6 +24,7 @@ from metashell.protocol.codegen_support import (
     SMALL_ARRAY,
     SourceGen,
     default_value,
+    tuple_items,
 )
 from metashell.protocol.schema import FieldSpec, MessageSpec
 from metashell.protocol.wire import Malformed, read_uvarint, write_uvarint
@@ -75,7 +76,7 @@ def _decode_value(g: SourceGen, f: FieldSpec, version: int, flexible: bool, var:
     if f.is_array:
         out = []
         et = f.element_type
-        numeric = et in ARRAY_ITEM or et == "uuid"
+        numeric = tuple_items(et)
         i0 = ind
         # int and uuid arrays: lists by default, tuples (no copy, shared empty ()) in the replay variant
         wrap, empty = ("", "()") if g.tuples else ("list", "[]")
@@ -202,7 +203,7 @@ TAG_CACHE_SIZE = 4096
 def _immutable_in_tuple_mode(f: FieldSpec) -> bool:
     """Does ``f`` decode to an immutable value in the tuple variant (safe to share between records)?"""
     if f.is_array:
-        return f.element_type in ARRAY_ITEM or f.element_type == "uuid"
+        return tuple_items(f.element_type)
     return not f.is_struct
 
 
@@ -328,7 +329,7 @@ def _decoder_fn(
 def _fresh_default(g: SourceGen, f: FieldSpec, version: int) -> str:
     """Source for a new (unshared) mutable default value."""
     if f.is_array:
-        return "()" if g.tuples and (f.element_type in ARRAY_ITEM or f.element_type == "uuid") else "[]"
+        return "()" if g.tuples and tuple_items(f.element_type) else "[]"
     c = g.const(f, "_f")
     return f"_struct_default({c}, {version})"
 

@@ -22,7 +22,7 @@ from collections.abc import Mapping
 from itertools import count
 from typing import Any
 
-from metashell.protocol.codegen_support import ARRAY_ITEM, default_value
+from metashell.protocol.codegen_support import default_value, struct_fields, tuple_items
 from metashell.protocol.schema import FieldSpec, MessageSpec
 
 __all__ = ["generate_rust"]
@@ -115,13 +115,6 @@ class _Gen:
         self.done: dict[tuple[str, int, int, bool], str] = {}
         self.keys = _Keys()
 
-    def struct_fields(self, spec: MessageSpec, f: FieldSpec, type_name: str) -> list[FieldSpec]:
-        if f.fields:
-            return f.fields
-        if type_name in spec.structs:
-            return spec.structs[type_name]
-        raise ValueError(f"{spec.name}: unknown struct type {type_name}")
-
     def value(self, spec: MessageSpec, f: FieldSpec, version: int, flexible: bool) -> str:
         """An expression reading one field's value (``codegen._decode_value``)."""
         t = f.type
@@ -129,7 +122,7 @@ class _Gen:
         nullable = _rust_bool(f.nullable(version))
         if f.is_array:
             et = f.element_type
-            if et in ARRAY_ITEM or et == "uuid":
+            if tuple_items(et):
                 return f"num_array(py, b, p, Fx::{_FX[et]}, {fflex}, {nullable})?"
             if et == "bool":
                 return f"bool_array(py, b, p, {fflex}, {nullable})?"
@@ -138,10 +131,10 @@ class _Gen:
             elif et in ("bytes", "records"):
                 item = f"&|py, b, p| bytes(py, b, p, {fflex}, false)"
             else:
-                item = "&" + self.function(spec, self.struct_fields(spec, f, et), version, flexible, et)
+                item = "&" + self.function(spec, struct_fields(spec, f.fields, et), version, flexible, et)
             return f"list(py, b, p, {fflex}, {nullable}, {item})?"
         if f.is_struct:
-            fn = self.function(spec, self.struct_fields(spec, f, t), version, flexible, t)
+            fn = self.function(spec, struct_fields(spec, f.fields, t), version, flexible, t)
             return f"nullable_struct(py, b, p, &{fn})?" if f.nullable(version) else f"{fn}(py, b, p)?"
         if t in _FX:
             return f"fixed(py, b, p, Fx::{_FX[t]})?"
@@ -153,8 +146,7 @@ class _Gen:
         """A tagged field's value when it is not sent (``codegen._fresh_default`` for arrays)."""
         dv = default_value(f, version)
         if isinstance(dv, list):
-            numeric = f.element_type in ARRAY_ITEM or f.element_type == "uuid"
-            return "empty_tuple(py)?" if numeric else "empty_list(py)?"
+            return "empty_tuple(py)?" if tuple_items(f.element_type) else "empty_list(py)?"
         return _literal(dv, f, version, self.keys)
 
     def function(

@@ -37,6 +37,12 @@ ARRAY_ITEM = {
 }
 
 
+def tuple_items(element_type: str) -> bool:
+    """Whether an array of ``element_type`` (ints, floats, uuids) decodes to a tuple in the replay
+    variant, and is read by the fixed-size array path: the generators of both languages ask this."""
+    return element_type in ARRAY_ITEM or element_type == "uuid"
+
+
 SIZES = {"b": 1, "?": 1, "h": 2, "H": 2, "i": 4, "I": 4, "q": 8, "d": 8, "16s": 16}
 
 
@@ -99,6 +105,15 @@ def _struct_default(f: FieldSpec, version: int) -> dict[str, Any]:
     return {sub.name: default_value(sub, version) for sub in f.fields if version in sub.versions}
 
 
+def struct_fields(spec: MessageSpec, fields: list[FieldSpec], type_name: str) -> list[FieldSpec]:
+    """A struct field's own fields, or those of the common struct ``type_name`` declares."""
+    if fields:
+        return fields
+    if type_name in spec.structs:
+        return spec.structs[type_name]
+    raise ValueError(f"{spec.name}: unknown struct type {type_name}")
+
+
 class SourceGen:
     """Accumulates generated source and the constants it refers to."""
 
@@ -128,11 +143,7 @@ class SourceGen:
         return name
 
     def struct_fields(self, fields: list[FieldSpec], type_name: str) -> list[FieldSpec]:
-        if fields:
-            return fields
-        if type_name in self.spec.structs:
-            return self.spec.structs[type_name]
-        raise ValueError(f"{self.spec.name}: unknown struct type {type_name}")
+        return struct_fields(self.spec, fields, type_name)
 
     def compile(self) -> dict[str, Any]:
         ns = dict(self.consts)

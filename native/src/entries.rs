@@ -1,5 +1,5 @@
 //! The records area of a v2 batch into `(offset, timestamp, key, value)` tuples: the native twin of
-//! `metashell.log.records.decode_entries`, with the same results, counters and error messages (the
+//! `metashell.log.records.decode_entries_python`, with the same results, counters and error messages (the
 //! differential tests hold them equal).
 //!
 //! Reads are bounded by the whole buffer, not by the batch's end, as the Python decoder's are: a
@@ -13,10 +13,19 @@ use crate::rt;
 /// Why a record was refused: (message, position of the record in the buffer, record index).
 pub struct RecordFault(pub String, pub usize, pub usize);
 
-/// Reading stopped inside the buffer (Python's `IndexError`) or on a malformed varint (`Malformed`).
+/// Why reading a record stopped: the buffer ended inside it (Python's `IndexError`), the bytes are
+/// not a record (Python's `Malformed`, or a length that does not add up), or Python failed to make an
+/// object (out of memory).
 enum Stop {
     Past,
     Malformed(String),
+    Python(PyErr),
+}
+
+impl From<PyErr> for Stop {
+    fn from(e: PyErr) -> Self {
+        Stop::Python(e)
+    }
 }
 
 type S<T> = Result<T, Stop>;
@@ -26,19 +35,12 @@ fn at(d: &[u8], p: usize) -> S<u8> {
     d.get(p).copied().ok_or(Stop::Past)
 }
 
+/// `_read_leb128`: the varint reader of `rt`, with Python's messages.
 fn leb128(d: &[u8], p: &mut usize, max: usize, what: &str) -> S<u128> {
-    let mut value = 0u128;
-    let mut shift = 0u32;
-    for _ in 0..max {
-        let b = at(d, *p)?;
-        *p += 1;
-        value |= ((b & 0x7F) as u128) << shift;
-        if b < 0x80 {
-            return Ok(value);
-        }
-        shift += 7;
-    }
-    Err(Stop::Malformed(format!("{what} is longer than {max} bytes")))
+    rt::leb128(d, p, max).map_err(|e| match e {
+        rt::Leb::Past => Stop::Past,
+        rt::Leb::TooLong => Stop::Malformed(format!("{what} is longer than {max} bytes")),
+    })
 }
 
 /// `read_varint`: zigzag of the low 32 bits.
@@ -125,16 +127,12 @@ pub fn decode<'py>(
     let mut out_of_range: Option<RecordFault> = None;
     let none = py.None();
     for i in 0..count {
-        let r: S<Result<(), Failure>> = (|| {
+        let r: S<()> = (|| {
             let mut p = pos;
             let ln = varint(d, &mut p)?;
             let rec_end = p as i128 + ln as i128;
             if rec_end > end as i128 {
-                return Ok(Err(Failure::Fault(RecordFault(
-                    format!("record length {ln} does not fit in the batch"),
-                    pos,
-                    i,
-                ))));
+                return Err(Stop::Malformed(format!("record length {ln} does not fit in the batch")));
             }
             p += 1; // attributes
             if at(d, p)? != 0 {
@@ -172,11 +170,9 @@ pub fn decode<'py>(
             }
             if p as i128 != rec_end {
                 let content = p as i128 - rec_end + ln as i128;
-                return Ok(Err(Failure::Fault(RecordFault(
-                    format!("record length {ln} does not match its content ({content} bytes)"),
-                    pos,
-                    i,
-                ))));
+                return Err(Stop::Malformed(format!(
+                    "record length {ln} does not match its content ({content} bytes)"
+                )));
             }
             let offset = base_offset as i128 + od as i128;
             let ts = base_ts as i128 + tsd;
@@ -190,32 +186,27 @@ pub fn decode<'py>(
             }
             pos = rec_end as usize;
             if out_of_range.is_some() {
-                return Ok(Ok(())); // reported once the area has been read; nothing to build
+                return Ok(()); // reported once the area has been read; nothing to build
             }
-            let build = || -> PyResult<Bound<'py, PyAny>> {
-                let k = match key {
-                    None => none.bind(py).clone(),
-                    Some((a, n)) => part(py, d, a, n)?,
-                };
-                let v = match value {
-                    None => none.bind(py).clone(),
-                    Some((a, n)) => part(py, d, a, n)?,
-                };
-                let items = [rt::int(py, offset as i64)?, rt::int(py, ts as i64)?, k, v];
-                rt::tuple(py, items)
+            let k = match key {
+                None => none.bind(py).clone(),
+                Some((a, n)) => part(py, d, a, n)?,
             };
-            match build() {
-                Ok(item) => Ok(rt::append(&out, item).map_err(Failure::Python)),
-                Err(e) => Ok(Err(Failure::Python(e))),
-            }
+            let v = match value {
+                None => none.bind(py).clone(),
+                Some((a, n)) => part(py, d, a, n)?,
+            };
+            let item = rt::tuple(py, [rt::int(py, offset as i64)?, rt::int(py, ts as i64)?, k, v])?;
+            rt::append(&out, item)?;
+            Ok(())
         })();
         match r {
-            Ok(Ok(())) => {}
-            Ok(Err(f)) => return Err(f),
+            Ok(()) => {}
             Err(Stop::Past) => {
                 return Err(Failure::Fault(RecordFault("record runs past the end of the batch".into(), pos, i)))
             }
             Err(Stop::Malformed(m)) => return Err(Failure::Fault(RecordFault(m, pos, i))),
+            Err(Stop::Python(e)) => return Err(Failure::Python(e)),
         }
     }
     if pos != end {

@@ -86,23 +86,34 @@ pub fn rd_i32(b: &[u8], p: &mut usize) -> R<i64> {
     Ok(i32::from_be_bytes(arr(b, p)?) as i64)
 }
 
-/// `read_uvarint`: at most 5 bytes (so up to 35 bits, as the Python reader keeps them).
+/// Why a varint could not be read: the buffer ended inside it, or it ran past its byte limit.
+pub enum Leb {
+    Past,
+    TooLong,
+}
+
+/// Kafka's LEB128 framing, at most `max` bytes: the one varint reader of the native core, as
+/// `protocol/wire.py` is of the Python engine (up to 70 bits for a 10-byte varlong; callers mask).
 #[inline]
-pub fn uvarint(b: &[u8], p: &mut usize) -> R<u64> {
-    let mut value = 0u64;
+pub fn leb128(b: &[u8], p: &mut usize, max: usize) -> Result<u128, Leb> {
+    let mut value = 0u128;
     let mut shift = 0u32;
-    loop {
-        let x = byte(b, *p)?;
+    for _ in 0..max {
+        let x = *b.get(*p).ok_or(Leb::Past)?;
         *p += 1;
-        value |= ((x & 0x7F) as u64) << shift;
+        value |= ((x & 0x7F) as u128) << shift;
         if x < 0x80 {
             return Ok(value);
         }
         shift += 7;
-        if shift > 28 {
-            return Err(Miss);
-        }
     }
+    Err(Leb::TooLong)
+}
+
+/// `read_uvarint`: at most 5 bytes (so up to 35 bits, as the Python reader keeps them).
+#[inline]
+pub fn uvarint(b: &[u8], p: &mut usize) -> R<u64> {
+    leb128(b, p, 5).map(|v| v as u64).map_err(|_| Miss)
 }
 
 /// The length (or count) of a string, bytes or array field: a compact uvarint minus one in flexible

@@ -77,7 +77,7 @@ class NativeReplay:
                     except FAULTS as e:
                         self._faulted(record_types()[api_key], e, off)
                     return
-        self._replay_checked(off=off, value=value)
+        self._replay_checked(value, off)
 
     if TYPE_CHECKING:  # provided by Replayer
 

@@ -13,9 +13,9 @@ if TYPE_CHECKING:
 
 
 def run_doctor(shell: Shell, p: Parsed) -> None:
+    """Integrity checks on the point shown and, with ``-d``, on the whole directory."""
     from metashell.image.doctor import examine  # imported when run: one-shot starts stay fast
 
-    """Integrity checks on the point shown and, with ``-d``, on the whole directory."""
     if shell.travel is None:
         raise CommandError("doctor: needs a file source (-d or -s); live mode has no files to check")
     end = shell.travel.end()

@@ -23,9 +23,9 @@ NOOP = "NoOpRecord"
 
 
 def run_log(shell: Shell, p: Parsed) -> None:
+    """The records themselves, with a one-line summary each (``--json``: kafka-dump-log's form)."""
     from metashell.image.changelog import iter_log  # imported when run: one-shot starts stay fast
 
-    """The records themselves, with a one-line summary each (``--json``: kafka-dump-log's form)."""
     if shell.full_plan is None:
         raise CommandError("log: needs a file source (-d or -s)")
     first, last = point_option(shell, p, "from"), point_option(shell, p, "to")
