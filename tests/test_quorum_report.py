@@ -175,3 +175,29 @@ def test_each_node_s_tree_is_under_nodes() -> None:
     assert "nodes" not in out.split()  # one directory: no /nodes
     status, out, _ = run_cli("-d", split, "-d", broker, "grep", "-r", "-l", "kafka-4.4-broker", "/")
     assert "/nodes" not in out  # grep from / leaves the other nodes out (each would be loaded)
+
+
+def test_a_static_quorum_s_rebuild_copies_the_most_up_to_date_log() -> None:
+    """The corpus cluster (kraft.version 0): every voter's directory is given, so each step is a copy
+    from the chosen node; no directory id is needed (the real-Kafka test covers a dynamic quorum)."""
+    paths = [shared_required("corpus", NODES.format(n)) for n in (1, 2, 3)]
+    status, out, err = run_cli(*[a for p in paths for a in ("-d", str(p))], "--json", "quorum")
+    assert status == 0, err
+    plan = json.loads(out)["rebuild"]
+    assert plan["kraftVersion"] == 0 and [v["directoryId"] for v in plan["voters"]] == [None] * 3
+    commands = [c for s in plan["steps"] for c in s["commands"]]
+    chosen = str(paths[int(plan["from"]) - 1])
+    assert sum(c.startswith("rm -rf") and f"cp -a {chosen}/__cluster_metadata-0 " in c for c in commands) == 2
+    assert not any("format" in c or "directory.id" in c for c in commands)
+
+
+def test_a_dynamic_quorum_s_missing_voter_is_formatted_with_its_directory_id() -> None:
+    status, out, err = run_cli("-d", str(FIXTURES / "kafka-4.4-split-c1"), "--json", "quorum")
+    assert status == 0, err
+    plan = json.loads(out)["rebuild"]
+    assert plan["from"] == "1" and plan["kraftVersion"] == 1
+    ids = {v["id"]: v["directoryId"] for v in plan["voters"]}
+    commands = [c for s in plan["steps"] for c in s["commands"]]
+    for missing in (2, 3):
+        assert f'--config "$NODE{missing}_CONFIG" --no-initial-controllers' in "\n".join(commands)
+        assert f"s/^directory.id=.*/directory.id={ids[missing]}/" in "\n".join(commands)

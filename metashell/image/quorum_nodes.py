@@ -26,6 +26,7 @@ from metashell.log.headers import BatchHeader, batch_headers
 from metashell.log.plans import log_plan
 
 from .changelog import iter_log
+from .quorum_rebuild import rebuild_plan
 from .quorum_report import NodeReport, TimelineEvent, node_report
 
 __all__ = ["NodeLog", "QuorumAnalysis", "analyse", "first_difference"]
@@ -105,11 +106,10 @@ class QuorumAnalysis:
                 )
                 mark = " (most up to date)" if n is self.most_up_to_date else ""
                 yield f"  from node {n.label}{mark}: loses {said}"
-            yield (
-                "  offline this cannot know which records were committed (the high watermark is not on "
-                "disk) nor what nodes not given here hold; Apache Kafka has no supported tool for this "
-                "(KIP-1347 is under discussion)"
-            )
+            plan = rebuild_plan(self)
+            if plan is not None:
+                yield ""
+                yield from plan.lines()
         yield ""
         yield "timeline across the nodes (leaders, voters, kraft.version; nodes that hold each):"
         for event, labels in self.timeline():
@@ -168,6 +168,7 @@ class QuorumAnalysis:
                 n.label: [{"node": o, "fromOffset": a, "toOffset": b - 1} for o, a, b in self.losses(n)]
                 for n in self.nodes
             },
+            "rebuild": None if (plan := rebuild_plan(self)) is None else plan.as_json(),
             "timeline": [{**e.as_json(), "nodes": labels} for e, labels in self.timeline()],
         }
 

@@ -84,6 +84,8 @@ class KafkaNode:
         self.broker_port = broker_port
         self.controller_port = controller_port
         self.process: subprocess.Popen[bytes] | None = None
+        #: the Kafka this node runs (None: the cluster's), for a node left on an older release
+        self.dist: KafkaDist | None = None
         self._stopping = False  # set by stop()/kill(): an exit is then expected, not a crash
         self._log_offset = 0
         self.start_seconds: float | None = None
@@ -115,7 +117,7 @@ class KafkaNode:
         """Start the JVM (storage must be formatted); with ``wait``, block until it is ready."""
         if self.is_running():
             return
-        dist = self.cluster.dist
+        dist = self.dist or self.cluster.dist
         self.log_path.parent.mkdir(parents=True, exist_ok=True)
         self._log_offset = self.log_path.stat().st_size if self.log_path.exists() else 0
         self._stopping = False

@@ -13,7 +13,8 @@ if TYPE_CHECKING:
 
 
 def run_quorum(shell: Shell, p: Parsed) -> None:
-    from metashell.image.quorum_report import node_report  # imported when run: one-shot starts stay fast
+    from metashell.image.quorum_nodes import analyse  # imported when run: one-shot starts stay fast
+    from metashell.image.quorum_rebuild import rebuild_plan
 
     if shell.source is not None and shell.source.quorum is not None:  # several -d: compare them
         analysis = shell.source.quorum()
@@ -25,11 +26,15 @@ def run_quorum(shell: Shell, p: Parsed) -> None:
     d = shell.travel.end().plan.directory if shell.travel is not None else None
     if d is None:
         raise CommandError("quorum: needs a metadata directory (-d); live mode: cat /quorum")
-    report = node_report(d)
+    # one node: its report, and the rebuild steps from it when it is a voter (a lone survivor)
+    label = str(d.meta.node_id) if d.meta is not None and d.meta.node_id is not None else "this node"
+    alone = analyse([(label, d)])
+    report, plan = alone.nodes[0].report, rebuild_plan(alone)
     if shell.wants_json(p):
-        shell.emit_json(report.as_json())
+        shell.emit_json({**report.as_json(), "rebuild": None if plan is None else plan.as_json()})
         return
-    shell.write("".join(visible(line) + "\n" for line in report.lines()))
+    lines = [*report.lines(), *(["", *plan.lines()] if plan is not None else [])]
+    shell.write("".join(visible(line) + "\n" for line in lines))
 
 
 register(
