@@ -41,6 +41,7 @@ pytestmark = [pytest.mark.kafka, pytest.mark.slow, pytest.mark.timeout(1200)]
 OLD_RELEASE = "4.3.1"
 """The retired controller's Kafka: its registration supports metadata.version up to 4.3 only."""
 TARGET = "4.4-IV0"
+ELR = "eligible.leader.replicas.version"
 
 
 def metashell(*args: str | Path) -> subprocess.CompletedProcess[str]:
@@ -102,7 +103,7 @@ def incident(tmp_path_factory: pytest.TempPathFactory) -> Any:
         controllers=3,
         brokers=1,
         dynamic_quorum=True,
-        release_version="4.0-IV3",
+        release_version="4.0-IV0",  # below what eligible leader replicas need
         broker_overrides=quiet,
         controller_overrides=quiet,
     )
@@ -183,6 +184,16 @@ def incident(tmp_path_factory: pytest.TempPathFactory) -> Any:
             "--dry-run",
         )
         result.facts["features_dry_run"] = refused.stdout + refused.stderr
+        refused = cluster.admin(
+            "kafka-features",
+            "--bootstrap-server",
+            cluster.bootstrap_servers,
+            "upgrade",
+            "--feature",
+            f"{ELR}=1",
+            "--dry-run",
+        )
+        result.facts["elr_dry_run"] = refused.stdout + refused.stderr
         result.facts["removed_directory_id"] = directory_id
 
         # -- 2. a follower is killed while topics keep being created -----------------------------
@@ -314,6 +325,18 @@ def test_upgrade_check_names_the_stale_registration_kafka_refuses_on(incident: I
     assert f"supports levels {kafka.group(2)}-{kafka.group(3)} only" in blocker["reason"]
     assert "stale: not a voter" in blocker["reason"]
     assert "UnregisterControllerRecord" in blocker["clear"]
+
+
+def test_upgrade_check_names_the_dependency_kafka_refuses_on(incident: Incident) -> None:
+    refused = incident.facts["elr_dry_run"]
+    kafka = re.search(
+        rf"{ELR} could not be set to 1 because it depends on metadata.version level (\d+)", refused
+    )
+    assert kafka, refused
+    proc = metashell("-d", incident.copies["lagging"][1], "upgrade-check", "--to", f"{ELR}=1", "--json")
+    assert proc.returncode == 0, proc.stderr
+    reasons = [b["reason"] for b in json.loads(proc.stdout)["blockers"]]
+    assert reasons == [f"{ELR}=1 depends on metadata.version 4.0-IV1 ({kafka.group(1)}); it is 4.0-IV0 (22)"]
 
 
 def test_a_lagging_controller_shows_what_kafka_reported(incident: Incident) -> None:

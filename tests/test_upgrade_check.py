@@ -8,6 +8,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pytest
 from conftest import FIXTURES
 from test_cli import run_cli
 from test_image_loader import rec
@@ -105,9 +106,21 @@ def test_turning_elr_on_says_what_it_does_to_broker_level_min_isr(tmp_path: Path
             "Fenced": False,
         },
     )
+    controller = rec(
+        "RegisterControllerRecord",
+        0,
+        {
+            "ControllerId": 1,
+            "IncarnationId": b"\x02" * 16,
+            "ZkMigrationReady": False,
+            "EndPoints": [],
+            "Features": [elr],
+        },
+    )
     records = [
-        rec("FeatureLevelRecord", 0, {"Name": "metadata.version", "FeatureLevel": 14}),
+        rec("FeatureLevelRecord", 0, {"Name": "metadata.version", "FeatureLevel": 23}),  # what ELR 1 needs
         broker,
+        controller,
         rec(
             "ConfigRecord",
             0,
@@ -125,3 +138,52 @@ def test_a_target_that_names_no_level_is_refused() -> None:
     assert status == 1 and "give a metadata.version (3.9-IV0 or 21) or FEATURE=LEVEL" in err
     status, _, err = run_cli("-d", str(FIXTURES / "demo"), "upgrade-check")
     assert status == 1 and "--to LEVEL is required" in err
+
+
+def test_a_level_whose_dependencies_are_not_finalized_is_blocked() -> None:
+    """Kafka's own table (feature_rules.py, from its enums): ELR 1 needs metadata.version 4.0-IV1."""
+    status, doc = _check(FIXTURES / "kafka-3.9-split-c1", "eligible.leader.replicas.version=1")
+    assert status == 1 and doc["blocked"]
+    cluster = [b for b in doc["blockers"] if b["node"] == "cluster"]
+    assert [b["reason"] for b in cluster] == [
+        "eligible.leader.replicas.version=1 depends on metadata.version 4.0-IV1 (23); it is 3.9-IV0 (21)"
+    ]
+    assert cluster[0]["clear"].endswith("upgrade --metadata 4.0-IV1")
+
+
+def test_lowering_metadata_version_below_what_a_finalized_feature_needs_is_blocked() -> None:
+    status, doc = _check(FIXTURES / "kafka-4.4-split-c1", "4.0-IV0")
+    assert status == 1
+    reasons = [b["reason"] for b in doc["blockers"] if b["node"] == "cluster"]
+    assert (
+        "eligible.leader.replicas.version is at level 1, which depends on metadata.version 4.0-IV1 (23)"
+        in reasons
+    )
+
+
+def test_unknown_features_and_levels_are_named() -> None:
+    _, doc = _check(FIXTURES / "kafka-4.4-split-c1", "no.such.feature=1")
+    assert doc["blockers"][0]["reason"] == "Kafka 4.4.0 has no feature named no.such.feature"
+    _, doc = _check(FIXTURES / "kafka-4.4-split-c1", "transaction.version=9")
+    assert doc["blockers"][0]["reason"].startswith("transaction.version has no level 9")
+
+
+def test_the_dependency_table_is_generated_from_kafka() -> None:
+    """Regenerated against the cached 4.4.0 jars when present (the kafka tests fetch them)."""
+    import subprocess
+    import sys
+
+    from conftest import REPO, SCRIPTS
+    from kafka_harness import KafkaDist
+
+    if not KafkaDist("4.4.0").is_ready():
+        pytest.skip("Kafka 4.4.0 is not in the cache yet (the kafka tests fetch it)")
+    proc = subprocess.run(
+        [sys.executable, str(SCRIPTS / "gen_feature_rules.py"), "--check"],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stderr

@@ -15,8 +15,11 @@ once, from the metadata, with what clears each:
 And what the target changes: turning eligible leader replicas on (KIP-966) makes the controller
 delete broker-level ``min.insync.replicas`` overrides (the cluster-level default then decides).
 
-Feature dependencies between levels (``Feature.validateVersion`` in Kafka 4.x) are not checked
-here; the controller still checks them.
+And what one feature level needs of another (``Feature.validateVersion``, Kafka 4.x): every level
+from 1 needs metadata.version 3.3-IV3, and some levels need more (eligible leader replicas need
+4.0-IV1).  The table is Kafka's own (``feature_rules.py``, generated from its enums), and it is
+checked both ways: a level whose dependencies are not finalized, and a metadata.version below what a
+finalized feature needs.
 """
 
 from __future__ import annotations
@@ -25,6 +28,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+from .feature_rules import LEVELS, MINIMUM_METADATA_VERSION, RELEASE
 from .image import MetadataImage
 from .kafka_names import METADATA_VERSION_NAMES, metadata_version_name
 
@@ -143,6 +147,7 @@ def check_upgrade(image: MetadataImage, feature: str, target: int) -> UpgradeChe
                 "downgrade that deletes metadata)",
             )
         )
+    check.blockers += _dependency_blockers(feature, target, {METADATA_VERSION: mv, **features.finalized})
     for bid, b in sorted(image.cluster.brokers.items()):
         reason = _range_reason(target, b.supported_features, feature)
         if reason:
@@ -203,3 +208,63 @@ def check_upgrade(image: MetadataImage, feature: str, target: int) -> UpgradeChe
                 "configured value as the cluster default (KIP-966)"
             )
     return check
+
+
+def _level_words(feature: str, level: int) -> str:
+    return f"{metadata_version_name(level)} ({level})" if feature == METADATA_VERSION else str(level)
+
+
+def _upgrade_command(feature: str, level: int) -> str:
+    if feature == METADATA_VERSION:
+        return f"kafka-features.sh --bootstrap-server HOST:PORT upgrade --metadata {metadata_version_name(level)}"
+    return f"kafka-features.sh --bootstrap-server HOST:PORT upgrade --feature {feature}={level}"
+
+
+def _dependency_blockers(feature: str, target: int, finalized: dict[str, int]) -> list[Blocker]:
+    """``Feature.validateVersion`` for the target, and for metadata.version the reverse: a finalized
+    feature whose level needs a higher metadata.version than the target."""
+    out = []
+    if feature == METADATA_VERSION:
+        for other, level in sorted(finalized.items()):
+            need = LEVELS.get(other, {}).get(level, {}).get(METADATA_VERSION)
+            if need is not None and target < need:
+                out.append(
+                    Blocker(
+                        "cluster",
+                        f"{other} is at level {level}, which depends on metadata.version {_level_words(feature, need)}",
+                        f"lower {other} first: kafka-features.sh --bootstrap-server HOST:PORT downgrade "
+                        f"--feature {other}=0 (if Kafka allows it)",
+                    )
+                )
+        return out
+    levels = LEVELS.get(feature)
+    if levels is None:
+        return [
+            Blocker(
+                "cluster",
+                f"Kafka {RELEASE} has no feature named {feature}",
+                "check the name: kafka-features.sh --bootstrap-server HOST:PORT describe",
+            )
+        ]
+    if target not in levels:
+        known = ", ".join(map(str, sorted(levels)))
+        return [
+            Blocker(
+                "cluster", f"{feature} has no level {target} (Kafka {RELEASE}: {known})", "choose one of them"
+            )
+        ]
+    needs = dict(levels[target])
+    if target >= 1:
+        needs[METADATA_VERSION] = max(needs.get(METADATA_VERSION, 0), MINIMUM_METADATA_VERSION)
+    for other, level in sorted(needs.items()):
+        have = finalized.get(other, 0)
+        if have < level:
+            out.append(
+                Blocker(
+                    "cluster",
+                    f"{feature}={target} depends on {other} {_level_words(other, level)}; it is "
+                    f"{_level_words(other, have)}",
+                    f"upgrade {other} first: {_upgrade_command(other, level)}",
+                )
+            )
+    return out
