@@ -20,7 +20,8 @@ from conftest import FIXTURES, REPO, corpus_dirs
 from rich.console import Console
 from rich.text import Text
 from textual.pilot import Pilot
-from textual.widgets import Static, Tree
+from textual.screen import ModalScreen
+from textual.widgets import DataTable, Static, Tree
 
 import metashell.tui.metadata_tree as tui_tree
 from metashell.shell.sources import open_directory
@@ -787,5 +788,53 @@ def test_node_shows_another_node_s_metadata() -> None:
             assert app.shell.root.ctx.image.provenance.offset != first
             assert f"offset {app.shell.root.ctx.image.provenance.offset} " in app.facts_line()
             assert "kafka-4.4-broker" in app.facts_line()
+
+    asyncio.run(main())
+
+
+def test_n_shows_the_nodes_side_by_side_and_switches() -> None:
+    """Several -d (issue 26): ``n`` puts the quorum comparison in one table, a row per node;
+    Enter on a row shows that node, as ``:node ID`` does."""
+    from metashell.shell.nodes import open_nodes
+    from metashell.tui.nodes import COLUMNS, NodesScreen
+
+    dirs = [str(FIXTURES / "kafka-4.4-split-c1"), str(FIXTURES / "kafka-4.4-broker")]
+    app = MetashellApp(open_nodes(dirs, lambda _w: None, True))
+
+    async def main() -> None:
+        async with app.run_test(size=(160, 40)) as pilot:
+            await pilot.pause()
+            first = app.shell.root.ctx.image.provenance.offset
+            await pilot.press("n")
+            await pilot.pause()
+            screen = app.screen
+            assert isinstance(screen, NodesScreen)
+            table = screen.query_one("#nodes-table", DataTable)
+            rows = [[str(c) for c in table.get_row_at(i)] for i in range(table.row_count)]
+            assert [r[1] for r in rows] == ["1", "4"] and len(rows[0]) == len(COLUMNS)
+            assert rows[0][0] == "shown newest" and rows[0][2] == "voter" and rows[1][2] == "observer"
+            assert rows[0][3] == "431" and rows[0][7] == "nothing"
+            assert rows[1][7] == "1: 430..430"  # the broker lacks the last election
+            await pilot.press("down", "enter")
+            await pilot.pause()
+            for _ in range(100):
+                if app.shell.root.ctx.image.provenance.offset != first:
+                    break
+                await pilot.pause(0.05)
+            assert "kafka-4.4-broker" in app.facts_line()
+
+    asyncio.run(main())
+
+
+def test_n_with_one_node_says_how_to_open_several() -> None:
+    app = MetashellApp(open_directory(str(DEMO), lambda _w: None, True))
+
+    async def main() -> None:
+        async with app.run_test(size=(100, 30)) as pilot:
+            await pilot.pause()
+            await pilot.press("n")
+            await pilot.pause()
+            assert not isinstance(app.screen, ModalScreen)
+            assert any("open several" in str(n.message) for n in app._notifications)
 
     asyncio.run(main())

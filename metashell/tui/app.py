@@ -7,6 +7,7 @@ line under them.  The app wires the parts together; each lives in its own module
   :class:`~metashell.shell.session.Shell` as the REPL and one-shot mode, inline or on a worker as
   the command registry says; ``cd`` and ``at`` move the tree.
 * **Search** (``/`` or Ctrl-P, :mod:`.search`): paths by name, from an index derived from the tree.
+* **Nodes** (``n``, :mod:`.nodes`): several ``-d`` side by side, and a switcher between them.
 * **Out of the TUI** (:mod:`.hand_off`): the pager, screenshots, the clipboard.
 * Layout: ``app.tcss``; keys: :attr:`MetashellApp.BINDINGS`; the ``?`` screen: :mod:`.help`.
 """
@@ -41,6 +42,7 @@ from .command_runner import CommandDone, CommandOutput, CommandRunner
 from .detail import detail
 from .help import HelpScreen, help_rows
 from .metadata_tree import PAGE, MetadataTree, health_badges, is_gap
+from .nodes import show_nodes
 from .search import PathSearch
 from .ui_first import HEARTBEAT, UiFirst
 
@@ -60,6 +62,7 @@ class MetashellApp(App[int]):
         # Textual's own Ctrl-P did not reach the app (the focused tree took it); docs/tui.md promises it
         Binding("ctrl+p", "command_palette", "Search", show=False, key_display="Ctrl-P", priority=True),
         Binding("h", "history", "History"),
+        Binding("n", "nodes", "Nodes"),
         Binding("w", "toggle_wide", "Wide"),
         Binding("o", "open_pager", "Pager"),
         Binding("y", "copy_path", "Copy path"),
@@ -75,6 +78,7 @@ class MetashellApp(App[int]):
         "command_line": "the command line: any shell command (ls, cd, cat, find, describe, health, at ...)",
         "command_palette": "search paths by name (topics, brokers, configs, ACL principals ...)",
         "history": "history of the selected topic, partition, broker or config (opens at the newest)",
+        "nodes": "several -d: the nodes side by side (role, log end, what each holds and would lose); Enter shows one",
         "toggle_wide": "the detail pane takes the whole width (the tree hides), and back",
         "open_pager": "open what the detail pane shows in $PAGER (default: less -R)",
         "copy_path": "copy the selected path to the clipboard",
@@ -387,6 +391,10 @@ class MetashellApp(App[int]):
         opened at its newest entry (the last line: what happened most recently)."""
         self.commands.scroll_to_end_once = True
         self.run_command(f"history {_quoted(self.selected)}")
+
+    def action_nodes(self) -> None:
+        """Several ``-d``: the nodes side by side; Enter shows one (:mod:`.nodes`)."""
+        show_nodes(self, _quoted)
 
     def action_toggle_wide(self) -> None:
         """Hide or show the tree, so that wide output (``log``, ``describe``) has the whole width."""
