@@ -87,6 +87,7 @@ def test_three_real_nodes_agree() -> None:
     assert status == 0, err
     assert [n["label"] for n in doc["nodes"]] == ["1", "2", "3"] and doc["voters"] == [1, 2, 3]
     assert doc["majorityLogEndOffset"] == 13057
+    assert doc["committedBelow"] == 7269  # node 2's newest snapshot: Kafka snapshots committed records only
     assert all(d["firstDifferentOffset"] is None for d in doc["divergence"])
 
 
@@ -113,6 +114,7 @@ def test_spliced_logs_say_where_they_part_and_what_no_majority_holds(tmp_path: P
     parts = {tuple(d["nodes"]): d["firstDifferentOffset"] for d in doc["divergence"]}
     assert parts == {("1", "2"): last[0][1], ("1", "3"): None, ("2", "3"): last[0][1]}
     assert doc["majorityLogEndOffset"] == 13057
+    assert doc["committedBelow"] == 7269  # node 2's newest snapshot: Kafka snapshots committed records only
     assert doc["mostUpToDate"] == "2"  # Raft's rule: the last epoch first (9), then the end offset
     assert [line.split()[:4] for line in doc["atRisk"]["1"]] == [["13057", "epoch", "2", "NoOpRecord"]]
     first = last[0][1]
@@ -130,7 +132,7 @@ def test_spliced_logs_say_where_they_part_and_what_no_majority_holds(tmp_path: P
     ]
     _, text, _ = run_cli(*args, "quorum")
     assert f"logs of nodes 1 and 2 differ from offset {last[0][1]}" in text
-    assert "node 1 holds 1 offset(s) beyond it: not known to be committed, at risk" in text
+    assert "node 1 holds 1 offset(s) beyond that: not known to be committed, at risk" in text
     _, shown, _ = run_cli(*args, "-c", "node")
     assert shown.splitlines()[1].startswith("* node 2 ")  # the session shows the most up to date
 
@@ -159,6 +161,7 @@ def test_a_broker_s_copy_lacks_what_came_after_it_stopped() -> None:
     assert [d["firstDifferentOffset"] for d in doc["divergence"]] == [None]
     assert {e["offset"]: e["nodes"] for e in doc["timeline"]}[430] == ["1"]
     assert doc["majorityLogEndOffset"] is None  # one voter's directory of three: no majority to judge
+    assert doc["committedBelow"] == 429  # but the broker's snapshot proves offsets below 429 committed
 
 
 def test_each_node_s_tree_is_under_nodes() -> None:

@@ -66,6 +66,26 @@ class QuorumAnalysis:
     """(node, node) -> the first offset where their logs differ (None: one is a prefix of the other)."""
 
     @property
+    def committed_below(self) -> tuple[int, str] | None:
+        """(end offset, node) of the newest snapshot any node holds: every offset below it was
+        committed, since Kafka writes snapshots only from committed records.  The one proof of
+        commitment on disk (the high watermark is not kept, and a fetch, a broker's included,
+        reads the leader's log uncommitted: ``KafkaRaftClient.tryCompleteFetchRequest``)."""
+        best = max(
+            ((s.end_offset, n.label) for n in self.nodes for s in n.report.snapshots),
+            default=None,
+        )
+        return best
+
+    @property
+    def safe_end(self) -> int | None:
+        """Offsets below this are held by a majority or known committed."""
+        known = self.committed_below
+        if self.majority_end is None:
+            return None
+        return max(self.majority_end, known[0] if known else 0)
+
+    @property
     def most_up_to_date(self) -> NodeLog:
         return max(self.nodes, key=lambda n: n.up_to_date)
 
@@ -79,10 +99,17 @@ class QuorumAnalysis:
             yield "majority: too few voters' directories to say what a majority holds"
         else:
             yield f"a majority of the voters holds offsets up to {self.majority_end - 1} (log end offset {self.majority_end})"
+        known = self.committed_below
+        if known is not None:
+            yield (
+                f"committed for certain: offsets below {known[0]} (node {known[1]}'s newest snapshot; Kafka "
+                "snapshots only committed records)"
+            )
+        if self.safe_end is not None:
             for n in sorted(self.nodes, key=lambda n: n.label):
-                extra = (n.report.log_end or 0) - self.majority_end
+                extra = (n.report.log_end or 0) - self.safe_end
                 if extra > 0:
-                    yield f"  node {n.label} holds {extra} offset(s) beyond it: not known to be committed, at risk"
+                    yield f"  node {n.label} holds {extra} offset(s) beyond that: not known to be committed, at risk"
         for (a, b), where in sorted(self.divergence.items()):
             if where is not None:
                 yield f"logs of nodes {a} and {b} differ from offset {where}"
@@ -116,13 +143,14 @@ class QuorumAnalysis:
             yield f"  {event.line()}  [{','.join(labels)}]"
 
     def at_risk(self, node: NodeLog) -> list[str]:
-        """``log`` lines of ``node``'s records past :attr:`majority_end` (the first few)."""
-        if self.majority_end is None or (node.report.log_end or 0) <= self.majority_end:
+        """``log`` lines of ``node``'s records past :attr:`safe_end` (the first few)."""
+        safe = self.safe_end
+        if safe is None or (node.report.log_end or 0) <= safe:
             return []
         lines = []
         try:
-            plan = log_plan(node.directory, self.majority_end)
-            for entry in iter_log(plan, first=self.majority_end, payloads=False):
+            plan = log_plan(node.directory, safe)
+            for entry in iter_log(plan, first=safe, payloads=False):
                 lines.append(f"{entry.offset:>10}  epoch {entry.epoch:<4} {entry.record:<31} {entry.summary}")
                 if len(lines) == _AT_RISK:
                     break
@@ -158,6 +186,7 @@ class QuorumAnalysis:
             "nodes": [{"label": n.label, **n.report.as_json()} for n in self.nodes],
             "voters": self.voters,
             "majorityLogEndOffset": self.majority_end,
+            "committedBelow": None if self.committed_below is None else self.committed_below[0],
             "divergence": [
                 {"nodes": [a, b], "firstDifferentOffset": where}
                 for (a, b), where in sorted(self.divergence.items())

@@ -74,7 +74,7 @@ def node_rows(analysis: QuorumAnalysis, shown: str | None) -> list[tuple[str, li
 def _beyond(analysis: QuorumAnalysis, n: NodeLog) -> str:
     if analysis.majority_end is None:
         return "?"
-    extra = (n.report.log_end or 0) - analysis.majority_end
+    extra = (n.report.log_end or 0) - (analysis.safe_end or 0)
     return f"{extra} offset(s)" if extra > 0 else ""
 
 
