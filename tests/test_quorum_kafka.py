@@ -376,17 +376,3 @@ def test_following_the_rebuild_steps_brings_the_quorum_back(incident: Incident) 
     assert incident.facts["voters_after_rebuild"] == {1, 2, 3}
     assert incident.facts["topics_after_rebuild"] >= TOPICS
 
-
-def test_zz_transcript(incident: Incident) -> None:
-    out = []
-    out.append("== replication\n" + json.dumps(incident.facts["replication"], indent=1))
-    out.append("== facts " + repr({k: v for k, v in incident.facts.items() if k not in ("plan",)}))
-    for point, paths in incident.copies.items():
-        out.append(f"== quorum {point} {list(paths)}\n" + metashell(*_dirs(paths), "quorum").stdout)
-    lost = incident.copies["lost"]
-    s, x = incident.facts["survivor"], incident.facts["lagging"]
-    out.append("== quorum survivors\n" + metashell(*_dirs({s: lost[s], x: lost[x], 4: lost[4]}), "quorum").stdout)
-    out.append("== upgrade\n" + metashell("-d", incident.copies["lagging"][1], "upgrade-check", "--to", TARGET).stdout)
-    out.append("== elr\n" + metashell("-d", incident.copies["lagging"][1], "upgrade-check", "--to", f"{ELR}=1").stdout)
-    out.append("== single\n" + metashell("-d", lost[s], "quorum").stdout)
-    Path("/tmp/quorum_transcript.txt").write_text("\n".join(out))
