@@ -375,4 +375,3 @@ def test_following_the_rebuild_steps_brings_the_quorum_back(incident: Incident) 
     assert plan["kraftVersion"] == 1
     assert incident.facts["voters_after_rebuild"] == {1, 2, 3}
     assert incident.facts["topics_after_rebuild"] >= TOPICS
-
