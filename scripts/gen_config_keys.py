@@ -15,14 +15,13 @@ whichever release wrote the log, metashell redacts at least what that release wo
 
 from __future__ import annotations
 
-import argparse
 import sys
 from pathlib import Path
 
 SCRIPTS = Path(__file__).resolve().parent
 sys.path.insert(0, str(SCRIPTS))
 
-from generated import write_or_check
+from generated import generator_main
 from kafka_harness import KafkaDist
 
 RELEASES = ("3.9.2", "4.4.0")
@@ -86,12 +85,5 @@ def render() -> str:
     )
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--check", action="store_true", help="only check that the file is up to date")
-    args = parser.parse_args(argv)
-    return write_or_check(TARGET, render(), check=args.check, script="scripts/gen_config_keys.py")
-
-
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(generator_main(__doc__ or "", TARGET, render, "scripts/gen_config_keys.py"))

@@ -15,7 +15,6 @@ it is released, and 3.9's enums have another shape).
 
 from __future__ import annotations
 
-import argparse
 import json
 import sys
 from pathlib import Path
@@ -23,7 +22,7 @@ from pathlib import Path
 SCRIPTS = Path(__file__).resolve().parent
 sys.path.insert(0, str(SCRIPTS))
 
-from generated import write_or_check
+from generated import generator_main
 from kafka_harness import KafkaDist
 
 RELEASE = "4.4.0"
@@ -70,12 +69,5 @@ def render() -> str:
     return "\n".join(lines)
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--check", action="store_true", help="only check that the file is up to date")
-    args = parser.parse_args(argv)
-    return write_or_check(TARGET, render(), check=args.check, script="scripts/gen_feature_rules.py")
-
-
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(generator_main(__doc__ or "", TARGET, render, "scripts/gen_feature_rules.py"))

@@ -11,7 +11,6 @@ Written by :mod:`metashell.protocol.codegen_rust` from the schemas bundled in
 
 from __future__ import annotations
 
-import argparse
 import sys
 from pathlib import Path
 
@@ -19,7 +18,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "scripts"))
 sys.path.insert(0, str(ROOT))
 
-from generated import write_or_check
+from generated import generator_main
 
 from metashell.image.replay.topics import DECODERS
 from metashell.protocol.codegen_rust import generate_rust
@@ -32,12 +31,5 @@ def render() -> str:
     return generate_rust(bundled_schemas(), DECODERS.positional)
 
 
-def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--check", action="store_true", help="only check that the file is up to date")
-    args = parser.parse_args()
-    return write_or_check(TARGET, render(), check=args.check, script="scripts/gen_native.py")
-
-
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(generator_main(__doc__ or "", TARGET, render, "scripts/gen_native.py"))

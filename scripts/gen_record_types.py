@@ -12,7 +12,6 @@ schemas bundled in ``metashell/protocol/schemas/metadata``, never typed by hand:
 
 from __future__ import annotations
 
-import argparse
 import json
 import re
 import sys
@@ -21,7 +20,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "scripts"))
 
-from generated import write_or_check
+from generated import generator_main
 
 SCHEMAS = ROOT / "metashell" / "protocol" / "schemas" / "metadata"
 TARGET = ROOT / "metashell" / "protocol" / "record_type.py"
@@ -70,12 +69,5 @@ def render() -> str:
     return "\n".join(lines)
 
 
-def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--check", action="store_true", help="exit 1 if the file is out of date")
-    args = parser.parse_args()
-    return write_or_check(TARGET, render(), check=args.check, script="scripts/gen_record_types.py")
-
-
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(generator_main(__doc__ or "", TARGET, render, "scripts/gen_record_types.py"))

@@ -6,7 +6,9 @@ without regenerating, fails with the command that fixes it.
 
 from __future__ import annotations
 
+import argparse
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 
@@ -20,3 +22,11 @@ def write_or_check(target: Path, text: str, *, check: bool, script: str) -> int:
     target.write_text(text)
     print(f"wrote {target}")
     return 0
+
+
+def generator_main(doc: str, target: Path, render: Callable[[], str], script: str) -> int:
+    """The command line every generator has: rewrite ``target``, or ``--check`` it."""
+    parser = argparse.ArgumentParser(description=doc.strip().split("\n\n")[0])
+    parser.add_argument("--check", action="store_true", help="only check that the file is up to date")
+    args = parser.parse_args()
+    return write_or_check(target, render(), check=args.check, script=script)

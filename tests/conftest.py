@@ -146,6 +146,24 @@ def corpus_dirs() -> list[Any]:
 # real Kafka
 
 
+def assert_generated_current(script: str, versions: tuple[str, ...]) -> None:
+    """``scripts/<script> --check`` against the cached Kafka ``versions`` (skipped until the kafka
+    tests have fetched them): a table generated from Kafka's jars was not edited by hand."""
+    import subprocess
+
+    if not all(kafka_harness.KafkaDist(v).is_ready() for v in versions):
+        pytest.skip(f"Kafka {' and '.join(versions)} not in the cache yet (the kafka tests fetch them)")
+    proc = subprocess.run(
+        [sys.executable, str(SCRIPTS / script), "--check"],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stderr
+
+
 def kafka_unavailable(reason: str) -> NoReturn:
     """Skip (laptop) or fail (CI, METASHELL_REQUIRE_KAFKA=1) with a one-line reason."""
     reason = " ".join(str(reason).split())[:300]

@@ -8,13 +8,11 @@ Kafka shows for keys it knows.
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import KAFKA_VERSIONS, REPO, SCRIPTS
+from conftest import KAFKA_VERSIONS, SCRIPTS, assert_generated_current
 
 from metashell.tree.config_keys import KNOWN, PASSWORD
 from metashell.tree.redact import is_sensitive_config
@@ -83,19 +81,7 @@ def test_redaction_is_at_least_as_strict_as_kafka(version: str) -> None:
 
 def test_generated_table_is_current_when_kafka_is_cached() -> None:
     """The table is generated, not hand-edited (regenerated against the cached jars when present)."""
-    from kafka_harness import KafkaDist
-
-    if not all(KafkaDist(v).is_ready() for v in ("3.9.2", "4.4.0")):
-        pytest.skip("Kafka 3.9.2 and 4.4.0 are not in the cache yet (the kafka tests fetch them)")
-    proc = subprocess.run(
-        [sys.executable, str(SCRIPTS / "gen_config_keys.py"), "--check"],
-        cwd=REPO,
-        capture_output=True,
-        text=True,
-        timeout=600,
-        check=False,
-    )
-    assert proc.returncode == 0, proc.stderr
+    assert_generated_current("gen_config_keys.py", ("3.9.2", "4.4.0"))
 
 
 def test_rule_per_resource_type() -> None:

@@ -8,8 +8,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-import pytest
-from conftest import FIXTURES
+from conftest import FIXTURES, assert_generated_current
 from test_cli import run_cli
 from test_image_loader import rec
 
@@ -170,20 +169,4 @@ def test_unknown_features_and_levels_are_named() -> None:
 
 def test_the_dependency_table_is_generated_from_kafka() -> None:
     """Regenerated against the cached 4.4.0 jars when present (the kafka tests fetch them)."""
-    import subprocess
-    import sys
-
-    from conftest import REPO, SCRIPTS
-    from kafka_harness import KafkaDist
-
-    if not KafkaDist("4.4.0").is_ready():
-        pytest.skip("Kafka 4.4.0 is not in the cache yet (the kafka tests fetch it)")
-    proc = subprocess.run(
-        [sys.executable, str(SCRIPTS / "gen_feature_rules.py"), "--check"],
-        cwd=REPO,
-        capture_output=True,
-        text=True,
-        timeout=600,
-        check=False,
-    )
-    assert proc.returncode == 0, proc.stderr
+    assert_generated_current("gen_feature_rules.py", ("4.4.0",))
