@@ -34,7 +34,6 @@ import org.apache.kafka.clients.admin.NewPartitions;
 import org.apache.kafka.clients.admin.NewTopic;
 import org.apache.kafka.clients.admin.PartitionReassignment;
 import org.apache.kafka.clients.admin.QuorumInfo;
-import org.apache.kafka.clients.admin.RaftVoterEndpoint;
 import org.apache.kafka.clients.admin.RenewDelegationTokenOptions;
 import org.apache.kafka.clients.admin.ScramCredentialInfo;
 import org.apache.kafka.clients.admin.ScramMechanism;
@@ -145,7 +144,8 @@ public class FixtureOps {
                 AclPermissionType.valueOf(a[i + 6])));
     }
 
-    /** Reflection for API that only newer clients have (e.g. unregisterController, Kafka 4.4). */
+    /** Reflection for API that only newer clients have (unregisterController, Kafka 4.4; the raft
+     *  voter calls, 3.9), so that one program compiles against every release line from 3.3. */
     static Object call(Object target, String method, Object... args) throws Exception {
         for (Method m : target.getClass().getMethods()) {
             if (m.getName().equals(method) && m.getParameterCount() == args.length) {
@@ -302,12 +302,16 @@ public class FixtureOps {
                     + " voters=" + v + " observers=" + o;
             }
             case "remove-voter":  // ID DIRID
-                admin.removeRaftVoter(Integer.parseInt(a[1]), Uuid.fromString(a[2])).all().get();
+                ((KafkaFuture<?>) call(call(admin, "removeRaftVoter", Integer.parseInt(a[1]), Uuid.fromString(a[2])), "all")).get();
                 return a[1];
-            case "add-voter":  // ID DIRID LISTENER HOST PORT
-                admin.addRaftVoter(Integer.parseInt(a[1]), Uuid.fromString(a[2]),
-                    Set.of(new RaftVoterEndpoint(a[3], a[4], Integer.parseInt(a[5])))).all().get();
+            case "add-voter": {  // ID DIRID LISTENER HOST PORT (3.9+: by reflection, so older clients compile)
+                Object endpoint = Class.forName("org.apache.kafka.clients.admin.RaftVoterEndpoint")
+                    .getConstructor(String.class, String.class, int.class)
+                    .newInstance(a[3], a[4], Integer.parseInt(a[5]));
+                Object result = call(admin, "addRaftVoter", Integer.parseInt(a[1]), Uuid.fromString(a[2]), Set.of(endpoint));
+                ((KafkaFuture<?>) call(result, "all")).get();
                 return a[1];
+            }
             case "produce": {  // TOPIC COUNT VALUESIZE [producer k=v ...] (idempotent; transactional if transactional.id)
                 Properties p = new Properties();
                 p.putAll(props);
