@@ -826,15 +826,15 @@ def test_n_shows_the_nodes_side_by_side_and_switches() -> None:
     asyncio.run(main())
 
 
-def test_n_with_one_node_says_how_to_open_several() -> None:
+def test_n_is_offered_only_with_several_nodes() -> None:
     app = MetashellApp(open_directory(str(DEMO), lambda _w: None, True))
 
     async def main() -> None:
         async with app.run_test(size=(100, 30)) as pilot:
             await pilot.pause()
+            assert app.check_action("nodes", ()) is False  # hidden from the footer, and inert
             await pilot.press("n")
             await pilot.pause()
             assert not isinstance(app.screen, ModalScreen)
-            assert any("open several" in str(n.message) for n in app._notifications)
 
     asyncio.run(main())

@@ -392,6 +392,12 @@ class MetashellApp(App[int]):
         self.commands.scroll_to_end_once = True
         self.run_command(f"history {_quoted(self.selected)}")
 
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """``n`` (nodes) only with several ``-d``: one node has nothing to put side by side."""
+        if action == "nodes":
+            return self.shell.source is not None and self.shell.source.quorum is not None
+        return True
+
     def action_nodes(self) -> None:
         """Several ``-d``: the nodes side by side; Enter shows one (:mod:`.nodes`)."""
         show_nodes(self, _quoted)
