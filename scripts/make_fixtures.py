@@ -15,8 +15,9 @@ The client operations are a small Java program (``scripts/java/FixtureOps.java``
 the exact Kafka version under test -- Kafka 4.4.0's admin CLI jars are not on Maven Central, and one
 long-lived JVM per phase is much faster on a 2-core box than dozens of CLI start-ups.  The rest is
 in ``scripts/fixtures/``, one module per concern: ``ops`` (that JVM), ``cluster`` (the clusters and
-the waits scenarios share), ``demo_split`` and ``zk_migration`` (the scenarios), ``inventory``
-(what a fixture holds).  This script lists the scenarios and runs them.
+the waits scenarios share), ``demo_split`` and ``zk_migration`` (the scenarios), ``release_line``
+(one workload on each release line, 3.3 to 4.4), ``upgrade_chain`` (one node rolled from 3.3 to
+4.4), ``inventory`` (what a fixture holds).  This script lists the scenarios and runs them.
 
 Only the files a metadata reader needs are kept (``meta.properties``, ``bootstrap.checkpoint``,
 ``__cluster_metadata-0/{*.log,*.checkpoint,quorum-state,leader-epoch-checkpoint,partition.metadata}``);
@@ -29,7 +30,9 @@ Usage::
     python scripts/make_fixtures.py                       # all fixtures
     python scripts/make_fixtures.py --only demo           # one scenario
     python scripts/make_fixtures.py --version 3.9.2       # the scenarios of one Kafka version
+    python scripts/make_fixtures.py --only kafka-3.5      # one release line (about a minute)
     python scripts/make_fixtures.py --summary             # print record-type inventory of fixtures/
+    python scripts/make_fixtures.py --reinventory         # recompute the manifest's inventories
 """
 
 from __future__ import annotations
@@ -50,6 +53,8 @@ sys.path.insert(0, str(SCRIPTS))
 from fixtures.cluster import Log
 from fixtures.demo_split import Scenario, run_demo, run_split
 from fixtures.inventory import copy_metadata_dir, coverage_table, inventory
+from fixtures.release_line import RELEASES, fixture_name, run_release_line
+from fixtures.upgrade_chain import CHAIN, run_upgrade_chain
 from fixtures.zk_migration import run_zk_migration
 from kafka_harness import HarnessError, KafkaDist
 
@@ -89,7 +94,33 @@ SCENARIOS: tuple[Scenario, ...] = (
         "metadata transaction), dual-write, then finalized",
         run_zk_migration,
     ),
+    *(
+        Scenario(
+            fixture_name(v),
+            v,
+            "split",
+            {fixture_name(v): 1},
+            f"release line {fixture_name(v)[6:]}: 3 controllers + 2 brokers, its default metadata.version, the "
+            "one workload every line runs (scripts/fixtures/release_line.py)",
+            run_release_line,
+        )
+        for v in RELEASES
+    ),
+    Scenario(
+        "kafka-upgrade-chain",
+        CHAIN[0],
+        "combined",
+        {"kafka-upgrade-chain": 1},
+        "one combined node rolled " + " -> ".join(CHAIN) + ", kafka-features upgrade at each step "
+        "(scripts/fixtures/upgrade_chain.py)",
+        run_upgrade_chain,
+    ),
 )
+
+
+def command_for(scenario: str) -> str:
+    """The command that makes a scenario's fixtures (the manifest records it with each)."""
+    return f"python scripts/make_fixtures.py --only {scenario}"
 
 
 def generate(scenario: Scenario, out: Path, workroot: Path, log: Log) -> dict[str, dict[str, Any]]:
@@ -119,6 +150,7 @@ def generate(scenario: Scenario, out: Path, workroot: Path, log: Log) -> dict[st
             "node_id": node_id,
             "roles": list(node.roles),
             "description": scenario.description,
+            "command": command_for(scenario.name),
             "generation_seconds": seconds,
             **inv,
         }
@@ -138,6 +170,11 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--workdir", help="keep the cluster dirs (configs, server logs) here")
     parser.add_argument(
+        "--reinventory",
+        action="store_true",
+        help="recompute what each fixture of --out holds (its manifest entry's inventory) and exit",
+    )
+    parser.add_argument(
         "--summary",
         action="store_true",
         help="print the record-type coverage table of --out (from its manifest.json) and exit",
@@ -146,6 +183,14 @@ def main(argv: list[str] | None = None) -> int:
     out = Path(args.out).resolve()
     if args.summary:
         print(coverage_table(json.loads((out / "manifest.json").read_text())))
+        return 0
+    if args.reinventory:  # after the inventory learns something new: no cluster needs to run again
+        path = out / "manifest.json"
+        entries = json.loads(path.read_text())
+        for name, entry in entries.items():
+            entry.update(inventory(out / name))
+            entry["command"] = command_for(entry["scenario"])
+        path.write_text(json.dumps(dict(sorted(entries.items())), indent=1) + "\n")
         return 0
     chosen = [
         sc
