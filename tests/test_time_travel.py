@@ -33,8 +33,15 @@ def quiet(_line: str) -> None:
     pass
 
 
-@pytest.mark.parametrize("fixture", ["kafka-4.4-broker", "kafka-4.4-split-c1", "kafka-3.9-split-c1", "demo"])
+def _fixture_names() -> list[str]:
+    import json
+
+    return sorted(json.loads((FIXTURES / "manifest.json").read_text()))
+
+
+@pytest.mark.parametrize("fixture", _fixture_names())
 def test_at_a_snapshot_offset_is_kafkas_snapshot(fixture: str) -> None:
+    """Every fixture, each release line's included: ``--at`` a snapshot's offset is that snapshot."""
     d = open_metadata_dir(FIXTURES / fixture)
     for snap in (s for s in d.snapshots if not s.is_bootstrap):
         at = open_directory(str(FIXTURES / fixture), quiet, True, at=str(snap.end_offset - 1))
