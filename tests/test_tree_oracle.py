@@ -98,10 +98,10 @@ def _kafka_quota_name(entity) -> str:
     return kt.quota_entity_name([(t, n) for t, n in entity if n is not None])
 
 
-def _check(oracle, path: Path) -> None:
+def _check(oracle, path: Path, small: bool = True) -> None:
     result = load_file(path)
     root = build_root(result.image, redact=False)
-    commands = COMMANDS + (SMALL_COMMANDS if path.stat().st_size <= SMALL else [])
+    commands = COMMANDS + (SMALL_COMMANDS if small and path.stat().st_size <= SMALL else [])
     failures = []
     shown = kafka_visible_context(root.ctx).image
     if any(name is None for entity in shown.client_quotas for _, name in entity):
@@ -135,9 +135,39 @@ def test_corpus_file_image_matches_kafka(path: Path, kafka_oracle) -> None:
     _check(kafka_oracle, path)
 
 
-@pytest.mark.parametrize("path", _params(FIXTURES, "fixtures"))
+def _release_lines() -> set[str]:
+    """Fixtures of the release lines and the upgrade chain (issue 27): thirteen small directories."""
+    import json
+
+    manifest = json.loads((FIXTURES / "manifest.json").read_text())
+    return {
+        name
+        for name, e in manifest.items()
+        if e["description"].startswith(("release line", "one combined node rolled"))
+    }
+
+
+RELEASE_LINES = _release_lines()
+
+
+def _fixture_params() -> list:
+    """Every file of the older fixtures; of the release lines, the snapshots, with find and tree only
+    (issue 27 asks for /image "for every snapshot"; all their files with every command would take
+    some 500 JVM starts, a quarter of CI; their segments are checked by kafka-dump-log record for record,
+    and by doctor against the snapshots)."""
+    return [
+        p
+        for p in _params(FIXTURES, "fixtures")
+        if p.values[0] is None
+        or p.values[0].relative_to(FIXTURES).parts[0] not in RELEASE_LINES
+        or (p.values[0].parent.name == "__cluster_metadata-0" and p.values[0].suffix == ".checkpoint")
+    ]
+
+
+@pytest.mark.parametrize("path", _fixture_params())
 def test_fixture_file_image_matches_kafka(path: Path, kafka_oracle) -> None:
-    _check(kafka_oracle, path)
+    line = path.relative_to(FIXTURES).parts[0] in RELEASE_LINES
+    _check(kafka_oracle, path, small=not line)
 
 
 @pytest.mark.parametrize(
