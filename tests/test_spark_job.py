@@ -109,7 +109,8 @@ def test_the_command_line_exports_and_reports(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr[-3000:]
     # progress on stderr (after whatever the JVM says there first): stdout carries only the summary
     lines = [line for line in done.stderr.splitlines() if line.startswith("[")]
-    assert lines[0].startswith("[spark] local[2]") and lines[1].startswith("[plan] 6 metadata dir(s)")
+    dirs = sum((d / "__cluster_metadata-0").is_dir() for d in FIXTURES.iterdir())  # every fixture
+    assert lines[0].startswith("[spark] local[2]") and lines[1].startswith(f"[plan] {dirs} metadata dir(s)")
     from metashell.spark.job import all_tables
 
     n = len(all_tables())  # the registry's tables, errors last
