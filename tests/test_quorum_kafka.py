@@ -273,11 +273,12 @@ def incident(tmp_path_factory: pytest.TempPathFactory) -> Any:
 
 
 def _directory_id(log_dir: Path) -> str:
-    for line in (log_dir / "meta.properties").read_text().splitlines():
-        key, _, value = line.partition("=")
-        if key.strip() == "directory.id":
-            return value.strip()
-    raise AssertionError(f"no directory.id in {log_dir}/meta.properties")
+    """The node's directory id, as metashell reads ``meta.properties``."""
+    from metashell.log.directory import open_metadata_dir
+
+    meta = open_metadata_dir(log_dir).meta
+    assert meta is not None and meta.directory_id, f"no directory.id in {log_dir}/meta.properties"
+    return meta.directory_id
 
 
 def _dirs(paths: dict[int, Path]) -> list[str | Path]:

@@ -71,11 +71,7 @@ class QuorumAnalysis:
         committed, since Kafka writes snapshots only from committed records.  The one proof of
         commitment on disk (the high watermark is not kept, and a fetch, a broker's included,
         reads the leader's log uncommitted: ``KafkaRaftClient.tryCompleteFetchRequest``)."""
-        best = max(
-            ((s.end_offset, n.label) for n in self.nodes for s in n.report.snapshots),
-            default=None,
-        )
-        return best
+        return max(((s.end_offset, n.label) for n in self.nodes for s in n.report.snapshots), default=None)
 
     @property
     def safe_end(self) -> int | None:
@@ -105,9 +101,10 @@ class QuorumAnalysis:
                 f"committed for certain: offsets below {known[0]} (node {known[1]}'s newest snapshot; Kafka "
                 "snapshots only committed records)"
             )
-        if self.safe_end is not None:
+        safe = self.safe_end
+        if safe is not None:
             for n in sorted(self.nodes, key=lambda n: n.label):
-                extra = (n.report.log_end or 0) - self.safe_end
+                extra = (n.report.log_end or 0) - safe
                 if extra > 0:
                     yield f"  node {n.label} holds {extra} offset(s) beyond that: not known to be committed, at risk"
         for (a, b), where in sorted(self.divergence.items()):

@@ -96,10 +96,12 @@ def _voter_set(chosen: NodeLog) -> tuple[int, dict[int, str | None]]:
     return level, voters
 
 
-def _log_dir(node: NodeLog) -> Path | None:
+def _log_dir(node: NodeLog) -> Path:
     """The node's metadata.log.dir: the folder that holds meta.properties and the partition."""
     d = node.directory
-    return d.log_dir if d.log_dir is not None else (d.path.parent if d.path is not None else None)
+    where = d.log_dir if d.log_dir is not None else d.path.parent if d.path is not None else None
+    assert where is not None  # open_metadata_dir always sets one of them
+    return where
 
 
 def rebuild_plan(analysis: QuorumAnalysis) -> RebuildPlan | None:
@@ -111,10 +113,9 @@ def rebuild_plan(analysis: QuorumAnalysis) -> RebuildPlan | None:
     level, voters = _voter_set(chosen)
     cluster = chosen.report.cluster_id or "CLUSTER_ID"
     by_id = {n.report.node_id: n for n in analysis.nodes}
-    dirs = {vid: _node_dir(by_id.get(vid)) for vid in sorted(voters)}
+    dirs = {vid: _log_dir(by_id[vid]) if vid in by_id else None for vid in sorted(voters)}
     chosen_id = chosen.report.node_id
-    source = dirs.get(chosen_id) if chosen_id is not None else None
-    src = _quote(source or _log_dir(chosen) or Path(f"$NODE{chosen.label}_LOG_DIR"))
+    src = _quote(_log_dir(chosen))
     steps = [
         Step(
             f"stop every controller ({', '.join(map(str, sorted(voters)))}); brokers may keep running and "
@@ -122,12 +123,7 @@ def rebuild_plan(analysis: QuorumAnalysis) -> RebuildPlan | None:
         ),
         Step(
             "keep a copy of each voter's log, outside its metadata.log.dir (Kafka reads every folder there)",
-            [
-                f"mkdir -p {_quote(d.parent / (d.name + '.before-rebuild'))} && cp -a "
-                f"{_quote(d)}/{PARTITION} {_quote(d.parent / (d.name + '.before-rebuild'))}/"
-                for d in dirs.values()
-                if d is not None
-            ],
+            [_backup(d) for d in dirs.values() if d is not None],
         ),
     ]
     last_epoch = chosen.report.last_epoch
@@ -183,9 +179,11 @@ def rebuild_plan(analysis: QuorumAnalysis) -> RebuildPlan | None:
     return RebuildPlan(chosen.label, level, voters, steps, unknown)
 
 
+def _backup(log_dir: Path) -> str:
+    """Copy a node's partition beside its metadata.log.dir, where Kafka does not look."""
+    backup = _quote(log_dir.parent / (log_dir.name + ".before-rebuild"))
+    return f"mkdir -p {backup} && cp -a {_quote(log_dir)}/{PARTITION} {backup}/"
+
+
 def _quote(path: Path) -> str:
     return shlex.quote(str(path))
-
-
-def _node_dir(node: NodeLog | None) -> Path | None:
-    return None if node is None else _log_dir(node)

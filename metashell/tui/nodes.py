@@ -147,8 +147,7 @@ class NodesScreen(ModalScreen[str | None]):
 def show_nodes(app: MetashellApp, quoted: Callable[[str], str]) -> None:
     """The ``n`` key: push the screen; the node chosen is shown by ``:node LABEL``."""
     source = app.shell.source
-    if source is None or source.quorum is None:
-        app.notify("one node: open several (-d DIR -d DIR ...) to see them side by side", severity="warning")
+    if source is None or source.quorum is None:  # the app offers the key only with several -d
         return
 
     def show(label: str | None) -> None:
