@@ -9,6 +9,7 @@ import struct
 from itertools import count
 from typing import Any
 
+from metashell.protocol.code_cache import compiled
 from metashell.protocol.schema import FieldSpec, MessageSpec
 from metashell.protocol.uuid import ZERO_UUID, uuid_from_str
 from metashell.protocol.wire import Malformed, read_uvarint, write_uvarint
@@ -147,5 +148,5 @@ class SourceGen:
 
     def compile(self) -> dict[str, Any]:
         ns = dict(self.consts)
-        exec(compile("\n".join(self.lines), f"<metashell codec {self.spec.name}>", "exec"), ns)  # noqa: S102
+        exec(compiled("\n".join(self.lines), f"<metashell codec {self.spec.name}>"), ns)  # noqa: S102
         return ns

@@ -18,6 +18,7 @@ from functools import cache
 from typing import Any
 
 from metashell.protocol import registry
+from metashell.protocol.code_cache import compiled
 from metashell.protocol.codegen import default_value
 from metashell.protocol.control import CONTROL_TYPES, ControlRecord
 from metashell.protocol.schema import FieldSpec
@@ -209,7 +210,8 @@ def _writer(schema_name: str, version: int) -> Any:
     gen = _TextGen(spec, version, spec.flexible(version))
     top = gen.struct(spec.fields)
     namespace: dict[str, Any] = dict(gen.consts)
-    exec("\n".join(gen.lines), namespace)  # noqa: S102 - source generated from the bundled schemas
+    code = compiled("\n".join(gen.lines), f"<metashell json {schema_name} v{version}>")
+    exec(code, namespace)  # noqa: S102 - source generated from the bundled schemas
     return namespace[top]
 
 
