@@ -154,6 +154,8 @@ def generate(scenario: Scenario, out: Path, workroot: Path, log: Log) -> dict[st
             "generation_seconds": seconds,
             **inv,
         }
+        if getattr(cluster, "oracle", None) and node_id == 1:
+            entries[fixture]["oracle"] = cluster.oracle
         log(
             f"   {fixture}: {inv['bytes']} bytes, {inv['segments']} segments, {len(inv['snapshots'])} "
             f"snapshots, tail after snapshot: {inv['has_log_tail_after_snapshot']}"
