@@ -166,11 +166,6 @@ NOT_WRITTEN_VERSIONS: dict[tuple[str, int], str] = {
         "defined by KIP-853, but Kafka up to 4.4 writes version 0 (LeaderState sets it; every 4.x "
         "fixture, dynamic quorums included, holds v0)"
     ),
-    ("BrokerRegistrationChangeRecord", 2): (
-        "written only when a broker's log directory fails or comes back (JBOD, KIP-858) on a "
-        "metadata.version from 3.7-IV2 to before 4.3's cordoned directories (v3); no workload fails a "
-        "log directory yet"
-    ),
 }
 
 
