@@ -87,6 +87,20 @@ def test_every_fixture_is_consistent(fixture: str) -> None:
     assert "snapshots against the log" in doc["checked"]
 
 
+@pytest.mark.parametrize("fixture", ["kafka-3.7", "kafka-4.4"])
+def test_a_failed_log_directory_is_information_not_an_inconsistency(fixture: str) -> None:
+    """The release lines fail broker 4's second log directory (JBOD, 3.7 on): Kafka drops it from
+    the broker's registration and leaves its replicas there, offline.  doctor names them as
+    information; the metadata is consistent."""
+    status, doc = _doctor(FIXTURES / fixture)
+    items = _found(doc)["foreign-directories"]
+    severity = {f["key"]: f["severity"] for f in doc["findings"]}["foreign-directories"]
+    assert status == 0 and doc["clean"] and severity == "info"
+    assert items and all(
+        ": replica 4 in directory " in i and i.endswith("which broker 4 does not list") for i in items
+    )
+
+
 @pytest.mark.parametrize("directory", corpus_dirs())
 def test_every_corpus_directory_is_consistent(directory: Path) -> None:
     """The one finding on the corpus is information: the pre-3.3 log has no metadata.version."""

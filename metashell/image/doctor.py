@@ -286,7 +286,7 @@ def check_references(
                     d = p.directories[i]
                     if d not in _RESERVED_DIRS and d not in reg.directories:
                         foreign_dir.append(
-                            f"{name}-{pid}: replica {r} in directory {uuid_to_str(d)}, which broker {r} does not have"
+                            f"{name}-{pid}: replica {r} in directory {uuid_to_str(d)}, which broker {r} does not list"
                         )
     orphan_configs = [
         f"topic {name!r} has {len(values)} config(s) but no such topic exists"
@@ -300,10 +300,13 @@ def check_references(
             "broker id(s) holding replicas but not registered",
             [f"broker {b}: {n} replica(s)" for b, n in sorted(unknown_broker.items())],
         ),
+        # What Kafka writes when a JBOD broker's log directory fails (KIP-858): the broker's
+        # registration drops the directory and its replicas keep it, offline
+        # (BrokerRegistration.hasOnlineDir).  The metadata is consistent; the replicas are down.
         DoctorFinding(
             "foreign-directories",
-            WARNING,
-            "replica(s) in a directory their broker does not list",
+            INFO,
+            "replica(s) in a directory their broker does not list (offline: a failed log directory)",
             foreign_dir,
         ),
         DoctorFinding(
