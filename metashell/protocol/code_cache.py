@@ -19,7 +19,6 @@ from __future__ import annotations
 import hashlib
 import marshal
 import os
-import tempfile
 from functools import cache
 from importlib.util import MAGIC_NUMBER
 from pathlib import Path
@@ -58,6 +57,8 @@ def compiled(source: str, filename: str) -> CodeType:
 
 def _store(path: Path, data: bytes) -> None:
     """Write atomically (another process may read the same key), or not at all."""
+    import tempfile  # only when something new was compiled: a one-shot start does not pay for it
+
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-")
