@@ -21,6 +21,7 @@ import pytest
 from conftest import FIXTURES
 from test_answers_kafka import _acl_set
 from test_cli import run_cli
+from test_tree_oracle import IMAGE_CHILDREN
 
 from metashell.image.image import MetadataImage
 from metashell.log import open_metadata_dir
@@ -40,20 +41,7 @@ OWN_SHELL_SINCE = (3, 9)
 
 # Kafka's tree without /image/clientQuotas: the shells name default quota entities wrongly and
 # then fail (a deliberate difference, docs/tree.md; test_tree_oracle checks it on every snapshot).
-TREE = [
-    f"/image/{c}"
-    for c in (
-        "acls",
-        "cluster",
-        "configs",
-        "delegationToken",
-        "features",
-        "producerIds",
-        "provenance",
-        "scram",
-        "topics",
-    )
-]
+TREE = [f"/image/{c}" for c in IMAGE_CHILDREN if c != "clientQuotas"]
 
 
 def _batches(segment: Path) -> list[tuple[int, int, int, int]]:
