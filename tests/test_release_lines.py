@@ -219,3 +219,31 @@ def test_describe_acl_is_the_release_s_kafka_acls(name: str) -> None:
 def test_every_release_line_has_the_kafka_answers() -> None:
     """The kept answers come with every line (a regenerated fixture without them fails here)."""
     assert ANSWERED == LINES
+
+
+@pytest.mark.parametrize("name", ["kafka-3.6", "kafka-3.7", "kafka-4.4"])
+def test_health_names_the_failed_log_directory(name: str) -> None:
+    """From 3.7 broker 4's second log directory fails at the end of the workload: ``health`` names
+    the directory and counts the replicas left in it (the ones doctor lists), which Kafka counts
+    offline: none of them is in its ISR in the release's own kafka-topics answer."""
+    entry = MANIFEST[name]
+    at = str(entry["oracle"]["at"])
+    status, out, err = run_cli("-d", str(FIXTURES / name), "--at", at, "--json", "health")
+    assert status == 0, err
+    found = {f["key"]: f for f in json.loads(out)["findings"]}
+    if name == "kafka-3.6":  # one log directory per broker before 3.7
+        assert "failed-log-directories" not in found
+        return
+    (item,) = found["failed-log-directories"]["items"]
+    status, out, _ = run_cli("-d", str(FIXTURES / name), "--at", at, "--json", "doctor")
+    listed = json.loads(out)["findings"]
+    (doctor,) = [f["items"] for f in listed if f["key"] == "foreign-directories"]
+    assert item["broker"] == 4 and item["replicas"] == len(doctor) > 0
+    assert all(item["directory"] in line for line in doctor)
+    offline = {line.split(":")[0] for line in doctor}
+    kafka = {
+        f"{f['Topic']}-{f['Partition']}": f
+        for f in map(_fields, entry["oracle"]["kafka-topics --describe"])
+        if "Partition" in f
+    }
+    assert all("4" not in kafka[p]["Isr"].split(",") for p in offline)

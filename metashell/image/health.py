@@ -31,7 +31,7 @@ from .gcpause import gc_paused
 from .health_report import CRITICAL, INFO, NO_LEADER, WARNING, Finding, HealthReport, PartitionRef
 from .image import MetadataImage
 from .kafka_names import CONFIG_RESOURCE_TOPIC
-from .model import Partition
+from .model import LOST_DIR, MIGRATING_DIR, UNASSIGNED_DIR, Partition
 from .wording import broker_state
 
 __all__ = [
@@ -53,6 +53,7 @@ _NAME = itemgetter(0)
 _BROKER = 4
 _NO_LEADER = NO_LEADER
 METADATA_VERSION = "metadata.version"
+_RESERVED_DIRS = frozenset({MIGRATING_DIR, UNASSIGNED_DIR, LOST_DIR})
 
 
 # -- rules shared with `describe` --------------------------------------------------------------------
@@ -110,6 +111,7 @@ def _check_health(image: MetadataImage, pace: Callable[[], None] | None) -> Heal
     leader_ids: list[int] = []
     replica_sets: dict[tuple[int, ...], None] = {}  # replica lists are interned tuples: few distinct
     isr_sets: dict[tuple[int, ...], None] = {}
+    dir_sets: dict[tuple[bytes, ...], None] = {}  # interned too
     partitions = 0
     no_leader = _NO_LEADER
     new = tuple.__new__
@@ -132,6 +134,7 @@ def _check_health(image: MetadataImage, pace: Callable[[], None] | None) -> Heal
             isr_size = len(p.isr)
             replica_sets[replicas] = None
             isr_sets[p.isr] = None
+            dir_sets[p.directories] = None
             ref = None
             if leader == no_leader or leader not in live:
                 ref = new(PartitionRef, (name, pid, p))
@@ -243,6 +246,14 @@ def _check_health(image: MetadataImage, pace: Callable[[], None] | None) -> Heal
         "throttle), and one more failure elsewhere loses a copy",
     )
     add(
+        "failed-log-directories",
+        WARNING,
+        "failed log directory(ies): replicas in a directory their broker no longer lists",
+        _failed_directories(image, dir_sets),
+        "a JBOD broker reports a failed log directory and the controller drops it from the broker's "
+        "registration (KIP-858): the replicas there are offline until it comes back or they move",
+    )
+    add(
         "duplicate-endpoints",
         WARNING,
         "endpoint(s) advertised by more than one broker",
@@ -312,6 +323,36 @@ def _no_data(image: MetadataImage) -> str:
     if prov.records == 0:
         return "the metadata holds no record (its files are empty, or could not be read)"
     return f"no broker, controller or topic is registered at offset {prov.offset} ({prov.records} record(s) read)"
+
+
+def _failed_directories(
+    image: MetadataImage, dir_sets: dict[tuple[bytes, ...], None]
+) -> list[dict[str, Any]]:
+    """Directories replicas are assigned to that no registered broker lists, with their replicas.
+
+    Kafka counts such a replica offline (``BrokerRegistration.hasOnlineDir``).  The distinct
+    directory tuples are few (interned), so only a cluster with a failed directory is walked again.
+    """
+    brokers = image.cluster.brokers
+    listed = {d for b in brokers.values() for d in b.directories} | _RESERVED_DIRS
+    failed = {d for dirs in dir_sets for d in dirs if d not in listed}
+    if not failed:
+        return []
+    held: Counter[tuple[int, bytes]] = Counter()
+    for topic in image.topics.by_name.values():
+        for p in topic.partitions.values():
+            for r, d in zip(p.replicas, p.directories, strict=False):
+                if d in failed and r in brokers and brokers[r].directories:
+                    held[(r, d)] += 1
+    return [
+        {
+            "broker": r,
+            "directory": uuid_to_str(d),
+            "replicas": n,
+            "text": f"broker {r}: directory {uuid_to_str(d)}, {n} replica(s) offline",
+        }
+        for (r, d), n in sorted(held.items())
+    ]
 
 
 def _duplicate_endpoints(image: MetadataImage) -> list[dict[str, Any]]:

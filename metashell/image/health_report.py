@@ -113,6 +113,10 @@ NEXT_STEPS: dict[str, str] = {
     "unsupported-features": "cat /features; describe broker (each node's supported range)",
     "voters-unregistered": "cat /quorum; ls /controllers",
     "brokers-in-no-isr": "describe broker ID; history /brokers/ID (restarted or throttled?)",
+    "failed-log-directories": (
+        "describe broker ID (its directories); replace the disk and restart the broker, or move the "
+        "replicas with kafka-reassign-partitions.sh"
+    ),
     "duplicate-endpoints": "describe broker (each broker's listeners); fix advertised.listeners",
     "min-isr-unknown": (
         "kafka-configs.sh --describe --entity-type brokers --entity-default (the brokers' static "
