@@ -247,3 +247,5 @@ def test_health_names_the_failed_log_directory(name: str) -> None:
         if "Partition" in f
     }
     assert all("4" not in kafka[p]["Isr"].split(",") for p in offline)
+    status, out, _ = run_cli("-d", str(FIXTURES / name), "--at", at, "--json", "describe", "broker", "4")
+    assert json.loads(out)["offlineLogDirs"] == {item["directory"]: item["replicas"]}

@@ -31,7 +31,7 @@ from .batch_loader import LoadResult
 from .image import MetadataImage
 from .kafka_names import CONFIG_RESOURCE_TOPIC
 from .loader import load_plan
-from .model import LOST_DIR, MIGRATING_DIR, UNASSIGNED_DIR
+from .model import RESERVED_DIRS
 
 __all__ = [
     "CHECKS",
@@ -46,7 +46,6 @@ __all__ = [
 
 ERROR, WARNING, INFO = "error", "warning", "info"
 _SHOWN = 10
-_RESERVED_DIRS = frozenset({MIGRATING_DIR, UNASSIGNED_DIR, LOST_DIR})
 
 
 @dataclass
@@ -284,7 +283,7 @@ def check_references(
                     unknown_broker[r] = unknown_broker.get(r, 0) + 1
                 elif p.directories and reg.directories and i < len(p.directories):
                     d = p.directories[i]
-                    if d not in _RESERVED_DIRS and d not in reg.directories:
+                    if d not in RESERVED_DIRS and d not in reg.directories:
                         foreign_dir.append(
                             f"{name}-{pid}: replica {r} in directory {uuid_to_str(d)}, which broker {r} does not list"
                         )

@@ -31,7 +31,7 @@ from .gcpause import gc_paused
 from .health_report import CRITICAL, INFO, NO_LEADER, WARNING, Finding, HealthReport, PartitionRef
 from .image import MetadataImage
 from .kafka_names import CONFIG_RESOURCE_TOPIC
-from .model import LOST_DIR, MIGRATING_DIR, UNASSIGNED_DIR, Partition
+from .model import RESERVED_DIRS, Partition
 from .wording import broker_state
 
 __all__ = [
@@ -53,7 +53,6 @@ _NAME = itemgetter(0)
 _BROKER = 4
 _NO_LEADER = NO_LEADER
 METADATA_VERSION = "metadata.version"
-_RESERVED_DIRS = frozenset({MIGRATING_DIR, UNASSIGNED_DIR, LOST_DIR})
 
 
 # -- rules shared with `describe` --------------------------------------------------------------------
@@ -334,7 +333,7 @@ def _failed_directories(
     directory tuples are few (interned), so only a cluster with a failed directory is walked again.
     """
     brokers = image.cluster.brokers
-    listed = {d for b in brokers.values() for d in b.directories} | _RESERVED_DIRS
+    listed = {d for b in brokers.values() for d in b.directories} | RESERVED_DIRS
     failed = {d for dirs in dir_sets for d in dirs if d not in listed}
     if not failed:
         return []

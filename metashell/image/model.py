@@ -29,6 +29,8 @@ UNASSIGNED_DIR = bytes(15) + b"\x01"
 """``DirectoryId.UNASSIGNED``: a new replica that has not been placed in a directory yet."""
 LOST_DIR = bytes(15) + b"\x02"
 """``DirectoryId.LOST``: the directory hosting the replica is offline."""
+RESERVED_DIRS = frozenset({MIGRATING_DIR, UNASSIGNED_DIR, LOST_DIR})
+"""The ids that name no real directory (``DirectoryId.reserved``): never "not listed" by a broker."""
 
 NO_LEADER = -1
 NO_LEADER_CHANGE = -2

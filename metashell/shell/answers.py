@@ -10,6 +10,7 @@ reassignment) with its filters, so that its output can be diffed against Kafka's
 from __future__ import annotations
 
 import difflib
+from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -26,7 +27,7 @@ from metashell.image.health import (
 )
 from metashell.image.image import MetadataImage
 from metashell.image.kafka_names import ACL_OPERATION_NAMES, CONFIG_RESOURCE_TOPIC
-from metashell.image.model import Partition, Topic
+from metashell.image.model import RESERVED_DIRS, Partition, Topic
 from metashell.image.wording import broker_state
 from metashell.protocol.uuid import uuid_to_str
 from metashell.tree.redact import is_sensitive_config
@@ -180,6 +181,10 @@ def describe_broker(image: MetadataImage, broker_id: int) -> dict[str, Any]:
     """What an operator asks about one broker: registration, state, and what it leads and hosts."""
     b = image.cluster.brokers[broker_id]
     led = hosted = in_isr = 0
+    # replicas in a directory the registration no longer lists: a failed JBOD directory (KIP-858),
+    # which Kafka counts offline (the same rule as health's failed-log-directories)
+    offline: Counter[bytes] = Counter()
+    listed = set(b.directories) | RESERVED_DIRS
     for topic in image.topics.by_id.values():
         for p in topic.partitions.values():
             if broker_id in p.replicas:
@@ -188,6 +193,9 @@ def describe_broker(image: MetadataImage, broker_id: int) -> dict[str, Any]:
                     led += 1
                 if broker_id in p.isr:
                     in_isr += 1
+                i = p.replicas.index(broker_id)
+                if b.directories and i < len(p.directories) and p.directories[i] not in listed:
+                    offline[p.directories[i]] += 1
     state = broker_state(b.fenced, b.in_controlled_shutdown)
     form = broker_form(b)
     return {
@@ -199,6 +207,7 @@ def describe_broker(image: MetadataImage, broker_id: int) -> dict[str, Any]:
         "supportedFeatures": form["supportedFeatures"],
         "logDirs": form["logDirs"],
         "cordonedLogDirs": form["cordonedLogDirs"],
+        "offlineLogDirs": {uuid_to_str(d): n for d, n in sorted(offline.items())},
         "partitionsLed": led,
         "partitionsHosted": hosted,
         "partitionsInIsr": in_isr,
@@ -218,6 +227,8 @@ def broker_lines(info: dict[str, Any]) -> Iterator[str]:
     yield "\tLogDirs: " + (",".join(visible(str(d)) for d in info["logDirs"] or ()) or "none")
     if info["cordonedLogDirs"]:  # Kafka 4.3+ (KIP-1066): no new partitions are placed there
         yield "\tCordoned: " + ",".join(visible(str(d)) for d in info["cordonedLogDirs"])
+    for d, n in info["offlineLogDirs"].items():
+        yield f"\tOffline: {n} replica(s) in {d}, a directory the broker no longer lists (failed)"
     yield "\tFeatures: " + ", ".join(
         f"{visible(k)} {v['min']}..{v['max']}" for k, v in info["supportedFeatures"].items()
     )
