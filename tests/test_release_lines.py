@@ -21,7 +21,7 @@ import pytest
 from conftest import FIXTURES
 from test_answers_kafka import _acl_set
 from test_cli import run_cli
-from test_tree_oracle import IMAGE_CHILDREN
+from test_tree_oracle import IMAGE_CHILDREN, RELEASE_LINES
 
 from metashell.image.image import MetadataImage
 from metashell.log import open_metadata_dir
@@ -32,9 +32,7 @@ from metashell.tree.render import kafka_command
 MANIFEST: dict[str, dict[str, Any]] = json.loads((FIXTURES / "manifest.json").read_text())
 LINES = sorted(n for n, e in MANIFEST.items() if e["description"].startswith("release line"))
 ANSWERED = [n for n in LINES if "oracle" in MANIFEST[n]]
-CUT = LINES + sorted(
-    n for n, e in MANIFEST.items() if e["description"].startswith("one combined node rolled")
-)
+CUT = sorted(RELEASE_LINES)
 """The directories compared on cut copies: the release lines and the upgrade chain."""
 OWN_SHELL_SINCE = (3, 9)
 """The first release whose shell lays ``/image`` out as 4.4's does (``acls/byId`` came in 3.9)."""

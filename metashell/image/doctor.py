@@ -31,7 +31,6 @@ from .batch_loader import LoadResult
 from .image import MetadataImage
 from .kafka_names import CONFIG_RESOURCE_TOPIC
 from .loader import load_plan
-from .model import RESERVED_DIRS
 
 __all__ = [
     "CHECKS",
@@ -281,12 +280,10 @@ def check_references(
                 reg = brokers.get(r)
                 if reg is None:
                     unknown_broker[r] = unknown_broker.get(r, 0) + 1
-                elif p.directories and reg.directories and i < len(p.directories):
-                    d = p.directories[i]
-                    if d not in RESERVED_DIRS and d not in reg.directories:
-                        foreign_dir.append(
-                            f"{name}-{pid}: replica {r} in directory {uuid_to_str(d)}, which broker {r} does not list"
-                        )
+                elif i < len(p.directories) and reg.unlists(d := p.directories[i]):
+                    foreign_dir.append(
+                        f"{name}-{pid}: replica {r} in directory {uuid_to_str(d)}, which broker {r} does not list"
+                    )
     orphan_configs = [
         f"topic {name!r} has {len(values)} config(s) but no such topic exists"
         for (kind, name), values in image.configs.items()

@@ -341,7 +341,7 @@ def _failed_directories(
     for topic in image.topics.by_name.values():
         for p in topic.partitions.values():
             for r, d in zip(p.replicas, p.directories, strict=False):
-                if d in failed and r in brokers and brokers[r].directories:
+                if d in failed and r in brokers and brokers[r].unlists(d):
                     held[(r, d)] += 1
     return [
         {

@@ -118,6 +118,13 @@ class BrokerRegistration(_Slotted):
         self.directories = directories
         self.cordoned_directories = cordoned_directories
 
+    def unlists(self, directory: bytes) -> bool:
+        """Whether a replica of this broker in ``directory`` is offline because the broker's
+        registration no longer lists it: a failed JBOD directory (KIP-858), Kafka's
+        ``BrokerRegistration.hasOnlineDir`` turned round.  A broker that lists no directory (before
+        JBOD) unlists none, and the reserved ids name no real directory."""
+        return bool(self.directories) and directory not in RESERVED_DIRS and directory not in self.directories
+
 
 class ControllerRegistration(_Slotted):
     """``ControllerRegistration`` (KIP-919), replaced by RegisterControllerRecord."""

@@ -27,7 +27,7 @@ from metashell.image.health import (
 )
 from metashell.image.image import MetadataImage
 from metashell.image.kafka_names import ACL_OPERATION_NAMES, CONFIG_RESOURCE_TOPIC
-from metashell.image.model import RESERVED_DIRS, Partition, Topic
+from metashell.image.model import Partition, Topic
 from metashell.image.wording import broker_state
 from metashell.protocol.uuid import uuid_to_str
 from metashell.tree.redact import is_sensitive_config
@@ -184,7 +184,6 @@ def describe_broker(image: MetadataImage, broker_id: int) -> dict[str, Any]:
     # replicas in a directory the registration no longer lists: a failed JBOD directory (KIP-858),
     # which Kafka counts offline (the same rule as health's failed-log-directories)
     offline: Counter[bytes] = Counter()
-    listed = set(b.directories) | RESERVED_DIRS
     for topic in image.topics.by_id.values():
         for p in topic.partitions.values():
             if broker_id in p.replicas:
@@ -194,7 +193,7 @@ def describe_broker(image: MetadataImage, broker_id: int) -> dict[str, Any]:
                 if broker_id in p.isr:
                     in_isr += 1
                 i = p.replicas.index(broker_id)
-                if b.directories and i < len(p.directories) and p.directories[i] not in listed:
+                if i < len(p.directories) and b.unlists(p.directories[i]):
                     offline[p.directories[i]] += 1
     state = broker_state(b.fenced, b.in_controlled_shutdown)
     form = broker_form(b)
