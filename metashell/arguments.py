@@ -48,7 +48,14 @@ exit status: 0 success, 1 any error, 2 bad usage, 130 interrupted.
 
 
 class _Parser(argparse.ArgumentParser):
-    """argparse with one-line usage errors (exit 2) instead of usage + message."""
+    """argparse with one-line usage errors (exit 2) instead of usage + message, and the command
+    list in its help filled in only when help is shown: listing the commands imports every command
+    module, which a one-shot ``cat`` does not need."""
+
+    def format_help(self) -> str:
+        if self.epilog is None:
+            self.epilog = EPILOG.format(commands=_commands_help())
+        return super().format_help()
 
     def error(self, message: str) -> NoReturn:
         raise UsageError(message)
@@ -65,7 +72,6 @@ def build_parser(prog: str | None = None) -> argparse.ArgumentParser:
     p = _Parser(
         prog=prog or prog_name(),
         description=DESCRIPTION,
-        epilog=EPILOG.format(commands=_commands_help()),
         allow_abbrev=False,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )

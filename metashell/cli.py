@@ -19,9 +19,7 @@ from __future__ import annotations
 
 import os
 import re
-import shutil
 import sys
-import traceback
 from collections.abc import Sequence
 from typing import TextIO
 
@@ -46,6 +44,20 @@ def _one_line(text: object) -> str:
     return " ".join(str(text).split())
 
 
+def _terminal_width() -> int:
+    import shutil
+
+    return shutil.get_terminal_size().columns
+
+
+def _debug_traceback() -> None:
+    """With ``METASHELL_DEBUG`` set, the traceback of the exception being handled."""
+    if os.environ.get("METASHELL_DEBUG"):
+        import traceback  # only then: a one-shot start does not pay for it
+
+        traceback.print_exc()
+
+
 def _is_tty(stream: TextIO) -> bool:
     try:
         return stream.isatty()
@@ -64,7 +76,6 @@ def run(
     from metashell.shell.nodes import open_nodes
     from metashell.shell.output import color_wanted
     from metashell.shell.progress_line import showing_progress
-    from metashell.shell.repl import run_plain
     from metashell.shell.session import Settings, Shell
     from metashell.shell.sources import banner, open_directory, open_file, open_live
     from metashell.shell.words import Word
@@ -136,7 +147,7 @@ def run(
             json=args.json,
             redact=redact,
             color=color_wanted(stdout, args.no_color),
-            width=(lambda: shutil.get_terminal_size().columns) if stdout_tty else (lambda: None),
+            width=_terminal_width if stdout_tty else (lambda: None),
         )
         shell = Shell(source.root, stdout, stderr, settings)
         shell.attach(source)
@@ -152,6 +163,8 @@ def run(
             except ExitShell:
                 pass
             return EXIT_ERROR if status else EXIT_OK
+        from metashell.shell.repl import run_plain  # not for one-shot: it starts sooner without
+
         if not interactive:
             return EXIT_ERROR if run_plain(shell, stdin) else EXIT_OK
         text = visible_output(banner(source, __version__))
@@ -201,8 +214,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except SystemExit:
         raise
     except Exception as e:  # noqa: BLE001 - the last line of defence: never a traceback
-        if os.environ.get("METASHELL_DEBUG"):
-            traceback.print_exc()
+        _debug_traceback()
         _err(f"internal error: {type(e).__name__}: {_one_line(e)} (set METASHELL_DEBUG=1 for a traceback)")
         return EXIT_ERROR
     except BaseException as e:
@@ -210,8 +222,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         # ``except Exception`` cannot swallow it); it is a bug, reported as any other.
         if type(e).__name__ != "PanicException":
             raise
-        if os.environ.get("METASHELL_DEBUG"):
-            traceback.print_exc()
+        _debug_traceback()
         _err(
             f"internal error in the native core: {_one_line(e)} (METASHELL_ENGINE=python runs without it; "
             f"set METASHELL_DEBUG=1 for a traceback)"

@@ -109,6 +109,22 @@ REQUIRE_KAFKA = os.environ.get("METASHELL_REQUIRE_KAFKA", "") not in ("", "0", "
 # reference pack / fixtures
 
 
+REQUIRE_NATIVE = os.environ.get("METASHELL_REQUIRE_NATIVE", "") not in ("", "0", "false", "no")
+
+
+def native_core() -> Any:
+    """The native core's module; a test needing it skips with the reason it is missing, or fails
+    under ``METASHELL_REQUIRE_NATIVE=1`` (CI, where the test command builds it)."""
+    from metashell.engine import import_native
+
+    native, why = import_native()
+    if native is None:
+        if REQUIRE_NATIVE:
+            pytest.fail(f"METASHELL_REQUIRE_NATIVE=1 but {why}", pytrace=False)
+        pytest.skip(why)
+    return native
+
+
 def shared_required(*parts: str) -> Path:
     """``SHARED / parts...``; skips the calling test when the reference pack (../shared) is absent."""
     path = SHARED.joinpath(*parts)

@@ -15,6 +15,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from conftest import FIXTURES, native_core
 
 from metashell import __version__, cli
 from metashell.shell import registry
@@ -499,3 +500,40 @@ def test_a_closed_pipe_ends_quietly(args: list[str], tmp_path: Path) -> None:
     lines = done.stdout.splitlines()
     assert len(lines) == 3 and lines[-1] == "status=0", done.stdout
     assert err.read_text() == ""
+
+
+ONE_SHOT_NEVER_IMPORTS = (
+    "difflib",  # suggestions for a mistyped name
+    "subprocess",  # pipes, the pager, /local/commitId
+    "logging",  # a load problem nobody was told of
+    "cramjam",  # snappy, lz4 and zstd batches
+    "fractions",  # one Double.toString corner
+    "traceback",  # METASHELL_DEBUG
+    "prompt_toolkit",
+    "textual",
+    "pyspark",
+    "metashell.shell.repl",
+    "metashell.tui",
+    "metashell.image.health",  # read /health or run health
+    "metashell.shell.commands.describe",  # a command imports its own module only
+)
+"""What a one-shot ``cat`` must not import (issue 24's fast start): each is imported where it is
+needed, and one eager import here costs every one-shot command its price."""
+
+
+@pytest.mark.parametrize("engine", ["python", "native"])
+def test_one_shot_cat_imports_only_what_it_needs(engine: str) -> None:
+    if engine == "native":
+        native_core()
+    script = (
+        "import io, sys\n"
+        "from metashell.cli import run\n"
+        f"status = run(['-d', {str(FIXTURES / 'demo')!r}, '-c', 'cat /controllers/1'], stdout=io.StringIO())\n"
+        "print(status, ' '.join(sorted(sys.modules)))\n"
+    )
+    env = {**os.environ, "METASHELL_ENGINE": engine}
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=env, check=True)
+    status, modules = out.stdout.split(" ", 1)
+    loaded = set(modules.split())
+    assert status == "0"
+    assert [m for m in ONE_SHOT_NEVER_IMPORTS if m in loaded] == []

@@ -172,7 +172,7 @@ NOT_WRITTEN_VERSIONS: dict[tuple[str, int], str] = {
 def test_every_record_version_in_the_schemas_is_in_some_fixture() -> None:
     """Issue 27: each version of each metadata and control record in the bundled schemas is held by
     a fixture made by real Kafka, or listed with the reason no release writes it."""
-    from metashell.protocol.registry import bundled_schemas
+    from metashell.protocol.schema import bundled_schemas
 
     held: dict[str, set[int]] = {}
     for entry in manifest().values():

@@ -26,28 +26,18 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import CORPUS, FIXTURES, REPO, corpus_paths
+from conftest import CORPUS, FIXTURES, REPO, corpus_paths, native_core
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from record_strategies import records
 
-from metashell.engine import import_native
 from metashell.image.replay.topics import DECODERS
 from metashell.log.files import iter_file_batches
 from metashell.log.records import RecordError, decode_entries_python
 from metashell.protocol.metadata import encode_metadata_record
 from metashell.protocol.wire import encode_varint
 
-REQUIRE_NATIVE = os.environ.get("METASHELL_REQUIRE_NATIVE", "") not in ("", "0", "false", "no")
-
-
-def _native() -> Any:
-    native, why = import_native()
-    if native is None:
-        if REQUIRE_NATIVE:
-            pytest.fail(f"METASHELL_REQUIRE_NATIVE=1 but {why}", pytrace=False)
-        pytest.skip(why)
-    return native
+_native = native_core
 
 
 @pytest.fixture(scope="module")

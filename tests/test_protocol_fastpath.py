@@ -121,7 +121,7 @@ def test_positional_decoders(name: str, n: int) -> None:
 
 def test_replay_decoders_refuse_what_they_do_not_serve() -> None:
     with pytest.raises(ValueError):
-        ReplayDecoders({"NoSuchRecord": ("X",)})
+        ReplayDecoders({"NoSuchRecord": ("X",)})[b"\x01\x03\x00"]  # checked at first use
     with pytest.raises(ValueError):
         ReplayDecoders({"PartitionRecord": ("NoSuchField",)})["\x01\x03\x00".encode("latin-1")]
     table = ReplayDecoders()

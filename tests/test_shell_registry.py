@@ -8,7 +8,10 @@ but would run on a TUI worker beside the tree reading that image.
 from __future__ import annotations
 
 import importlib
+import json
 import pkgutil
+import subprocess
+import sys
 
 import pytest
 from conftest import FIXTURES
@@ -40,6 +43,35 @@ def test_every_module_of_the_package_registers_a_command() -> None:
     for info in pkgutil.iter_modules(package.__path__):
         module = importlib.import_module(f"{package.__name__}.{info.name}")
         assert module.__name__ in registered, f"{module.__name__} registers no command"
+
+
+def test_homes_name_the_module_that_registers_each_command() -> None:
+    """``registry.HOMES`` (name -> module, so that one command imports one module) is a shortcut
+    that must agree with the walk: checked in a fresh interpreter, one module at a time."""
+    script = (
+        "import importlib, json, pkgutil, sys\n"
+        "import metashell.shell.commands as package\n"
+        "from metashell.shell import registry\n"
+        "homes = {}\n"
+        "for info in pkgutil.iter_modules(package.__path__):\n"
+        "    before = set(registry._COMMANDS)\n"
+        "    importlib.import_module(f'{package.__name__}.{info.name}')\n"
+        "    homes.update({n: info.name for n in set(registry._COMMANDS) - before})\n"
+        "print(json.dumps(homes))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True)
+    assert dict(registry.HOMES) == json.loads(out.stdout)
+
+
+def test_one_command_imports_its_own_module_only() -> None:
+    script = (
+        "import sys\n"
+        "from metashell.shell import registry\n"
+        "registry.parse([registry.Word.plain('cat'), registry.Word.plain('/x')])\n"
+        "print(sorted(m for m in sys.modules if m.startswith('metashell.shell.commands.')))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "['metashell.shell.commands.navigation']"
 
 
 def test_what_travels_and_what_the_cli_keeps_a_journal_for() -> None:

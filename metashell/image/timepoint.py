@@ -9,7 +9,6 @@ silently lack every topic created before it.
 
 from __future__ import annotations
 
-import datetime as _dt
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -62,6 +61,8 @@ def parse_point(text: str) -> tuple[str, int]:
     ago = duration_ms(t)
     if ago is not None:
         return "ago", ago
+    import datetime as _dt  # only for an ISO time: a one-shot start does not pay for it
+
     try:
         when = _dt.datetime.fromisoformat(t.replace("Z", "+00:00").replace("z", "+00:00"))
     except ValueError:

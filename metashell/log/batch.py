@@ -12,11 +12,8 @@ It does not interpret record keys or values (that is ``metashell.protocol``'s jo
 from __future__ import annotations
 
 import struct
-import zlib
 from collections.abc import Iterable
 from typing import Any
-
-import cramjam
 
 from metashell.log.checksum import crc32c
 from metashell.log.compression import (
@@ -25,6 +22,7 @@ from metashell.log.compression import (
     LIMITS,
     InflateLimitError,
     decompress_records,
+    decompression_errors,
 )
 from metashell.log.problems import CorruptBatchError
 from metashell.log.records import CLEAN_STATS, Entry, Record, RecordError, decode_entries, decode_records
@@ -213,8 +211,7 @@ class RecordBatch:
             raise CorruptBatchError(
                 f"batch at base offset {self.base_offset}: {e}", self.source, self.position
             ) from None
-        except (ValueError, OSError, EOFError, zlib.error, cramjam.DecompressionError) as e:
-            # gzip raises OSError/EOFError/zlib.error, cramjam DecompressionError: all mean "corrupt"
+        except decompression_errors() as e:  # evaluated only when something was raised
             raise CorruptBatchError(
                 f"batch at base offset {self.base_offset}: {self.compression_name} records do not "
                 f"decompress ({type(e).__name__}: {e})",

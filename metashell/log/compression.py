@@ -22,8 +22,7 @@ from __future__ import annotations
 import struct
 import zlib
 from dataclasses import dataclass
-
-import cramjam
+from types import ModuleType
 
 from metashell.protocol.wire import Malformed, read_uvarint
 
@@ -88,7 +87,7 @@ def _snappy_block(block: bytes, budget: int, limit: int) -> bytes:
         raise ValueError("snappy block has no valid length preamble") from None
     if size > budget:
         raise InflateLimitError("snappy", limit)
-    return bytes(cramjam.snappy.decompress_raw(block))
+    return bytes(_cramjam().snappy.decompress_raw(block))
 
 
 def _snappy_xerial_decompress(data: bytes, limit: int) -> bytes:
@@ -164,7 +163,7 @@ def _into(codec: str, decompress_into: object, data: bytes, limit: int) -> bytes
         out = bytearray(size)
         try:
             n = decompress_into(data, out)  # type: ignore[operator]
-        except cramjam.DecompressionError as exc:
+        except _cramjam().DecompressionError as exc:
             if not _too_small(exc):
                 raise
             if size >= limit:
@@ -173,6 +172,20 @@ def _into(codec: str, decompress_into: object, data: bytes, limit: int) -> bytes
             continue
         del out[n:]
         return bytes(out)
+
+
+def _cramjam() -> ModuleType:
+    """cramjam, imported on the first snappy, lz4 or zstd batch: a metadata log is rarely
+    compressed, and a one-shot start should not pay for the library."""
+    import cramjam
+
+    return cramjam
+
+
+def decompression_errors() -> tuple[type[BaseException], ...]:
+    """What a corrupt records area raises while inflating: gzip OSError/EOFError/zlib.error,
+    cramjam DecompressionError, and ValueError from the framing checks here."""
+    return (ValueError, OSError, EOFError, zlib.error, _cramjam().DecompressionError)
 
 
 def decompress_records(codec: int, data: bytes, limit: int | None = None) -> bytes:
@@ -187,9 +200,9 @@ def decompress_records(codec: int, data: bytes, limit: int | None = None) -> byt
     if codec == COMPRESSION_SNAPPY:
         return _snappy_xerial_decompress(data, cap)
     if codec == COMPRESSION_LZ4:
-        return _into("lz4", cramjam.lz4.decompress_into, data, cap)
+        return _into("lz4", _cramjam().lz4.decompress_into, data, cap)
     if codec == COMPRESSION_ZSTD:
-        return _into("zstd", cramjam.zstd.decompress_into, data, cap)
+        return _into("zstd", _cramjam().zstd.decompress_into, data, cap)
     if codec == COMPRESSION_NONE:
         return bytes(data)
     raise ValueError(f"unknown compression type {codec}")
@@ -251,7 +264,7 @@ def compress_records(codec: int, data: bytes) -> bytes:
     if codec == COMPRESSION_SNAPPY:
         out = [_XERIAL_HEADER]
         for i in range(0, len(data), _XERIAL_BLOCK):
-            block = bytes(cramjam.snappy.compress_raw(data[i : i + _XERIAL_BLOCK]))
+            block = bytes(_cramjam().snappy.compress_raw(data[i : i + _XERIAL_BLOCK]))
             out.append(struct.pack(">i", len(block)))
             out.append(block)
         return b"".join(out)
@@ -260,7 +273,7 @@ def compress_records(codec: int, data: bytes) -> bytes:
         out = [struct.pack("<I", 0x184D2204), descriptor, bytes([(_xxh32(descriptor) >> 8) & 0xFF])]
         for i in range(0, len(data), _LZ4_BLOCK):
             chunk = data[i : i + _LZ4_BLOCK]
-            block = bytes(cramjam.lz4.compress_block(chunk, store_size=False))
+            block = bytes(_cramjam().lz4.compress_block(chunk, store_size=False))
             if len(block) >= len(chunk):
                 out.append(struct.pack("<I", len(chunk) | 0x80000000))
                 out.append(bytes(chunk))
@@ -270,5 +283,5 @@ def compress_records(codec: int, data: bytes) -> bytes:
         out.append(b"\x00\x00\x00\x00")
         return b"".join(out)
     if codec == COMPRESSION_ZSTD:
-        return bytes(cramjam.zstd.compress(data))
+        return bytes(_cramjam().zstd.compress(data))
     raise ValueError(f"unknown compression type {codec}")

@@ -8,15 +8,12 @@ shows, filters (by ``kind``) or records in ``/provenance``.
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Callable
 from dataclasses import dataclass
 
 from metashell.errors import DecodeError, located
 
 __all__ = ["CorruptBatchError", "IncompleteSnapshotError", "LogWarning", "Salvaged", "WarnFn", "log_warning"]
-
-log = logging.getLogger("metashell.log")
 
 
 class CorruptBatchError(DecodeError):
@@ -49,7 +46,9 @@ WarnFn = Callable[[LogWarning], None]
 
 def log_warning(w: LogWarning) -> None:
     """The default ``warn`` callback: the warning goes to the "metashell.log" logger."""
-    log.warning("%s", w)
+    import logging  # only for a problem nobody reported: a clean load does not pay for it
+
+    logging.getLogger("metashell.log").warning("%s", w)
 
 
 @dataclass(frozen=True, slots=True)

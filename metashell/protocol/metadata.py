@@ -16,8 +16,6 @@ from typing import Any
 
 from metashell.errors import DecodeError
 from metashell.protocol import registry
-from metashell.protocol.codegen import make_decoder
-from metashell.protocol.schema import bundled_schemas
 from metashell.protocol.wire import Malformed, read_uvarint, write_uvarint
 
 
@@ -43,6 +41,8 @@ class MetadataRecord:
 @cache
 def record_types() -> dict[int, str]:
     """Api key -> schema name of every metadata record type we know."""
+    from metashell.protocol.schema import bundled_schemas
+
     return {
         s.api_key: s.name
         for s in bundled_schemas().values()
@@ -102,11 +102,14 @@ class ReplayDecoders(dict):  # type: ignore[type-arg]
     def __init__(self, positional: dict[str, tuple[str, ...]] | None = None) -> None:
         super().__init__()
         self.positional = dict(positional or {})
-        unknown = set(self.positional) - set(record_keys())
-        if unknown:
-            raise ValueError(f"no metadata record type named {', '.join(sorted(unknown))}")
+        self._checked = False
 
     def __missing__(self, prefix: bytes) -> tuple[int, str, Any, bool]:
+        if not self._checked:  # at first use, not on import: the names need every schema parsed
+            unknown = set(self.positional) - set(record_keys())
+            if unknown:
+                raise ValueError(f"no metadata record type named {', '.join(sorted(unknown))}")
+            self._checked = True
         if len(prefix) != 3 or prefix[0] != 1 or prefix[1] >= 0x80 or prefix[2] >= 0x80:
             raise KeyError(prefix)
         api_key, version = prefix[1], prefix[2]
@@ -114,6 +117,8 @@ class ReplayDecoders(dict):  # type: ignore[type-arg]
         if name is None or version not in registry.spec(name).valid_versions:
             raise KeyError(prefix)
         fields = self.positional.get(name)
+        from metashell.protocol.codegen import make_decoder
+
         entry = (
             api_key,
             name,

@@ -1,23 +1,30 @@
-"""Compiled codecs, built on first use and cached per (message name, version)."""
+"""Compiled codecs, built on first use and cached per (message name, version).
+
+The code generator and the schemas are imported on the first codec asked for, not with this
+module: a load on the native engine decodes in Rust and never needs them."""
 
 from __future__ import annotations
 
 import struct
 from functools import cache
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from metashell.errors import DecodeError
-from metashell.protocol.codegen import Decoder, Encoder, Malformed, make_decoder
-from metashell.protocol.encoders import make_encoder
-from metashell.protocol.schema import MessageSpec, bundled_schemas
+from metashell.protocol.wire import Malformed
+
+if TYPE_CHECKING:
+    from metashell.protocol.codegen import Decoder, Encoder
+    from metashell.protocol.schema import MessageSpec
 
 DECODE_ERRORS = (Malformed, struct.error, IndexError, ValueError, OverflowError, MemoryError)
 """What a generated decoder may raise on bad bytes; callers turn these into ``DecodeError``."""
 
 
 def spec(name: str) -> MessageSpec:
+    from metashell.protocol.schema import bundled_schema
+
     try:
-        return bundled_schemas()[name]
+        return bundled_schema(name)
     except KeyError:
         raise KeyError(f"no schema named {name}") from None
 
@@ -27,6 +34,8 @@ def decoder(name: str, version: int) -> Decoder:
     s = spec(name)
     if version not in s.valid_versions:
         raise ValueError(f"{name} has no version {version} (valid {s.valid_versions})")
+    from metashell.protocol.codegen import make_decoder
+
     return make_decoder(s, version)
 
 
@@ -35,6 +44,8 @@ def encoder(name: str, version: int) -> Encoder:
     s = spec(name)
     if version not in s.valid_versions:
         raise ValueError(f"{name} has no version {version} (valid {s.valid_versions})")
+    from metashell.protocol.encoders import make_encoder
+
     return make_encoder(s, version)
 
 

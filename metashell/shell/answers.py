@@ -9,7 +9,6 @@ reassignment) with its filters, so that its output can be diffed against Kafka's
 
 from __future__ import annotations
 
-import difflib
 from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -34,6 +33,7 @@ from metashell.tree.redact import is_sensitive_config
 
 from ..safe_text import visible
 from .spec import CommandError
+from .suggest import close_matches
 
 #: How many items of a finding ``health`` prints before "... and N more".
 HEALTH_ITEMS = 10
@@ -257,7 +257,7 @@ def acl_query(opts: dict[str, object]) -> AclQuery:
     op = opts.get("operation")
     operation = op.strip().upper() if isinstance(op, str) else None
     if operation is not None and operation not in ACL_OPERATION_NAMES.values():
-        near = difflib.get_close_matches(operation, list(ACL_OPERATION_NAMES.values()), n=2, cutoff=0.6)
+        near = close_matches(operation, list(ACL_OPERATION_NAMES.values()), n=2, cutoff=0.6)
         hint = f" (did you mean {' or '.join(near)}?)" if near else ""
         raise CommandError(f"describe acl: --operation {op}: not an ACL operation{hint}")
     principal = opts.get("principal")

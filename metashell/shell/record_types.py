@@ -9,12 +9,13 @@ record in the log": now it is a usage error offering the nearest names. ``!TYPE`
 
 from __future__ import annotations
 
-import difflib
 from dataclasses import dataclass
 from functools import cache
 
 from metashell.protocol.control import CONTROL_TYPES
 from metashell.protocol.metadata import record_types
+
+from .suggest import close_matches
 
 __all__ = ["TypeFilter", "parse_type_filter", "record_type_words", "type_names"]
 
@@ -53,7 +54,7 @@ def parse_type_filter(raw: str, command: str = "log") -> TypeFilter:
         bare = word[1:].strip() if negated else word
         name = names.get(_canon(bare))
         if name is None:
-            near = difflib.get_close_matches(_canon(bare), list(names), n=3, cutoff=0.6)
+            near = close_matches(_canon(bare), list(names), n=3, cutoff=0.6)
             hint = f" (did you mean {', '.join(names[n] for n in near)}?)" if near else ""
             raise ValueError(f"{command}: --type {bare}: no such record type{hint}")
         (exclude if negated else include).add(name)

@@ -18,7 +18,7 @@ from __future__ import annotations
 import enum
 import importlib
 import pkgutil
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -89,6 +89,36 @@ class Command:
 _COMMANDS: dict[str, Command] = {}
 _loaded = False
 
+HOMES: Mapping[str, str] = {
+    "at": "at",
+    "cat": "navigation",
+    "cd": "navigation",
+    "clear": "leaving",
+    "describe": "describe",
+    "diff": "diff",
+    "doctor": "doctor",
+    "exit": "leaving",
+    "find": "navigation",
+    "grep": "grep",
+    "health": "health",
+    "help": "help",
+    "history": "history",
+    "log": "log",
+    "ls": "navigation",
+    "man": "help",
+    "node": "node",
+    "pwd": "navigation",
+    "quit": "leaving",
+    "quorum": "quorum",
+    "tree": "navigation",
+    "upgrade-check": "upgrade_check",
+    "watch": "watch",
+}
+"""Command name -> the module of :mod:`metashell.shell.commands` that registers it, so that running
+one command imports one module (a one-shot ``cat`` need not import ``describe``'s ACL rules or
+``log``'s record summaries).  Only a shortcut: :func:`commands` still walks the package, and
+``tests/test_shell_registry.py`` fails when this map and the walk disagree."""
+
 
 def register(command: Command) -> Command:
     """Add ``command`` (called by each module of :mod:`metashell.shell.commands` on import)."""
@@ -110,8 +140,20 @@ def commands() -> Mapping[str, Command]:
     return _COMMANDS
 
 
+def find(name: str) -> Command | None:
+    """The command called ``name``, or None; imports only its module when :data:`HOMES` knows it."""
+    found = _COMMANDS.get(name)
+    if found is None and not _loaded and name in HOMES:
+        importlib.import_module(f"{__package__}.commands.{HOMES[name]}")
+        found = _COMMANDS.get(name)
+    return found if found is not None or _loaded else commands().get(name)
+
+
 def command(name: str) -> Command:
-    return commands()[name]
+    found = find(name)
+    if found is None:
+        raise KeyError(name)
+    return found
 
 
 def names() -> list[str]:
@@ -122,9 +164,23 @@ def specs() -> dict[str, CommandSpec]:
     return {name: c.spec for name, c in sorted(commands().items())}
 
 
+class _SpecsByName(Mapping[str, CommandSpec]):
+    """The specs as :func:`spec.parse` reads them: looking one up imports its module only; listing
+    them (for "unknown command, did you mean") imports them all."""
+
+    def __getitem__(self, name: str) -> CommandSpec:
+        return command(name).spec
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(specs())
+
+    def __len__(self) -> int:
+        return len(commands())
+
+
 def parse(words: list[Word]) -> Parsed:
     """Parse one command's words against the registry (:func:`spec.parse`)."""
-    return spec.parse(words, specs())
+    return spec.parse(words, _SpecsByName())
 
 
 def man_text(name: str) -> str:
@@ -137,5 +193,4 @@ def help_text() -> str:
 
 def travelling(words: Iterable[str]) -> bool:
     """Whether any of ``words`` names a command that reads other points of the log."""
-    table = commands()
-    return any(w in table and table[w].travels for w in words)
+    return any(w in HOMES and command(w).travels for w in words)

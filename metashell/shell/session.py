@@ -13,8 +13,6 @@ errors among the results on stdout) and makes the command's status 1.
 from __future__ import annotations
 
 import contextlib
-import difflib
-import subprocess
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
@@ -32,6 +30,7 @@ from .colour import Painter
 from .output import colorize_json, json_line
 from .sources import open_other
 from .spec import CommandError, Parsed
+from .suggest import close_matches
 from .words import Word, split_commands, split_pipe, split_segments
 
 if TYPE_CHECKING:
@@ -202,6 +201,8 @@ class Shell:
         except (AttributeError, OSError, ValueError):
             target = None
         self.out.flush()
+        import subprocess  # only for a pipe: a one-shot start does not pay for it
+
         proc = subprocess.Popen(
             shell_command,
             shell=True,
@@ -290,7 +291,7 @@ class Shell:
             if child is None:
                 if node.child_count() > _SUGGEST_MAX_NAMES:
                     return None
-                close = difflib.get_close_matches(comp, node.child_names(), n=1, cutoff=0.7)
+                close = close_matches(comp, node.child_names(), n=1, cutoff=0.7)
                 if not close:
                     return None
                 return join([*fixed, close[0], *comps[i + 1 :]])

@@ -10,7 +10,6 @@ line and must never leave the REPL.
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
@@ -18,6 +17,7 @@ from metashell.errors import MetashellError
 from metashell.numbers import is_natural, parse_int
 from metashell.times import is_duration_back
 
+from .suggest import close_matches
 from .words import Word
 
 
@@ -104,7 +104,7 @@ def unknown_command_message(typed: str, names: list[str]) -> str:
     for unique prefixes) and where to look."""
     candidates = [n for n in names if n.startswith(typed)] if typed else []
     if len(candidates) != 1:
-        candidates = difflib.get_close_matches(typed, names, n=1, cutoff=0.6)
+        candidates = close_matches(typed, names, n=1, cutoff=0.6)
     if candidates:
         return f"invalid choice: '{typed}': did you mean '{candidates[0]}'? (type 'help' for the list)"
     choices = ", ".join(f"'{n}'" for n in names)

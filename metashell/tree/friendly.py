@@ -9,7 +9,7 @@ levels, topic ids) print their bare value.  Uuids are Kafka's 22-character base6
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from metashell.image.forms import (
     acl_form,
@@ -19,7 +19,6 @@ from metashell.image.forms import (
     scram_form,
     token_form,
 )
-from metashell.image.health import HealthReport, check_health
 from metashell.image.kafka_names import (
     METADATA_VERSION_FEATURE,
     ZK_MIGRATION_STATE_NAMES,
@@ -33,6 +32,9 @@ from .image_tree import java_parse_int, same, scram_by_mechanism, topics_by_id, 
 from .javafmt import java_double_to_string
 from .node import DirNode, Node, RecordLeaf, ScalarLeaf, TextLeaf, TreeContext, keyed_dir
 from .redact import redact_config
+
+if TYPE_CHECKING:
+    from metashell.image.health import HealthReport
 
 DEFAULT_NAME = "<default>"
 """How cluster-wide default config resources and default quota entities are named."""
@@ -335,6 +337,8 @@ def friendly_children(ctx: TreeContext) -> Iterator[tuple[str, Callable[[str], N
 def health_of(ctx: TreeContext) -> HealthReport:
     """The health report of the image the tree shows, worked out once per state of it (the TUI's
     background thread asks first, so ``/health`` opens at once)."""
+    from metashell.image.health import check_health  # when /health is read, not on every start
+
     return ctx.memo("health", lambda: check_health(ctx.image))
 
 

@@ -15,7 +15,6 @@ from __future__ import annotations
 import math
 import os
 import struct
-from fractions import Fraction
 
 from metashell.times import utc_fields
 
@@ -343,6 +342,8 @@ def _shortest_digits(x: float) -> tuple[list[int], int]:
     if len(digits) == 1:
         # Java renders at least two significant digits ("d.d") and picks, among the 2-digit
         # decimals that round back to x, the one closest to x's exact value (4.9E-324, not 5.0E-324).
+        from fractions import Fraction  # rare (one significant digit): imported when needed
+
         exact = Fraction(x)
         e = dec_exponent - 1
         if exact < Fraction(10) ** e:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import subprocess
 from functools import lru_cache
 from pathlib import Path
 
@@ -17,6 +16,8 @@ def commit_id() -> str:
     root = Path(metashell.__file__).resolve().parent.parent
     if not (root / ".git").exists():
         return "unknown"
+    import subprocess  # only when /local/commitId is read: a one-shot start does not pay for it
+
     try:
         out = subprocess.run(
             ["git", "-C", str(root), "rev-parse", "HEAD"],

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import difflib
 from typing import TYPE_CHECKING
 
 from metashell.image.acls import decide
@@ -12,6 +11,7 @@ from metashell.image.image import MetadataImage
 from metashell.image.kafka_names import ACL_OPERATION_NAMES, ACL_RESOURCE_TYPE_NAMES
 from metashell.image.model import Topic
 from metashell.protocol.uuid import uuid_to_str
+from metashell.shell.suggest import close_matches
 from metashell.tree.image_tree import uuid_or_none
 from metashell.tree.paths import glob_regex, normalize
 
@@ -173,7 +173,7 @@ def _matching(names: list[str], patterns: list[str], what: str, shell: Shell) ->
             [n for n in names if rx.match(n)] if rx is not None else ([pattern] if pattern in names else [])
         )
         if not hits:
-            near = difflib.get_close_matches(pattern, names, n=1, cutoff=0.7) if rx is None else []
+            near = close_matches(pattern, names, n=1, cutoff=0.7) if rx is None else []
             hint = f" (did you mean {near[0]}?)" if near else ""
             shell.error(f"describe: {what} '{pattern}' does not exist{hint}")
         chosen.update(hits)
