@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Generate ``native/src/generated.rs``: the native core's metadata record decoders.
+"""Generate ``native/src/generated.rs``: the native core's metadata and control record decoders.
 
 Written by :mod:`metashell.protocol.codegen_rust` from the schemas bundled in
 ``metashell/protocol/schemas/metadata``, with the records the replayer decodes to positional tuples
@@ -22,13 +22,15 @@ from generated import generator_main
 
 from metashell.image.replay.topics import DECODERS
 from metashell.protocol.codegen_rust import generate_rust
+from metashell.protocol.control import CONTROL_TYPES
 from metashell.protocol.schema import bundled_schemas
 
 TARGET = ROOT / "native" / "src" / "generated.rs"
 
 
 def render() -> str:
-    return generate_rust(bundled_schemas(), DECODERS.positional)
+    control = {ctype: schema for ctype, (_name, schema) in CONTROL_TYPES.items() if schema is not None}
+    return generate_rust(bundled_schemas(), DECODERS.positional, control)
 
 
 if __name__ == "__main__":

@@ -29,11 +29,14 @@ import pytest
 from conftest import CORPUS, FIXTURES, REPO, corpus_paths, native_core
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from record_strategies import records
+from record_strategies import field_values, records
 
+from metashell.errors import DecodeError
 from metashell.image.replay.topics import DECODERS
 from metashell.log.files import iter_file_batches
 from metashell.log.records import RecordError, decode_entries_python
+from metashell.protocol import registry
+from metashell.protocol.control import CONTROL_TYPES
 from metashell.protocol.metadata import encode_metadata_record
 from metashell.protocol.wire import encode_varint
 
@@ -81,6 +84,24 @@ def assert_same_value(native: Any, value: bytes) -> bool:
     return want is not None
 
 
+def python_control(ctype: int, value: bytes) -> Any:
+    """What the Python engine makes of a control value (version 0, trailing bytes ignored), or None
+    when it refuses it."""
+    schema = CONTROL_TYPES[ctype][1]
+    assert schema is not None
+    try:
+        return registry.decode(schema, 0, value, exact=False)
+    except DecodeError:
+        return None
+
+
+def assert_same_control(native: Any, ctype: int, value: bytes) -> bool:
+    """Both engines decode a control value alike, or both refuse it; True when decoded."""
+    want = python_control(ctype, value)
+    assert typed(native.decode_control_value(ctype, value)) == typed(want), (ctype, value.hex())
+    return want is not None
+
+
 def entries_outcome(fn: Any, data: bytes, pos: int, end: int, count: int, base: int, ts: int) -> Any:
     try:
         out, stats = fn(data, pos, end, count, base, ts)
@@ -120,7 +141,7 @@ def metadata_files() -> list[Path]:
 
 def test_every_record_of_every_fixture_and_corpus_file(native: Any) -> None:
     files = metadata_files()
-    batches = taken = values = 0
+    batches = taken = values = controls = 0
     for path in files:
         for batch in iter_file_batches(path, lenient_tail=True, warn=lambda _w: None, decode=False):
             data, start, end, _compressed = batch._records_area()
@@ -129,12 +150,16 @@ def test_every_record_of_every_fixture_and_corpus_file(native: Any) -> None:
             )
             batches += 1
             if batch.is_control:
+                for _offset, _ts, key, value in batch.entries():
+                    ctype = int.from_bytes(key[2:4], "big", signed=True) if key and len(key) >= 4 else -1
+                    if value is not None and CONTROL_TYPES.get(ctype, ("", None))[1] is not None:
+                        controls += assert_same_control(native, ctype, value)
                 continue
             for _offset, _ts, _key, value in batch.entries():
                 values += 1
                 if value is not None:
                     taken += assert_same_value(native, value)
-    assert batches > 1000 and values > 10_000
+    assert batches > 1000 and values > 10_000 and controls > 100
     assert taken == values  # every real record takes the fast path on both engines
     if not CORPUS.is_dir():
         pytest.skip(f"fixtures compared ({values} records); corpus not available: {CORPUS} is absent")
@@ -185,6 +210,22 @@ def test_any_damaged_record(case: tuple[str, int, dict[str, Any]], edits: list[t
 @given(st.integers(0, 30), st.integers(0, 5), st.binary(max_size=80))
 def test_any_bytes_after_a_record_header(key: int, version: int, body: bytes) -> None:
     assert_same_value(_native(), bytes([1, key, version]) + body)
+
+
+CONTROL_SCHEMAS = sorted((t, schema) for t, (_name, schema) in CONTROL_TYPES.items() if schema is not None)
+
+
+@settings(max_examples=500, deadline=None, suppress_health_check=list(HealthCheck))
+@given(st.data())
+def test_any_control_record(data: Any) -> None:
+    """Any value of every field of every control record, whole and damaged, and trailing bytes."""
+    native = _native()
+    ctype, schema = data.draw(st.sampled_from(CONTROL_SCHEMAS))
+    spec = registry.spec(schema)
+    fields = {f.name: field_values(f, spec, 0) for f in spec.fields if 0 in f.versions}
+    value = registry.encode(schema, 0, data.draw(st.fixed_dictionaries(fields)))
+    assert assert_same_control(native, ctype, value + data.draw(st.binary(max_size=4)))
+    assert_same_control(native, ctype, _damaged(value, data.draw(EDITS)))
 
 
 # ------------------------------------------------------------------------------ generated batches

@@ -230,10 +230,15 @@ pub type Decoder = for<'py> fn(Python<'py>, &[u8], &mut usize) -> R<Obj<'py>>;
 
 
 def generate_rust(
-    specs: Mapping[str, MessageSpec], positional: Mapping[str, tuple[str, ...]] | None = None
+    specs: Mapping[str, MessageSpec],
+    positional: Mapping[str, tuple[str, ...]] | None = None,
+    control: Mapping[int, str] | None = None,
 ) -> str:
     """The source of ``native/src/generated.rs`` for the metadata records among ``specs``;
-    ``positional`` names the records decoded to tuples of those fields (as ``ReplayDecoders``)."""
+    ``positional`` names the records decoded to tuples of those fields (as ``ReplayDecoders``);
+    ``control`` maps each control record type to its value's schema, read at version 0 as Kafka
+    reads them (``protocol.control``), so that the few control records of a load need no Python
+    code generated for them."""
     positional = dict(positional or {})
     g = _Gen()
     table: list[tuple[int, int, str]] = []
@@ -253,7 +258,23 @@ def generate_rust(
                 continue
             fn = g.function(spec, spec.fields, version, spec.flexible(version), spec.name, fields)
             table.append((spec.api_key, version, fn))
+    controls: list[tuple[int, str]] = []
+    for ctype, name in sorted((control or {}).items()):
+        spec = specs[name]
+        if 0 not in spec.valid_versions:
+            raise ValueError(f"{name} has no version 0")
+        controls.append((ctype, g.function(spec, spec.fields, 0, spec.flexible(0), spec.name)))
     out = [_HEADER]
+    out.append(
+        "/// The decoder of a control record's value (version 0) by control type, when it has a schema."
+    )
+    out.append("pub fn control_decoder(control_type: i16) -> Option<Decoder> {")
+    out.append("    Some(match control_type {")
+    out += [f"        {t} => {fn}," for t, fn in controls]
+    out.append("        _ => return None,")
+    out.append("    })")
+    out.append("}")
+    out.append("")
     out.append("/// The decoder of (api key, version), when this build has one.")
     out.append("pub fn decoder(api_key: u8, version: u8) -> Option<Decoder> {")
     out.append("    Some(match (api_key, version) {")

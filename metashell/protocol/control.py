@@ -10,6 +10,7 @@ import struct
 from dataclasses import dataclass
 from typing import Any
 
+from metashell.engine import current as current_engine
 from metashell.errors import DecodeError
 from metashell.protocol import registry
 
@@ -55,6 +56,11 @@ def decode_control_record(key: bytes | None, value: bytes | None) -> ControlReco
         return ControlRecord(ctype, name, v, {"Version": v, "CoordinatorEpoch": epoch})
     if schema is None:
         return ControlRecord(ctype, name, version, {"raw": value})
+    native = current_engine().native
+    if native is not None:  # the same generated decoder, in Rust; None: Python says what is wrong
+        data = native.decode_control_value(ctype, value)
+        if data is not None:
+            return ControlRecord(ctype, name, version, data)
     return ControlRecord(ctype, name, version, registry.decode(schema, 0, value, exact=False))
 
 

@@ -11,6 +11,18 @@ use crate::rt::*;
 /// returns.
 pub type Decoder = for<'py> fn(Python<'py>, &[u8], &mut usize) -> R<Obj<'py>>;
 
+/// The decoder of a control record's value (version 0) by control type, when it has a schema.
+pub fn control_decoder(control_type: i16) -> Option<Decoder> {
+    Some(match control_type {
+        2 => d_LeaderChangeMessage_51,
+        3 => d_SnapshotHeaderRecord_53,
+        4 => d_SnapshotFooterRecord_54,
+        5 => d_KRaftVersionRecord_55,
+        6 => d_VotersRecord_56,
+        _ => return None,
+    })
+}
+
 /// The decoder of (api key, version), when this build has one.
 pub fn decoder(api_key: u8, version: u8) -> Option<Decoder> {
     Some(match (api_key, version) {
@@ -57,7 +69,7 @@ pub fn decoder(api_key: u8, version: u8) -> Option<Decoder> {
 }
 
 /// The dict keys, by number (`rt::key`).
-pub const KEY_NAMES: [&str; 52] = ["Name", "Host", "Port", "SecurityProtocol", "_unknown_tags", "MinSupportedVersion", "MaxSupportedVersion", "BrokerId", "IncarnationId", "BrokerEpoch", "EndPoints", "Features", "Rack", "Fenced", "InControlledShutdown", "IsMigratingZkBroker", "LogDirs", "CordonedLogDirs", "TopicId", "ResourceType", "ResourceName", "Value", "Id", "Epoch", "Owner", "Requester", "Renewers", "IssueTimestamp", "MaxTimestamp", "ExpirationTimestamp", "TokenId", "Mechanism", "Salt", "StoredKey", "ServerKey", "Iterations", "FeatureLevel", "EntityType", "EntityName", "Entity", "Key", "Remove", "NextProducerId", "PatternType", "Principal", "Operation", "PermissionType", "ZkMigrationState", "Reason", "ControllerId", "ZkMigrationReady", "TopicName"];
+pub const KEY_NAMES: [&str; 62] = ["Name", "Host", "Port", "SecurityProtocol", "_unknown_tags", "MinSupportedVersion", "MaxSupportedVersion", "BrokerId", "IncarnationId", "BrokerEpoch", "EndPoints", "Features", "Rack", "Fenced", "InControlledShutdown", "IsMigratingZkBroker", "LogDirs", "CordonedLogDirs", "TopicId", "ResourceType", "ResourceName", "Value", "Id", "Epoch", "Owner", "Requester", "Renewers", "IssueTimestamp", "MaxTimestamp", "ExpirationTimestamp", "TokenId", "Mechanism", "Salt", "StoredKey", "ServerKey", "Iterations", "FeatureLevel", "EntityType", "EntityName", "Entity", "Key", "Remove", "NextProducerId", "PatternType", "Principal", "Operation", "PermissionType", "ZkMigrationState", "Reason", "ControllerId", "ZkMigrationReady", "TopicName", "VoterId", "Version", "LeaderId", "Voters", "GrantingVoters", "LastContainedLogTimestamp", "KRaftVersion", "VoterDirectoryId", "Endpoints", "KRaftVersionFeature"];
 
 fn d_BrokerEndpoint_1<'py>(py: Python<'py>, b: &[u8], p: &mut usize) -> R<Obj<'py>> {
     let v0 = string(py, b, p, true, false)?;
@@ -1189,6 +1201,174 @@ fn d_UnregisterControllerRecord_50<'py>(py: Python<'py>, b: &[u8], p: &mut usize
     }
     let d = new_dict(py)?;
     d.set_item(key(py, 49)?, v0)?;
+    if let Some(u) = unknown { d.set_item(key(py, 4)?, u)?; }
+    Ok(d.into_any())
+}
+
+fn d_Voter_52<'py>(py: Python<'py>, b: &[u8], p: &mut usize) -> R<Obj<'py>> {
+    let v0 = fixed(py, b, p, Fx::I32)?;
+    let mut unknown: Option<Bound<'py, PyDict>> = None;
+    for _ in 0..tag_count(b, p)? {
+        let (tag, te) = tag_header(b, p)?;
+        match tag {
+            _ => unknown_tag(py, &mut unknown, tag, b.get(*p..te).ok_or(Miss)?)?,
+        }
+        *p = te;
+    }
+    let d = new_dict(py)?;
+    d.set_item(key(py, 52)?, v0)?;
+    if let Some(u) = unknown { d.set_item(key(py, 4)?, u)?; }
+    Ok(d.into_any())
+}
+
+fn d_LeaderChangeMessage_51<'py>(py: Python<'py>, b: &[u8], p: &mut usize) -> R<Obj<'py>> {
+    let v0 = fixed(py, b, p, Fx::I16)?;
+    let v1 = fixed(py, b, p, Fx::I32)?;
+    let v2 = list(py, b, p, true, false, &d_Voter_52)?;
+    let v3 = list(py, b, p, true, false, &d_Voter_52)?;
+    let mut unknown: Option<Bound<'py, PyDict>> = None;
+    for _ in 0..tag_count(b, p)? {
+        let (tag, te) = tag_header(b, p)?;
+        match tag {
+            _ => unknown_tag(py, &mut unknown, tag, b.get(*p..te).ok_or(Miss)?)?,
+        }
+        *p = te;
+    }
+    let d = new_dict(py)?;
+    d.set_item(key(py, 53)?, v0)?;
+    d.set_item(key(py, 54)?, v1)?;
+    d.set_item(key(py, 55)?, v2)?;
+    d.set_item(key(py, 56)?, v3)?;
+    if let Some(u) = unknown { d.set_item(key(py, 4)?, u)?; }
+    Ok(d.into_any())
+}
+
+fn d_SnapshotHeaderRecord_53<'py>(py: Python<'py>, b: &[u8], p: &mut usize) -> R<Obj<'py>> {
+    let v0 = fixed(py, b, p, Fx::I16)?;
+    let v1 = fixed(py, b, p, Fx::I64)?;
+    let mut unknown: Option<Bound<'py, PyDict>> = None;
+    for _ in 0..tag_count(b, p)? {
+        let (tag, te) = tag_header(b, p)?;
+        match tag {
+            _ => unknown_tag(py, &mut unknown, tag, b.get(*p..te).ok_or(Miss)?)?,
+        }
+        *p = te;
+    }
+    let d = new_dict(py)?;
+    d.set_item(key(py, 53)?, v0)?;
+    d.set_item(key(py, 57)?, v1)?;
+    if let Some(u) = unknown { d.set_item(key(py, 4)?, u)?; }
+    Ok(d.into_any())
+}
+
+fn d_SnapshotFooterRecord_54<'py>(py: Python<'py>, b: &[u8], p: &mut usize) -> R<Obj<'py>> {
+    let v0 = fixed(py, b, p, Fx::I16)?;
+    let mut unknown: Option<Bound<'py, PyDict>> = None;
+    for _ in 0..tag_count(b, p)? {
+        let (tag, te) = tag_header(b, p)?;
+        match tag {
+            _ => unknown_tag(py, &mut unknown, tag, b.get(*p..te).ok_or(Miss)?)?,
+        }
+        *p = te;
+    }
+    let d = new_dict(py)?;
+    d.set_item(key(py, 53)?, v0)?;
+    if let Some(u) = unknown { d.set_item(key(py, 4)?, u)?; }
+    Ok(d.into_any())
+}
+
+fn d_KRaftVersionRecord_55<'py>(py: Python<'py>, b: &[u8], p: &mut usize) -> R<Obj<'py>> {
+    let v0 = fixed(py, b, p, Fx::I16)?;
+    let v1 = fixed(py, b, p, Fx::I16)?;
+    let mut unknown: Option<Bound<'py, PyDict>> = None;
+    for _ in 0..tag_count(b, p)? {
+        let (tag, te) = tag_header(b, p)?;
+        match tag {
+            _ => unknown_tag(py, &mut unknown, tag, b.get(*p..te).ok_or(Miss)?)?,
+        }
+        *p = te;
+    }
+    let d = new_dict(py)?;
+    d.set_item(key(py, 53)?, v0)?;
+    d.set_item(key(py, 58)?, v1)?;
+    if let Some(u) = unknown { d.set_item(key(py, 4)?, u)?; }
+    Ok(d.into_any())
+}
+
+fn d_Endpoint_58<'py>(py: Python<'py>, b: &[u8], p: &mut usize) -> R<Obj<'py>> {
+    let v0 = string(py, b, p, true, false)?;
+    let v1 = string(py, b, p, true, false)?;
+    let v2 = fixed(py, b, p, Fx::U16)?;
+    let mut unknown: Option<Bound<'py, PyDict>> = None;
+    for _ in 0..tag_count(b, p)? {
+        let (tag, te) = tag_header(b, p)?;
+        match tag {
+            _ => unknown_tag(py, &mut unknown, tag, b.get(*p..te).ok_or(Miss)?)?,
+        }
+        *p = te;
+    }
+    let d = new_dict(py)?;
+    d.set_item(key(py, 0)?, v0)?;
+    d.set_item(key(py, 1)?, v1)?;
+    d.set_item(key(py, 2)?, v2)?;
+    if let Some(u) = unknown { d.set_item(key(py, 4)?, u)?; }
+    Ok(d.into_any())
+}
+
+fn d_KRaftVersionFeature_59<'py>(py: Python<'py>, b: &[u8], p: &mut usize) -> R<Obj<'py>> {
+    let v0 = fixed(py, b, p, Fx::I16)?;
+    let v1 = fixed(py, b, p, Fx::I16)?;
+    let mut unknown: Option<Bound<'py, PyDict>> = None;
+    for _ in 0..tag_count(b, p)? {
+        let (tag, te) = tag_header(b, p)?;
+        match tag {
+            _ => unknown_tag(py, &mut unknown, tag, b.get(*p..te).ok_or(Miss)?)?,
+        }
+        *p = te;
+    }
+    let d = new_dict(py)?;
+    d.set_item(key(py, 5)?, v0)?;
+    d.set_item(key(py, 6)?, v1)?;
+    if let Some(u) = unknown { d.set_item(key(py, 4)?, u)?; }
+    Ok(d.into_any())
+}
+
+fn d_Voter_57<'py>(py: Python<'py>, b: &[u8], p: &mut usize) -> R<Obj<'py>> {
+    let v0 = fixed(py, b, p, Fx::I32)?;
+    let v1 = fixed(py, b, p, Fx::Uuid)?;
+    let v2 = list(py, b, p, true, false, &d_Endpoint_58)?;
+    let v3 = d_KRaftVersionFeature_59(py, b, p)?;
+    let mut unknown: Option<Bound<'py, PyDict>> = None;
+    for _ in 0..tag_count(b, p)? {
+        let (tag, te) = tag_header(b, p)?;
+        match tag {
+            _ => unknown_tag(py, &mut unknown, tag, b.get(*p..te).ok_or(Miss)?)?,
+        }
+        *p = te;
+    }
+    let d = new_dict(py)?;
+    d.set_item(key(py, 52)?, v0)?;
+    d.set_item(key(py, 59)?, v1)?;
+    d.set_item(key(py, 60)?, v2)?;
+    d.set_item(key(py, 61)?, v3)?;
+    if let Some(u) = unknown { d.set_item(key(py, 4)?, u)?; }
+    Ok(d.into_any())
+}
+
+fn d_VotersRecord_56<'py>(py: Python<'py>, b: &[u8], p: &mut usize) -> R<Obj<'py>> {
+    let v0 = fixed(py, b, p, Fx::I16)?;
+    let v1 = list(py, b, p, true, false, &d_Voter_57)?;
+    let mut unknown: Option<Bound<'py, PyDict>> = None;
+    for _ in 0..tag_count(b, p)? {
+        let (tag, te) = tag_header(b, p)?;
+        match tag {
+            _ => unknown_tag(py, &mut unknown, tag, b.get(*p..te).ok_or(Miss)?)?,
+        }
+        *p = te;
+    }
+    let d = new_dict(py)?;
+    d.set_item(key(py, 53)?, v0)?;
+    d.set_item(key(py, 55)?, v1)?;
     if let Some(u) = unknown { d.set_item(key(py, 4)?, u)?; }
     Ok(d.into_any())
 }

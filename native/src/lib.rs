@@ -7,7 +7,9 @@
 //!   same counters and the same one-line errors (`metashell.log.records.decode_entries_python`);
 //! * `decode_value`: a metadata record value into what the replayer's fast path consumes, by the
 //!   decoders `scripts/gen_native.py` generates from the bundled schemas (`generated.rs`). A value it
-//!   does not take comes back as None and Python decodes it, and says what is wrong with it.
+//!   does not take comes back as None and Python decodes it, and says what is wrong with it;
+//! * `decode_control_value`: a control record's value (LeaderChange, SnapshotHeader, KRaftVoters...)
+//!   by the same generated decoders, with the same fallback.
 //!
 //! Hostile bytes: every read is bounded (`rt.rs`); Python objects are made only through the C API
 //! calls that report a full memory as MemoryError (`rt::own`), and the decoders keep no Rust copy of
@@ -66,6 +68,16 @@ fn decode_value<'py>(py: Python<'py>, value: &[u8]) -> Option<Bound<'py, PyAny>>
         return None;
     }
     rt::tuple(py, [rt::int(py, value[1] as i64).ok()?, data]).ok()
+}
+
+/// A control record's value decoded at version 0, as Kafka reads every control value (bytes after
+/// the schema's fields are ignored, as `registry.decode(..., exact=False)` ignores them); None when
+/// the type has no schema here or the value does not decode, and Python then says what is wrong.
+#[pyfunction]
+fn decode_control_value<'py>(py: Python<'py>, control_type: i16, value: &[u8]) -> Option<Bound<'py, PyAny>> {
+    let decode = generated::control_decoder(control_type)?;
+    let mut p = 0usize;
+    decode(py, value, &mut p).ok()
 }
 
 /// Apply the plain partition records of `entries[start:]` to the replayer's image (`replay.rs`);
@@ -127,6 +139,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(partition_attributes, m)?)?;
     m.add_function(wrap_pyfunction!(decode_entries, m)?)?;
     m.add_function(wrap_pyfunction!(decode_value, m)?)?;
+    m.add_function(wrap_pyfunction!(decode_control_value, m)?)?;
     m.add_function(wrap_pyfunction!(version, m)?)?;
     m.add_function(wrap_pyfunction!(crc32c_of, m)?)?;
     m.add_function(wrap_pyfunction!(_panic_for_tests, m)?)?;
