@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """A fuzz campaign through the binding: the native core against the pure-Python engine on damaged
-real records, random record bodies and damaged records areas, counting disagreements and crashes.
+real records, random record bodies, damaged real control records and damaged records areas,
+counting disagreements and crashes.
 
     python scripts/fuzz_native.py --cases 1000000 [--seed 1]
 
@@ -26,18 +27,24 @@ from test_native_differential import (
     _damaged,
     entries_outcome,
     native_entries,
+    python_control,
     python_value,
     typed,
 )
 
 from metashell.log.files import iter_file_batches
 from metashell.log.records import decode_entries_python
+from metashell.protocol.control import CONTROL_TYPES
 
 
-def _seeds(roots: list[Path]) -> tuple[list[bytes], list[tuple[bytes, int, int]]]:
-    """Real record values and records areas (area bytes, record count, base offset) to damage."""
+def _seeds(
+    roots: list[Path],
+) -> tuple[list[bytes], list[tuple[bytes, int, int]], list[tuple[int, bytes]]]:
+    """Real record values, records areas (area bytes, record count, base offset) and control
+    records (type, value) to damage."""
     values: list[bytes] = []
     areas: list[tuple[bytes, int, int]] = []
+    controls: list[tuple[int, bytes]] = []
     for root in roots:
         for path in sorted(root.rglob("*")):
             if path.suffix not in (".log", ".checkpoint") or not path.is_file():
@@ -48,7 +55,12 @@ def _seeds(roots: list[Path]) -> tuple[list[bytes], list[tuple[bytes, int, int]]
                     areas.append((bytes(data[start:end]), batch.records_count, batch.base_offset))
                 if not batch.is_control:
                     values += [v for _o, _t, _k, v in batch.entries() if v is not None]
-    return values, areas
+                    continue
+                for _o, _t, key, value in batch.entries():
+                    ctype = int.from_bytes(key[2:4], "big", signed=True) if key and len(key) >= 4 else -1
+                    if value is not None and CONTROL_TYPES.get(ctype, ("", None))[1] is not None:
+                        controls.append((ctype, value))
+    return values, areas, controls
 
 
 def main() -> int:
@@ -60,14 +72,15 @@ def main() -> int:
 
     rng = random.Random(args.seed)
     roots = [ROOT / "fixtures", ROOT.parent / "shared" / "corpus"]
-    values, areas = _seeds([r for r in roots if r.is_dir()])
+    values, areas, controls = _seeds([r for r in roots if r.is_dir()])
     values = list(dict.fromkeys(values))
+    controls = list(dict.fromkeys(controls))
     decode_native = native_entries(_native)
-    counts = {"value": 0, "body": 0, "area": 0}
+    counts = {"value": 0, "body": 0, "control": 0, "area": 0}
     disagreements = crashes = taken = 0
     t0 = time.perf_counter()
     for i in range(args.cases):
-        kind = ("value", "value", "body", "area")[i % 4]
+        kind = ("value", "value", "body", "area", "value", "control", "body", "area")[i % 8]
         counts[kind] += 1
         try:
             if kind in ("value", "body"):
@@ -84,6 +97,16 @@ def main() -> int:
                 if typed(got and tuple(got)) != typed(want):
                     disagreements += 1
                     print(f"value disagreement: {value.hex()}", flush=True)
+            elif kind == "control":
+                ctype, value = rng.choice(controls)
+                edits = [
+                    (rng.randrange(4), rng.randrange(1 << 16), rng.randrange(256))
+                    for _ in range(rng.randrange(0, 4))
+                ]
+                value = _damaged(value, edits) + rng.randbytes(rng.randrange(3))
+                if typed(_native.decode_control_value(ctype, value)) != typed(python_control(ctype, value)):
+                    disagreements += 1
+                    print(f"control disagreement: type {ctype} {value.hex()}", flush=True)
             else:
                 area, count, base = rng.choice(areas)
                 edits = [
@@ -105,7 +128,8 @@ def main() -> int:
     print(
         f"fuzz_native: {args.cases:,} cases ({counts['value']:,} damaged real records, {taken:,} of them and "
         f"of the random bodies still decodable; {counts['body']:,} random record bodies; {counts['area']:,} "
-        f"damaged records areas) from {len(values):,} real records and {len(areas):,} real batches, seed "
+        f"damaged records areas; {counts['control']:,} damaged control records) from {len(values):,} real "
+        f"records, {len(controls):,} real control records and {len(areas):,} real batches, seed "
         f"{args.seed}, {took:.0f} s: disagreements {disagreements}, crashes {crashes}"
     )
     return 1 if disagreements or crashes else 0
