@@ -8,9 +8,10 @@ CLI and the TUI read only this registry.  A command also declares what the calle
 it: whether it reads other points of the log (one-shot mode then keeps the load's journal), whether
 it moves the session's shared image, and how the TUI runs it (:class:`TuiMode`).
 
-Adding a command is one module in ``metashell/shell/commands/``: it is imported here by walking the
-package, so no list has to remember it, and ``tests/test_shell_registry.py`` fails when the new
-command lacks a man page, a completion or a TUI mode.
+Adding a command is one module in ``metashell/shell/commands/`` and its line in :data:`HOMES` (which
+lets one-shot mode import that module alone): the package is walked for everything that lists the
+commands, and ``tests/test_shell_registry.py`` fails when the new command lacks a man page, a
+completion, a TUI mode or its line in :data:`HOMES`.
 """
 
 from __future__ import annotations
