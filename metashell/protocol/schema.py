@@ -166,8 +166,19 @@ def parse_schema(text: str, source: str = "<schema>") -> MessageSpec:
     )
 
 
-_BUNDLED = Path(__file__).parent / "schemas"  # not importlib.resources: it costs a start 10 ms
 _GROUPS = ("metadata", "message")
+
+
+@cache
+def _bundled() -> Any:
+    """The schemas' folder: a plain path when the package is on disk (importlib.resources costs a
+    start 10 ms), else its importlib.resources view (a zip shipped to Spark's executors)."""
+    here = Path(__file__).parent / "schemas"
+    if here.is_dir():
+        return here
+    from importlib import resources
+
+    return resources.files("metashell.protocol") / "schemas"
 
 
 @cache
@@ -175,7 +186,7 @@ def bundled_schemas() -> dict[str, MessageSpec]:
     """Every schema shipped in ``metashell/protocol/schemas``, by message name."""
     out: dict[str, MessageSpec] = {}
     for group in _GROUPS:
-        for entry in sorted((_BUNDLED / group).iterdir(), key=lambda p: p.name):
+        for entry in sorted((_bundled() / group).iterdir(), key=lambda p: p.name):
             if entry.name.endswith(".json"):
                 spec = parse_schema(entry.read_text(encoding="utf-8"), f"{group}/{entry.name}")
                 out[spec.name] = spec
@@ -188,7 +199,7 @@ def bundled_schema(name: str) -> MessageSpec:
     Kafka names nearly all of them, so that decoding the few control records of a load parses two
     files, not fifty; otherwise found among them all.  Raises KeyError."""
     for group in _GROUPS:
-        path = _BUNDLED / group / f"{name}.json"
+        path = _bundled() / group / f"{name}.json"
         if path.is_file():
             spec = parse_schema(path.read_text(encoding="utf-8"), f"{group}/{path.name}")
             if spec.name == name:
