@@ -187,3 +187,33 @@ def test_fuzz_metadata_record_bodies(key: int, body: bytes) -> None:
     version = registry.spec(record_types()[key]).valid_versions.hi
     with contextlib.suppress(DecodeError):
         decode_metadata_record(bytes([1, key, version]) + body)
+
+
+def test_schemas_load_from_a_zipped_package(tmp_path: Path) -> None:
+    """spark-submit ships metashell to executors as a zip: the schemas must load from it too."""
+    import subprocess
+    import sys
+    import zipfile
+
+    package = Path(__file__).resolve().parents[1] / "metashell"
+    archive = tmp_path / "metashell.zip"
+    with zipfile.ZipFile(archive, "w") as z:
+        for f in package.rglob("*"):
+            if f.is_file() and "__pycache__" not in f.parts and f.suffix in (".py", ".json"):
+                z.write(f, f.relative_to(package.parent))
+    script = (
+        f"import sys; sys.path.insert(0, {str(archive)!r})\n"
+        "import metashell\n"
+        "from metashell.protocol.schema import bundled_schema, bundled_schemas\n"
+        "assert metashell.__file__.startswith(sys.path[0]), metashell.__file__\n"
+        "print(bundled_schema('VotersRecord').name, len(bundled_schemas()))\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", script],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        check=True,
+        env={"PATH": "/usr/bin:/bin", "METASHELL_ENGINE": "python"},
+    )
+    assert out.stdout.split() == ["VotersRecord", str(len(bundled_schemas()))]
