@@ -29,12 +29,12 @@ from test_native_differential import (
     native_entries,
     python_control,
     python_value,
+    schema_control_values,
     typed,
 )
 
 from metashell.log.files import iter_file_batches
 from metashell.log.records import decode_entries_python
-from metashell.protocol.control import CONTROL_TYPES
 
 
 def _seeds(
@@ -56,10 +56,7 @@ def _seeds(
                 if not batch.is_control:
                     values += [v for _o, _t, _k, v in batch.entries() if v is not None]
                     continue
-                for _o, _t, key, value in batch.entries():
-                    ctype = int.from_bytes(key[2:4], "big", signed=True) if key and len(key) >= 4 else -1
-                    if value is not None and CONTROL_TYPES.get(ctype, ("", None))[1] is not None:
-                        controls.append((ctype, value))
+                controls += schema_control_values(batch)
     return values, areas, controls
 
 

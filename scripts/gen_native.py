@@ -22,15 +22,14 @@ from generated import generator_main
 
 from metashell.image.replay.topics import DECODERS
 from metashell.protocol.codegen_rust import generate_rust
-from metashell.protocol.control import CONTROL_TYPES
+from metashell.protocol.control import CONTROL_SCHEMAS
 from metashell.protocol.schema import bundled_schemas
 
 TARGET = ROOT / "native" / "src" / "generated.rs"
 
 
 def render() -> str:
-    control = {ctype: schema for ctype, (_name, schema) in CONTROL_TYPES.items() if schema is not None}
-    return generate_rust(bundled_schemas(), DECODERS.positional, control)
+    return generate_rust(bundled_schemas(), DECODERS.positional, CONTROL_SCHEMAS)
 
 
 if __name__ == "__main__":

@@ -36,7 +36,7 @@ from metashell.image.replay.topics import DECODERS
 from metashell.log.files import iter_file_batches
 from metashell.log.records import RecordError, decode_entries_python
 from metashell.protocol import registry
-from metashell.protocol.control import CONTROL_TYPES
+from metashell.protocol.control import CONTROL_SCHEMAS
 from metashell.protocol.metadata import encode_metadata_record
 from metashell.protocol.wire import encode_varint
 
@@ -84,13 +84,19 @@ def assert_same_value(native: Any, value: bytes) -> bool:
     return want is not None
 
 
+def schema_control_values(batch: Any) -> Iterator[tuple[int, bytes]]:
+    """(control type, value) of each record of a control batch whose type has a schema."""
+    for _offset, _ts, key, value in batch.entries():
+        ctype = int.from_bytes(key[2:4], "big", signed=True) if key and len(key) >= 4 else None
+        if value is not None and ctype in CONTROL_SCHEMAS:
+            yield ctype, value
+
+
 def python_control(ctype: int, value: bytes) -> Any:
     """What the Python engine makes of a control value (version 0, trailing bytes ignored), or None
     when it refuses it."""
-    schema = CONTROL_TYPES[ctype][1]
-    assert schema is not None
     try:
-        return registry.decode(schema, 0, value, exact=False)
+        return registry.decode(CONTROL_SCHEMAS[ctype], 0, value, exact=False)
     except DecodeError:
         return None
 
@@ -150,10 +156,8 @@ def test_every_record_of_every_fixture_and_corpus_file(native: Any) -> None:
             )
             batches += 1
             if batch.is_control:
-                for _offset, _ts, key, value in batch.entries():
-                    ctype = int.from_bytes(key[2:4], "big", signed=True) if key and len(key) >= 4 else -1
-                    if value is not None and CONTROL_TYPES.get(ctype, ("", None))[1] is not None:
-                        controls += assert_same_control(native, ctype, value)
+                for ctype, value in schema_control_values(batch):
+                    controls += assert_same_control(native, ctype, value)
                 continue
             for _offset, _ts, _key, value in batch.entries():
                 values += 1
@@ -212,15 +216,12 @@ def test_any_bytes_after_a_record_header(key: int, version: int, body: bytes) ->
     assert_same_value(_native(), bytes([1, key, version]) + body)
 
 
-CONTROL_SCHEMAS = sorted((t, schema) for t, (_name, schema) in CONTROL_TYPES.items() if schema is not None)
-
-
 @settings(max_examples=500, deadline=None, suppress_health_check=list(HealthCheck))
 @given(st.data())
 def test_any_control_record(data: Any) -> None:
     """Any value of every field of every control record, whole and damaged, and trailing bytes."""
     native = _native()
-    ctype, schema = data.draw(st.sampled_from(CONTROL_SCHEMAS))
+    ctype, schema = data.draw(st.sampled_from(sorted(CONTROL_SCHEMAS.items())))
     spec = registry.spec(schema)
     fields = {f.name: field_values(f, spec, 0) for f in spec.fields if 0 in f.versions}
     value = registry.encode(schema, 0, data.draw(st.fixed_dictionaries(fields)))

@@ -24,6 +24,8 @@ CONTROL_TYPES: dict[int, tuple[str, str | None]] = {
     6: ("KRaftVoters", "VotersRecord"),
 }
 CONTROL_TYPE_IDS = {name: t for t, (name, _) in CONTROL_TYPES.items()}
+CONTROL_SCHEMAS = {t: schema for t, (_name, schema) in CONTROL_TYPES.items() if schema is not None}
+"""Control type -> its value's schema, for the types that have one (the native core's decoders)."""
 _KEY = struct.Struct(">hh")
 _MARKER = struct.Struct(">hi")
 

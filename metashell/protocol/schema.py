@@ -13,7 +13,7 @@ import re
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 PRIMITIVES = {
     "bool",
@@ -166,11 +166,14 @@ def parse_schema(text: str, source: str = "<schema>") -> MessageSpec:
     )
 
 
+if TYPE_CHECKING:
+    from importlib.resources.abc import Traversable
+
 _GROUPS = ("metadata", "message")
 
 
 @cache
-def _bundled() -> Any:
+def _bundled() -> Traversable:
     """The schemas' folder: a plain path when the package is on disk (importlib.resources costs a
     start 10 ms), else its importlib.resources view (a zip shipped to Spark's executors)."""
     here = Path(__file__).parent / "schemas"

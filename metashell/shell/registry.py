@@ -144,10 +144,10 @@ def commands() -> Mapping[str, Command]:
 def find(name: str) -> Command | None:
     """The command called ``name``, or None; imports only its module when :data:`HOMES` knows it."""
     found = _COMMANDS.get(name)
-    if found is None and not _loaded and name in HOMES:
+    if found is None and name in HOMES:
         importlib.import_module(f"{__package__}.commands.{HOMES[name]}")
         found = _COMMANDS.get(name)
-    return found if found is not None or _loaded else commands().get(name)
+    return found if found is not None else commands().get(name)
 
 
 def command(name: str) -> Command:
