@@ -23,16 +23,27 @@ This module imports nothing of metashell, so every layer may use it.
 from __future__ import annotations
 
 import re
+from functools import cache
 
 __all__ = ["json_safe", "storable", "visible", "visible_output"]
 
 # Lone surrogates (U+D800-U+DFFF) too: Java strings may hold one (a ``\uD800`` escape in
 # meta.properties, a controller's DescribeCluster), and no UTF-8 stream can carry it: printed raw,
 # it is an encoding error that stops the command, or the REPL before its first prompt.
-_ALL = re.compile("[\x00-\x1f\x7f-\x9f\ud800-\udfff]")
-_NOT_LAYOUT = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\ud800-\udfff]")
-_JSON_UNESCAPED = re.compile("[\x7f-\x9f\ud800-\udfff]")
-_SURROGATE = re.compile("[\ud800-\udfff]")
+_ALL = "[\x00-\x1f\x7f-\x9f\ud800-\udfff]"
+_NOT_LAYOUT = "[\x00-\x08\x0b-\x1f\x7f-\x9f\ud800-\udfff]"
+_JSON_UNESCAPED = "[\x7f-\x9f\ud800-\udfff]"
+_SURROGATE = "[\ud800-\udfff]"
+# Most text is ASCII (``str.isascii`` is free: CPython knows it), and the ASCII part of a class
+# compiles to a 256-bit map in microseconds, where a class reaching the surrogates takes about a
+# millisecond to compile: so the wide patterns are compiled when non-ASCII text first comes.
+_ALL_ASCII = re.compile("[\x00-\x1f\x7f]")
+_NOT_LAYOUT_ASCII = re.compile("[\x00-\x08\x0b-\x1f\x7f]")
+
+
+@cache
+def _wide(pattern: str) -> re.Pattern[str]:
+    return re.compile(pattern)
 
 
 def _escape(m: re.Match[str]) -> str:
@@ -46,19 +57,27 @@ def _json_escape(m: re.Match[str]) -> str:
 
 def visible(text: str) -> str:
     """``text`` with every control character (C0, DEL, C1) written as an escape."""
-    return _ALL.sub(_escape, text) if _ALL.search(text) else text
+    pattern = _ALL_ASCII if text.isascii() else _wide(_ALL)
+    return pattern.sub(_escape, text) if pattern.search(text) else text
 
 
 def visible_output(text: str) -> str:
     """``text`` with every control character but newline and tab written as an escape."""
-    return _NOT_LAYOUT.sub(_escape, text) if _NOT_LAYOUT.search(text) else text
+    pattern = _NOT_LAYOUT_ASCII if text.isascii() else _wide(_NOT_LAYOUT)
+    return pattern.sub(_escape, text) if pattern.search(text) else text
 
 
 def storable(text: str) -> str:
     """``text`` with each lone surrogate written as ``\\udXXX``, so that UTF-8 can carry it."""
-    return _SURROGATE.sub(_json_escape, text) if _SURROGATE.search(text) else text
+    if text.isascii():
+        return text
+    pattern = _wide(_SURROGATE)
+    return pattern.sub(_json_escape, text) if pattern.search(text) else text
 
 
 def json_safe(document: str) -> str:
     """A JSON document (from :func:`json.dumps`) with DEL and C1 escaped as ``\\u00XX`` too."""
-    return _JSON_UNESCAPED.sub(_json_escape, document) if _JSON_UNESCAPED.search(document) else document
+    if document.isascii():
+        return document.replace("\x7f", "\\u007f")
+    pattern = _wide(_JSON_UNESCAPED)
+    return pattern.sub(_json_escape, document) if pattern.search(document) else document
