@@ -61,6 +61,29 @@ class _Parser(argparse.ArgumentParser):
         raise UsageError(message)
 
 
+class _Formatter(argparse.RawDescriptionHelpFormatter):
+    """argparse's formatter, told the terminal's width instead of asking ``shutil``: argparse makes
+    a formatter for every ``add_argument`` (to check its metavar), and importing ``shutil`` for the
+    first one cost every one-shot command about 3 ms."""
+
+    def __init__(self, prog: str, indent_increment: int = 2, max_help_position: int = 24) -> None:
+        super().__init__(prog, indent_increment, max_help_position, _columns() - 2)
+
+
+def _columns() -> int:
+    """The terminal's columns as ``shutil.get_terminal_size`` finds them: ``COLUMNS``, else the
+    terminal on stdout, else 80."""
+    try:
+        return int(os.environ["COLUMNS"])
+    except (KeyError, ValueError):
+        pass
+    stdout = sys.__stdout__
+    try:
+        return (os.get_terminal_size(stdout.fileno()).columns or 80) if stdout is not None else 80
+    except (AttributeError, ValueError, OSError):  # not a terminal, or a stream without a descriptor
+        return 80
+
+
 def prog_name() -> str:
     name = os.path.basename(sys.argv[0]) if sys.argv and sys.argv[0] else "metashell"
     if name in ("__main__.py", "-c", "-m", "") or name.endswith(".py"):
@@ -73,7 +96,7 @@ def build_parser(prog: str | None = None) -> argparse.ArgumentParser:
         prog=prog or prog_name(),
         description=DESCRIPTION,
         allow_abbrev=False,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+        formatter_class=_Formatter,
     )
     p.add_argument(
         "--directory",

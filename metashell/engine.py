@@ -17,9 +17,9 @@ This module imports nothing of metashell but its errors, so that every layer may
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
 from functools import cache
 from types import ModuleType
+from typing import NamedTuple
 
 from metashell.errors import MetashellError
 
@@ -33,8 +33,7 @@ class EngineError(MetashellError):
     """``METASHELL_ENGINE`` asks for something this installation cannot give."""
 
 
-@dataclass(frozen=True)
-class Engine:
+class Engine(NamedTuple):
     """The engine chosen for this process: ``name`` ("native" or "python"), ``why`` (one phrase),
     ``native`` (the compiled module, when it runs) and ``error`` (why the choice cannot be
     honoured: raised by :func:`require`)."""

@@ -509,6 +509,8 @@ ONE_SHOT_NEVER_IMPORTS = (
     "cramjam",  # snappy, lz4 and zstd batches
     "fractions",  # one Double.toString corner
     "traceback",  # METASHELL_DEBUG
+    "dataclasses",  # @dataclass compiles each class's methods at import: start-path classes are plain
+    "inspect",  # what dataclasses imported, with ast, dis and tokenize
     "prompt_toolkit",
     "textual",
     "pyspark",

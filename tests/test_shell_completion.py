@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 import io
 import os
 from pathlib import Path
@@ -130,7 +129,7 @@ def test_a_bug_in_a_command_is_one_line_and_the_session_goes_on(monkeypatch: pyt
         raise ValueError("oops\nmore")
 
     commands = dict(registry.commands())
-    commands["pwd"] = dataclasses.replace(commands["pwd"], run=broken)
+    commands["pwd"] = commands["pwd"]._replace(run=broken)
     monkeypatch.setattr(registry, "_COMMANDS", commands)
     assert shell.run_line("pwd; ls /local") == 1
     assert err.getvalue() == "internal error in pwd: ValueError: oops more\n"

@@ -10,7 +10,6 @@ the rules (deltas Kafka cannot apply, the catch-up gate, time travel).
 from __future__ import annotations
 
 from collections.abc import Generator, Iterable, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -29,7 +28,6 @@ from .timeline import Timeline
 _CONTROL_SNAPSHOT_HEADER = 3
 
 
-@dataclass
 class LoadResult:
     """What a load produced.
 
@@ -38,24 +36,60 @@ class LoadResult:
     ``index``: per-batch index for time travel.  ``plan``: the read plan (``plan.directory`` has
     the listing, meta.properties and quorum-state).  ``partial``: the image lacks the state
     before the first log offset (no snapshot covers it).  ``until_offset``: set for time travel.
+    ``timeline``: the journal of the log after the snapshot (directory loads with
+    ``timeline=True``), which moves ``image`` to earlier offsets in place (``timeline.py``).
     """
 
-    image: MetadataImage
-    warnings: list[ReplayWarning]
-    fault_count: int
-    index: Sequence[BatchIndexEntry]
-    plan: ReadPlan
-    mode: str
-    files: list[str] = field(default_factory=list)
-    records: int = 0
-    batches: int = 0
-    partial: bool = False
-    until_offset: int | None = None
-    elapsed: float = 0.0
-    salvage: bool = False
-    timeline: Timeline | None = None
-    """The journal of the log after the snapshot (directory loads with ``timeline=True``): moves
-    ``image`` to earlier offsets in place (``timeline.py``)."""
+    __slots__ = (
+        "batches",
+        "elapsed",
+        "fault_count",
+        "files",
+        "image",
+        "index",
+        "mode",
+        "partial",
+        "plan",
+        "records",
+        "salvage",
+        "timeline",
+        "until_offset",
+        "warnings",
+    )
+
+    def __init__(
+        self,
+        image: MetadataImage,
+        warnings: list[ReplayWarning],
+        fault_count: int,
+        index: Sequence[BatchIndexEntry],
+        plan: ReadPlan,
+        mode: str,
+        files: list[str] | None = None,
+        records: int = 0,
+        batches: int = 0,
+        partial: bool = False,
+        until_offset: int | None = None,
+        elapsed: float = 0.0,
+        salvage: bool = False,
+    ) -> None:
+        self.image = image
+        self.warnings = warnings
+        self.fault_count = fault_count
+        self.index = index
+        self.plan = plan
+        self.mode = mode
+        self.files: list[str] = [] if files is None else files
+        self.records = records
+        self.batches = batches
+        self.partial = partial
+        self.until_offset = until_offset
+        self.elapsed = elapsed
+        self.salvage = salvage
+        self.timeline: Timeline | None = None
+
+    def __repr__(self) -> str:
+        return f"LoadResult(mode={self.mode!r}, records={self.records}, batches={self.batches})"
 
     @property
     def faults(self) -> list[ReplayWarning]:

@@ -10,8 +10,8 @@ silently lack every topic created before it.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 from metashell.errors import MetashellError
 from metashell.log.directory import MetadataLogDir
@@ -34,8 +34,7 @@ class PointError(MetashellError):
     """A point in time that is malformed or outside what the files hold."""
 
 
-@dataclass(frozen=True)
-class ResolvedPoint:
+class ResolvedPoint(NamedTuple):
     """``offset`` to rebuild up to (inclusive)."""
 
     offset: int

@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import struct
 import zlib
-from dataclasses import dataclass
 from types import ModuleType
 
 from metashell.protocol.wire import Malformed, read_uvarint
@@ -46,14 +45,19 @@ _LZ4_BLOCK = 64 * 1024
 _MIB = 1024 * 1024
 
 
-@dataclass
 class Limits:
-    """Caps on what one batch may make metashell allocate (set once, from the command line)."""
+    """Caps on what one batch may make metashell allocate (set once, from the command line):
+    ``max_batch_bytes``, the largest batch read from a file or the wire (batchLength + 12; Kafka
+    writes at most 8 MiB), and ``max_inflated_bytes``, the largest records area after decompression."""
 
-    #: Largest batch read from a file or the wire (batchLength + 12); Kafka writes at most 8 MiB.
-    max_batch_bytes: int = 64 * _MIB
-    #: Largest records area after decompression.
-    max_inflated_bytes: int = 64 * _MIB
+    __slots__ = ("max_batch_bytes", "max_inflated_bytes")
+
+    def __init__(self, max_batch_bytes: int = 64 * _MIB, max_inflated_bytes: int = 64 * _MIB) -> None:
+        self.max_batch_bytes = max_batch_bytes
+        self.max_inflated_bytes = max_inflated_bytes
+
+    def __repr__(self) -> str:
+        return f"Limits(max_batch_bytes={self.max_batch_bytes}, max_inflated_bytes={self.max_inflated_bytes})"
 
     @property
     def max_records(self) -> int:

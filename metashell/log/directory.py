@@ -6,19 +6,19 @@ so it works on a read-only copy and next to a running Kafka) and parses the smal
 replay: the newest complete snapshot, then the log from the snapshot's end offset -- or the log from
 offset 0 without a snapshot, or ``bootstrap.checkpoint`` when there is no log data at all.
 ``plan_file`` is ``--snapshot FILE``: exactly one ``.checkpoint`` or ``.log`` file, as Kafka's shell.
+The files and the plan themselves are :mod:`metashell.log.plans`'.
 """
 
 from __future__ import annotations
 
 import os
 import re
-from collections.abc import Collection, Sequence
-from dataclasses import dataclass, field, replace
+from collections.abc import Collection
 from pathlib import Path
-from typing import Any
 
 from metashell.errors import MetashellError
-from metashell.log.files import iter_file_batches, read_batch_at
+from metashell.log.files import read_batch_at
+from metashell.log.plans import PlanStep, ReadPlan, SegmentFile, SnapshotFile, parse_snapshot_name
 from metashell.log.problems import LogWarning
 
 from .small_files import (
@@ -52,7 +52,6 @@ __all__ = [
 PARTITION_DIR = "__cluster_metadata-0"
 #: Kafka's fixed topic id of ``__cluster_metadata`` (``Topic.CLUSTER_METADATA_TOPIC_ID``), base64.
 METADATA_TOPIC_ID = "AAAAAAAAAAAAAAAAAAAAAQ"
-_SNAPSHOT_RE = re.compile(r"^(\d{20})-(\d{10})\.checkpoint$")
 _SEGMENT_RE = re.compile(r"^(\d{20,})\.log$")
 
 
@@ -60,158 +59,43 @@ class MetadataDirError(MetashellError):
     """The path given is not something metashell can read (missing, not a metadata dir, no access)."""
 
 
-@dataclass(frozen=True, slots=True)
-class SnapshotFile:
-    """A ``<20-digit end offset>-<10-digit epoch>.checkpoint`` file.  ``end_offset`` is exclusive."""
+class MetadataLogDir:
+    """The listing of one metadata log directory and its parsed small files.
 
-    path: Path
-    end_offset: int
-    epoch: int
-    size: int = 0
-
-    @property
-    def name(self) -> str:
-        return self.path.name
-
-    @property
-    def is_bootstrap(self) -> bool:
-        """The (0, 0) snapshot ``kafka-storage format`` writes for a dynamic quorum (no metadata)."""
-        return self.end_offset == 0 and self.epoch == 0
-
-    @property
-    def last_contained_offset(self) -> int:
-        return self.end_offset - 1
-
-
-@dataclass(frozen=True, slots=True)
-class SegmentFile:
-    """A ``<20-digit base offset>.log`` segment."""
-
-    path: Path
-    base_offset: int
-    size: int = 0
-
-    @property
-    def name(self) -> str:
-        return self.path.name
-
-
-def parse_snapshot_name(name: str) -> tuple[int, int] | None:
-    """(end offset, epoch) of a ``.checkpoint`` snapshot file name, or None for any other name."""
-    m = _SNAPSHOT_RE.match(name)
-    return (int(m.group(1)), int(m.group(2))) if m else None
-
-
-@dataclass(frozen=True, slots=True)
-class PlanStep:
-    """One file to read.
-
-    ``kind``: "snapshot" (a ``.checkpoint``: offsets inside are relative; replaces the image),
-    "log" (a segment: records with offset < ``skip_below`` are skipped individually) or "bootstrap"
-    (``bootstrap.checkpoint``; with ``only_if_empty`` it is read only when nothing else produced a
-    batch).  ``position`` is the byte where reading starts (0, or later when seeking with an index).
-    ``lenient_tail``: an invalid last batch is a warning (the last segment, which may be torn).
-    ``bounds``: for a segment of a directory, the offsets its batches must lie in, from its file
-    name and the next segment's (``(base, next_base)``, ``next_base`` None for the last one): Kafka
-    names a segment after the first offset it holds, so a batch outside them is corrupt (its
-    baseOffset and lastOffsetDelta are not covered by the CRC).  None for a lone ``-s`` file, whose
-    name Kafka's shell does not read either.
+    ``path``: the ``__cluster_metadata-0`` folder (None for a formatted log dir the node never
+    started on); ``log_dir``: the log dir holding ``meta.properties`` / ``bootstrap.checkpoint`` (the
+    partition's parent).  The other attributes start empty and ``open_metadata_dir`` fills them.
     """
 
-    kind: str
-    path: Path
-    source: str
-    skip_below: int = 0
-    position: int = 0
-    lenient_tail: bool = False
-    only_if_empty: bool = False
-    snapshot: SnapshotFile | None = None
-    base_offset: int | None = None
-    bounds: tuple[int, int | None] | None = None
+    __slots__ = (
+        "bootstrap",
+        "ignored",
+        "leader_epochs",
+        "log_dir",
+        "meta",
+        "partition_metadata",
+        "path",
+        "quorum",
+        "segments",
+        "snapshots",
+        "warnings",
+    )
 
+    def __init__(self, path: Path | None, log_dir: Path | None) -> None:
+        self.path = path
+        self.log_dir = log_dir
+        self.snapshots: list[SnapshotFile] = []
+        self.segments: list[SegmentFile] = []
+        self.bootstrap: Path | None = None
+        self.meta: MetaProperties | None = None
+        self.quorum: QuorumState | None = None
+        self.leader_epochs: list[tuple[int, int]] | None = None
+        self.partition_metadata: dict[str, str] | None = None
+        self.ignored: list[str] = []
+        self.warnings: list[LogWarning] = []
 
-@dataclass
-class ReadPlan:
-    """What to read, in order, and why.  ``start_offset``: first log offset to replay."""
-
-    steps: list[PlanStep]
-    snapshot: SnapshotFile | None = None
-    start_offset: int = 0
-    until_offset: int | None = None
-    warnings: list[LogWarning] = field(default_factory=list)
-    directory: MetadataLogDir | None = None
-    partial: bool = False
-    """True when the plan already warned that the log starts after the state it has (image partial)."""
-
-    @property
-    def files(self) -> list[str]:
-        """The files the plan may read, in order (a conditional ``bootstrap.checkpoint`` included).
-
-        For /provenance prefer ``PlanReader.files_read``: the files actually opened."""
-        return [s.source for s in self.steps]
-
-    def seek(self, index: Sequence[Any] | None = None) -> ReadPlan:
-        """A copy whose log steps start at the batch holding ``start_offset`` instead of byte 0.
-
-        Batch positions come from ``index`` (a PlanReader's ``index`` from an earlier read) when it
-        covers the file, else from a quick header-only scan of the file (no CRC, no record decoding).
-        This makes re-reading "up to offset N" cost only the batches after the snapshot.
-        """
-        best: dict[str, int] = {}
-        covered: set[str] = set()
-        for e in index or ():
-            if e.kind == "log":
-                covered.add(e.source)
-                if e.base_offset <= self.start_offset and e.position >= best.get(e.source, -1):
-                    best[e.source] = e.position
-        steps = []
-        for s in self.steps:
-            if s.kind == "log" and s.position == 0:
-                if s.source not in covered:
-                    try:
-                        for b in iter_file_batches(
-                            s.path,
-                            s.source,
-                            decode=False,
-                            verify_crc=False,
-                            lenient_tail=True,
-                            warn=lambda w: None,
-                        ):
-                            if b.base_offset > self.start_offset:
-                                break
-                            best[s.source] = b.position
-                    except (OSError, MetashellError):
-                        pass  # the real read reports it
-                s = replace(s, position=best.get(s.source, 0))
-            steps.append(s)
-        return ReadPlan(
-            steps,
-            self.snapshot,
-            self.start_offset,
-            self.until_offset,
-            list(self.warnings),
-            self.directory,
-            self.partial,
-        )
-
-
-@dataclass
-class MetadataLogDir:
-    """The listing of one metadata log directory and its parsed small files."""
-
-    path: Path | None
-    """The ``__cluster_metadata-0`` folder (None for a formatted log dir the node never started on)."""
-    log_dir: Path | None
-    """The log dir holding ``meta.properties`` / ``bootstrap.checkpoint`` (the partition's parent)."""
-    snapshots: list[SnapshotFile] = field(default_factory=list)
-    segments: list[SegmentFile] = field(default_factory=list)
-    bootstrap: Path | None = None
-    meta: MetaProperties | None = None
-    quorum: QuorumState | None = None
-    leader_epochs: list[tuple[int, int]] | None = None
-    partition_metadata: dict[str, str] | None = None
-    ignored: list[str] = field(default_factory=list)
-    warnings: list[LogWarning] = field(default_factory=list)
+    def __repr__(self) -> str:
+        return f"MetadataLogDir(path={self.path!r}, log_dir={self.log_dir!r})"
 
     @property
     def topic_id(self) -> str | None:
@@ -307,7 +191,7 @@ def _looks_like_partition_dir(p: Path) -> bool:
         names = os.listdir(p)
     except OSError:
         return False
-    return any(_SEGMENT_RE.match(n) or _SNAPSHOT_RE.match(n) or n == "quorum-state" for n in names)
+    return any(_SEGMENT_RE.match(n) or parse_snapshot_name(n) or n == "quorum-state" for n in names)
 
 
 def open_metadata_dir(path: str | os.PathLike[str]) -> MetadataLogDir:

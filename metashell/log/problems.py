@@ -9,7 +9,7 @@ shows, filters (by ``kind``) or records in ``/provenance``.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from metashell.errors import DecodeError, located
 
@@ -24,8 +24,7 @@ class CorruptBatchError(DecodeError):
     """
 
 
-@dataclass(frozen=True, slots=True)
-class LogWarning:
+class LogWarning(NamedTuple):
     """Something odd but survivable found while reading (torn tail, gap, KRaft invariant...).
 
     ``kind`` is a short stable tag callers can filter on (e.g. live mode ignores "torn-tail" at the
@@ -51,8 +50,7 @@ def log_warning(w: LogWarning) -> None:
     logging.getLogger("metashell.log").warning("%s", w)
 
 
-@dataclass(frozen=True, slots=True)
-class Salvaged:
+class Salvaged(NamedTuple):
     """What a ``--salvage`` load left out, and why (shown in ``/provenance``).
 
     ``source`` and ``position`` locate the corruption; ``reason`` is what was wrong; ``skipped``

@@ -9,22 +9,20 @@ thread.  Nothing here ever writes to a terminal, and nothing waits on it.
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
 
 __all__ = ["LOAD", "LoadProgress"]
 
 
-@dataclass
 class LoadProgress:
     """Counters of the current read: ``done_bytes`` of finished files, ``position`` in the file being
     read, ``step_records`` handed over from it, ``done_records`` before it."""
 
-    total_bytes: int = 0
-    done_bytes: int = 0
-    position: int = 0
-    done_records: int = 0
-    step_records: int = 0
-    sizes: tuple[int, ...] = ()
+    __slots__ = ("done_bytes", "done_records", "position", "sizes", "step_records", "total_bytes")
+
+    def __init__(self) -> None:
+        self.total_bytes = self.done_bytes = self.position = 0
+        self.done_records = self.step_records = 0
+        self.sizes: tuple[int, ...] = ()
 
     def begin(self, files: list[tuple[str | os.PathLike[str], int]]) -> None:
         """A plan's files, each with where reading starts in it."""

@@ -9,9 +9,8 @@ stops a load.  A file is read whole only when it is small (a huge one is refused
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from metashell.log.files import open_regular
 from metashell.log.problems import LogWarning
@@ -20,8 +19,7 @@ from metashell.log.properties import parse_properties
 _SMALL_FILE_LIMIT = 1 << 20  # quorum-state & co. are tiny; never slurp a huge file by mistake
 
 
-@dataclass(frozen=True, slots=True)
-class MetaProperties:
+class MetaProperties(NamedTuple):
     """``meta.properties`` of the log dir (v0: ``broker.id``; v1: ``node.id``).  Values as written;
     ``cluster_id`` may be "" (seen in the wild)."""
 
@@ -33,8 +31,7 @@ class MetaProperties:
     properties: dict[str, str]
 
 
-@dataclass(frozen=True, slots=True)
-class QuorumState:
+class QuorumState(NamedTuple):
     """``quorum-state`` (data_version 0 or 1).  Informational only: the image does not depend on it."""
 
     path: Path

@@ -7,7 +7,6 @@ Kafka reads every control value at schema version 0, whatever its leading ``Vers
 from __future__ import annotations
 
 import struct
-from dataclasses import dataclass
 from typing import Any
 
 from metashell.engine import current as current_engine
@@ -30,12 +29,28 @@ _KEY = struct.Struct(">hh")
 _MARKER = struct.Struct(">hi")
 
 
-@dataclass(slots=True)
 class ControlRecord:
-    type: int
-    name: str
-    version: int
-    data: dict[str, Any] | None
+    """A decoded control record: its type, name, version and value's fields (None: no value)."""
+
+    __slots__ = ("data", "name", "type", "version")
+
+    def __init__(self, type: int, name: str, version: int, data: dict[str, Any] | None) -> None:
+        self.type = type
+        self.name = name
+        self.version = version
+        self.data = data
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, ControlRecord):
+            return NotImplemented
+        return (self.type, self.name, self.version, self.data) == (
+            other.type,
+            other.name,
+            other.version,
+            other.data,
+        )
+
+    __hash__ = None  # type: ignore[assignment]  # mutable, compared by value
 
     def __repr__(self) -> str:
         return f"{self.name}({self.data!r})"

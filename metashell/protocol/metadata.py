@@ -10,7 +10,6 @@ is what Kafka itself does: its generated readers do not check the version), else
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from functools import cache
 from typing import Any
 
@@ -27,12 +26,28 @@ class UnsupportedRecordVersion(DecodeError):
     """A record version newer than known whose bytes do not decode as the newest known version."""
 
 
-@dataclass(slots=True)
 class MetadataRecord:
-    api_key: int
-    version: int
-    name: str
-    data: dict[str, Any]
+    """A decoded metadata record: its api key, version, schema name and fields by name."""
+
+    __slots__ = ("api_key", "data", "name", "version")
+
+    def __init__(self, api_key: int, version: int, name: str, data: dict[str, Any]) -> None:
+        self.api_key = api_key
+        self.version = version
+        self.name = name
+        self.data = data
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, MetadataRecord):
+            return NotImplemented
+        return (self.api_key, self.version, self.name, self.data) == (
+            other.api_key,
+            other.version,
+            other.name,
+            other.data,
+        )
+
+    __hash__ = None  # type: ignore[assignment]  # mutable, compared by value
 
     def __repr__(self) -> str:
         return f"{self.name}(v{self.version}, {self.data!r})"

@@ -10,10 +10,9 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 PRIMITIVES = {
     "bool",
@@ -32,8 +31,7 @@ PRIMITIVES = {
 """Scalar field types of the Kafka message format."""
 
 
-@dataclass(frozen=True, slots=True)
-class Versions:
+class Versions(NamedTuple):
     """An inclusive version range; ``lo > hi`` means "none"."""
 
     lo: int
@@ -71,20 +69,51 @@ class Versions:
 NONE = Versions(1, 0)
 
 
-@dataclass(slots=True)
 class FieldSpec:
-    """One field of a message or struct, as declared in the JSON schema."""
+    """One field of a message or struct, as declared in the JSON schema (``fields``: a struct's).
 
-    name: str
-    type: str
-    versions: Versions
-    nullable_versions: Versions = NONE
-    tagged_versions: Versions = NONE
-    tag: int | None = None
-    default: str | None = None
-    flexible_versions: Versions | None = None
-    fields: list[FieldSpec] = field(default_factory=list)
-    about: str = ""
+    Plain classes here, not dataclasses: the pure-Python engine's one-shot start reads a schema, and
+    a dataclass compiles its methods at import (``docs/architecture.md``, start-up)."""
+
+    __slots__ = (
+        "about",
+        "default",
+        "fields",
+        "flexible_versions",
+        "name",
+        "nullable_versions",
+        "tag",
+        "tagged_versions",
+        "type",
+        "versions",
+    )
+
+    def __init__(
+        self,
+        name: str,
+        type: str,
+        versions: Versions,
+        nullable_versions: Versions = NONE,
+        tagged_versions: Versions = NONE,
+        tag: int | None = None,
+        default: str | None = None,
+        flexible_versions: Versions | None = None,
+        fields: list[FieldSpec] | None = None,
+        about: str = "",
+    ) -> None:
+        self.name = name
+        self.type = type
+        self.versions = versions
+        self.nullable_versions = nullable_versions
+        self.tagged_versions = tagged_versions
+        self.tag = tag
+        self.default = default
+        self.flexible_versions = flexible_versions
+        self.fields: list[FieldSpec] = [] if fields is None else fields
+        self.about = about
+
+    def __repr__(self) -> str:
+        return f"FieldSpec({self.name!r}, {self.type!r}, versions={self.versions})"
 
     @property
     def is_array(self) -> bool:
@@ -105,18 +134,42 @@ class FieldSpec:
         return self.tag is not None and version in self.tagged_versions
 
 
-@dataclass(slots=True)
 class MessageSpec:
     """A whole message (metadata record, control record value, request, response or header)."""
 
-    name: str
-    type: str
-    api_key: int | None
-    valid_versions: Versions
-    flexible_versions: Versions
-    fields: list[FieldSpec]
-    structs: dict[str, list[FieldSpec]]
-    source: str
+    __slots__ = (
+        "api_key",
+        "fields",
+        "flexible_versions",
+        "name",
+        "source",
+        "structs",
+        "type",
+        "valid_versions",
+    )
+
+    def __init__(
+        self,
+        name: str,
+        type: str,
+        api_key: int | None,
+        valid_versions: Versions,
+        flexible_versions: Versions,
+        fields: list[FieldSpec],
+        structs: dict[str, list[FieldSpec]],
+        source: str,
+    ) -> None:
+        self.name = name
+        self.type = type
+        self.api_key = api_key
+        self.valid_versions = valid_versions
+        self.flexible_versions = flexible_versions
+        self.fields = fields
+        self.structs = structs
+        self.source = source
+
+    def __repr__(self) -> str:
+        return f"MessageSpec({self.name!r}, api_key={self.api_key}, versions={self.valid_versions})"
 
     def flexible(self, version: int) -> bool:
         return version in self.flexible_versions

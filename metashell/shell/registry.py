@@ -18,10 +18,8 @@ from __future__ import annotations
 
 import enum
 import importlib
-import pkgutil
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 from . import spec
 from .spec import CommandSpec, Parsed
@@ -46,8 +44,7 @@ class TuiMode(enum.Enum):
     """Meaningless in the TUI (``clear``): refused with one line."""
 
 
-@dataclass(frozen=True)
-class CompletionContext:
+class CompletionContext(NamedTuple):
     """What completion may look at: the session's tree and working directory, and with several
     ``-d`` the nodes' labels."""
 
@@ -61,8 +58,7 @@ ArgCompleter = Callable[[CompletionContext, list[str], str], Iterable[str]]
 ends in ``/`` is a directory (completion continues inside it)."""
 
 
-@dataclass(frozen=True)
-class Command:
+class Command(NamedTuple):
     """One command: its declaration, its behaviour, and what it is."""
 
     spec: CommandSpec
@@ -133,6 +129,8 @@ def commands() -> Mapping[str, Command]:
     """Every command, by name (importing every module of the commands package the first time)."""
     global _loaded
     if not _loaded:
+        import pkgutil  # the walk only: a one-shot command finds its module in HOMES
+
         from . import commands as package
 
         for info in pkgutil.iter_modules(package.__path__):

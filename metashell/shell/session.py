@@ -15,7 +15,6 @@ from __future__ import annotations
 import contextlib
 import threading
 from collections.abc import Callable
-from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, TextIO, cast
 
 from metashell.errors import MetashellError
@@ -68,14 +67,35 @@ class ExitShell(Exception):
         self.status = status
 
 
-@dataclass
-class Settings:
-    """Per-session output settings."""
+def _no_width() -> int | None:
+    """Not a terminal: no columns."""
+    return None
 
-    json: bool = False  # global --json
-    redact: bool = True
-    color: bool = False  # ANSI colours around JSON (terminal, NO_COLOR unset)
-    width: Callable[[], int | None] = field(default=lambda: None)  # terminal columns for ls
+
+class Settings:
+    """Per-session output settings: ``json`` (global --json), ``redact``, ``color`` (ANSI colours
+    around JSON: a terminal, NO_COLOR unset) and ``width`` (the terminal's columns, for ``ls``)."""
+
+    __slots__ = ("color", "json", "redact", "width")
+
+    def __init__(
+        self,
+        json: bool = False,
+        redact: bool = True,
+        color: bool = False,
+        width: Callable[[], int | None] = _no_width,
+    ) -> None:
+        self.json = json
+        self.redact = redact
+        self.color = color
+        self.width = width
+
+    def for_pipe(self) -> Settings:
+        """The same settings for output into a pipe, which is not a terminal: no colour, no columns."""
+        return Settings(self.json, self.redact)
+
+    def __repr__(self) -> str:
+        return f"Settings(json={self.json}, redact={self.redact}, color={self.color})"
 
 
 def effective_paths(args: list[Word]) -> list[Word]:
@@ -214,8 +234,8 @@ class Shell:
         )
         assert proc.stdin is not None
         saved, self.out = self.out, cast(TextIO, proc.stdin)
-        settings = self.settings  # a pipe is not a terminal: no columns, no colour
-        self.settings = replace(settings, color=False, width=lambda: None)
+        settings = self.settings
+        self.settings = settings.for_pipe()
         status = 0
         try:
             for words in commands:

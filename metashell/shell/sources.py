@@ -11,7 +11,6 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, contextmanager
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -38,33 +37,79 @@ class SourceError(MetashellError):
     """The source cannot be opened (missing path, wrong kind of path, no permission)."""
 
 
-@dataclass
-class Source:
-    """An opened source: the tree root plus what the prompt and banner show."""
+def _nothing() -> None:
+    """A source with nothing to close."""
 
-    root: Node
-    label: str
-    description: str
-    image: MetadataImage
-    cluster_id: str | None = None
-    status: Callable[[], str] | None = None
-    close: Callable[[], None] = field(default=lambda: None)
-    travel: Traveller | None = None
-    point: str | None = None
-    #: the whole log the files still hold, for ``history`` and ``log`` (None for live sources)
-    full_plan: Callable[[int | None], ReadPlan] | None = None
-    #: ``watch``: bring the image up to date (a new root when reloaded, None when updated in place)
-    refresh: Callable[[], Node | None] | None = None
-    #: live: records committed but not applied yet (the TUI's "N changes since pause")
-    pending: Callable[[], int] | None = None
-    #: live: (leader id, epoch) of the quorum as last heard (the TUI tells leader changes)
-    leader: Callable[[], tuple[int, int]] | None = None
-    #: ``--salvage``: commands that read the log again (``log``) stop before damage as the load did
-    salvage: bool = False
-    #: several ``-d``: node label -> directory, the node shown, and their comparison (``shell/nodes.py``)
-    nodes: dict[str, str] | None = None
-    node: str | None = None
-    quorum: Callable[[], Any] | None = None
+
+class Source:
+    """An opened source: the tree root plus what the prompt and banner show.
+
+    The openers set the optional parts after construction:
+
+    * ``full_plan``: the whole log the files still hold, for ``history`` and ``log`` (None for live
+      sources);
+    * ``refresh``: ``watch`` brings the image up to date (a new root when reloaded, None when
+      updated in place);
+    * ``pending``: live, records committed but not applied yet (the TUI's "N changes since pause");
+    * ``leader``: live, (leader id, epoch) of the quorum as last heard (the TUI tells leader changes);
+    * ``salvage``: ``--salvage``, commands that read the log again (``log``) stop before damage as
+      the load did;
+    * ``nodes``, ``node``, ``quorum``: several ``-d``: node label -> directory, the node shown, and
+      their comparison (``shell/nodes.py``).
+    """
+
+    __slots__ = (
+        "close",
+        "cluster_id",
+        "description",
+        "full_plan",
+        "image",
+        "label",
+        "leader",
+        "node",
+        "nodes",
+        "pending",
+        "point",
+        "quorum",
+        "refresh",
+        "root",
+        "salvage",
+        "status",
+        "travel",
+    )
+
+    def __init__(
+        self,
+        root: Node,
+        label: str,
+        description: str,
+        image: MetadataImage,
+        cluster_id: str | None = None,
+        status: Callable[[], str] | None = None,
+        close: Callable[[], None] = _nothing,
+        travel: Traveller | None = None,
+        point: str | None = None,
+    ) -> None:
+        self.root = root
+        self.label = label
+        self.description = description
+        self.image = image
+        self.cluster_id = cluster_id
+        self.status = status
+        self.close = close
+        self.travel = travel
+        self.point = point
+        self.full_plan: Callable[[int | None], ReadPlan] | None = None
+        self.refresh: Callable[[], Node | None] | None = None
+        self.pending: Callable[[], int] | None = None
+        self.leader: Callable[[], tuple[int, int]] | None = None
+        self.salvage = False
+        self.nodes: dict[str, str] | None = None
+        self.node: str | None = None
+        self.quorum: Callable[[], Any] | None = None
+
+    def __repr__(self) -> str:
+        return f"Source({self.label!r}, {self.description!r})"
 
 
 def _one_line(text: object) -> str:

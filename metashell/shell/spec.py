@@ -11,7 +11,7 @@ line and must never leave the REPL.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from typing import NamedTuple
 
 from metashell.errors import MetashellError
 from metashell.numbers import is_natural, parse_int
@@ -25,8 +25,7 @@ class CommandError(MetashellError):
     """A usage error inside the shell (bad option, missing argument): one line, status 1."""
 
 
-@dataclass(frozen=True)
-class Option:
+class Option(NamedTuple):
     flags: tuple[str, ...]
     dest: str
     help: str
@@ -35,8 +34,7 @@ class Option:
     type: type = str
 
 
-@dataclass(frozen=True)
-class Positional:
+class Positional(NamedTuple):
     name: str
     help: str
     nargs: str  # "?", "*", "+", "1"
@@ -50,14 +48,13 @@ class Positional:
         return {"?": f"[{m}]", "*": f"[{m} [{m} ...]]", "+": f"{m} [{m} ...]", "1": m}[self.nargs]
 
 
-@dataclass(frozen=True)
-class CommandSpec:
+class CommandSpec(NamedTuple):
     name: str
     description: str
     positional: Positional | None = None
     options: tuple[Option, ...] = ()
     shell_only: bool = False  # Kafka registers these only in interactive mode
-    notes: tuple[str, ...] = field(default=())
+    notes: tuple[str, ...] = ()
 
     def usage(self, with_help: bool = True) -> str:
         parts = [self.name]
@@ -111,12 +108,21 @@ def unknown_command_message(typed: str, names: list[str]) -> str:
     return f"invalid choice: '{typed}' (choose from {choices})"
 
 
-@dataclass
 class Parsed:
-    spec: CommandSpec
-    args: list[Word]
-    opts: dict[str, object]
-    help: bool = False
+    """A parsed command line: its spec, positional words, option values by dest, and ``-h``."""
+
+    __slots__ = ("args", "help", "opts", "spec")
+
+    def __init__(
+        self, spec: CommandSpec, args: list[Word], opts: dict[str, object], help: bool = False
+    ) -> None:
+        self.spec = spec
+        self.args = args
+        self.opts = opts
+        self.help = help
+
+    def __repr__(self) -> str:
+        return f"Parsed({self.spec.name!r}, args={self.args!r}, opts={self.opts!r}, help={self.help})"
 
 
 def parse(words: list[Word], specs: Mapping[str, CommandSpec]) -> Parsed:

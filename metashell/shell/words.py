@@ -26,8 +26,8 @@ in Kafka escapes never reach the glob matcher and names containing ``\\`` cannot
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from itertools import pairwise
+from typing import NamedTuple
 
 from metashell.errors import MetashellError
 
@@ -39,8 +39,7 @@ class ParseError(MetashellError):
     """A command line that cannot be split (unterminated quote)."""
 
 
-@dataclass(frozen=True)
-class Word:
+class Word(NamedTuple):
     text: str
     literal: str
 

@@ -10,8 +10,7 @@ where Kafka's replay would throw.  The replayer turns faults into warnings in on
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import Any, NamedTuple, TypeVar
 
 from metashell.errors import located
 from metashell.protocol.metadata import MetadataRecord
@@ -46,8 +45,7 @@ def fast_rule(record_type: RecordType) -> Callable[[F], F]:
     return mark
 
 
-@dataclass(frozen=True, slots=True)
-class ReplayWarning:
+class ReplayWarning(NamedTuple):
     """Something the loader skipped or Kafka would have reported as a fault.
 
     ``kind``: ``"fault"`` (Kafka's replay would throw; the record was not applied), ``"decode"``
