@@ -249,12 +249,54 @@ def java_shell_caught_up(
     return rest, int(first.split("=", 1)[1])
 
 
+_EACH_SEPARATOR = "@@metashell-oracle-next-command@@"
+
+
+def java_shell_caught_up_each(
+    path: Path | str,
+    commands: list[list[str]],
+    *,
+    version: str = DEFAULT_VERSION,
+    timeout: float = 120,
+    use_cache: bool = True,
+) -> tuple[list[str], int]:
+    """:func:`java_shell_caught_up` for several commands in one JVM, on the one loaded state:
+    ``([stdout of each command], lastAppliedOffset)``.  Each answer is what the stand-in prints for
+    that command alone (a JVM start and a load cost about two seconds; a small file is asked seven)."""
+    if not commands or not all(commands):
+        raise OracleError("java_shell_caught_up_each needs commands")
+    words: list[str] = []
+    for command in commands:
+        if _EACH_SEPARATOR in command:
+            raise OracleError(f"a command word is the separator {_EACH_SEPARATOR}")
+        words += [*command, _EACH_SEPARATOR]
+    out = run_tool(
+        path,
+        CAUGHT_UP,
+        ["{FILE}", "--each", _EACH_SEPARATOR, *words[:-1]],
+        version=version,
+        timeout=timeout,
+        use_cache=use_cache,
+        strict=False,
+    )
+    first, _, rest = out.partition("\n")
+    if not first.startswith("lastAppliedOffset="):
+        raise OracleError(f"{CAUGHT_UP} on {path}: unexpected first line {first[:200]!r}")
+    pieces = rest.split(f"\n{_EACH_SEPARATOR} ")
+    if len(pieces) != len(commands) + 1:
+        raise OracleError(f"{CAUGHT_UP} on {path}: {len(pieces) - 1} answers to {len(commands)} commands")
+    # pieces: answer 1, then "<status>\n<answer k+1>" ..., the last "<status>\n"
+    answers = [pieces[0]] + [p.partition("\n")[2] for p in pieces[1:-1]]
+    return answers, int(first.split("=", 1)[1])
+
+
 def java_shell_settled(
     path: Path | str,
     *command_words: str,
     version: str = DEFAULT_VERSION,
     empty: str | None = None,
     timeout: float = 60,
+    caught_up: tuple[str, int] | None = None,
 ) -> str:
     """What Kafka's shell prints for the command once its loader has the whole file.
 
@@ -265,24 +307,25 @@ def java_shell_settled(
     asked again without the cache while it differs from the stand-in, and the stand-in's answer when
     the real shell hung or kept printing the empty image (``empty``: the command's output on an
     empty image, when it shows no provenance).  A real shell that settles on anything else is
-    returned as it is, so that a difference between the two shows.
+    returned as it is, so that a difference between the two shows.  ``caught_up``: the stand-in's
+    answer and offset, when already asked (:func:`java_shell_caught_up_each`).
     """
-    caught_up, applied = java_shell_caught_up(path, *command_words, version=version)
+    answer, applied = caught_up or java_shell_caught_up(path, *command_words, version=version)
     if applied <= 0:
-        return caught_up
+        return answer
     try:
         out = java_shell(path, *command_words, version=version, timeout=timeout, strict=False)
         for _ in range(3):
-            if out == caught_up:
+            if out == answer:
                 break
             time.sleep(1)
             out = java_shell(
                 path, *command_words, version=version, timeout=timeout, strict=False, use_cache=False
             )
     except HarnessError:
-        return caught_up
-    if out != caught_up and (out == empty or _looks_unpublished(SHELL, out)):
-        return caught_up
+        return answer
+    if out != answer and (out == empty or _looks_unpublished(SHELL, out)):
+        return answer
     return out
 
 

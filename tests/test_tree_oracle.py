@@ -21,6 +21,12 @@ about a second cold).  ``test_caught_up_*`` check it against the real shell.
   batch before that stays "catching up"), or run the command before its loader caught up and print
   the empty image; a differing answer is re-run without the oracle's cache, and after a hang or an
   empty image each time the stand-in's answer is used.
+
+The stand-in answers all of a file's commands in one JVM (``oracle.java_shell_caught_up_each``: a
+JVM start and a load cost about two seconds, and a small file is asked seven commands); the real
+shell is asked ``find /image`` and ``tree /image``, which show the whole image, so the other commands
+(``ls``, ``cat``, globs) come from the shell's own command classes on a state the real shell agreed
+with.
 """
 
 from __future__ import annotations
@@ -73,10 +79,17 @@ SMALL_COMMANDS: list[tuple[str, list[str]]] = [
 ]
 
 
-def _java(oracle, path: Path, verb: str, args: list[str]) -> str:
-    """What Kafka's shell prints for the command, past its timing bugs (see the top)."""
-    empty = kafka_command(build_root(MetadataImage(), redact=False), verb, args, redact=False)
-    return oracle.java_shell_settled(path, verb, *args, empty=empty)
+def _java(oracle, path: Path, commands: list[tuple[str, list[str]]], confirmed: int) -> list[str]:
+    """What Kafka's shell prints for each command, past its timing bugs (see the top): the
+    stand-in's answers, of which the first ``confirmed`` are also asked of the real shell."""
+    answers, applied = oracle.java_shell_caught_up_each(path, [[verb, *args] for verb, args in commands])
+    empty_root = build_root(MetadataImage(), redact=False)
+    for i, (verb, args) in enumerate(commands[:confirmed]):
+        empty = kafka_command(empty_root, verb, args, redact=False)
+        answers[i] = oracle.java_shell_settled(
+            path, verb, *args, empty=empty, caught_up=(answers[i], applied)
+        )
+    return answers
 
 
 IMAGE_CHILDREN = [
@@ -101,9 +114,11 @@ def _kafka_quota_name(entity) -> str:
 def _check(oracle, path: Path, small: bool = True, commands: list[tuple[str, list[str]]] = COMMANDS) -> None:
     result = load_file(path)
     root = build_root(result.image, redact=False)
+    confirmed = len(commands)  # the real shell is asked these (find and tree show the whole image)
     commands = commands + (SMALL_COMMANDS if small and path.stat().st_size <= SMALL else [])
     failures = []
     shown = kafka_visible_context(root.ctx).image
+    expected = None
     if any(name is None for entity in shown.client_quotas for _, name in entity):
         # Deliberate difference (docs/tree.md): Kafka names default quota entities "" or like another
         # entity, and its find/tree then fail.  Compare everything else, and Kafka's listing of
@@ -111,12 +126,13 @@ def _check(oracle, path: Path, small: bool = True, commands: list[tuple[str, lis
         others = [f"/image/{c}" for c in IMAGE_CHILDREN if c != "clientQuotas"]
         commands = [(verb, others) for verb, _ in commands]
         expected = "".join(n + "\n" for n in java_sorted(_kafka_quota_name(e) for e in shown.client_quotas))
-        java = _java(oracle, path, "ls", ["/image/clientQuotas"])
-        if java != expected:
-            failures.append(_diff("ls /image/clientQuotas (Kafka's names)", java, expected))
-    for verb, args in commands:
+    answers = _java(
+        oracle, path, commands + ([("ls", ["/image/clientQuotas"])] if expected else []), confirmed
+    )
+    if expected is not None and answers[-1] != expected:
+        failures.append(_diff("ls /image/clientQuotas (Kafka's names)", answers[-1], expected))
+    for (verb, args), java in zip(commands, answers, strict=False):  # answers may end with clientQuotas
         mine = kafka_command(root, verb, args, redact=False)
-        java = _java(oracle, path, verb, args)
         if mine != java:
             failures.append(_diff(f"{verb} {' '.join(args)}", java, mine))
     assert not failures, f"{path}: /image differs from Kafka's shell\n" + "\n".join(failures)
@@ -201,6 +217,17 @@ def test_caught_up_shell_agrees_with_kafkas_shell(name: str, kafka_oracle) -> No
             break
         real = kafka_oracle.java_shell(path, "tree", "/image", strict=False, use_cache=False)
     assert real == caught_up
+
+
+def test_caught_up_shell_answers_several_commands_as_it_answers_each(kafka_oracle) -> None:
+    """One JVM for a file's commands gives each command's own answer: a failing command (Kafka's
+    shell prints an error and goes on) and an output without a final newline included."""
+    path = FIXTURES / "demo/__cluster_metadata-0/00000000000000000000-0000000000.checkpoint"
+    commands = [["ls", "/image"], ["cat", "/image/nope"], ["ls"], ["find", "/image/features"], ["pwd"]]
+    answers, applied = kafka_oracle.java_shell_caught_up_each(path, commands)
+    assert applied > 0
+    for command, answer in zip(commands, answers, strict=True):
+        assert (answer, applied) == kafka_oracle.java_shell_caught_up(path, *command), command
 
 
 def test_caught_up_shell_reports_files_kafkas_shell_hangs_on(kafka_oracle) -> None:

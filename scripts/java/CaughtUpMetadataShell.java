@@ -25,7 +25,12 @@
  * whether Kafka's own shell would have printed anything at all (it would iff n > 0).  Exit status: 0,
  * or 1 when the command threw (as Kafka's shell: what it printed so far stays), or 3 when loading failed.
  *
+ * With --each SEP, the words after it are several commands separated by SEP, run in turn on the one
+ * loaded state (a JVM start and a load cost about two seconds; the oracle asks seven commands of a
+ * small file).  After each command's output comes "\n" SEP " " <its status> "\n"; the exit status is 0.
+ *
  * Usage: java -cp <kafka jars>:<dir of this class> CaughtUpMetadataShell FILE COMMAND [ARGS...]
+ *        java -cp ... CaughtUpMetadataShell FILE --each SEP COMMAND [ARGS...] [SEP COMMAND [ARGS...]]...
  */
 
 import org.apache.kafka.common.record.internal.FileLogInputStream;
@@ -46,8 +51,10 @@ import java.io.BufferedWriter;
 import java.io.File;
 import java.io.OutputStreamWriter;
 import java.io.PrintWriter;
+import java.io.StringWriter;
 import java.lang.reflect.Field;
 import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Optional;
@@ -85,13 +92,19 @@ public final class CaughtUpMetadataShell {
         try (PrintWriter writer = new PrintWriter(new BufferedWriter(
                 new OutputStreamWriter(System.out, StandardCharsets.UTF_8)))) {
             writer.println("lastAppliedOffset=" + loader.lastAppliedOffset());
-            try {
-                Commands.Handler handler = new Commands(false).parseCommand(Arrays.asList(args).subList(1, args.length));
-                handler.run(Optional.empty(), writer, state);
-            } catch (Throwable e) {
-                System.err.println("Unexpected error: " + (e.getMessage() == null ? "" : e.getMessage()));
-                e.printStackTrace(System.err);
-                status = 1;
+            List<String> words = Arrays.asList(args).subList(1, args.length);
+            if (words.size() >= 2 && words.get(0).equals("--each")) {
+                String sep = words.get(1);
+                for (List<String> command : split(words.subList(2, words.size()), sep)) {
+                    StringWriter out = new StringWriter();
+                    PrintWriter commandWriter = new PrintWriter(out);
+                    int commandStatus = run(command, commandWriter, state);
+                    commandWriter.flush();
+                    writer.print(out);
+                    writer.print("\n" + sep + " " + commandStatus + "\n");
+                }
+            } else {
+                status = run(words, writer, state);
             }
             writer.flush();
         } finally {
@@ -99,6 +112,35 @@ public final class CaughtUpMetadataShell {
             reader.close();
         }
         System.exit(status);
+    }
+
+    /** One command, as MetadataShell runs it: 0, or 1 when it threw (what it printed so far stays). */
+    private static int run(List<String> command, PrintWriter writer, MetadataShellState state) {
+        try {
+            Commands.Handler handler = new Commands(false).parseCommand(command);
+            handler.run(Optional.empty(), writer, state);
+            return 0;
+        } catch (Throwable e) {
+            System.err.println("Unexpected error: " + (e.getMessage() == null ? "" : e.getMessage()));
+            e.printStackTrace(System.err);
+            return 1;
+        }
+    }
+
+    /** The commands of an --each list: the words between separators. */
+    private static List<List<String>> split(List<String> words, String sep) {
+        List<List<String>> commands = new ArrayList<>();
+        List<String> current = new ArrayList<>();
+        for (String word : words) {
+            if (word.equals(sep)) {
+                commands.add(current);
+                current = new ArrayList<>();
+            } else {
+                current.add(word);
+            }
+        }
+        commands.add(current);
+        return commands;
     }
 
     /** Installed last, so that its install event runs after every commit the file reader queued. */
