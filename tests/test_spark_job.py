@@ -104,12 +104,18 @@ def _cli(
 
 
 def test_the_command_line_exports_and_reports(tmp_path: Path) -> None:
+    """A fleet of three clusters (every fixture took three minutes more, and the tables of every
+    fixture are checked in process by test_spark.py): the demo and two brokers, whose ``orders``
+    retention differs from the demo's (the drift section)."""
+    fleet = tmp_path / "fleet"
+    for name in ("demo", "kafka-3.9-broker", "kafka-4.4-broker"):
+        shutil.copytree(FIXTURES / name, fleet / name)
     out = tmp_path / "out"
-    done = _cli("export", str(FIXTURES), "--out", str(out), "--master", "local[2]")
+    done = _cli("export", str(fleet), "--out", str(out), "--master", "local[2]")
     assert done.returncode == 0, done.stderr[-3000:]
     # progress on stderr (after whatever the JVM says there first): stdout carries only the summary
     lines = [line for line in done.stderr.splitlines() if line.startswith("[")]
-    dirs = sum((d / "__cluster_metadata-0").is_dir() for d in FIXTURES.iterdir())  # every fixture
+    dirs = 3
     assert lines[0].startswith("[spark] local[2]") and lines[1].startswith(f"[plan] {dirs} metadata dir(s)")
     from metashell.spark.job import all_tables
 
