@@ -517,6 +517,7 @@ ONE_SHOT_NEVER_IMPORTS = (
     "metashell.shell.repl",
     "metashell.tui",
     "metashell.image.health",  # read /health or run health
+    "metashell.image.timepoint",  # --at and at
     "metashell.shell.commands.describe",  # a command imports its own module only
 )
 """What a one-shot ``cat`` must not import (issue 24's fast start): each is imported where it is

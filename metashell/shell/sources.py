@@ -12,21 +12,22 @@ import os
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
+from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
 from metashell.errors import MetashellError
 from metashell.image.image import MetadataImage
 from metashell.image.loader import LoadResult, load_directory, load_file, rebuild_at
-from metashell.image.timepoint import ResolvedPoint, resolve_in_dir, resolve_in_file
 from metashell.log.directory import ReadPlan, open_metadata_dir, plan_file
 from metashell.log.plans import full_plan, log_plan
 from metashell.tree import Node, build_root
 
 if TYPE_CHECKING:
     from metashell.image.live_feed import LiveSession
+    from metashell.image.timepoint import ResolvedPoint
 
 Warn = Callable[[str], None]
-Resolve = Callable[..., ResolvedPoint]
+Resolve = Callable[..., "ResolvedPoint"]
 """``resolve(text, index=None)``: the offset a point names (``index``: a load's batch index, if any)."""
 
 LIVE_WAIT_SECONDS = 60.0
@@ -112,6 +113,14 @@ class Source:
         return f"Source({self.label!r}, {self.description!r})"
 
 
+def _timepoint() -> ModuleType:
+    """``metashell.image.timepoint``, imported when a point in time is asked for (``--at``, ``at``):
+    a command that stays at the end of the log does not pay for it."""
+    from metashell.image import timepoint
+
+    return timepoint
+
+
 def _one_line(text: object) -> str:
     return " ".join(str(text).split())
 
@@ -180,7 +189,7 @@ def open_directory(
         f"directory {path}",
         info,
         load,
-        lambda text, index=None: resolve_in_dir(open_metadata_dir(p), text, index),
+        lambda text, index=None: _timepoint().resolve_in_dir(open_metadata_dir(p), text, index),
         at,
         warn,
         redact,
@@ -206,7 +215,7 @@ def open_file(path: str, warn: Warn, redact: bool, *, salvage: bool = False, at:
         f"file {path}",
         {"snapshot": str(p)},
         load,
-        lambda text, index=None: resolve_in_file(p, text),
+        lambda text, index=None: _timepoint().resolve_in_file(p, text),
         at,
         warn,
         redact,
