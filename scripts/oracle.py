@@ -234,10 +234,17 @@ def java_shell_caught_up(
     """
     if not command_words:
         raise OracleError("java_shell_caught_up needs a command")
+    return _run_stand_in(path, list(command_words), version, timeout, use_cache)
+
+
+def _run_stand_in(
+    path: Path | str, words: list[str], version: str, timeout: float, use_cache: bool
+) -> tuple[str, int]:
+    """The stand-in's stdout after its first line, and the lastAppliedOffset that line gives."""
     out = run_tool(
         path,
         CAUGHT_UP,
-        ["{FILE}", *command_words],
+        ["{FILE}", *words],
         version=version,
         timeout=timeout,
         use_cache=use_cache,
@@ -270,24 +277,13 @@ def java_shell_caught_up_each(
         if _EACH_SEPARATOR in command:
             raise OracleError(f"a command word is the separator {_EACH_SEPARATOR}")
         words += [*command, _EACH_SEPARATOR]
-    out = run_tool(
-        path,
-        CAUGHT_UP,
-        ["{FILE}", "--each", _EACH_SEPARATOR, *words[:-1]],
-        version=version,
-        timeout=timeout,
-        use_cache=use_cache,
-        strict=False,
-    )
-    first, _, rest = out.partition("\n")
-    if not first.startswith("lastAppliedOffset="):
-        raise OracleError(f"{CAUGHT_UP} on {path}: unexpected first line {first[:200]!r}")
+    rest, applied = _run_stand_in(path, ["--each", _EACH_SEPARATOR, *words[:-1]], version, timeout, use_cache)
     pieces = rest.split(f"\n{_EACH_SEPARATOR} ")
     if len(pieces) != len(commands) + 1:
         raise OracleError(f"{CAUGHT_UP} on {path}: {len(pieces) - 1} answers to {len(commands)} commands")
     # pieces: answer 1, then "<status>\n<answer k+1>" ..., the last "<status>\n"
     answers = [pieces[0]] + [p.partition("\n")[2] for p in pieces[1:-1]]
-    return answers, int(first.split("=", 1)[1])
+    return answers, applied
 
 
 def java_shell_settled(
