@@ -314,3 +314,23 @@ def test_escapes_are_visible_and_json_round_trips() -> None:
     assert visible_output("a\x1b\nb\tc\x7f") == "a\\x1b\nb\tc\\u007f"
     doc = json_safe(json.dumps({"k": NASTY}, ensure_ascii=False))
     assert not CONTROL.search(doc) and json.loads(doc) == {"k": NASTY}
+
+
+_CHARS = st.characters(min_codepoint=0, max_codepoint=0x10FFFF, blacklist_categories=())
+"""Any code point, lone surrogates, C0, DEL and C1 included."""
+
+
+@given(st.text(_CHARS, max_size=20) | st.text(st.characters(max_codepoint=0x7F), max_size=20))
+@settings(max_examples=500, deadline=None)
+def test_the_ascii_fast_path_escapes_as_the_whole_pattern_does(s: str) -> None:
+    """``safe_text`` checks ASCII text with ASCII-only patterns (the classes reaching the surrogates
+    compile when non-ASCII text first comes): the result is the whole pattern's, for any text."""
+    from metashell import safe_text as t
+
+    def whole(pattern: str, escape: Any, text: str) -> str:
+        return re.sub(pattern, escape, text)
+
+    assert visible(s) == whole(t._ALL, t._escape, s)
+    assert visible_output(s) == whole(t._NOT_LAYOUT, t._escape, s)
+    assert t.storable(s) == whole(t._SURROGATE, t._json_escape, s)
+    assert json_safe(s) == whole(t._JSON_UNESCAPED, t._json_escape, s)
