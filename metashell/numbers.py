@@ -8,14 +8,11 @@ Every parser of typed numbers goes through here.  This module imports nothing of
 
 from __future__ import annotations
 
-import math
-import re
-
 __all__ = ["is_int", "is_natural", "parse_int", "parse_seconds"]
 
-_INT = re.compile(r"[+-]?[0-9]+")
-_NATURAL = re.compile(r"[0-9]+")
-_DECIMAL = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
+#: A decimal number as a person types one (compiled when first needed: every start imports this
+#: module, few parse seconds).
+_DECIMAL = r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?"
 
 #: The longest interval a person can mean (a year), and what ``time.sleep`` and timers accept.
 MAX_SECONDS = 365 * 24 * 3600.0
@@ -23,12 +20,13 @@ MAX_SECONDS = 365 * 24 * 3600.0
 
 def is_int(text: str) -> bool:
     """``text`` is an optionally signed run of ASCII digits."""
-    return _INT.fullmatch(text) is not None
+    return is_natural(text[1:] if text[:1] in ("+", "-") else text)
 
 
 def is_natural(text: str) -> bool:
-    """``text`` is a run of ASCII digits (no sign)."""
-    return _NATURAL.fullmatch(text) is not None
+    """``text`` is a run of ASCII digits (no sign): among ASCII characters only ``0``-``9`` are
+    digits to ``str.isdigit``."""
+    return text.isascii() and text.isdigit()
 
 
 def parse_int(text: str) -> int:
@@ -41,7 +39,10 @@ def parse_int(text: str) -> int:
 def parse_seconds(text: str) -> float:
     """A positive, finite number of seconds no longer than :data:`MAX_SECONDS`; ``ValueError``
     otherwise (``inf``, ``nan``, ``1e999``, ``0``, ``-1``, non-ASCII digits)."""
-    if _DECIMAL.fullmatch(text.strip()) is None:
+    import math
+    import re
+
+    if re.fullmatch(_DECIMAL, text.strip()) is None:
         raise ValueError(f"not a number of seconds: {text!r}")
     seconds = float(text)
     if not (math.isfinite(seconds) and 0 < seconds <= MAX_SECONDS):

@@ -15,22 +15,24 @@ import re
 __all__ = ["civil_from_days", "duration_ms", "is_duration_back", "iso_utc", "utc_fields"]
 
 _UNIT_MS = {"ms": 1, "s": 1000, "m": 60_000, "h": 3_600_000, "d": 86_400_000, "w": 604_800_000}
-_DURATION = re.compile(r"-?((?:\d{1,9}(?:ms|s|m|h|d|w))+)")
-_DURATION_PART = re.compile(r"(\d+)(ms|s|m|h|d|w)")
+# Patterns as text: ``re`` compiles each when first used and keeps it (most starts use none).
+_DURATION = r"-?((?:\d{1,9}(?:ms|s|m|h|d|w))+)"
+_DURATION_PART = r"(\d+)(ms|s|m|h|d|w)"
 
 
 def duration_ms(text: str) -> int | None:
     """``-1h``, ``30m``, ``1h30m``, ``90s``, ``500ms`` (the sign is optional) in milliseconds, or
     None when ``text`` is not a duration."""
-    m = _DURATION.fullmatch(text)
+    m = re.fullmatch(_DURATION, text)
     if m is None:
         return None
-    return sum(int(n) * _UNIT_MS[u] for n, u in _DURATION_PART.findall(m.group(1)))
+    return sum(int(n) * _UNIT_MS[u] for n, u in re.findall(_DURATION_PART, m.group(1)))
 
 
 def is_duration_back(text: str) -> bool:
     """``-1h``, ``-30m``: a point that argument parsers must not take for an option."""
-    return text.startswith("-") and _DURATION.fullmatch(text) is not None
+    # Options ("-d") fail the cheap test first; every character that \d matches is a digit to isdigit.
+    return text.startswith("-") and text[1:2].isdigit() and re.fullmatch(_DURATION, text) is not None
 
 
 def civil_from_days(z: int) -> tuple[int, int, int]:

@@ -126,6 +126,30 @@ def test_uuid_text_form() -> None:
     assert uuid_from_str("ASNFZ4mrze8P7cuph2VDIQ").hex() == "0123456789abcdef0fedcba987654321"
 
 
+@settings(max_examples=3000, deadline=None)
+@given(
+    st.one_of(
+        st.binary(min_size=16, max_size=16).map(uuid_to_str),
+        st.text(alphabet="AQgw-_+/=. \n\x00é", max_size=26),
+        st.text(max_size=26),
+    )
+)
+def test_uuid_parsing_is_base64s_url_safe_decoding(text: str) -> None:
+    """``uuid_from_str`` decodes with binascii (base64 stays off the start path): for any text it
+    gives what ``base64.urlsafe_b64decode`` gives, or a ValueError where that fails."""
+    import base64
+
+    try:
+        raw: bytes | None = base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
+    except ValueError:
+        raw = None
+    if len(text) > 24 or raw is None or len(raw) != 16:
+        with pytest.raises(ValueError):
+            uuid_from_str(text)
+    else:
+        assert uuid_from_str(text) == raw
+
+
 @needs_shared
 def test_declarations_match_reference_schemas() -> None:
     """Every reference schema is bundled, and each field agrees for every version the reference knows."""

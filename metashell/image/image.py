@@ -24,7 +24,7 @@ Readers (the tree, the shell) only read these attributes; only the replayer writ
 
 from __future__ import annotations
 
-import threading
+from _thread import RLock  # threading.RLock's own lock, without importing threading
 
 from metashell.log.problems import Salvaged
 
@@ -196,7 +196,7 @@ class MetadataImage:
     )
 
     def __init__(self) -> None:
-        self.lock = threading.RLock()
+        self.lock = RLock()
         """Held by the loader while it applies a batch or a snapshot.  Single-threaded users can
         ignore it; in live mode (records applied on the observer's thread) readers that walk
         several maps take it to see a consistent image."""

@@ -6,8 +6,7 @@ and ordered like Kafka's unsigned comparison.  Only display code turns them into
 
 from __future__ import annotations
 
-import base64
-from binascii import b2a_base64
+from binascii import a2b_base64, b2a_base64
 
 ZERO_UUID = bytes(16)
 ONE_UUID = bytes(15) + b"\x01"
@@ -15,6 +14,7 @@ METADATA_TOPIC_ID = ONE_UUID
 
 
 _URL_SAFE = bytes.maketrans(b"+/", b"-_")
+_FROM_URL_SAFE = bytes.maketrans(b"-_", b"+/")
 
 
 def uuid_to_str(value: bytes) -> str:
@@ -41,7 +41,9 @@ def uuid_from_str(text: str) -> bytes:
     """Parse Kafka's text form; raises ValueError for anything that is not 16 bytes."""
     if len(text) > 24:
         raise ValueError(f"not a Kafka uuid: {text!r}")
-    raw = base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
+    # What base64.urlsafe_b64decode does (non-ASCII text is a ValueError, characters outside the
+    # alphabet are skipped), without importing base64 on every start.
+    raw = a2b_base64(text.encode("ascii").translate(_FROM_URL_SAFE) + b"=" * (-len(text) % 4))
     if len(raw) != 16:
         raise ValueError(f"not a Kafka uuid: {text!r}")
     return raw

@@ -52,20 +52,21 @@ def health(line: str) -> str:
     return line
 
 
-_BAD = re.compile(r"(Leader: none|State: fenced|fenced|leader none|isr \[\](?=\s|$)|Isr: (?=\t|$))")
+#: What is down, as a pattern's text (``re`` compiles it when colour is first painted, not on every start).
+_BAD = r"(Leader: none|State: fenced|fenced|leader none|isr \[\](?=\s|$)|Isr: (?=\t|$))"
 
 
 def describe(line: str) -> str:
     """A topic line bold; no leader, an empty ISR and a fenced broker in red."""
     if line.startswith(("Topic: ", "Broker: ")):
         line = paint(line.split("\t", 1)[0], BOLD) + ("\t" + line.split("\t", 1)[1] if "\t" in line else "")
-    return _BAD.sub(lambda m: paint(m.group(0), RED), line)
+    return re.sub(_BAD, lambda m: paint(m.group(0), RED), line)
 
 
 def ls_long(line: str) -> str:
     """What is down (no leader, an empty ISR, fenced) in red; directory names are painted by
     :func:`ls_name` where the columns are still known."""
-    return _BAD.sub(lambda m: paint(m.group(0), RED), line)
+    return re.sub(_BAD, lambda m: paint(m.group(0), RED), line)
 
 
 def ls_name(padded: str, is_dir: bool) -> str:

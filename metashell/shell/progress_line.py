@@ -8,7 +8,6 @@ The numbers come from :data:`metashell.log.progress.LOAD`, which the reader keep
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import TextIO
@@ -37,6 +36,8 @@ def showing_progress(stream: TextIO, enabled: bool) -> Iterator[None]:
     if not enabled:
         yield
         return
+    import threading  # only on a terminal: an answer piped or captured starts without it
+
     done = threading.Event()
     shown = threading.Event()
 

@@ -13,7 +13,6 @@ errors among the results on stdout) and makes the command's status 1.
 from __future__ import annotations
 
 import contextlib
-import threading
 from collections.abc import Callable
 from typing import TYPE_CHECKING, TextIO, cast
 
@@ -33,6 +32,8 @@ from .suggest import close_matches
 from .words import Word, split_commands, split_pipe, split_segments
 
 if TYPE_CHECKING:
+    from threading import Event
+
     from .sources import Source, Traveller
 
 DIFFERENCES = (
@@ -137,8 +138,7 @@ class Shell:
         self.source: Source | None = None
         self.history: list[str] = history if history is not None else []
         self.status = 0
-        #: set to stop a command that runs until stopped (``watch`` in the TUI: Escape)
-        self.stop = threading.Event()
+        self._stop: Event | None = None
 
     def attach(self, source: Source) -> None:
         """Use what an opened source offers: its tree, time travel, its log, refreshing, and
@@ -153,13 +153,24 @@ class Shell:
         self.source = source
 
     @property
+    def stop(self) -> Event:
+        """Set to stop a command that runs until stopped (``watch`` in the TUI: Escape).  Made when
+        first asked for (the TUI asks, on its own thread, before it starts a command's thread): a
+        one-shot answer never needs it, and so does not import ``threading``."""
+        if self._stop is None:
+            from threading import Event
+
+            self._stop = Event()
+        return self._stop
+
+    @property
     def root(self) -> Node:
         return self._root() if callable(self._root) and not isinstance(self._root, Node) else self._root
 
     def write(self, text: str, *, raw: bool = False) -> None:
         """Print ``text``; control characters other than newline and tab are made visible unless
         ``raw`` (text that is already safe and carries our own colour sequences)."""
-        if self.stop.is_set():
+        if self._stop is not None and self._stop.is_set():
             raise CommandStopped
         if text:
             self.out.write(text if raw else visible_output(text))

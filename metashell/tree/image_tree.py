@@ -11,12 +11,12 @@ quota entities are named ``user()``/``clientId()``/``ip()`` instead of being dro
 from __future__ import annotations
 
 import itertools
-import re
 from collections.abc import Callable
 from typing import Any
 
 from metashell.image.image import MetadataImage
 from metashell.image.kafka_names import CONFIG_RESOURCE_TYPE_NAMES, SCRAM_MECHANISM_NAMES
+from metashell.numbers import is_int
 from metashell.protocol.uuid import uuid_from_str, uuid_to_str
 
 from . import kafka_text as kt
@@ -24,7 +24,6 @@ from .javafmt import java_double_to_string
 from .node import DirNode, Node, StaticDir, TextLeaf, TreeContext, keyed_dir
 from .redact import kafka_keeps_config, redact_config
 
-_JAVA_INT = re.compile(r"[+-]?[0-9]+\Z")
 _INT_MIN, _INT_MAX = -(2**31), 2**31 - 1
 _CONFIG_TYPE_IDS = {name: code for code, name in CONFIG_RESOURCE_TYPE_NAMES.items()}
 _SCRAM_IDS = {name: code for code, name in SCRAM_MECHANISM_NAMES.items()}
@@ -32,7 +31,7 @@ _SCRAM_IDS = {name: code for code, name in SCRAM_MECHANISM_NAMES.items()}
 
 def java_parse_int(text: str) -> int | None:
     """``Integer.parseInt``/``Integer.valueOf`` (ASCII digits), or None where Java would throw."""
-    if not _JAVA_INT.match(text):
+    if not is_int(text):
         return None
     value = int(text)
     return value if _INT_MIN <= value <= _INT_MAX else None
