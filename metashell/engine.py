@@ -14,8 +14,6 @@ Which engine ran, and why, is in ``metashell --version``, ``/provenance`` and ev
 This module imports nothing of metashell but its errors, so that every layer may ask it.
 """
 
-from __future__ import annotations
-
 import os
 from functools import cache
 from types import ModuleType

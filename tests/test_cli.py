@@ -531,6 +531,28 @@ NATIVE_ONE_SHOT_NEVER_IMPORTS = (
 ``crc32c`` package's ``__init__`` imports both, through ``importlib.metadata``)."""
 
 
+def test_one_shot_cat_compiles_no_annotation() -> None:
+    """``typing.NamedTuple`` makes a ``ForwardRef`` of each string annotation and compiles it; the
+    first ``compile()`` of a process sets up every AST type (about 2 ms of each start).  So the
+    modules that define the start path's NamedTuples do without ``from __future__ import
+    annotations`` (their field annotations are real types), and this test finds the one that
+    brings it back."""
+    script = (
+        "import io, sys, typing\n"
+        "made = []\n"
+        "init = typing.ForwardRef.__init__\n"
+        "def spy(self, arg, *a, **k):\n"
+        "    made.append(arg)\n"
+        "    init(self, arg, *a, **k)\n"
+        "typing.ForwardRef.__init__ = spy\n"
+        "from metashell.cli import run\n"
+        f"status = run(['-d', {str(FIXTURES / 'demo')!r}, '-c', 'cat /controllers/1'], stdout=io.StringIO())\n"
+        "print(status, made)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "0 []"
+
+
 @pytest.mark.parametrize("engine", ["python", "native"])
 def test_one_shot_cat_imports_only_what_it_needs(engine: str) -> None:
     if engine == "native":

@@ -112,6 +112,8 @@ class NotAMetadataFileError(DecodeError):
 
 #: Set aside while loading and released when memory runs out, so that the error message can still be
 #: built and the reader closed (a MemoryError while handling a MemoryError prints a traceback chain).
+#: Reserved as ``bytes``: calloc maps zero pages without touching them (``bytearray`` writes every
+#: byte, 3 ms of each load), and the address space it holds is what an exhausted process lacks.
 _MEMORY_RESERVE = 4 << 20
 
 
@@ -342,7 +344,7 @@ class ImageLoader:
         """
         reader = PlanReader(plan, warn=self.log_warning, until_offset=until_offset, salvage=salvage)
         items = reader.__iter__()  # the generator itself (iter() would type it as a plain Iterator)
-        reserve = bytearray(_MEMORY_RESERVE)
+        reserve = bytes(_MEMORY_RESERVE)
         try:
             self._read(reader, items)
         except MemoryError:

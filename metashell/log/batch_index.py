@@ -7,8 +7,6 @@ object, about 370 bytes a batch (1.9 GB for 5 million).  Here each field is a co
 when they are read, so callers keep iterating and indexing as over a list.
 """
 
-from __future__ import annotations
-
 from array import array
 from collections.abc import Iterator, Sequence
 from typing import NamedTuple, overload
@@ -68,7 +66,7 @@ class BatchIndex(Sequence[BatchIndexEntry]):
                 del column[n:]
             raise
 
-    def _columns(self) -> tuple[array[int], ...]:
+    def _columns(self) -> "tuple[array[int], ...]":
         return (self._file, self._position, self._base, self._last, self._epoch, self._time, self._count)
 
     def __len__(self) -> int:

@@ -9,8 +9,6 @@ from offset 0 when the segments start there, else from the oldest snapshot (:fun
 the segments from one offset on, entered through a load's batch index (:func:`log_plan`).
 """
 
-from __future__ import annotations
-
 import re
 from collections.abc import Sequence
 from pathlib import Path
@@ -121,7 +119,7 @@ class ReadPlan:
         start_offset: int = 0,
         until_offset: int | None = None,
         warnings: list[LogWarning] | None = None,
-        directory: MetadataLogDir | None = None,
+        directory: "MetadataLogDir | None" = None,
         partial: bool = False,
     ) -> None:
         self.steps = steps
@@ -142,7 +140,7 @@ class ReadPlan:
         For /provenance prefer ``PlanReader.files_read``: the files actually opened."""
         return [s.source for s in self.steps]
 
-    def seek(self, index: Sequence[Any] | None = None) -> ReadPlan:
+    def seek(self, index: Sequence[Any] | None = None) -> "ReadPlan":
         """A copy whose log steps start at the batch holding ``start_offset`` instead of byte 0.
 
         Batch positions come from ``index`` (a PlanReader's ``index`` from an earlier read) when it
@@ -187,7 +185,7 @@ class ReadPlan:
         )
 
 
-def full_plan(d: MetadataLogDir, start: int | None = None) -> ReadPlan:
+def full_plan(d: "MetadataLogDir", start: int | None = None) -> ReadPlan:
     """Everything the directory still holds, oldest first: the whole log when it starts at 0, else
     the oldest snapshot and the log after it.  With ``start``, from the newest snapshot at or before
     it instead (what ``log --from`` needs: the state there, then the records)."""
@@ -207,7 +205,7 @@ def full_plan(d: MetadataLogDir, start: int | None = None) -> ReadPlan:
     return from_snapshot(d, min(snaps, key=lambda s: s.end_offset))
 
 
-def log_plan(d: MetadataLogDir, start: int, index: Sequence[Any] | None = None) -> ReadPlan:
+def log_plan(d: "MetadataLogDir", start: int, index: Sequence[Any] | None = None) -> ReadPlan:
     """The log segments from offset ``start`` on, without a snapshot, each entered at the batch
     holding ``start`` when ``index`` (a load's batch index) knows it: what ``log --from`` reads when
     the state before ``start`` comes from the journaled image instead of a replay."""
@@ -227,7 +225,7 @@ def log_plan(d: MetadataLogDir, start: int, index: Sequence[Any] | None = None) 
     return ReadPlan(steps, None, start).seek(index)
 
 
-def from_snapshot(d: MetadataLogDir, snap: SnapshotFile) -> ReadPlan:
+def from_snapshot(d: "MetadataLogDir", snap: SnapshotFile) -> ReadPlan:
     """``snap`` and every segment holding offsets after it (to the end of the log)."""
     segs = d.segments
     steps = [PlanStep("snapshot", snap.path, str(snap.path), snapshot=snap, base_offset=0)]

@@ -6,8 +6,6 @@ that names the file and byte offset, and everything survivable is a :class:`LogW
 shows, filters (by ``kind``) or records in ``/provenance``.
 """
 
-from __future__ import annotations
-
 from collections.abc import Callable
 from typing import NamedTuple
 
@@ -87,7 +85,7 @@ class IncompleteSnapshotError(CorruptBatchError):
         super().__init__(message, source, offset)
         self.snapshot = snapshot
 
-    def located(self, source: str | None = None, base: int = 0) -> IncompleteSnapshotError:
+    def located(self, source: str | None = None, base: int = 0) -> "IncompleteSnapshotError":
         return IncompleteSnapshotError(
             self.message,
             source or self.source,

@@ -13,8 +13,6 @@ baseOffset is covered by no CRC, and believing a forged one applies the later re
 or drops records, which would show an image that never existed (``--salvage`` stops before it).
 """
 
-from __future__ import annotations
-
 from collections.abc import Generator, Iterator
 from typing import Any, NamedTuple
 

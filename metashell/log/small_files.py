@@ -6,8 +6,6 @@ malformed: they describe the node and the quorum, never the metadata itself, so 
 stops a load.  A file is read whole only when it is small (a huge one is refused, not slurped).
 """
 
-from __future__ import annotations
-
 import json
 from pathlib import Path
 from typing import Any, NamedTuple

@@ -14,20 +14,18 @@ commands, and ``tests/test_shell_registry.py`` fails when the new command lacks 
 completion, a TUI mode or its line in :data:`HOMES`.
 """
 
-from __future__ import annotations
-
 import enum
 import importlib
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import TYPE_CHECKING, NamedTuple
+
+from metashell.tree import Node
 
 from . import spec
 from .spec import CommandSpec, Parsed
 from .words import Word
 
 if TYPE_CHECKING:
-    from metashell.tree import Node
-
     from .session import Shell
 
 
@@ -62,7 +60,7 @@ class Command(NamedTuple):
     """One command: its declaration, its behaviour, and what it is."""
 
     spec: CommandSpec
-    run: Callable[[Shell, Parsed], None]
+    run: Callable[["Shell", Parsed], None]
     tui: TuiMode
     travels: bool = False
     """Reads other points of the log (``at``, ``diff``, ``log``, ``history PATH``)."""

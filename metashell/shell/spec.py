@@ -8,8 +8,6 @@ argparse exits the process and prints multi-line errors, while a shell command e
 line and must never leave the REPL.
 """
 
-from __future__ import annotations
-
 from collections.abc import Mapping
 from typing import NamedTuple
 

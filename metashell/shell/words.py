@@ -24,8 +24,6 @@ Difference from Kafka: JLine's parser removes every backslash before Kafka's glo
 in Kafka escapes never reach the glob matcher and names containing ``\\`` cannot be typed.
 """
 
-from __future__ import annotations
-
 from itertools import pairwise
 from typing import NamedTuple
 
@@ -44,7 +42,7 @@ class Word(NamedTuple):
     literal: str
 
     @staticmethod
-    def plain(s: str) -> Word:
+    def plain(s: str) -> "Word":
         """A word that arrived already split (argv in Kafka's positional form): taken as typed."""
         return Word(s, unescape(s))
 
@@ -77,7 +75,7 @@ class _WordBuilder:
         self.literal.append(literal)
         self.started = True
 
-    def build(self) -> Word:
+    def build(self) -> "Word":
         return Word("".join(self.text), "".join(self.literal))
 
 

@@ -7,8 +7,6 @@ tuples of the partition records); it validates first and mutates last, and raise
 where Kafka's replay would throw.  The replayer turns faults into warnings in one place.
 """
 
-from __future__ import annotations
-
 from collections.abc import Callable
 from typing import Any, NamedTuple, TypeVar
 
