@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import gzip
+import os
 import re
 import struct
+import subprocess
+import sys
 import zlib
 from pathlib import Path
 
@@ -544,3 +547,30 @@ def test_tails_across_chunk_boundaries(tmp_path: Path) -> None:
             kind = "error"
             assert e.offset == len(good)
         assert (kind, len(got)) == outcome, tail[:4]
+
+
+def test_the_python_engines_checksum_is_the_crc32c_packages_loaded_without_its_init() -> None:
+    """``log/checksum.py`` loads the package's C module from its file (its ``__init__`` imports
+    ``importlib.metadata``: about 50 ms of a start); the function is the package's own, a later
+    ``import crc32c`` finds the module loaded, and ``importlib.metadata`` was never imported."""
+    script = (
+        "import sys\n"
+        "from metashell.log.checksum import package_crc32c\n"
+        "fn = package_crc32c()\n"
+        "print(fn(b'123456789'), 'importlib.metadata' in sys.modules)\n"
+        "import crc32c\n"
+        "print(crc32c.crc32c is fn)\n"
+    )
+    env = {**os.environ, "METASHELL_ENGINE": "python"}
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=env, check=True)
+    assert out.stdout.split() == [str(0xE3069283), "False", "True"]  # RFC 3720's check value
+
+
+def test_the_checksum_falls_back_to_importing_the_package(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A ``crc32c`` package laid out otherwise (no ``_crc32c`` module beside its ``__init__``) is
+    imported as usual."""
+    from metashell.log import checksum
+
+    monkeypatch.delitem(sys.modules, "crc32c._crc32c", raising=False)
+    monkeypatch.setattr(checksum, "_load_c_module", lambda: None)
+    assert checksum.package_crc32c() is crc32c
