@@ -844,9 +844,12 @@ def test_every_record_type_has_a_replay_rule_or_is_ignored_with_a_reason() -> No
     from metashell.image.replay.transactions import TRANSACTION_MARKERS
     from metashell.protocol.metadata import record_types
     from metashell.protocol.record_type import SCHEMA_NAMES, RecordType
+    from metashell.protocol.schema import bundled_schemas
 
-    assert {int(t) for t in RecordType} == set(record_types())  # the generated enum is the schemas'
-    assert {t: SCHEMA_NAMES[t] for t in RecordType} == {RecordType(k): n for k, n in record_types().items()}
+    schemas = {s.api_key: s.name for s in bundled_schemas().values() if s.type == "metadata"}
+    assert record_types() == schemas  # the generated table is the schemas'
+    assert {int(t) for t in RecordType} == set(schemas)
+    assert {t: SCHEMA_NAMES[t] for t in RecordType} == {RecordType(k): n for k, n in schemas.items()}
     for record_type in RecordType:
         covered = rule_of(record_type) is not None, record_type in IGNORED, record_type in TRANSACTION_MARKERS
         assert sum(covered) == 1, f"{record_type.name}: a rule, a reason to ignore it, or a marker"

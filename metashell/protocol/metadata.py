@@ -55,14 +55,12 @@ class MetadataRecord:
 
 @cache
 def record_types() -> dict[int, str]:
-    """Api key -> schema name of every metadata record type we know."""
-    from metashell.protocol.schema import bundled_schemas
+    """Api key -> schema name of every metadata record type we know: the generated table of
+    ``record_type.py`` (made from the bundled schemas and checked against them by the tests), so
+    that decoding a record parses its own schema only, not all sixty."""
+    from metashell.protocol.record_type import SCHEMA_NAMES
 
-    return {
-        s.api_key: s.name
-        for s in bundled_schemas().values()
-        if s.type == "metadata" and s.api_key is not None
-    }
+    return {int(key): name for key, name in SCHEMA_NAMES.items()}
 
 
 @cache
