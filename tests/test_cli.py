@@ -514,6 +514,7 @@ ONE_SHOT_NEVER_IMPORTS = (
     "importlib.metadata",  # the crc32c package's __init__ (log/checksum.py loads its C module alone)
     "threading",  # the progress line on a terminal, the TUI's stop, live mode (the image's lock is _thread's)
     "base64",  # a uuid's text is binascii's
+    "hashlib",  # the compiled-code cache names its entries by zlib's checksums
     "prompt_toolkit",
     "textual",
     "pyspark",
@@ -527,7 +528,8 @@ ONE_SHOT_NEVER_IMPORTS = (
 needed, and one eager import here costs every one-shot command its price."""
 
 
-def test_one_shot_cat_compiles_no_annotation() -> None:
+@pytest.mark.parametrize("engine", ["python", "native"])
+def test_one_shot_cat_compiles_no_annotation(engine: str) -> None:
     """``typing.NamedTuple`` makes a ``ForwardRef`` of each string annotation and compiles it; the
     first ``compile()`` of a process sets up every AST type (about 2 ms of each start).  So the
     modules that define the start path's NamedTuples do without ``from __future__ import
@@ -545,7 +547,10 @@ def test_one_shot_cat_compiles_no_annotation() -> None:
         f"status = run(['-d', {str(FIXTURES / 'demo')!r}, '-c', 'cat /controllers/1'], stdout=io.StringIO())\n"
         "print(status, made)\n"
     )
-    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True)
+    if engine == "native":
+        native_core()
+    env = {**os.environ, "METASHELL_ENGINE": engine}
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=env, check=True)
     assert out.stdout.strip() == "0 []"
 
 

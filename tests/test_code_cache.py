@@ -35,16 +35,37 @@ def test_code_is_compiled_once_and_then_read(cache_in: Path, monkeypatch: pytest
     calls = []
     monkeypatch.setattr(code_cache, "compile", lambda *a: calls.append(a), raising=False)
     assert _run(code_cache.compiled(SOURCE, "<t>")) == 42 and calls == []
-    assert kept.read_bytes() == marshal.dumps(code_cache.compiled(SOURCE, "<t>"))
+    assert marshal.loads(kept.read_bytes()) == (SOURCE, code_cache.compiled(SOURCE, "<t>"))
 
 
 def test_a_damaged_entry_is_compiled_again_and_replaced(cache_in: Path) -> None:
     code_cache.compiled(SOURCE, "<t>")
     (kept,) = cache_in.glob("*.code")
-    for damage in (b"", b"\x00garbage", marshal.dumps(("not", "code"))):
+    other = compile("def f():\n    return 41\n", "<t>", "exec")
+    for damage in (
+        b"",
+        b"\x00garbage",
+        marshal.dumps(("not", "code")),
+        marshal.dumps(other),  # the format before the source was kept beside the code
+        marshal.dumps((SOURCE, compile(SOURCE, "<elsewhere>", "exec"))),
+    ):
         kept.write_bytes(damage)
         assert _run(code_cache.compiled(SOURCE, "<t>")) == 42
-        assert marshal.loads(kept.read_bytes()).co_filename == "<t>"
+        source, code = marshal.loads(kept.read_bytes())
+        assert source == SOURCE and code.co_filename == "<t>"
+
+
+def test_another_sources_code_under_the_same_name_is_never_used(
+    cache_in: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The file name is a checksum: where two sources meet under one name (forced here), each
+    entry is compared with the source in full, and the other source's code is compiled again."""
+    monkeypatch.setattr(code_cache, "entry_name", lambda source, filename: "same")
+    other = "def f():\n    return 41\n"
+    assert _run(code_cache.compiled(other, "<t>")) == 41
+    assert _run(code_cache.compiled(SOURCE, "<t>")) == 42
+    assert _run(code_cache.compiled(other, "<t>")) == 41
+    assert [p.name for p in cache_in.glob("*.code")] == ["same.code"]
 
 
 def test_an_unwritable_cache_is_skipped(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

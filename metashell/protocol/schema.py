@@ -6,8 +6,6 @@ decoders and encoders from them (``codegen.py``).  This module only understands 
 version ranges, field types, tags, defaults and nullability.
 """
 
-from __future__ import annotations
-
 import json
 import re
 from functools import cache
@@ -38,7 +36,7 @@ class Versions(NamedTuple):
     hi: int
 
     @classmethod
-    def parse(cls, text: str | None, default: Versions | None = None) -> Versions:
+    def parse(cls, text: str | None, default: "Versions | None" = None) -> "Versions":
         if text is None:
             return default if default is not None else NONE
         text = text.strip()
@@ -98,7 +96,7 @@ class FieldSpec:
         tag: int | None = None,
         default: str | None = None,
         flexible_versions: Versions | None = None,
-        fields: list[FieldSpec] | None = None,
+        fields: "list[FieldSpec] | None" = None,
         about: str = "",
     ) -> None:
         self.name = name
@@ -226,7 +224,7 @@ _GROUPS = ("metadata", "message")
 
 
 @cache
-def _bundled() -> Traversable:
+def _bundled() -> "Traversable":
     """The schemas' folder: a plain path when the package is on disk (importlib.resources costs a
     start 10 ms), else its importlib.resources view (a zip shipped to Spark's executors)."""
     here = Path(__file__).parent / "schemas"
