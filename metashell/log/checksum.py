@@ -57,8 +57,10 @@ def _load_c_module() -> Any:
                 sys.modules[_C_MODULE] = module
                 try:
                     loader.exec_module(module)
-                except BaseException:
+                except BaseException as e:
                     del sys.modules[_C_MODULE]
+                    if isinstance(e, ImportError):
+                        return None  # the plain import then says what is wrong, in its own words
                     raise
                 return module
     return None
