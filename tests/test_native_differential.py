@@ -76,11 +76,25 @@ def python_value(value: bytes) -> Any:
     return (api_key, data) if end == len(value) else None
 
 
+def raw_agrees(native: Any, value: bytes, want: Any) -> bool:
+    """The native raw decoder (what ``replay_run`` reads) takes ``value`` exactly when the
+    positional decoder does, with the same fields; ``want`` is :func:`python_value`'s answer."""
+    raw = native.decode_raw_fields(value)
+    if want is None or not isinstance(want[1], tuple):
+        return raw is None
+    if raw is None:  # a positional record type with no raw decoder would be a generator change
+        return False
+    n = len(want[1])
+    return typed(raw[:n]) == typed(want[1]) and all(x is None for x in raw[n:])
+
+
 def assert_same_value(native: Any, value: bytes) -> bool:
-    """Both engines decode ``value`` to the same thing (or both refuse it); True when taken."""
+    """Both engines decode ``value`` to the same thing (or both refuse it), and so does the native
+    raw decoder; True when taken."""
     want = python_value(value)
     got = native.decode_value(value)
     assert typed(got and tuple(got)) == typed(want), value.hex()
+    assert raw_agrees(native, value, want), ("raw", value.hex())
     return want is not None
 
 
@@ -409,3 +423,47 @@ def test_the_native_replay_journals_partitions_as_python_does(native: Any) -> No
     from metashell.image.model import Partition
 
     assert tuple(native.partition_attributes()) == Partition.__slots__
+
+
+def test_the_native_replay_shares_tuples_as_python_does(native: Any) -> None:
+    """``replay_run`` builds partitions from raw fields and finds their tuples by bytes
+    (``InternCache``): the image equals Python's, equal lists are one shared tuple from the
+    replayer's ``_ints``, and a cache handed to another replayer starts over with that one's."""
+    from metashell.image.replay import Replayer
+    from metashell.image.replay.native import _CONSTANTS
+
+    tid = bytes(range(1, 17))
+
+    def partition(pid: int, isr: list[int]) -> bytes:
+        return encode_metadata_record(
+            "PartitionRecord",
+            0,
+            {
+                "PartitionId": pid,
+                "TopicId": tid,
+                "Replicas": [1, 2, 3],
+                "Isr": isr,
+                "RemovingReplicas": [],
+                "AddingReplicas": [],
+                "Leader": 1,
+                "LeaderEpoch": 4,
+                "PartitionEpoch": 5,
+            },
+        )
+
+    topic = encode_metadata_record("TopicRecord", 0, {"Name": "t", "TopicId": tid})
+    entries = [(0, 0, None, topic), (1, 0, None, partition(0, [1, 2, 3])), (2, 0, None, partition(1, [1, 2]))]
+    cache = native.InternCache()
+    fast, slow = Replayer(), Replayer()
+    assert native.replay_run(fast, entries, 0, _CONSTANTS, cache) == len(entries)
+    for off, _ts, _key, value in entries:
+        slow.replay_value(value, off)
+    got, want = fast.image.topics.by_id[tid], slow.image.topics.by_id[tid]
+    assert (got.name, got.partitions) == (want.name, want.partitions)
+    p0, p1 = got.partitions[0], got.partitions[1]
+    assert p0.replicas is p1.replicas is p0.isr is fast._ints[(1, 2, 3)]
+    assert p1.isr is fast._ints[(1, 2)] and len(cache) == 2
+    other = Replayer()
+    assert native.replay_run(other, entries, 0, _CONSTANTS, cache) == len(entries)
+    assert other.image.topics.by_id[tid].partitions[0].replicas is other._ints[(1, 2, 3)]
+    assert other._ints[(1, 2, 3)] is not fast._ints[(1, 2, 3)]

@@ -11,6 +11,12 @@ use crate::rt::*;
 /// returns.
 pub type Decoder = for<'py> fn(Python<'py>, &[u8], &mut usize) -> R<Obj<'py>>;
 
+/// A positional record's fields, in the order of its field list (`RAW_WIDTH` long, Null after).
+pub type RawFields<'a> = [Raw<'a>; RAW_WIDTH];
+
+/// A raw decoder: what the positional record's decoder accepts, as `rt::Raw` values.
+pub type RawDecoder = for<'a> fn(&'a [u8], &mut usize) -> R<RawFields<'a>>;
+
 /// The decoder of a control record's value (version 0) by control type, when it has a schema.
 pub fn control_decoder(control_type: i16) -> Option<Decoder> {
     Some(match control_type {
@@ -67,6 +73,21 @@ pub fn decoder(api_key: u8, version: u8) -> Option<Decoder> {
         _ => return None,
     })
 }
+
+/// The raw decoder of a positional record's (api key, version), when it has one.
+pub fn raw_decoder(api_key: u8, version: u8) -> Option<RawDecoder> {
+    Some(match (api_key, version) {
+        (3, 0) => r_PartitionRecord_0,
+        (3, 1) => r_PartitionRecord_1,
+        (3, 2) => r_PartitionRecord_2,
+        (5, 0) => r_PartitionChangeRecord_3,
+        (5, 1) => r_PartitionChangeRecord_4,
+        (5, 2) => r_PartitionChangeRecord_5,
+        _ => return None,
+    })
+}
+
+pub const RAW_WIDTH: usize = 16;
 
 /// The dict keys, by number (`rt::key`).
 pub const KEY_NAMES: [&str; 62] = ["Name", "Host", "Port", "SecurityProtocol", "_unknown_tags", "MinSupportedVersion", "MaxSupportedVersion", "BrokerId", "IncarnationId", "BrokerEpoch", "EndPoints", "Features", "Rack", "Fenced", "InControlledShutdown", "IsMigratingZkBroker", "LogDirs", "CordonedLogDirs", "TopicId", "ResourceType", "ResourceName", "Value", "Id", "Epoch", "Owner", "Requester", "Renewers", "IssueTimestamp", "MaxTimestamp", "ExpirationTimestamp", "TokenId", "Mechanism", "Salt", "StoredKey", "ServerKey", "Iterations", "FeatureLevel", "EntityType", "EntityName", "Entity", "Key", "Remove", "NextProducerId", "PatternType", "Principal", "Operation", "PermissionType", "ZkMigrationState", "Reason", "ControllerId", "ZkMigrationReady", "TopicName", "VoterId", "Version", "LeaderId", "Voters", "GrantingVoters", "LastContainedLogTimestamp", "KRaftVersion", "VoterDirectoryId", "Endpoints", "KRaftVersionFeature"];
@@ -1371,4 +1392,159 @@ fn d_VotersRecord_56<'py>(py: Python<'py>, b: &[u8], p: &mut usize) -> R<Obj<'py
     d.set_item(key(py, 55)?, v1)?;
     if let Some(u) = unknown { d.set_item(key(py, 4)?, u)?; }
     Ok(d.into_any())
+}
+
+fn r_PartitionRecord_0<'a>(b: &'a [u8], p: &mut usize) -> R<RawFields<'a>> {
+    let v0 = raw_fixed(b, p, Fx::I32)?;
+    let v1 = raw_fixed(b, p, Fx::Uuid)?;
+    let v2 = raw_num_array(b, p, Fx::I32, true, false)?;
+    let v3 = raw_num_array(b, p, Fx::I32, true, false)?;
+    let v4 = raw_num_array(b, p, Fx::I32, true, false)?;
+    let v5 = raw_num_array(b, p, Fx::I32, true, false)?;
+    let v6 = raw_fixed(b, p, Fx::I32)?;
+    let v8 = raw_fixed(b, p, Fx::I32)?;
+    let v9 = raw_fixed(b, p, Fx::I32)?;
+    let mut v7 = Raw::Int(0_i64);
+    for _ in 0..tag_count(b, p)? {
+        let (tag, te) = tag_header(b, p)?;
+        match tag {
+            0 => v7 = raw_fixed(b, p, Fx::I8)?,
+            _ => {}
+        }
+        *p = te;
+    }
+    Ok([v0, v1, v2, v3, v4, v5, v6, v7, v8, v9, Raw::Array(Fx::Uuid, &[]), Raw::Null, Raw::Null, Raw::Null, Raw::Null, Raw::Null])
+}
+
+fn r_PartitionRecord_1<'a>(b: &'a [u8], p: &mut usize) -> R<RawFields<'a>> {
+    let v0 = raw_fixed(b, p, Fx::I32)?;
+    let v1 = raw_fixed(b, p, Fx::Uuid)?;
+    let v2 = raw_num_array(b, p, Fx::I32, true, false)?;
+    let v3 = raw_num_array(b, p, Fx::I32, true, false)?;
+    let v4 = raw_num_array(b, p, Fx::I32, true, false)?;
+    let v5 = raw_num_array(b, p, Fx::I32, true, false)?;
+    let v6 = raw_fixed(b, p, Fx::I32)?;
+    let v8 = raw_fixed(b, p, Fx::I32)?;
+    let v9 = raw_fixed(b, p, Fx::I32)?;
+    let v10 = raw_num_array(b, p, Fx::Uuid, true, false)?;
+    let mut v7 = Raw::Int(0_i64);
+    for _ in 0..tag_count(b, p)? {
+        let (tag, te) = tag_header(b, p)?;
+        match tag {
+            0 => v7 = raw_fixed(b, p, Fx::I8)?,
+            _ => {}
+        }
+        *p = te;
+    }
+    Ok([v0, v1, v2, v3, v4, v5, v6, v7, v8, v9, v10, Raw::Null, Raw::Null, Raw::Null, Raw::Null, Raw::Null])
+}
+
+fn r_PartitionRecord_2<'a>(b: &'a [u8], p: &mut usize) -> R<RawFields<'a>> {
+    let v0 = raw_fixed(b, p, Fx::I32)?;
+    let v1 = raw_fixed(b, p, Fx::Uuid)?;
+    let v2 = raw_num_array(b, p, Fx::I32, true, false)?;
+    let v3 = raw_num_array(b, p, Fx::I32, true, false)?;
+    let v4 = raw_num_array(b, p, Fx::I32, true, false)?;
+    let v5 = raw_num_array(b, p, Fx::I32, true, false)?;
+    let v6 = raw_fixed(b, p, Fx::I32)?;
+    let v8 = raw_fixed(b, p, Fx::I32)?;
+    let v9 = raw_fixed(b, p, Fx::I32)?;
+    let v10 = raw_num_array(b, p, Fx::Uuid, true, false)?;
+    let mut v7 = Raw::Int(0_i64);
+    let mut v11 = Raw::Null;
+    let mut v12 = Raw::Null;
+    for _ in 0..tag_count(b, p)? {
+        let (tag, te) = tag_header(b, p)?;
+        match tag {
+            0 => v7 = raw_fixed(b, p, Fx::I8)?,
+            1 => v11 = raw_num_array(b, p, Fx::I32, true, true)?,
+            2 => v12 = raw_num_array(b, p, Fx::I32, true, true)?,
+            _ => {}
+        }
+        *p = te;
+    }
+    Ok([v0, v1, v2, v3, v4, v5, v6, v7, v8, v9, v10, v11, v12, Raw::Null, Raw::Null, Raw::Null])
+}
+
+fn r_PartitionChangeRecord_3<'a>(b: &'a [u8], p: &mut usize) -> R<RawFields<'a>> {
+    let v0 = raw_fixed(b, p, Fx::I32)?;
+    let v1 = raw_fixed(b, p, Fx::Uuid)?;
+    let mut v2 = Raw::Null;
+    let mut v3 = Raw::Int(-2_i64);
+    let mut v4 = Raw::Null;
+    let mut v5 = Raw::Null;
+    let mut v6 = Raw::Null;
+    let mut v7 = Raw::Int(-1_i64);
+    for _ in 0..tag_count(b, p)? {
+        let (tag, te) = tag_header(b, p)?;
+        match tag {
+            0 => v2 = raw_num_array(b, p, Fx::I32, true, true)?,
+            1 => v3 = raw_fixed(b, p, Fx::I32)?,
+            2 => v4 = raw_num_array(b, p, Fx::I32, true, true)?,
+            3 => v5 = raw_num_array(b, p, Fx::I32, true, true)?,
+            4 => v6 = raw_num_array(b, p, Fx::I32, true, true)?,
+            5 => v7 = raw_fixed(b, p, Fx::I8)?,
+            _ => {}
+        }
+        *p = te;
+    }
+    Ok([v0, v1, v2, v3, v4, v5, v6, v7, Raw::Null, Raw::Null, Raw::Null, Raw::Null, Raw::Null, Raw::Null, Raw::Null, Raw::Null])
+}
+
+fn r_PartitionChangeRecord_4<'a>(b: &'a [u8], p: &mut usize) -> R<RawFields<'a>> {
+    let v0 = raw_fixed(b, p, Fx::I32)?;
+    let v1 = raw_fixed(b, p, Fx::Uuid)?;
+    let mut v2 = Raw::Null;
+    let mut v3 = Raw::Int(-2_i64);
+    let mut v4 = Raw::Null;
+    let mut v5 = Raw::Null;
+    let mut v6 = Raw::Null;
+    let mut v7 = Raw::Int(-1_i64);
+    let mut v8 = Raw::Null;
+    for _ in 0..tag_count(b, p)? {
+        let (tag, te) = tag_header(b, p)?;
+        match tag {
+            0 => v2 = raw_num_array(b, p, Fx::I32, true, true)?,
+            1 => v3 = raw_fixed(b, p, Fx::I32)?,
+            2 => v4 = raw_num_array(b, p, Fx::I32, true, true)?,
+            3 => v5 = raw_num_array(b, p, Fx::I32, true, true)?,
+            4 => v6 = raw_num_array(b, p, Fx::I32, true, true)?,
+            5 => v7 = raw_fixed(b, p, Fx::I8)?,
+            8 => v8 = raw_num_array(b, p, Fx::Uuid, true, true)?,
+            _ => {}
+        }
+        *p = te;
+    }
+    Ok([v0, v1, v2, v3, v4, v5, v6, v7, v8, Raw::Null, Raw::Null, Raw::Null, Raw::Null, Raw::Null, Raw::Null, Raw::Null])
+}
+
+fn r_PartitionChangeRecord_5<'a>(b: &'a [u8], p: &mut usize) -> R<RawFields<'a>> {
+    let v0 = raw_fixed(b, p, Fx::I32)?;
+    let v1 = raw_fixed(b, p, Fx::Uuid)?;
+    let mut v2 = Raw::Null;
+    let mut v3 = Raw::Int(-2_i64);
+    let mut v4 = Raw::Null;
+    let mut v5 = Raw::Null;
+    let mut v6 = Raw::Null;
+    let mut v7 = Raw::Int(-1_i64);
+    let mut v8 = Raw::Null;
+    let mut v9 = Raw::Null;
+    let mut v10 = Raw::Null;
+    for _ in 0..tag_count(b, p)? {
+        let (tag, te) = tag_header(b, p)?;
+        match tag {
+            0 => v2 = raw_num_array(b, p, Fx::I32, true, true)?,
+            1 => v3 = raw_fixed(b, p, Fx::I32)?,
+            2 => v4 = raw_num_array(b, p, Fx::I32, true, true)?,
+            3 => v5 = raw_num_array(b, p, Fx::I32, true, true)?,
+            4 => v6 = raw_num_array(b, p, Fx::I32, true, true)?,
+            5 => v7 = raw_fixed(b, p, Fx::I8)?,
+            6 => v9 = raw_num_array(b, p, Fx::I32, true, true)?,
+            7 => v10 = raw_num_array(b, p, Fx::I32, true, true)?,
+            8 => v8 = raw_num_array(b, p, Fx::Uuid, true, true)?,
+            _ => {}
+        }
+        *p = te;
+    }
+    Ok([v0, v1, v2, v3, v4, v5, v6, v7, v8, v9, v10, Raw::Null, Raw::Null, Raw::Null, Raw::Null, Raw::Null])
 }

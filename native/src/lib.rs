@@ -8,6 +8,9 @@
 //! * `decode_value`: a metadata record value into what the replayer's fast path consumes, by the
 //!   decoders `scripts/gen_native.py` generates from the bundled schemas (`generated.rs`). A value it
 //!   does not take comes back as None and Python decodes it, and says what is wrong with it;
+//! * `decode_raw_fields`: the same for the positional records (PartitionRecord,
+//!   PartitionChangeRecord) by their generated raw decoders, which make no Python object: what
+//!   `replay_run` reads (exposed for the differential tests);
 //! * `decode_control_value`: a control record's value (LeaderChange, SnapshotHeader, KRaftVoters...)
 //!   by the same generated decoders, with the same fallback.
 //!
@@ -70,6 +73,40 @@ fn decode_value<'py>(py: Python<'py>, value: &[u8]) -> Option<Bound<'py, PyAny>>
     rt::tuple(py, [rt::int(py, value[1] as i64).ok()?, data]).ok()
 }
 
+/// A positional record's value read by its raw decoder (what the replay loop reads), its fields as
+/// Python values (None, int, bytes, a tuple for an array; `RAW_WIDTH` of them, None after the
+/// record's own): for the differential tests, which hold it equal to `decode_value`. None when there
+/// is no raw decoder for the value's type and version, or it refuses the value.
+#[pyfunction]
+fn decode_raw_fields<'py>(py: Python<'py>, value: &[u8]) -> PyResult<Option<Bound<'py, PyAny>>> {
+    if value.len() < 3 || value[0] != 1 || value[1] >= 0x80 || value[2] >= 0x80 {
+        return Ok(None);
+    }
+    let Some(decode) = generated::raw_decoder(value[1], value[2]) else {
+        return Ok(None);
+    };
+    let mut p = 3usize;
+    let Ok(fields) = decode(value, &mut p) else {
+        return Ok(None);
+    };
+    if p != value.len() {
+        return Ok(None);
+    }
+    let out = rt::tuple_with(py, fields.len(), |i| match fields[i] {
+        rt::Raw::Null => Ok(rt::none(py)),
+        rt::Raw::Int(v) => rt::int(py, v),
+        rt::Raw::Uuid(b) => rt::bytes_obj(py, b),
+        rt::Raw::Array(t, d) => {
+            let size = t.size();
+            rt::tuple_with(py, d.len() / size, |j| match t {
+                rt::Fx::Uuid => rt::bytes_obj(py, &d[j * size..(j + 1) * size]),
+                _ => rt::int(py, rt::element(t, d, j)),
+            })
+        }
+    })?;
+    Ok(Some(out))
+}
+
 /// A control record's value decoded at version 0, as Kafka reads every control value (bytes after
 /// the schema's fields are ignored, as `registry.decode(..., exact=False)` ignores them); None when
 /// the type has no schema here or the value does not decode, and Python then says what is wrong.
@@ -81,8 +118,8 @@ fn decode_control_value<'py>(py: Python<'py>, control_type: i16, value: &[u8]) -
 }
 
 /// Apply the plain partition records of `entries[start:]` to the replayer's image (`replay.rs`);
-/// returns the index of the first record left for Python. `consts`: (Partition, EMPTY, MISSING,
-/// MIGRATING_DIR, NO_LEADER_CHANGE).
+/// returns the index of the first record left for Python. `consts`: see `image/replay/native.py`;
+/// `cache`: the replayer's `InternCache`.
 #[pyfunction]
 fn replay_run<'py>(
     py: Python<'py>,
@@ -90,8 +127,9 @@ fn replay_run<'py>(
     entries: &Bound<'py, pyo3::types::PyList>,
     start: usize,
     consts: &Bound<'py, pyo3::types::PyTuple>,
+    cache: &Bound<'py, replay::InternCache>,
 ) -> PyResult<usize> {
-    replay::run(py, replayer, entries, start, consts)
+    replay::run(py, replayer, entries, start, consts, cache)
 }
 
 /// The Partition attributes `replay.rs` journals, in its order: a test holds them equal to
@@ -136,9 +174,11 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     rt::init_keys(m.py(), &generated::KEY_NAMES)?;
     replay::init(m.py())?;
     m.add_function(wrap_pyfunction!(replay_run, m)?)?;
+    m.add_class::<replay::InternCache>()?;
     m.add_function(wrap_pyfunction!(partition_attributes, m)?)?;
     m.add_function(wrap_pyfunction!(decode_entries, m)?)?;
     m.add_function(wrap_pyfunction!(decode_value, m)?)?;
+    m.add_function(wrap_pyfunction!(decode_raw_fields, m)?)?;
     m.add_function(wrap_pyfunction!(decode_control_value, m)?)?;
     m.add_function(wrap_pyfunction!(version, m)?)?;
     m.add_function(wrap_pyfunction!(crc32c_of, m)?)?;

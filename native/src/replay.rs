@@ -15,13 +15,15 @@ use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyList, PyString, PyTuple};
 
 use crate::generated;
-use crate::rt::{self, Obj};
+use crate::generated::RawFields;
+use crate::rt::{self, Fx, Obj, Raw};
 
+const TOPIC_RECORD: u8 = 2;
 const PARTITION_RECORD: u8 = 3;
 const PARTITION_CHANGE_RECORD: u8 = 5;
 
 /// Attribute names, made when the module is imported (`init`).
-const NAMES: [&str; 16] = [
+const NAMES: [&str; 20] = [
     "_topics_by_id",
     "_ints",
     "journal",
@@ -38,6 +40,10 @@ const NAMES: [&str; 16] = [
     "partition_epoch",
     "removing_replicas",
     "replicas",
+    "orphan_topics",
+    "_image",
+    "topics",
+    "by_name",
 ];
 const TOPICS_BY_ID: usize = 0;
 const INTS: usize = 1;
@@ -55,6 +61,10 @@ const REMOVING: usize = 14;
 const ADDING: usize = 5;
 const ELR: usize = 7;
 const LAST_KNOWN_ELR: usize = 9;
+const ORPHAN_TOPICS: usize = 16;
+const IMAGE: usize = 17;
+const TOPICS: usize = 18;
+const BY_NAME: usize = 19;
 
 /// The attribute names of a journalled partition, in order.
 pub fn kept_attributes() -> Vec<&'static str> {
@@ -89,19 +99,123 @@ struct Ctx<'py> {
     missing: Obj<'py>,
     migrating_dir: Obj<'py>,
     no_leader_change: i64,
+    /// `Partition`'s slot descriptors, in the order of `KEPT` (so `slots[ISR - KEPT.start]`...).
+    slots: Vec<Obj<'py>>,
+    /// The last topic a record named: (its id, its `partitions` dict). A snapshot lists a topic's
+    /// partitions one after another, so this spares hashing the id for nearly every record.
+    last_topic: std::cell::RefCell<Option<(Vec<u8>, Bound<'py, PyDict>)>>,
+    replayer: &'py Bound<'py, PyAny>,
+    topic_cls: Obj<'py>,
+    /// `ignored[api_key] != 0`: a record type replayed as nothing (`replay.IGNORED`).
+    ignored: &'py [u8],
+    /// The cache's tables, taken out for the run and put back when the run ends (`Drop`).
+    interned: std::cell::RefCell<Interned>,
+    cache: Bound<'py, InternCache>,
+}
+
+impl Drop for Ctx<'_> {
+    fn drop(&mut self) {
+        let mut kept = self.cache.get().inner.lock().unwrap_or_else(|e| e.into_inner());
+        *kept = std::mem::take(self.interned.get_mut());
+    }
+}
+
+/// The replayer's interned tuples (`_ints`), found by the bytes of the array they were decoded
+/// from: a snapshot's million partitions share a few thousand replica lists, and looking one up by
+/// its bytes needs no tuple made first. Kept by `NativeReplay` across runs, for one `_ints` dict.
+#[pyclass(frozen, module = "metashell._native")]
+pub struct InternCache {
+    inner: std::sync::Mutex<Interned>,
+}
+
+#[derive(Default)]
+pub struct Interned {
+    /// The `_ints` dict every tuple here is in (a cache found holding another is emptied first).
+    owner: Option<Py<PyAny>>,
+    /// By element type (`Fx as usize`): array bytes -> the shared tuple.
+    by_type: [std::collections::HashMap<Vec<u8>, Py<PyAny>>; 9],
+}
+
+#[pymethods]
+impl InternCache {
+    #[new]
+    fn new() -> Self {
+        InternCache { inner: std::sync::Mutex::new(Interned::default()) }
+    }
+
+    /// How many arrays it holds (for tests).
+    fn __len__(&self) -> usize {
+        let g = self.inner.lock().unwrap_or_else(|e| e.into_inner());
+        g.by_type.iter().map(|m| m.len()).sum()
+    }
 }
 
 impl<'py> Ctx<'py> {
-    /// `intern(t, t) if t else EMPTY` (None counts as empty, as in Python).
-    fn intern(&self, t: &Obj<'py>) -> PyResult<Obj<'py>> {
-        if t.is_none() || t.len()? == 0 {
-            return Ok(self.empty.clone());
+    /// `topics_by_id[tid].partitions`, or None for an unknown topic.
+    fn partitions_of(&self, id: &[u8]) -> PyResult<Option<Bound<'py, PyDict>>> {
+        if let Some((last, partitions)) = &*self.last_topic.borrow() {
+            if last.as_slice() == id {
+                return Ok(Some(partitions.clone()));
+            }
         }
-        if let Some(shared) = self.ints.get_item(t)? {
-            return Ok(shared);
+        let Some(topic) = self.topics_by_id.get_item(rt::bytes_obj(self.py, id)?)? else {
+            return Ok(None);
+        };
+        let partitions = topic.getattr(attr(self.py, PARTITIONS)?)?.cast_into::<PyDict>()?;
+        *self.last_topic.borrow_mut() = Some((id.to_vec(), partitions.clone()));
+        Ok(Some(partitions))
+    }
+
+    /// `Partition(...)` without running `Partition.__init__` (a Python frame per partition, a
+    /// fifth of a snapshot's replay): the instance is allocated by its type and each slot set through
+    /// its member descriptor, which is what `__init__`'s assignments do. `values` are in `KEPT`
+    /// order; `tests/test_native_differential.py` holds the objects equal to Python's.
+    fn new_partition(&self, values: [&Obj<'py>; 11]) -> PyResult<Obj<'py>> {
+        let tp = self.partition_cls.as_ptr() as *mut pyo3::ffi::PyTypeObject;
+        // SAFETY: `run` checked that `partition_cls` is a type whose `slots` are its member
+        // descriptors (which set a slot of an instance of exactly this type); the instance comes
+        // from the type's own allocator, with every slot empty, before any descriptor writes it.
+        unsafe {
+            let obj = rt::own(self.py, pyo3::ffi::PyType_GenericAlloc(tp, 0))?;
+            for (d, v) in self.slots.iter().zip(values) {
+                let set = (*pyo3::ffi::Py_TYPE(d.as_ptr())).tp_descr_set;
+                let Some(set) = set else {
+                    return Err(pyo3::exceptions::PyTypeError::new_err("a Partition slot cannot be set"));
+                };
+                if set(d.as_ptr(), obj.as_ptr(), v.as_ptr()) < 0 {
+                    return Err(PyErr::fetch(self.py));
+                }
+            }
+            Ok(obj)
         }
-        self.ints.set_item(t, t)?;
-        Ok(t.clone())
+    }
+
+    /// `intern(t, t) if t else EMPTY` for an array read raw: the tuple `num_array` would have made,
+    /// shared through `_ints`.
+    fn intern_raw(&self, v: &Raw<'_>) -> PyResult<Obj<'py>> {
+        let (t, data) = match *v {
+            Raw::Array(t, data) if !data.is_empty() => (t, data),
+            Raw::Null | Raw::Array(..) => return Ok(self.empty.clone()),
+            _ => return Err(pyo3::exceptions::PyTypeError::new_err("not an array")),
+        };
+        let mut interned = self.interned.borrow_mut();
+        if let Some(shared) = interned.by_type[t as usize].get(data) {
+            return Ok(shared.bind(self.py).clone());
+        }
+        let size = t.size();
+        let made = rt::tuple_with(self.py, data.len() / size, |i| match t {
+            Fx::Uuid => rt::bytes_obj(self.py, &data[i * size..(i + 1) * size]),
+            _ => rt::int(self.py, rt::element(t, data, i)),
+        })?;
+        let shared = match self.ints.get_item(&made)? {
+            Some(shared) => shared,
+            None => {
+                self.ints.set_item(&made, &made)?;
+                made
+            }
+        };
+        interned.by_type[t as usize].insert(data.to_vec(), shared.clone().unbind());
+        Ok(shared)
     }
 
     /// `Replayer._migrating_dirs(n)`: one shared tuple of n MIGRATING directories per n.
@@ -115,16 +229,10 @@ impl<'py> Ctx<'py> {
         Ok(t)
     }
 
-    /// `dirs.count(MIGRATING_DIR) == len(dirs)`, comparing the bytes (as `==` on bytes does).
-    fn all_migrating(&self, dirs: &Obj<'py>) -> PyResult<bool> {
+    /// `dirs.count(MIGRATING_DIR) == len(dirs)` for uuids read raw (16 bytes each).
+    fn all_migrating(&self, dirs: &[u8]) -> PyResult<bool> {
         let want = self.migrating_dir.cast::<PyBytes>()?.as_bytes();
-        for d in dirs.cast::<PyTuple>()?.iter() {
-            match d.cast::<PyBytes>() {
-                Ok(b) if b.as_bytes() == want => {}
-                _ => return Ok(false),
-            }
-        }
-        Ok(true)
+        Ok(dirs.chunks(16).all(|d| d == want))
     }
 }
 
@@ -135,50 +243,90 @@ enum Step {
     Python,
 }
 
-/// `_partition_tuple` on the decoded PARTITION_FIELDS tuple.
-fn partition(c: &Ctx<'_>, t: &Bound<'_, PyTuple>) -> PyResult<Step> {
-    let g = |i: usize| t.get_item(i);
-    let (pid, tid, rep, isr, rem, add) = (g(0)?, g(1)?, g(2)?, g(3)?, g(4)?, g(5)?);
-    let (leader, lrs, le, pe, dirs, elr, lke) = (g(6)?, g(7)?, g(8)?, g(9)?, g(10)?, g(11)?, g(12)?);
-    let Some(topic) = c.topics_by_id.get_item(&tid)? else {
+/// `_partition_tuple` on a PartitionRecord read raw, its fields in the order of PARTITION_FIELDS.
+fn partition<'py>(c: &Ctx<'py>, f: &RawFields<'_>) -> PyResult<Step> {
+    let (Raw::Int(pid), Raw::Uuid(tid), Raw::Int(leader), Raw::Int(lrs), Raw::Int(le), Raw::Int(pe)) =
+        (f[0], f[1], f[6], f[7], f[8], f[9])
+    else {
         return Ok(Step::Python);
     };
-    let lrs_v: i64 = lrs.extract()?;
-    let n_dirs = if dirs.is_none() { 0 } else { dirs.len()? };
-    let n_rep = rep.len()?;
-    if (n_dirs != 0 && n_dirs != n_rep) || (lrs_v != 0 && lrs_v != 1) {
+    let (rep, isr, dirs) = (&f[2], &f[3], &f[10]);
+    let Some(partitions) = c.partitions_of(tid)? else {
+        return Ok(Step::Python);
+    };
+    let dirs = match *dirs {
+        Raw::Array(Fx::Uuid, d) => d,
+        Raw::Null => &[],
+        _ => return Ok(Step::Python),
+    };
+    let Raw::Array(Fx::I32, rep_bytes) = *rep else {
+        return Ok(Step::Python);
+    };
+    let (n_dirs, n_rep) = (dirs.len() / 16, rep_bytes.len() / 4);
+    if (n_dirs != 0 && n_dirs != n_rep) || (lrs != 0 && lrs != 1) {
         return Ok(Step::Python);
     }
-    let replicas = c.intern(&rep)?;
-    let all_migrating = n_dirs == 0 || c.all_migrating(&dirs)?;
-    let directories = if all_migrating { c.migrating_dirs(replicas.len()?)? } else { c.intern(&dirs)? };
-    let partitions = topic.getattr(attr(c.py, PARTITIONS)?)?;
-    let partitions = partitions.cast::<PyDict>()?;
+    let replicas = c.intern_raw(rep)?;
+    let directories =
+        if n_dirs == 0 || c.all_migrating(dirs)? { c.migrating_dirs(n_rep)? } else { c.intern_raw(&f[10])? };
+    let pid = rt::int(c.py, pid)?;
     if let Some(j) = &c.journal {
         let old = partitions.get_item(&pid)?.unwrap_or_else(|| c.missing.clone());
         j.append(rt::tuple(c.py, [partitions.clone().into_any(), pid.clone(), old])?)?;
     }
-    let isr = if isr.eq(&rep)? { replicas.clone() } else { c.intern(&isr)? };
-    let args = [replicas, directories, isr, c.intern(&rem)?, c.intern(&add)?, c.intern(&elr)?, c.intern(&lke)?, leader, lrs, le, pe];
-    let p = c.partition_cls.call1(rt::tuple(c.py, args)?.cast_into::<PyTuple>()?)?;
+    let same_isr = matches!(*isr, Raw::Array(Fx::I32, d) if d == rep_bytes);
+    let isr = if same_isr { replicas.clone() } else { c.intern_raw(isr)? };
+    let (rem, add, elr, lke) = (c.intern_raw(&f[4])?, c.intern_raw(&f[5])?, c.intern_raw(&f[11])?, c.intern_raw(&f[12])?);
+    let (leader, lrs, le, pe) = (rt::int(c.py, leader)?, rt::int(c.py, lrs)?, rt::int(c.py, le)?, rt::int(c.py, pe)?);
+    // KEPT order: adding, directories, elr, isr, last_known_elr, leader, leader_epoch,
+    // leader_recovery_state, partition_epoch, removing, replicas
+    let p = c.new_partition([&add, &directories, &elr, &isr, &lke, &leader, &le, &lrs, &pe, &rem, &replicas])?;
     partitions.set_item(pid, p)?;
     Ok(Step::Applied)
 }
 
+/// `TopicRules._topic` on the decoded TopicRecord dict: the topic is (re)created with no
+/// partitions, replacing any topic with its id, and is found by its name too (journalled).
+fn topic<'py>(c: &Ctx<'py>, d: &Obj<'py>) -> PyResult<Step> {
+    let d = d.cast::<PyDict>()?;
+    let (Some(name), Some(tid)) = (d.get_item(key_named(c.py, "Name")?)?, d.get_item(key_named(c.py, "TopicId")?)?) else {
+        return Ok(Step::Python);
+    };
+    c.replayer.getattr(attr(c.py, ORPHAN_TOPICS)?)?.call_method1("discard", (&tid,))?;
+    let topic = c.topic_cls.call1((&name, &tid, rt::new_dict(c.py)?))?;
+    let by_name = c.replayer.getattr(attr(c.py, IMAGE)?)?.getattr(attr(c.py, TOPICS)?)?.getattr(attr(c.py, BY_NAME)?)?;
+    let by_name = by_name.cast::<PyDict>()?;
+    for (mapping, key) in [(&c.topics_by_id, &tid), (by_name, &name)] {
+        if let Some(j) = &c.journal {
+            let old = mapping.get_item(key)?.unwrap_or_else(|| c.missing.clone());
+            j.append(rt::tuple(c.py, [mapping.clone().into_any(), key.clone(), old])?)?;
+        }
+        mapping.set_item(key, &topic)?;
+    }
+    *c.last_topic.borrow_mut() = None; // the id may name a new topic now
+    Ok(Step::Applied)
+}
+
+/// The dict key `name` as the generated decoders make it (`generated::KEY_NAMES`).
+fn key_named<'py>(py: Python<'py>, name: &str) -> PyResult<&'py Bound<'py, PyString>> {
+    let missing = || pyo3::exceptions::PyRuntimeError::new_err(format!("no record field named {name}"));
+    let i = generated::KEY_NAMES.iter().position(|k| *k == name).ok_or_else(missing)?;
+    rt::key(py, i).map_err(|_| missing())
+}
+
 /// `_partition_change_tuple` (and `_merge_change`) on the decoded PARTITION_CHANGE_FIELDS tuple.
-fn partition_change(c: &Ctx<'_>, t: &Bound<'_, PyTuple>) -> PyResult<Step> {
-    let g = |i: usize| t.get_item(i);
-    let (pid, tid, isr, leader, rep, rem, add) = (g(0)?, g(1)?, g(2)?, g(3)?, g(4)?, g(5)?, g(6)?);
-    let (lrs, dirs, elr, lke) = (g(7)?, g(8)?, g(9)?, g(10)?);
-    let Some(topic) = c.topics_by_id.get_item(&tid)? else {
+fn partition_change<'py>(c: &Ctx<'py>, f: &RawFields<'_>) -> PyResult<Step> {
+    let (Raw::Int(pid), Raw::Uuid(tid), Raw::Int(leader), Raw::Int(lrs_v)) = (f[0], f[1], f[3], f[7]) else {
         return Ok(Step::Python);
     };
-    let partitions = topic.getattr(attr(c.py, PARTITIONS)?)?;
-    let Some(p) = partitions.cast::<PyDict>()?.get_item(&pid)? else {
+    let (isr, rep, rem, add, dirs, elr, lke) = (&f[2], &f[4], &f[5], &f[6], &f[8], &f[9], &f[10]);
+    let Some(partitions) = c.partitions_of(tid)? else {
         return Ok(Step::Python);
     };
-    let lrs_v: i64 = lrs.extract()?;
-    if !rep.is_none() || !dirs.is_none() || !(-1..=1).contains(&lrs_v) {
+    let Some(p) = partitions.get_item(rt::int(c.py, pid)?)? else {
+        return Ok(Step::Python);
+    };
+    if !matches!(rep, Raw::Null) || !matches!(dirs, Raw::Null) || !(-1..=1).contains(&lrs_v) {
         return Ok(Step::Python);
     }
     if let Some(j) = &c.journal {
@@ -187,22 +335,43 @@ fn partition_change(c: &Ctx<'_>, t: &Bound<'_, PyTuple>) -> PyResult<Step> {
         })?;
         j.append(kept)?;
     }
-    for (value, name) in [(&isr, ISR), (&rem, REMOVING), (&add, ADDING), (&elr, ELR), (&lke, LAST_KNOWN_ELR)] {
-        if !value.is_none() {
-            p.setattr(attr(c.py, name)?, c.intern(value)?)?;
+    for (value, name) in [(isr, ISR), (rem, REMOVING), (add, ADDING), (elr, ELR), (lke, LAST_KNOWN_ELR)] {
+        if !matches!(value, Raw::Null) {
+            p.setattr(attr(c.py, name)?, c.intern_raw(value)?)?;
         }
     }
-    if leader.extract::<i64>()? != c.no_leader_change {
-        p.setattr(attr(c.py, LEADER)?, &leader)?;
+    if leader != c.no_leader_change {
+        p.setattr(attr(c.py, LEADER)?, rt::int(c.py, leader)?)?;
         let le = p.getattr(attr(c.py, LEADER_EPOCH)?)?.add(1)?;
         p.setattr(attr(c.py, LEADER_EPOCH)?, le)?;
     }
     if lrs_v != -1 {
-        p.setattr(attr(c.py, LEADER_RECOVERY_STATE)?, &lrs)?;
+        p.setattr(attr(c.py, LEADER_RECOVERY_STATE)?, rt::int(c.py, lrs_v)?)?;
     }
     let pe = p.getattr(attr(c.py, PARTITION_EPOCH)?)?.add(1)?;
     p.setattr(attr(c.py, PARTITION_EPOCH)?, pe)?;
     Ok(Step::Applied)
+}
+
+/// `Partition`'s member descriptors for the slots named `NAMES[KEPT]`, in that order (what
+/// `Ctx::new_partition` sets), checked to be member descriptors; each also checks, when it sets a
+/// slot, that the object is an instance of its class.
+fn partition_slots<'py>(slots: &Obj<'py>) -> PyResult<Vec<Obj<'py>>> {
+    let bad = || pyo3::exceptions::PyTypeError::new_err("Partition's slots must be its member descriptors");
+    let slots = slots.cast::<PyTuple>().map_err(|_| bad())?;
+    if slots.len() != KEPT.len() {
+        return Err(bad());
+    }
+    let mut out = Vec::with_capacity(KEPT.len());
+    for d in slots.iter() {
+        // SAFETY: reading the type of a live object; PyMemberDescr_Type is a static type object.
+        let is_member = unsafe { pyo3::ffi::Py_TYPE(d.as_ptr()) == &raw mut pyo3::ffi::PyMemberDescr_Type };
+        if !is_member {
+            return Err(bad());
+        }
+        out.push(d);
+    }
+    Ok(out)
 }
 
 /// Apply `entries[start..]` while they are plain partition records; returns the index of the first
@@ -213,15 +382,33 @@ pub fn run<'py>(
     entries: &Bound<'py, PyList>,
     start: usize,
     consts: &Bound<'py, PyTuple>,
+    cache: &Bound<'py, InternCache>,
 ) -> PyResult<usize> {
+    let ints = replayer.getattr(attr(py, INTS)?)?.cast_into::<PyDict>()?;
     let journal = replayer.getattr(attr(py, JOURNAL)?)?;
+    let partition_cls = consts.get_item(0)?;
+    let slots = partition_slots(&consts.get_item(5)?)?;
+    let ignored = consts.get_item(7)?;
+    let ignored = ignored.cast::<PyBytes>()?.as_bytes();
+    // taken out of the cache for the run; `Ctx::drop` puts them back however the run ends
+    let mut interned = std::mem::take(&mut *cache.get().inner.lock().unwrap_or_else(|e| e.into_inner()));
+    if interned.owner.as_ref().map(|o| o.as_ptr()) != Some(ints.as_ptr()) {
+        interned = Interned { owner: Some(ints.clone().into_any().unbind()), ..Interned::default() };
+    }
     let c = Ctx {
         py,
         topics_by_id: replayer.getattr(attr(py, TOPICS_BY_ID)?)?.cast_into::<PyDict>()?,
-        ints: replayer.getattr(attr(py, INTS)?)?.cast_into::<PyDict>()?,
+        ints,
         journal: if journal.is_none() { None } else { Some(journal.cast_into::<PyList>()?) },
         migrating: replayer.getattr(attr(py, MIGRATING)?)?.cast_into::<PyDict>()?,
-        partition_cls: consts.get_item(0)?,
+        partition_cls,
+        slots,
+        last_topic: std::cell::RefCell::new(None),
+        replayer,
+        topic_cls: consts.get_item(6)?,
+        ignored,
+        interned: std::cell::RefCell::new(interned),
+        cache: cache.clone(),
         empty: consts.get_item(1)?,
         missing: consts.get_item(2)?,
         migrating_dir: consts.get_item(3)?,
@@ -236,21 +423,37 @@ pub fn run<'py>(
             return Ok(i);
         };
         let v = bytes.as_bytes();
-        if v.len() < 3 || v[0] != 1 || v[2] >= 0x80 || (v[1] != PARTITION_RECORD && v[1] != PARTITION_CHANGE_RECORD) {
+        if v.len() < 3 || v[0] != 1 || v[2] >= 0x80 {
             return Ok(i);
         }
-        let Some(decode) = generated::decoder(v[1], v[2]) else {
+        let ignored = c.ignored.get(v[1] as usize).is_some_and(|&b| b != 0);
+        if !(ignored || v[1] == PARTITION_RECORD || v[1] == PARTITION_CHANGE_RECORD || v[1] == TOPIC_RECORD) {
             return Ok(i);
-        };
+        }
         let mut p = 3usize;
-        let Ok(data) = decode(py, v, &mut p) else {
-            return Ok(i);
+        let step = if v[1] == PARTITION_RECORD || v[1] == PARTITION_CHANGE_RECORD {
+            let Some(decode) = generated::raw_decoder(v[1], v[2]) else {
+                return Ok(i);
+            };
+            let Ok(fields) = decode(v, &mut p) else {
+                return Ok(i);
+            };
+            if p != v.len() {
+                return Ok(i);
+            }
+            if v[1] == PARTITION_RECORD { partition(&c, &fields)? } else { partition_change(&c, &fields)? }
+        } else {
+            let Some(decode) = generated::decoder(v[1], v[2]) else {
+                return Ok(i);
+            };
+            let Ok(data) = decode(py, v, &mut p) else {
+                return Ok(i);
+            };
+            if p != v.len() {
+                return Ok(i);
+            }
+            if ignored { Step::Applied } else { topic(&c, &data)? }
         };
-        if p != v.len() {
-            return Ok(i);
-        }
-        let t = data.cast::<PyTuple>()?;
-        let step = if v[1] == PARTITION_RECORD { partition(&c, t)? } else { partition_change(&c, t)? };
         match step {
             Step::Applied => i += 1,
             Step::Python => return Ok(i),

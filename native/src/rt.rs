@@ -424,3 +424,61 @@ pub fn unknown_tag<'py>(
     d.set_item(int(py, tag as i64)?, bytes_obj(py, raw)?)?;
     Ok(())
 }
+
+/// A field of a positional record as its bytes say it, with no Python object made: what the replay
+/// loop (`replay.rs`) reads to build the image's objects itself, interning arrays by their bytes.
+#[derive(Clone, Copy)]
+pub enum Raw<'a> {
+    /// A null field (a nullable array that is null; an absent tagged field whose default is null).
+    Null,
+    Int(i64),
+    /// 16 bytes.
+    Uuid(&'a [u8]),
+    /// An array of fixed-size values, as their big-endian bytes (empty: an empty array).
+    Array(Fx, &'a [u8]),
+}
+
+/// One fixed-size int or uuid, as `fixed` reads it (the generator never asks this for bools or
+/// floats, which `Raw` does not hold).
+#[inline]
+pub fn raw_fixed<'a>(b: &'a [u8], p: &mut usize, t: Fx) -> R<Raw<'a>> {
+    Ok(match t {
+        Fx::I8 => Raw::Int(i8::from_be_bytes(arr(b, p)?) as i64),
+        Fx::I16 => Raw::Int(rd_i16(b, p)?),
+        Fx::U16 => Raw::Int(u16::from_be_bytes(arr(b, p)?) as i64),
+        Fx::I32 => Raw::Int(rd_i32(b, p)?),
+        Fx::U32 => Raw::Int(u32::from_be_bytes(arr(b, p)?) as i64),
+        Fx::I64 => Raw::Int(i64::from_be_bytes(arr(b, p)?)),
+        Fx::Uuid => Raw::Uuid(take(b, p, 16)?),
+        Fx::Bool | Fx::F64 => return Err(Miss),
+    })
+}
+
+/// An array of ints or uuids, accepted and refused exactly as `num_array` accepts and refuses it.
+#[inline]
+pub fn raw_num_array<'a>(b: &'a [u8], p: &mut usize, t: Fx, flex: bool, nullable: bool) -> R<Raw<'a>> {
+    let n = length(b, p, flex, false)?;
+    if n < 0 {
+        return if nullable { Ok(Raw::Null) } else { Err(Miss) };
+    }
+    let need = (n as usize).checked_mul(t.size()).ok_or(Miss)?;
+    if need > b.len().saturating_sub(*p) {
+        return Err(Miss);
+    }
+    Ok(Raw::Array(t, take(b, p, need)?))
+}
+
+/// The value of an int array's element `i` (`data` holds whole elements of type `t`).
+#[inline]
+pub fn element(t: Fx, data: &[u8], i: usize) -> i64 {
+    let s = t.size();
+    let e = &data[i * s..(i + 1) * s];
+    match t {
+        Fx::I8 => e[0] as i8 as i64,
+        Fx::I16 => i16::from_be_bytes([e[0], e[1]]) as i64,
+        Fx::U16 => u16::from_be_bytes([e[0], e[1]]) as i64,
+        Fx::I32 => i32::from_be_bytes([e[0], e[1], e[2], e[3]]) as i64,
+        Fx::U32 => u32::from_be_bytes([e[0], e[1], e[2], e[3]]) as i64,
+        _ => i64::from_be_bytes([e[0], e[1], e[2], e[3], e[4], e[5], e[6], e[7]]),
+    }
+}

@@ -74,16 +74,11 @@ from .features import FeatureRules
 from .native import NATIVE, NativeReplay
 from .quorum import QuorumRules
 from .security import SecurityRules
-from .state import FAULTS, Fault, ReplayWarning
+from .state import FAULTS, IGNORED, Fault, ReplayWarning
 from .topics import DECODERS, TopicRules
 from .transactions import TRANSACTION_MARKERS, TransactionRules
 
 __all__ = ["IGNORED", "Fault", "ReplayWarning", "Replayer", "rule_of"]
-
-IGNORED: dict[RecordType, str] = {
-    RecordType.NO_OP_RECORD: "a heartbeat of the controller's log (KIP-835): no state",
-}
-"""Record types replayed as nothing, with the reason (the others each have a rule)."""
 
 _FAST_PATH_MISS = (LookupError, TypeError, *DECODE_ERRORS)
 """A record the fast path cannot take: a prefix the decoder table does not serve, a null value, or

@@ -4,10 +4,10 @@ everything else record by record here, by the same rules as the Python loop.
 ``Replayer.replay_entries`` is the Python engine's loop, and the reference.  With the native engine
 (:mod:`metashell.engine`) it hands its entries here instead:
 
-* outside a metadata transaction, ``_native.replay_run`` applies the longest run of plain
-  PartitionRecords and PartitionChangeRecords it can (``native/src/replay.rs`` says which are
-  plain) to the same image objects, with the same interning and the same journal entries, and
-  returns at the first record it leaves;
+* outside a metadata transaction, ``_native.replay_run`` applies the longest run it can of plain
+  PartitionRecords and PartitionChangeRecords, TopicRecords and ignored records (``native/src/replay.rs``
+  says which are plain) to the same image objects, with the same interning and the same journal
+  entries, and returns at the first record it leaves;
 * that record is applied here: decoded by the native core's generated decoders (``decode_value``)
   and given to the same rules, or, when the fast path does not take it (a damaged value, an unknown
   type, a record inside a transaction), decoded and replayed by Python's checked path, which says
@@ -25,17 +25,30 @@ from typing import TYPE_CHECKING, Any
 from metashell.engine import current as current_engine
 from metashell.protocol.metadata import record_types
 
-from ..model import EMPTY, MIGRATING_DIR, NO_LEADER_CHANGE, Partition
+from ..model import EMPTY, MIGRATING_DIR, NO_LEADER_CHANGE, Partition, Topic
 from ..timeline import MISSING
-from .state import FAULTS
+from .state import FAULTS, IGNORED
 
 __all__ = ["NATIVE", "NativeReplay"]
 
 NATIVE: Any = current_engine().native
 """The native core when this process runs it, else None."""
 
-_CONSTANTS = (Partition, EMPTY, MISSING, MIGRATING_DIR, NO_LEADER_CHANGE)
-"""What ``replay_run`` needs from the model, in the order it takes them."""
+_CONSTANTS = (
+    Partition,
+    EMPTY,
+    MISSING,
+    MIGRATING_DIR,
+    NO_LEADER_CHANGE,
+    tuple(Partition.__dict__[name] for name in Partition.__slots__),
+    Topic,
+    bytes(int(key in IGNORED) for key in range(256)),
+)
+"""What ``replay_run`` needs from the model, in the order it takes them: the partition class, the
+shared empty tuple, the journal's "missing" mark, the directory of a migrating replica, the "no
+leader change" leader, the partition's slot descriptors (in ``__slots__`` order: it sets them as
+``__init__`` does, without a Python frame per partition), the topic class, and a 256-byte mask of the
+record types replayed as nothing."""
 
 
 class NativeReplay:
@@ -44,16 +57,21 @@ class NativeReplay:
 
     _txn: Any
     _fast_handlers: dict[int, Callable[[Any, int], None]]
+    _native_ints: Any = None
+    """The native core's ``InternCache`` for this replayer's ``_ints`` (made on first use)."""
 
     def _replay_entries_native(self, entries: Iterable[tuple[int, int, bytes | None, bytes | None]]) -> int:
         if not isinstance(entries, list):
             entries = list(entries)
         run = NATIVE.replay_run
+        cache = self._native_ints
+        if cache is None:
+            cache = self._native_ints = NATIVE.InternCache()
         n = len(entries)
         i = 0
         while i < n:
             if self._txn is None:
-                i = run(self, entries, i, _CONSTANTS)
+                i = run(self, entries, i, _CONSTANTS, cache)
                 if i >= n:
                     break
             off, _ts, _key, value = entries[i]

@@ -21,6 +21,12 @@ from ..timeline import MISSING, Journal, kept
 
 F = TypeVar("F", bound=Callable[..., None])
 
+IGNORED: dict[RecordType, str] = {
+    RecordType.NO_OP_RECORD: "a heartbeat of the controller's log (KIP-835): no state",
+}
+"""Record types replayed as nothing, with the reason (the others each have a rule; the native
+replay loop skips these too, after its decoder has read them whole)."""
+
 
 def rule(record_type: RecordType) -> Callable[[F], F]:
     """Mark a method as the replay rule of ``record_type`` (its decoded data as a dict)."""
