@@ -1,11 +1,13 @@
 """Everything the engine decides, for each directory given, as one JSON document on stdout: run
 under ``METASHELL_ENGINE=python`` and ``native`` by ``test_native_differential.py``, which compares
 the two.  Per directory: the whole tree (``/image`` included), the warnings, the image at several
-offsets (time travel), and each of its files loaded alone (``-s``).
+offsets (time travel) and from the journal, every batch's index row and journal mark, and each of its
+files loaded alone (``-s``).
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import sys
 from pathlib import Path
@@ -21,6 +23,10 @@ def _tree(result: Any, path: str = "/") -> str:
     node = resolve(root, [c for c in path.split("/") if c])
     assert node is not None, path
     return render_tree(node).replace(current().describe(), "<engine>")
+
+
+def _digest(value: Any) -> str:
+    return hashlib.sha256(json.dumps(value).encode()).hexdigest()
 
 
 def dump(directory: Path) -> dict[str, Any]:
@@ -46,8 +52,17 @@ def dump(directory: Path) -> dict[str, Any]:
                 timeline.move_to(o)
                 journal[str(o)] = _tree(result, "/image")
         timeline.move_to(None)
+    marks = (
+        None if timeline is None else [list(t) for t in (timeline._last, timeline._length, timeline._prov)]
+    )
+    if timeline is not None:
+        marks.append(list(timeline._txn_open))
     return {
         "tree": _tree(result),
+        # every batch's index row, and the journal's mark after each batch (digests: a corpus
+        # directory has hundreds of thousands of batches)
+        "index": _digest([list(e) for e in result.index]),
+        "marks": _digest(marks),
         "journal": journal,
         "warnings": [str(w) for w in result.warnings],
         "records": result.records,

@@ -210,7 +210,7 @@ def test_corpus_and_fixtures_still_read_without_warnings() -> None:
 
 def test_flipped_base_offset_is_one_located_error(tmp_path: Path) -> None:
     """baseOffset is outside the CRC: a flipped high byte must not silently empty the image."""
-    from metashell.log.reader import MAX_OFFSET_GAP
+    from metashell.log.offset_rules import MAX_OFFSET_GAP
 
     segment = demo_copy(tmp_path) / "__cluster_metadata-0" / "00000000000000000026.log"
     batches = list(iter_file_batches(segment))
@@ -372,10 +372,10 @@ def test_out_of_memory_opening_a_file_names_that_file(monkeypatch: pytest.Monkey
     assert len(steps) >= 2
     real = PlanReader._batches
 
-    def batches(self: PlanReader, step: Any) -> Any:
+    def batches(self: PlanReader, step: Any, bulk: Any = None) -> Any:
         if step.source == steps[1].source:
             raise MemoryError
-        return real(self, step)
+        return real(self, step, bulk)
 
     monkeypatch.setattr(PlanReader, "_batches", batches)
     with pytest.raises(LoadMemoryError) as caught:

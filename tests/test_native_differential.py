@@ -17,6 +17,7 @@ give its figures); here hypothesis draws a few thousand.
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import subprocess
@@ -467,3 +468,35 @@ def test_the_native_replay_shares_tuples_as_python_does(native: Any) -> None:
     assert native.replay_run(other, entries, 0, _CONSTANTS, cache) == len(entries)
     assert other.image.topics.by_id[tid].partitions[0].replicas is other._ints[(1, 2, 3)]
     assert other._ints[(1, 2, 3)] is not fast._ints[(1, 2, 3)]
+
+
+def test_the_native_batch_loop_takes_the_plain_log_batches(monkeypatch: pytest.MonkeyPatch) -> None:
+    """With the native engine, the log's plain batches are applied by ``apply_log_batches`` (the
+    rest by the Python reader), and the index has every batch once, in order; equality with the
+    Python engine is ``test_both_engines_give_the_same_tree_warnings_and_past``'s."""
+    from metashell.image import batch_loader, native_batches
+    from metashell.image.loader import load_directory
+
+    if native_batches.NATIVE is None:
+        pytest.skip("the Python engine reads every batch itself; CI runs this file on the native engine too")
+    applied: list[int] = []
+    real = native_batches.log_sink
+
+    def counting(loader: Any) -> Any:
+        sink = real(loader)
+
+        def count(*args: Any) -> Any:
+            out = sink(*args)
+            applied.append(len(out[3][0]) // 8)
+            return out
+
+        return count
+
+    monkeypatch.setattr(batch_loader, "log_sink", counting)
+    result = load_directory(FIXTURES / "kafka-3.8", timeline=True)  # 45 log batches in 2 segments
+    logged = [e for e in result.index if e.kind == "log"]
+    assert sum(applied) > len(logged) // 2 > 0
+    positions = [(e.source, e.position) for e in logged]
+    assert positions == sorted(set(positions)) and all(
+        a.last_offset < b.base_offset for a, b in itertools.pairwise(logged)
+    )

@@ -22,6 +22,7 @@ from metashell.log.records import Entry
 
 from .gcpause import gc_paused
 from .image import MetadataImage, ProducerIdsImage, SnapshotInfo
+from .native_batches import log_sink
 from .replay import Replayer, ReplayWarning
 from .timeline import Timeline
 
@@ -342,7 +343,9 @@ class ImageLoader:
         Running out of memory is reported as a :class:`LoadMemoryError` naming the file and batch
         being read, not as a bare ``MemoryError``.
         """
-        reader = PlanReader(plan, warn=self.log_warning, until_offset=until_offset, salvage=salvage)
+        reader = PlanReader(
+            plan, warn=self.log_warning, until_offset=until_offset, salvage=salvage, bulk=log_sink(self)
+        )
         items = reader.__iter__()  # the generator itself (iter() would type it as a plain Iterator)
         reserve = bytes(_MEMORY_RESERVE)
         try:

@@ -66,6 +66,32 @@ class BatchIndex(Sequence[BatchIndexEntry]):
                 del column[n:]
             raise
 
+    def extend(self, kind: str, source: str, columns: "tuple[bytes, ...]") -> None:
+        """Add the rows of data batches (not control) of one file given as columns: position, base,
+        last, epoch, max timestamp, records count, each as the native-endian bytes of its array
+        (what the native engine's batch loop hands back: no tuple per row)."""
+        if len(columns) != 6:
+            raise ValueError("six index columns expected")
+        key = (kind, source)
+        number = self._numbers.get(key)
+        if number is None:
+            number = self._numbers[key] = len(self._names)
+            self._names.append(key)
+        n = len(self._file)
+        rows = len(columns[0]) // 8
+        try:
+            self._file.extend(array("I", [number]) * rows)
+            for column, data in zip(self._columns()[1:], columns, strict=True):
+                column.frombytes(data)
+        except MemoryError:  # as in append: every column keeps the same rows
+            for column in self._columns():
+                del column[n:]
+            raise
+        if any(len(c) != n + rows for c in self._columns()):
+            for column in self._columns():
+                del column[n:]
+            raise ValueError("index columns of different lengths")
+
     def _columns(self) -> "tuple[array[int], ...]":
         return (self._file, self._position, self._base, self._last, self._epoch, self._time, self._count)
 

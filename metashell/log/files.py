@@ -13,12 +13,15 @@ import os
 import stat
 from collections.abc import Iterator
 from pathlib import Path
-from typing import BinaryIO
+from typing import TYPE_CHECKING, BinaryIO
 
 from metashell.errors import DecodeError
 from metashell.log.batch import HEADER_SIZE_UP_TO_MAGIC, RecordBatch
 from metashell.log.problems import WarnFn, log_warning
 from metashell.log.scan import BatchScan, Tail
+
+if TYPE_CHECKING:
+    from metashell.log.bulk import LogCursor
 
 __all__ = ["DEFAULT_CHUNK", "iter_file_batches", "open_regular", "read_batch_at"]
 
@@ -104,16 +107,20 @@ def iter_file_batches(
     verify_crc: bool = True,
     decode: bool = True,
     chunk_size: int = DEFAULT_CHUNK,
+    bulk: LogCursor | None = None,
 ) -> Iterator[RecordBatch]:
     """Yield the batches of the file at ``path`` from byte ``position`` on (see ``iter_batches``).
 
     ``source`` (default: the path) names the file in errors and warnings; batch positions are file
     positions.  ``lenient_tail`` should be set for the last segment of a log (and a lone ``.log``
     file): an invalid last batch is then a warning, as Kafka's recovery would truncate it.
-    Raises FileNotFoundError if the file is gone (callers turn that into a warning).
+    Raises FileNotFoundError if the file is gone (callers turn that into a warning).  ``bulk``:
+    a cursor whose sink may apply runs of plain batches instead (``metashell.log.bulk``); the
+    batches it applies are not yielded.
     """
     src = source if source is not None else str(path)
     scan = BatchScan(src, lenient_tail, warn or log_warning, verify_crc, decode)
+    scan.bulk = bulk
     chunk_size = max(chunk_size, 4096)
     with open_regular(path, src) as f:
         fd = f.fileno()

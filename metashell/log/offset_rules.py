@@ -10,7 +10,11 @@ from __future__ import annotations
 
 from metashell.log.batch import RecordBatch
 from metashell.log.directory import PlanStep
-from metashell.log.problems import CorruptBatchError
+from metashell.log.problems import CorruptBatchError, LogWarning
+
+MAX_OFFSET_GAP = 1 << 24
+"""A batch whose baseOffset lies further than this past the previous batch's end is corrupt, not a gap:
+the metadata log is never compacted, so real gaps are small (a flipped high byte is not)."""
 
 
 def check_offsets(batch: RecordBatch, step: PlanStep, expect: int | None, first: bool) -> None:
@@ -55,3 +59,36 @@ def check_offsets(batch: RecordBatch, step: PlanStep, expect: int | None, first:
     else:
         return
     raise CorruptBatchError(f"batch at base offset {base}: {problem}", batch.source, batch.position)
+
+
+def check_continuity(batch: RecordBatch, next_offset: int, first: bool, partial: bool) -> LogWarning | None:
+    """The log across segments: ``batch`` must start at ``next_offset`` (where the batch read before it
+    ended; ``first``: no log batch was read before it).  A batch that repeats offsets already read,
+    or jumps far past them, has a forged baseOffset (no CRC covers it): raises
+    :class:`CorruptBatchError`.  A small jump is a gap: returned as a warning (not for the first
+    batch of a ``partial`` plan, which has no snapshot to continue)."""
+    base = batch.base_offset
+    last = base + batch.last_offset_delta
+    if base < next_offset and not first:
+        # Kafka appends each batch at the log's end offset; one that repeats offsets already read
+        # has a forged baseOffset, and skipping it would drop its records with no error
+        raise CorruptBatchError(
+            f"batch at base offset {base}: offsets {base}..{last} repeat offsets already "
+            f"read (the batch before it ended at {next_offset - 1}): its baseOffset, "
+            f"which no CRC covers, is corrupt",
+            batch.source,
+            batch.position,
+        )
+    if base - next_offset > MAX_OFFSET_GAP and not first:
+        raise CorruptBatchError(
+            f"batch at base offset {base} jumps {base - next_offset} offsets past the batch "
+            f"before it (which ended at {next_offset - 1}): its baseOffset, which no CRC "
+            f"covers, is corrupt",
+            batch.source,
+            batch.position,
+        )
+    if base > next_offset and not (first and partial):
+        return LogWarning(
+            "gap", f"offsets {next_offset}..{base - 1} are missing from the log", batch.source, batch.position
+        )
+    return None

@@ -18,9 +18,10 @@ from typing import Any, NamedTuple
 
 from metashell.log.batch import RecordBatch
 from metashell.log.batch_index import BatchIndex, BatchIndexEntry
+from metashell.log.bulk import BulkSink, LogCursor
 from metashell.log.directory import PlanStep, ReadPlan
 from metashell.log.files import DEFAULT_CHUNK, iter_file_batches
-from metashell.log.offset_rules import check_offsets
+from metashell.log.offset_rules import check_continuity, check_offsets
 from metashell.log.problems import CorruptBatchError, IncompleteSnapshotError, LogWarning, Salvaged, WarnFn
 from metashell.log.progress import LOAD
 from metashell.log.records import CLEAN_STATS, Entry
@@ -30,9 +31,6 @@ __all__ = ["BatchIndexEntry", "BatchRead", "PlanReader", "read_plan"]
 _CONTROL_SNAPSHOT_HEADER = 3
 _CONTROL_SNAPSHOT_FOOTER = 4
 _MAX_INVARIANT_WARNINGS = 20
-#: A batch whose baseOffset lies further than this past the previous batch's end is corrupt, not a gap:
-#: the metadata log is never compacted, so real gaps are small (a flipped high byte is not).
-MAX_OFFSET_GAP = 1 << 24
 _new_tuple = tuple.__new__
 
 
@@ -65,7 +63,9 @@ class PlanReader:
     opened, ``log_last_offset`` the last log offset seen.
 
     Raises ``CorruptBatchError`` for corruption in the middle of a file, and
-    ``IncompleteSnapshotError`` for a directory's snapshot that is corrupt or cut short.  With
+    ``IncompleteSnapshotError`` for a directory's snapshot that is corrupt or cut short.  ``bulk``: a
+    sink that applies runs of plain log batches itself (``metashell.log.bulk``; those are indexed
+    and counted, not yielded).  With
     ``salvage``, corruption in a log segment (or in the one file of a single-file plan) instead
     ends the read there: a "salvaged" warning names the place, and ``salvaged`` records what was
     left out.  (Falling back to an older snapshot is the loader's job: it needs a fresh image.)
@@ -81,8 +81,10 @@ class PlanReader:
         keep_index: bool = True,
         chunk_size: int = DEFAULT_CHUNK,
         salvage: bool = False,
+        bulk: BulkSink | None = None,
     ) -> None:
         self.plan = plan
+        self.bulk = bulk
         self.salvage = salvage
         self.salvaged: list[Salvaged] = []
         self.until_offset = plan.until_offset if until_offset is None else until_offset
@@ -222,7 +224,7 @@ class PlanReader:
         )
         self._stop = True
 
-    def _batches(self, step: PlanStep) -> Iterator[RecordBatch]:
+    def _batches(self, step: PlanStep, bulk: LogCursor | None = None) -> Iterator[RecordBatch]:
         return iter_file_batches(
             step.path,
             step.source,
@@ -231,6 +233,7 @@ class PlanReader:
             warn=self.warn,
             verify_crc=self.verify_crc,
             chunk_size=self.chunk_size,
+            bulk=bulk,
         )
 
     def _check(self, batch: RecordBatch) -> None:
@@ -350,8 +353,16 @@ class PlanReader:
         # (unless reading starts mid-file), then the end of the batch before it
         expect = step.bounds[0] if step.bounds is not None and not step.position else None
         first_in_file = True
+        cursor = None
+        if self.bulk is not None and until is None and index_append is not None:
+            cursor = LogCursor(self.bulk, self._index, step.source, high, self.verify_crc, first_position)
         try:
-            for batch in self._batches(step):
+            for batch in self._batches(step, cursor):
+                if cursor is not None and cursor.batches:  # the sink applied batches before this one
+                    done_batches, done_records = cursor.take()
+                    nb, nr = nb + done_batches, nr + done_records
+                    next_offset = expect = cursor.next_offset
+                    last_seen = max(last_seen, cursor.last_seen)
                 base = batch.base_offset
                 last = base + batch.last_offset_delta
                 if base != expect or last >= high or last - base != batch.records_count - 1:
@@ -373,34 +384,9 @@ class PlanReader:
                         continue  # wholly below the snapshot's end offset: the snapshot holds it
                     first = not seen
                     seen = True
-                    if base < next_offset and not first:
-                        # Kafka appends each batch at the log's end offset; one that repeats offsets
-                        # already read has a forged baseOffset (no CRC covers it), and skipping it
-                        # would drop its records with no error
-                        raise CorruptBatchError(
-                            f"batch at base offset {base}: offsets {base}..{last} repeat offsets already "
-                            f"read (the batch before it ended at {next_offset - 1}): its baseOffset, "
-                            f"which no CRC covers, is corrupt",
-                            batch.source,
-                            batch.position,
-                        )
-                    if base - next_offset > MAX_OFFSET_GAP and not first:
-                        raise CorruptBatchError(
-                            f"batch at base offset {base} jumps {base - next_offset} offsets past the batch "
-                            f"before it (which ended at {next_offset - 1}): its baseOffset, which no CRC "
-                            f"covers, is corrupt",
-                            batch.source,
-                            batch.position,
-                        )
-                    if base > next_offset and not (first and self._partial):
-                        self.warn(
-                            LogWarning(
-                                "gap",
-                                f"offsets {next_offset}..{base - 1} are missing from the log",
-                                batch.source,
-                                batch.position,
-                            )
-                        )
+                    gap = check_continuity(batch, next_offset, first, self._partial)
+                    if gap is not None:
+                        self.warn(gap)
                     if base < next_offset:
                         records = [r for r in records if r[0] >= next_offset]
                     stop = until is not None and last > until
@@ -431,7 +417,14 @@ class PlanReader:
                 if stop:
                     self._stop = True
                     return
+                if cursor is not None:  # the log continues exactly here: the sink may go on from it
+                    cursor.ready, cursor.next_offset = seen, next_offset
         finally:
+            if cursor is not None and cursor.batches:
+                done_batches, done_records = cursor.take()
+                nb, nr = nb + done_batches, nr + done_records
+                next_offset = cursor.next_offset
+                last_seen = max(last_seen, cursor.last_seen)
             self._next_offset = next_offset
             self._seen_log_batch = seen
             if last_seen >= 0:

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import struct
 from collections.abc import Iterator
+from typing import TYPE_CHECKING
 
 from metashell.log.batch import (
     ATTR_COMPRESSION_MASK,
@@ -29,6 +30,9 @@ from metashell.log.checksum import crc32c
 from metashell.log.compression import COMPRESSION_ZSTD, LIMITS
 from metashell.log.problems import CorruptBatchError, LogWarning, WarnFn, log_warning
 from metashell.log.records import RecordError, decode_entries
+
+if TYPE_CHECKING:
+    from metashell.log.bulk import LogCursor
 
 __all__ = ["BatchScan", "Tail", "iter_batches"]
 
@@ -67,6 +71,7 @@ class BatchScan:
     """One pass of FileLogInputStream over ``buf``; ``stop`` says why it ended (see :meth:`run`)."""
 
     __slots__ = (
+        "bulk",
         "decode",
         "lenient_tail",
         "need",
@@ -100,6 +105,8 @@ class BatchScan:
         self.stop = ""
         self.stop_pos = 0
         self.need = 0
+        self.bulk: LogCursor | None = None
+        """Offered the buffer before each batch once ready (``metashell.log.bulk``)."""
 
     def corrupt(self, message: str, position: int, tail: Tail, after: int | None) -> None:
         """A batch Kafka would reject: a warning if it is the torn end of the last segment, else raise.
@@ -136,7 +143,10 @@ class BatchScan:
         new_batch = RecordBatch.__new__
         decode_entries_ = decode_entries
         max_records = LIMITS.max_records
+        bulk = self.bulk
         while True:
+            if bulk is not None and bulk.ready and pos < end:
+                pos = bulk.run(buf, pos, end, base)
             rem = end - pos
             # Fast path: a complete, valid, uncompressed CreateTime batch (everything KRaft writes).
             if rem >= HEADER_SIZE:

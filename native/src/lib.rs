@@ -14,6 +14,9 @@
 //! * `decode_control_value`: a control record's value (LeaderChange, SnapshotHeader, KRaftVoters...)
 //!   by the same generated decoders, with the same fallback.
 //!
+//! * `replay_run` and `apply_log_batches`: the replay of runs of records (`replay.rs`) and of runs of
+//!   plain log batches (`batches.rs`) into the image's Python objects.
+//!
 //! Hostile bytes: every read is bounded (`rt.rs`); Python objects are made only through the C API
 //! calls that report a full memory as MemoryError (`rt::own`), and the decoders keep no Rust copy of
 //! what they read, so running out of memory is the loader's usual one-line error. A panic would be
@@ -25,6 +28,7 @@ use pyo3::create_exception;
 use pyo3::exceptions::{PyException, PyValueError};
 use pyo3::prelude::*;
 
+mod batches;
 mod entries;
 mod generated;
 mod replay;
@@ -132,6 +136,53 @@ fn replay_run<'py>(
     replay::run(py, replayer, entries, start, consts, cache)
 }
 
+/// Apply the plain log batches of `buf[pos:end]` (`batches.rs`; `base`: the file position of
+/// `buf[0]`). `cursor`: (next offset, the segment's offset bound, max records a batch, verify CRC,
+/// max batches); `hooks`: (the replayer's `_replay_one_native` and `end_batch`, the timeline's
+/// `mark` or None, the image's provenance). Returns (where it stopped, records applied, the next
+/// offset, the index columns position, base, last, epoch, max timestamp, count as native-endian
+/// bytes, the exception that stopped it or None).
+#[pyfunction]
+#[allow(clippy::too_many_arguments, clippy::type_complexity)]
+fn apply_log_batches<'py>(
+    py: Python<'py>,
+    buf: &[u8],
+    pos: usize,
+    end: usize,
+    base: i64,
+    cursor: (i64, i64, i64, bool, usize),
+    replayer: &Bound<'py, PyAny>,
+    consts: &Bound<'py, pyo3::types::PyTuple>,
+    cache: &Bound<'py, replay::InternCache>,
+    hooks: (Bound<'py, PyAny>, Bound<'py, PyAny>, Option<Bound<'py, PyAny>>, Bound<'py, PyAny>),
+) -> PyResult<(usize, u64, i64, [Bound<'py, pyo3::types::PyBytes>; 6], Option<Bound<'py, PyAny>>)> {
+    if pos > end || end > buf.len() {
+        return Err(PyValueError::new_err("batches outside the buffer"));
+    }
+    let mut cur = batches::Cursor {
+        next_offset: cursor.0,
+        high: cursor.1,
+        max_records: cursor.2,
+        verify_crc: cursor.3,
+        max_batches: cursor.4,
+    };
+    let ctx = replay::Ctx::new(py, replayer, consts, cache)?;
+    let (one_record, end_batch, mark, provenance) = hooks;
+    let hooks = batches::Hooks { one_record, end_batch, mark, provenance };
+    let (done, error) = batches::apply(py, buf, pos, end, base, &mut cur, &ctx, &hooks);
+    let ne64 = |v: i64| v.to_ne_bytes().to_vec();
+    let ne32 = |v: i32| v.to_ne_bytes().to_vec();
+    let columns = [
+        batches::column(py, &done.position, ne64)?,
+        batches::column(py, &done.base, ne64)?,
+        batches::column(py, &done.last, ne64)?,
+        batches::column(py, &done.epoch, ne32)?,
+        batches::column(py, &done.time, ne64)?,
+        batches::column(py, &done.count, ne32)?,
+    ];
+    Ok((done.pos, done.records, cur.next_offset, columns, error.map(|e| e.into_value(py).into_bound(py).into_any())))
+}
+
 /// The Partition attributes `replay.rs` journals, in its order: a test holds them equal to
 /// `Partition.__slots__` (the order of `timeline.kept`).
 #[pyfunction]
@@ -174,6 +225,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     rt::init_keys(m.py(), &generated::KEY_NAMES)?;
     replay::init(m.py())?;
     m.add_function(wrap_pyfunction!(replay_run, m)?)?;
+    m.add_function(wrap_pyfunction!(apply_log_batches, m)?)?;
     m.add_class::<replay::InternCache>()?;
     m.add_function(wrap_pyfunction!(partition_attributes, m)?)?;
     m.add_function(wrap_pyfunction!(decode_entries, m)?)?;

@@ -88,7 +88,7 @@ fn attr<'py>(py: Python<'py>, i: usize) -> PyResult<&'py Bound<'py, PyString>> {
 }
 
 /// What the rules need from the replayer and the model, read once per run.
-struct Ctx<'py> {
+pub struct Ctx<'py> {
     py: Python<'py>,
     topics_by_id: Bound<'py, PyDict>,
     ints: Bound<'py, PyDict>,
@@ -104,10 +104,10 @@ struct Ctx<'py> {
     /// The last topic a record named: (its id, its `partitions` dict). A snapshot lists a topic's
     /// partitions one after another, so this spares hashing the id for nearly every record.
     last_topic: std::cell::RefCell<Option<(Vec<u8>, Bound<'py, PyDict>)>>,
-    replayer: &'py Bound<'py, PyAny>,
+    replayer: Obj<'py>,
     topic_cls: Obj<'py>,
-    /// `ignored[api_key] != 0`: a record type replayed as nothing (`replay.IGNORED`).
-    ignored: &'py [u8],
+    /// `ignored[api_key] != 0`: a record type replayed as nothing (`replay.IGNORED`; 256 bytes).
+    ignored: Bound<'py, PyBytes>,
     /// The cache's tables, taken out for the run and put back when the run ends (`Drop`).
     interned: std::cell::RefCell<Interned>,
     cache: Bound<'py, InternCache>,
@@ -384,80 +384,105 @@ pub fn run<'py>(
     consts: &Bound<'py, PyTuple>,
     cache: &Bound<'py, InternCache>,
 ) -> PyResult<usize> {
-    let ints = replayer.getattr(attr(py, INTS)?)?.cast_into::<PyDict>()?;
-    let journal = replayer.getattr(attr(py, JOURNAL)?)?;
-    let partition_cls = consts.get_item(0)?;
-    let slots = partition_slots(&consts.get_item(5)?)?;
-    let ignored = consts.get_item(7)?;
-    let ignored = ignored.cast::<PyBytes>()?.as_bytes();
-    // taken out of the cache for the run; `Ctx::drop` puts them back however the run ends
-    let mut interned = std::mem::take(&mut *cache.get().inner.lock().unwrap_or_else(|e| e.into_inner()));
-    if interned.owner.as_ref().map(|o| o.as_ptr()) != Some(ints.as_ptr()) {
-        interned = Interned { owner: Some(ints.clone().into_any().unbind()), ..Interned::default() };
+    Ctx::new(py, replayer, consts, cache)?.run(entries, start)
+}
+
+impl<'py> Ctx<'py> {
+    /// What the rules need, read from the replayer and `consts` (see `image/replay/native.py`).
+    pub fn new(
+        py: Python<'py>,
+        replayer: &Bound<'py, PyAny>,
+        consts: &Bound<'py, PyTuple>,
+        cache: &Bound<'py, InternCache>,
+    ) -> PyResult<Self> {
+        let ints = replayer.getattr(attr(py, INTS)?)?.cast_into::<PyDict>()?;
+        let journal = replayer.getattr(attr(py, JOURNAL)?)?;
+        let partition_cls = consts.get_item(0)?;
+        let slots = partition_slots(&consts.get_item(5)?)?;
+        let ignored = consts.get_item(7)?.cast_into::<PyBytes>()?;
+        if ignored.as_bytes().len() != 256 {
+            return Err(pyo3::exceptions::PyValueError::new_err("the ignored-types mask must have 256 bytes"));
+        }
+        // taken out of the cache for the run; `Ctx::drop` puts them back however the run ends
+        let mut interned = std::mem::take(&mut *cache.get().inner.lock().unwrap_or_else(|e| e.into_inner()));
+        if interned.owner.as_ref().map(|o| o.as_ptr()) != Some(ints.as_ptr()) {
+            interned = Interned { owner: Some(ints.clone().into_any().unbind()), ..Interned::default() };
+        }
+        Ok(Ctx {
+            py,
+            topics_by_id: replayer.getattr(attr(py, TOPICS_BY_ID)?)?.cast_into::<PyDict>()?,
+            ints,
+            journal: if journal.is_none() { None } else { Some(journal.cast_into::<PyList>()?) },
+            migrating: replayer.getattr(attr(py, MIGRATING)?)?.cast_into::<PyDict>()?,
+            partition_cls,
+            slots,
+            last_topic: std::cell::RefCell::new(None),
+            replayer: replayer.clone(),
+            topic_cls: consts.get_item(6)?,
+            ignored,
+            interned: std::cell::RefCell::new(interned),
+            cache: cache.clone(),
+            empty: consts.get_item(1)?,
+            missing: consts.get_item(2)?,
+            migrating_dir: consts.get_item(3)?,
+            no_leader_change: consts.get_item(4)?.extract()?,
+        })
     }
-    let c = Ctx {
-        py,
-        topics_by_id: replayer.getattr(attr(py, TOPICS_BY_ID)?)?.cast_into::<PyDict>()?,
-        ints,
-        journal: if journal.is_none() { None } else { Some(journal.cast_into::<PyList>()?) },
-        migrating: replayer.getattr(attr(py, MIGRATING)?)?.cast_into::<PyDict>()?,
-        partition_cls,
-        slots,
-        last_topic: std::cell::RefCell::new(None),
-        replayer,
-        topic_cls: consts.get_item(6)?,
-        ignored,
-        interned: std::cell::RefCell::new(interned),
-        cache: cache.clone(),
-        empty: consts.get_item(1)?,
-        missing: consts.get_item(2)?,
-        migrating_dir: consts.get_item(3)?,
-        no_leader_change: consts.get_item(4)?.extract()?,
-    };
-    let n = entries.len();
-    let mut i = start;
-    while i < n {
-        let entry = entries.get_item(i)?;
-        let value = entry.cast::<PyTuple>()?.get_item(3)?;
-        let Ok(bytes) = value.cast::<PyBytes>() else {
-            return Ok(i);
-        };
-        let v = bytes.as_bytes();
-        if v.len() < 3 || v[0] != 1 || v[2] >= 0x80 {
-            return Ok(i);
-        }
-        let ignored = c.ignored.get(v[1] as usize).is_some_and(|&b| b != 0);
-        if !(ignored || v[1] == PARTITION_RECORD || v[1] == PARTITION_CHANGE_RECORD || v[1] == TOPIC_RECORD) {
-            return Ok(i);
-        }
-        let mut p = 3usize;
-        let step = if v[1] == PARTITION_RECORD || v[1] == PARTITION_CHANGE_RECORD {
-            let Some(decode) = generated::raw_decoder(v[1], v[2]) else {
+
+    /// The replayer the rules apply to.
+    pub fn replayer(&self) -> &Obj<'py> {
+        &self.replayer
+    }
+
+    /// Apply `entries[start..]` while the rules here take them; returns the index of the first
+    /// record left for Python.
+    pub fn run(&self, entries: &Bound<'py, PyList>, start: usize) -> PyResult<usize> {
+        let (c, py) = (self, self.py);
+        let n = entries.len();
+        let mut i = start;
+        while i < n {
+            let entry = entries.get_item(i)?;
+            let value = entry.cast::<PyTuple>()?.get_item(3)?;
+            let Ok(bytes) = value.cast::<PyBytes>() else {
                 return Ok(i);
             };
-            let Ok(fields) = decode(v, &mut p) else {
-                return Ok(i);
-            };
-            if p != v.len() {
+            let v = bytes.as_bytes();
+            if v.len() < 3 || v[0] != 1 || v[2] >= 0x80 {
                 return Ok(i);
             }
-            if v[1] == PARTITION_RECORD { partition(&c, &fields)? } else { partition_change(&c, &fields)? }
-        } else {
-            let Some(decode) = generated::decoder(v[1], v[2]) else {
-                return Ok(i);
-            };
-            let Ok(data) = decode(py, v, &mut p) else {
-                return Ok(i);
-            };
-            if p != v.len() {
+            let ignored = c.ignored.as_bytes()[v[1] as usize] != 0;
+            if !(ignored || v[1] == PARTITION_RECORD || v[1] == PARTITION_CHANGE_RECORD || v[1] == TOPIC_RECORD) {
                 return Ok(i);
             }
-            if ignored { Step::Applied } else { topic(&c, &data)? }
-        };
-        match step {
-            Step::Applied => i += 1,
-            Step::Python => return Ok(i),
+            let mut p = 3usize;
+            let step = if v[1] == PARTITION_RECORD || v[1] == PARTITION_CHANGE_RECORD {
+                let Some(decode) = generated::raw_decoder(v[1], v[2]) else {
+                    return Ok(i);
+                };
+                let Ok(fields) = decode(v, &mut p) else {
+                    return Ok(i);
+                };
+                if p != v.len() {
+                    return Ok(i);
+                }
+                if v[1] == PARTITION_RECORD { partition(c, &fields)? } else { partition_change(c, &fields)? }
+            } else {
+                let Some(decode) = generated::decoder(v[1], v[2]) else {
+                    return Ok(i);
+                };
+                let Ok(data) = decode(py, v, &mut p) else {
+                    return Ok(i);
+                };
+                if p != v.len() {
+                    return Ok(i);
+                }
+                if ignored { Step::Applied } else { topic(c, &data)? }
+            };
+            match step {
+                Step::Applied => i += 1,
+                Step::Python => return Ok(i),
+            }
         }
+        Ok(i)
     }
-    Ok(i)
 }

@@ -64,9 +64,7 @@ class NativeReplay:
         if not isinstance(entries, list):
             entries = list(entries)
         run = NATIVE.replay_run
-        cache = self._native_ints
-        if cache is None:
-            cache = self._native_ints = NATIVE.InternCache()
+        cache = self.intern_cache()
         n = len(entries)
         i = 0
         while i < n:
@@ -78,6 +76,13 @@ class NativeReplay:
             self._replay_one_native(off, value)
             i += 1
         return n
+
+    def intern_cache(self) -> Any:
+        """The native core's ``InternCache`` for this replayer (made on first use)."""
+        cache = self._native_ints
+        if cache is None:
+            cache = self._native_ints = NATIVE.InternCache()
+        return cache
 
     def _replay_one_native(self, off: int, value: bytes | None) -> None:
         """One record, as one turn of ``Replayer.replay_entries`` applies it."""

@@ -1,0 +1,44 @@
+"""The native engine's batch loop, on the loader's side: the sink that applies runs of plain log
+batches straight from a segment's bytes (``native/src/batches.rs``; the reader's side is
+:mod:`metashell.log.bulk`).
+
+Each batch is applied as :meth:`ImageLoader.apply_batch <.batch_loader.ImageLoader.apply_batch>`
+applies a log batch: its records by the native replay loop (the replayer's own Python method for
+any record the native rules do not take), then ``end_batch`` and the journal's mark, under the
+image's lock.  The Python engine, ``--snapshot`` files (Kafka's delta rules) and time travel
+(records past a point) read every batch in Python.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from metashell.log.bulk import BulkSink
+
+from .replay.native import _CONSTANTS, NATIVE
+
+if TYPE_CHECKING:
+    from .batch_loader import ImageLoader
+
+__all__ = ["log_sink"]
+
+
+def log_sink(loader: ImageLoader) -> BulkSink | None:
+    """The sink for ``loader``'s reads, or None where every batch must go through Python."""
+    if NATIVE is None or loader.kafka_file_mode:
+        return None
+    apply = NATIVE.apply_log_batches
+
+    def sink(buf: bytes, pos: int, end: int, base: int, limits: tuple[int, int, int, bool, int]) -> Any:
+        r = loader.replayer
+        timeline = loader.timeline
+        hooks = (
+            r._replay_one_native,
+            r.end_batch,
+            None if timeline is None else timeline.mark,
+            r.image.provenance,
+        )
+        with r.image.lock:
+            return apply(buf, pos, end, base, limits, r, _CONSTANTS, r.intern_cache(), hooks)
+
+    return sink

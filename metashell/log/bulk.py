@@ -1,0 +1,89 @@
+"""Runs of plain log batches handed over whole: the reader's side of the native engine's batch loop.
+
+A log tail is mostly batches that need no decision: whole, valid, continuing the log exactly, with
+records that keep KRaft's invariants.  With the native engine the loader gives the reader a *sink*
+that applies a run of such batches in one call (``metashell.image.native_batches``); the scan
+offers it the buffer before each batch it would otherwise read in Python
+(:meth:`BatchScan.run <metashell.log.scan.BatchScan.run>`), and the sink stops at the first batch
+that is anything else, which the scan then reads as always.  This module keeps what the reader
+must know of the batches the sink applied: the log's next offset, the index rows, the counters.
+
+The reader turns a cursor on for a log segment only after it has read a batch of it itself (the
+first batch of a file, gaps and overlaps, time travel and every warning stay on the Python path),
+so the sink only ever continues a log exactly where Python left it.
+"""
+
+from collections.abc import Callable
+from typing import Any
+
+from metashell.log.batch_index import BatchIndex
+from metashell.log.compression import LIMITS
+from metashell.log.progress import LOAD
+
+__all__ = ["MAX_BATCHES", "BulkSink", "LogCursor"]
+
+BulkSink = Callable[[bytes, int, int, int, tuple[int, int, int, bool, int]], Any]
+"""``sink(buf, pos, end, base, (next offset, offset bound, max records, verify CRC, max batches))``:
+applies the plain batches of ``buf[pos:end]`` (``base``: the file position of ``buf[0]``) and
+returns ``_native.apply_log_batches``'s answer."""
+
+_INT64_MAX = (1 << 63) - 1
+
+MAX_BATCHES = 1024
+"""Batches one call applies at most: the image's lock is held for the call (a few milliseconds)."""
+
+
+class LogCursor:
+    """Where the log stands while a segment is read, shared by the reader and the scan."""
+
+    __slots__ = (
+        "batches",
+        "first_position",
+        "high",
+        "index",
+        "last_seen",
+        "next_offset",
+        "ready",
+        "records",
+        "sink",
+        "source",
+        "verify_crc",
+    )
+
+    def __init__(
+        self, sink: BulkSink, index: BatchIndex, source: str, high: int, verify_crc: bool, first_position: int
+    ) -> None:
+        self.sink = sink
+        self.index = index
+        self.source = source
+        self.high = min(high, _INT64_MAX)  # no bound: 1 << 63; a last offset there goes to Python
+        self.verify_crc = verify_crc
+        self.first_position = first_position
+        self.ready = False
+        """Set by the reader once it has read a batch of this segment and the log continues."""
+        self.next_offset = 0
+        self.last_seen = -1
+        self.batches = self.records = 0
+        """Applied by the sink since the reader last took them (:meth:`take`)."""
+
+    def run(self, buf: bytes, pos: int, end: int, base: int) -> int:
+        """Offer ``buf[pos:end]`` to the sink; returns where the scan goes on."""
+        limits = (self.next_offset, self.high, LIMITS.max_records, self.verify_crc, MAX_BATCHES)
+        stop, records, next_offset, columns, error = self.sink(buf, pos, end, base, limits)
+        if stop != pos:
+            self.index.extend("log", self.source, columns)
+            self.batches += len(columns[0]) // 8
+            self.records += records
+            self.next_offset = next_offset
+            self.last_seen = max(self.last_seen, next_offset - 1)
+            LOAD.position = base + stop - self.first_position
+            LOAD.step_records += records
+        if error is not None:
+            raise error
+        return int(stop)
+
+    def take(self) -> tuple[int, int]:
+        """(batches, records) applied since the last call, which the reader adds to its counts."""
+        taken = self.batches, self.records
+        self.batches = self.records = 0
+        return taken
