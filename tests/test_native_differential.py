@@ -500,3 +500,32 @@ def test_the_native_batch_loop_takes_the_plain_log_batches(monkeypatch: pytest.M
     assert positions == sorted(set(positions)) and all(
         a.last_offset < b.base_offset for a, b in itertools.pairwise(logged)
     )
+
+
+def test_the_native_replay_of_configs_is_pythons(native: Any) -> None:
+    """ConfigRecords in ``replay_run``: set, replaced, removed (an emptied resource goes), an unknown
+    resource type as UNKNOWN; the same configs and the same journal as Python's rule."""
+    from metashell.image.replay import Replayer
+    from metashell.image.replay.native import _CONSTANTS
+
+    def config(rtype: int, name: str, key: str, value: str | None) -> bytes:
+        data = {"ResourceType": rtype, "ResourceName": name, "Name": key, "Value": value}
+        return encode_metadata_record("ConfigRecord", 0, data)
+
+    values = [
+        config(2, "t", "retention.ms", "1"),
+        config(2, "t", "retention.ms", "2"),
+        config(2, "t", "cleanup.policy", "compact"),
+        config(99, "x", "a", "b"),
+        config(2, "t", "retention.ms", None),
+        config(2, "t", "cleanup.policy", None),
+        config(4, "1", "absent", None),
+    ]
+    entries = [(i, 0, None, v) for i, v in enumerate(values)]
+    fast, slow = Replayer(), Replayer()
+    fast.journal, slow.journal = [], []
+    assert native.replay_run(fast, entries, 0, _CONSTANTS, native.InternCache()) == len(entries)
+    for off, _ts, _key, value in entries:
+        slow.replay_value(value, off)
+    assert fast.image.configs == slow.image.configs == {(0, "x"): {"a": "b"}}
+    assert fast.journal == slow.journal and len(fast.journal) == 9

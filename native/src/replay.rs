@@ -19,11 +19,12 @@ use crate::generated::RawFields;
 use crate::rt::{self, Fx, Obj, Raw};
 
 const TOPIC_RECORD: u8 = 2;
+const CONFIG_RECORD: u8 = 4;
 const PARTITION_RECORD: u8 = 3;
 const PARTITION_CHANGE_RECORD: u8 = 5;
 
 /// Attribute names, made when the module is imported (`init`).
-const NAMES: [&str; 20] = [
+const NAMES: [&str; 21] = [
     "_topics_by_id",
     "_ints",
     "journal",
@@ -44,6 +45,7 @@ const NAMES: [&str; 20] = [
     "_image",
     "topics",
     "by_name",
+    "configs",
 ];
 const TOPICS_BY_ID: usize = 0;
 const INTS: usize = 1;
@@ -65,6 +67,7 @@ const ORPHAN_TOPICS: usize = 16;
 const IMAGE: usize = 17;
 const TOPICS: usize = 18;
 const BY_NAME: usize = 19;
+const CONFIGS: usize = 20;
 
 /// The attribute names of a journalled partition, in order.
 pub fn kept_attributes() -> Vec<&'static str> {
@@ -108,6 +111,8 @@ pub struct Ctx<'py> {
     topic_cls: Obj<'py>,
     /// `ignored[api_key] != 0`: a record type replayed as nothing (`replay.IGNORED`; 256 bytes).
     ignored: Bound<'py, PyBytes>,
+    /// `kafka_names.CONFIG_RESOURCE_TYPE_NAMES`: the config resource types Kafka knows.
+    config_types: Bound<'py, PyDict>,
     /// The cache's tables, taken out for the run and put back when the run ends (`Drop`).
     interned: std::cell::RefCell<Interned>,
     cache: Bound<'py, InternCache>,
@@ -270,10 +275,7 @@ fn partition<'py>(c: &Ctx<'py>, f: &RawFields<'_>) -> PyResult<Step> {
     let directories =
         if n_dirs == 0 || c.all_migrating(dirs)? { c.migrating_dirs(n_rep)? } else { c.intern_raw(&f[10])? };
     let pid = rt::int(c.py, pid)?;
-    if let Some(j) = &c.journal {
-        let old = partitions.get_item(&pid)?.unwrap_or_else(|| c.missing.clone());
-        j.append(rt::tuple(c.py, [partitions.clone().into_any(), pid.clone(), old])?)?;
-    }
+    c.keep_slot(&partitions, &pid)?;
     let same_isr = matches!(*isr, Raw::Array(Fx::I32, d) if d == rep_bytes);
     let isr = if same_isr { replicas.clone() } else { c.intern_raw(isr)? };
     let (rem, add, elr, lke) = (c.intern_raw(&f[4])?, c.intern_raw(&f[5])?, c.intern_raw(&f[11])?, c.intern_raw(&f[12])?);
@@ -297,13 +299,54 @@ fn topic<'py>(c: &Ctx<'py>, d: &Obj<'py>) -> PyResult<Step> {
     let by_name = c.replayer.getattr(attr(c.py, IMAGE)?)?.getattr(attr(c.py, TOPICS)?)?.getattr(attr(c.py, BY_NAME)?)?;
     let by_name = by_name.cast::<PyDict>()?;
     for (mapping, key) in [(&c.topics_by_id, &tid), (by_name, &name)] {
-        if let Some(j) = &c.journal {
-            let old = mapping.get_item(key)?.unwrap_or_else(|| c.missing.clone());
-            j.append(rt::tuple(c.py, [mapping.clone().into_any(), key.clone(), old])?)?;
-        }
+        c.keep_slot(mapping, key)?;
         mapping.set_item(key, &topic)?;
     }
     *c.last_topic.borrow_mut() = None; // the id may name a new topic now
+    Ok(Step::Applied)
+}
+
+/// `ConfigRules._config` on the decoded ConfigRecord dict: one key of a config resource set, or
+/// removed by a null value (an emptied resource goes), journalled.
+fn config<'py>(c: &Ctx<'py>, d: &Obj<'py>) -> PyResult<Step> {
+    let d = d.cast::<PyDict>()?;
+    let field = |name: &str| -> PyResult<Option<Obj<'py>>> { d.get_item(key_named(c.py, name)?) };
+    let (Some(rtype), Some(rname), Some(name), Some(value)) =
+        (field("ResourceType")?, field("ResourceName")?, field("Name")?, field("Value")?)
+    else {
+        return Ok(Step::Python);
+    };
+    // ConfigResource.Type.forId: an unknown type is UNKNOWN (0)
+    let rtype = if c.config_types.contains(&rtype)? { rtype } else { rt::int(c.py, 0)? };
+    let key = rt::tuple(c.py, [rtype, rname])?;
+    let areas = c.replayer.getattr(attr(c.py, IMAGE)?)?.getattr(attr(c.py, CONFIGS)?)?;
+    let areas = areas.cast::<PyDict>()?;
+    let values = areas.get_item(&key)?;
+    if value.is_none() {
+        if let Some(values) = values {
+            let values = values.cast::<PyDict>()?;
+            if values.contains(&name)? {
+                c.keep_slot(values, &name)?;
+                values.del_item(&name)?;
+                if values.is_empty() {
+                    c.keep_slot(areas, &key)?;
+                    areas.del_item(&key)?;
+                }
+            }
+        }
+        return Ok(Step::Applied);
+    }
+    let values = match values {
+        Some(values) => values.cast_into::<PyDict>()?,
+        None => {
+            c.keep_slot(areas, &key)?;
+            let values = rt::new_dict(c.py)?;
+            areas.set_item(&key, &values)?;
+            values
+        }
+    };
+    c.keep_slot(&values, &name)?;
+    values.set_item(&name, &value)?;
     Ok(Step::Applied)
 }
 
@@ -420,6 +463,7 @@ impl<'py> Ctx<'py> {
             replayer: replayer.clone(),
             topic_cls: consts.get_item(6)?,
             ignored,
+            config_types: consts.get_item(8)?.cast_into::<PyDict>()?,
             interned: std::cell::RefCell::new(interned),
             cache: cache.clone(),
             empty: consts.get_item(1)?,
@@ -427,6 +471,15 @@ impl<'py> Ctx<'py> {
             migrating_dir: consts.get_item(3)?,
             no_leader_change: consts.get_item(4)?.extract()?,
         })
+    }
+
+    /// `ReplayState._keep_slot`: journal `mapping[key]` (or its absence) before it changes.
+    fn keep_slot(&self, mapping: &Bound<'py, PyDict>, key: &Obj<'py>) -> PyResult<()> {
+        if let Some(j) = &self.journal {
+            let old = mapping.get_item(key)?.unwrap_or_else(|| self.missing.clone());
+            j.append(rt::tuple(self.py, [mapping.clone().into_any(), key.clone(), old])?)?;
+        }
+        Ok(())
     }
 
     /// The replayer the rules apply to.
@@ -451,7 +504,8 @@ impl<'py> Ctx<'py> {
                 return Ok(i);
             }
             let ignored = c.ignored.as_bytes()[v[1] as usize] != 0;
-            if !(ignored || v[1] == PARTITION_RECORD || v[1] == PARTITION_CHANGE_RECORD || v[1] == TOPIC_RECORD) {
+            let known = matches!(v[1], PARTITION_RECORD | PARTITION_CHANGE_RECORD | TOPIC_RECORD | CONFIG_RECORD);
+            if !(ignored || known) {
                 return Ok(i);
             }
             let mut p = 3usize;
@@ -476,7 +530,11 @@ impl<'py> Ctx<'py> {
                 if p != v.len() {
                     return Ok(i);
                 }
-                if ignored { Step::Applied } else { topic(c, &data)? }
+                match v[1] {
+                    _ if ignored => Step::Applied,
+                    TOPIC_RECORD => topic(c, &data)?,
+                    _ => config(c, &data)?,
+                }
             };
             match step {
                 Step::Applied => i += 1,

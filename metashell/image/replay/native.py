@@ -5,7 +5,7 @@ everything else record by record here, by the same rules as the Python loop.
 (:mod:`metashell.engine`) it hands its entries here instead:
 
 * outside a metadata transaction, ``_native.replay_run`` applies the longest run it can of plain
-  PartitionRecords and PartitionChangeRecords, TopicRecords and ignored records (``native/src/replay.rs``
+  PartitionRecords and PartitionChangeRecords, TopicRecords, ConfigRecords and ignored records (``native/src/replay.rs``
   says which are plain) to the same image objects, with the same interning and the same journal
   entries, and returns at the first record it leaves;
 * that record is applied here: decoded by the native core's generated decoders (``decode_value``)
@@ -23,6 +23,7 @@ from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
 from metashell.engine import current as current_engine
+from metashell.image.kafka_names import CONFIG_RESOURCE_TYPE_NAMES
 from metashell.protocol.metadata import record_types
 
 from ..model import EMPTY, MIGRATING_DIR, NO_LEADER_CHANGE, Partition, Topic
@@ -43,12 +44,13 @@ _CONSTANTS = (
     tuple(Partition.__dict__[name] for name in Partition.__slots__),
     Topic,
     bytes(int(key in IGNORED) for key in range(256)),
+    CONFIG_RESOURCE_TYPE_NAMES,
 )
 """What ``replay_run`` needs from the model, in the order it takes them: the partition class, the
 shared empty tuple, the journal's "missing" mark, the directory of a migrating replica, the "no
 leader change" leader, the partition's slot descriptors (in ``__slots__`` order: it sets them as
 ``__init__`` does, without a Python frame per partition), the topic class, and a 256-byte mask of the
-record types replayed as nothing."""
+record types replayed as nothing, and the config resource types Kafka knows."""
 
 
 class NativeReplay:
