@@ -177,22 +177,42 @@ impl<'py> Ctx<'py> {
     /// order; `tests/test_native_differential.py` holds the objects equal to Python's.
     fn new_partition(&self, values: [&Obj<'py>; 11]) -> PyResult<Obj<'py>> {
         let tp = self.partition_cls.as_ptr() as *mut pyo3::ffi::PyTypeObject;
-        // SAFETY: `run` checked that `partition_cls` is a type whose `slots` are its member
-        // descriptors (which set a slot of an instance of exactly this type); the instance comes
-        // from the type's own allocator, with every slot empty, before any descriptor writes it.
-        unsafe {
-            let obj = rt::own(self.py, pyo3::ffi::PyType_GenericAlloc(tp, 0))?;
-            for (d, v) in self.slots.iter().zip(values) {
-                let set = (*pyo3::ffi::Py_TYPE(d.as_ptr())).tp_descr_set;
-                let Some(set) = set else {
-                    return Err(pyo3::exceptions::PyTypeError::new_err("a Partition slot cannot be set"));
-                };
-                if set(d.as_ptr(), obj.as_ptr(), v.as_ptr()) < 0 {
-                    return Err(PyErr::fetch(self.py));
-                }
-            }
-            Ok(obj)
+        // SAFETY: `partition_cls` is the type whose member descriptors `slots` are (each checks,
+        // when it sets a slot, that the object is an instance of its class); the instance comes
+        // from the type's own allocator, with every slot empty.
+        let obj = rt::own(self.py, unsafe { pyo3::ffi::PyType_GenericAlloc(tp, 0) })?;
+        for (i, v) in values.into_iter().enumerate() {
+            self.set_slot(&obj, KEPT.start + i, v)?;
         }
+        Ok(obj)
+    }
+
+    /// `p.<NAMES[name]>` for a slot of `Partition`, read through its member descriptor (no
+    /// attribute lookup by name: a long log's change journals eleven of them).
+    fn slot(&self, p: &Obj<'py>, name: usize) -> PyResult<Obj<'py>> {
+        let d = &self.slots[name - KEPT.start];
+        // SAFETY: `d` is a member descriptor (checked in `partition_slots`); its getter checks that
+        // `p` is an instance of its class and raises AttributeError for an empty slot.
+        unsafe {
+            let get = (*pyo3::ffi::Py_TYPE(d.as_ptr())).tp_descr_get;
+            let get = get.ok_or_else(|| pyo3::exceptions::PyTypeError::new_err("a Partition slot cannot be read"))?;
+            let tp = pyo3::ffi::Py_TYPE(p.as_ptr()) as *mut pyo3::ffi::PyObject;
+            rt::own(self.py, get(d.as_ptr(), p.as_ptr(), tp))
+        }
+    }
+
+    /// `p.<NAMES[name]> = v` through the slot's member descriptor.
+    fn set_slot(&self, p: &Obj<'py>, name: usize, v: &Obj<'py>) -> PyResult<()> {
+        let d = &self.slots[name - KEPT.start];
+        // SAFETY: as in `slot`; the setter checks the instance's class too.
+        unsafe {
+            let set = (*pyo3::ffi::Py_TYPE(d.as_ptr())).tp_descr_set;
+            let set = set.ok_or_else(|| pyo3::exceptions::PyTypeError::new_err("a Partition slot cannot be set"))?;
+            if set(d.as_ptr(), p.as_ptr(), v.as_ptr()) < 0 {
+                return Err(PyErr::fetch(self.py));
+            }
+        }
+        Ok(())
     }
 
     /// `intern(t, t) if t else EMPTY` for an array read raw: the tuple `num_array` would have made,
@@ -374,25 +394,25 @@ fn partition_change<'py>(c: &Ctx<'py>, f: &RawFields<'_>) -> PyResult<Step> {
     }
     if let Some(j) = &c.journal {
         let kept = rt::tuple_with(c.py, 12, |i| {
-            if i == 0 { Ok(p.clone()) } else { p.getattr(attr(c.py, KEPT.start + i - 1)?) }
+            if i == 0 { Ok(p.clone()) } else { c.slot(&p, KEPT.start + i - 1) }
         })?;
         j.append(kept)?;
     }
     for (value, name) in [(isr, ISR), (rem, REMOVING), (add, ADDING), (elr, ELR), (lke, LAST_KNOWN_ELR)] {
         if !matches!(value, Raw::Null) {
-            p.setattr(attr(c.py, name)?, c.intern_raw(value)?)?;
+            c.set_slot(&p, name, &c.intern_raw(value)?)?;
         }
     }
     if leader != c.no_leader_change {
-        p.setattr(attr(c.py, LEADER)?, rt::int(c.py, leader)?)?;
-        let le = p.getattr(attr(c.py, LEADER_EPOCH)?)?.add(1)?;
-        p.setattr(attr(c.py, LEADER_EPOCH)?, le)?;
+        c.set_slot(&p, LEADER, &rt::int(c.py, leader)?)?;
+        let le = c.slot(&p, LEADER_EPOCH)?.add(1)?;
+        c.set_slot(&p, LEADER_EPOCH, &le)?;
     }
     if lrs_v != -1 {
-        p.setattr(attr(c.py, LEADER_RECOVERY_STATE)?, rt::int(c.py, lrs_v)?)?;
+        c.set_slot(&p, LEADER_RECOVERY_STATE, &rt::int(c.py, lrs_v)?)?;
     }
-    let pe = p.getattr(attr(c.py, PARTITION_EPOCH)?)?.add(1)?;
-    p.setattr(attr(c.py, PARTITION_EPOCH)?, pe)?;
+    let pe = c.slot(&p, PARTITION_EPOCH)?.add(1)?;
+    c.set_slot(&p, PARTITION_EPOCH, &pe)?;
     Ok(Step::Applied)
 }
 
