@@ -203,3 +203,27 @@ def test_a_batch_index_append_that_runs_out_of_memory_leaves_no_ragged_row() -> 
         index.append(("log", "a.log", 72, 1, 1, 1, 6, False, 1))
     assert {len(c) for c in index._columns()} == {1}
     assert index[-1].position == 0
+
+
+def test_index_columns_from_the_native_batch_loop_are_rows_like_any_other() -> None:
+    """``BatchIndex.extend`` (the native batch loop's rows, as column bytes) gives the rows
+    ``append`` gives; columns of different lengths are refused and leave the index as it was."""
+    from array import array
+
+    from metashell.log.batch_index import BatchIndex
+
+    rows = [("log", "b.log", 80 * i, 10 + i, 10 + i, 3, 1000 + i, False, 1) for i in range(5)]
+    appended, extended = BatchIndex(), BatchIndex()
+    appended.append(("log", "a.log", 0, 0, 9, 3, 999, True, 10))
+    extended.append(("log", "a.log", 0, 0, 9, 3, 999, True, 10))
+    for row in rows:
+        appended.append(row)
+    columns = tuple(
+        array(code, [row[i] for row in rows]).tobytes()
+        for i, code in zip((2, 3, 4, 5, 6, 8), "qqqiqi", strict=True)
+    )
+    extended.extend("log", "b.log", columns)
+    assert list(extended) == list(appended)
+    with pytest.raises(ValueError):
+        extended.extend("log", "c.log", (columns[0], *columns[1:5], columns[5][:-4]))
+    assert list(extended) == list(appended)

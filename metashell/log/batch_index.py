@@ -47,11 +47,7 @@ class BatchIndex(Sequence[BatchIndexEntry]):
     def append(self, row: tuple[str, str, int, int, int, int, int, bool, int]) -> None:
         """Add one batch: ``(kind, source, position, base, last, epoch, max_timestamp, control, count)``."""
         kind, source, position, base, last, epoch, max_timestamp, control, count = row
-        key = (kind, source)
-        number = self._numbers.get(key)
-        if number is None:
-            number = self._numbers[key] = len(self._names)
-            self._names.append(key)
+        number = self._file_number(kind, source)
         n = len(self._file)
         try:
             self._file.append(number)
@@ -72,11 +68,7 @@ class BatchIndex(Sequence[BatchIndexEntry]):
         (what the native engine's batch loop hands back: no tuple per row)."""
         if len(columns) != 6:
             raise ValueError("six index columns expected")
-        key = (kind, source)
-        number = self._numbers.get(key)
-        if number is None:
-            number = self._numbers[key] = len(self._names)
-            self._names.append(key)
+        number = self._file_number(kind, source)
         n = len(self._file)
         rows = len(columns[0]) // 8
         try:
@@ -91,6 +83,14 @@ class BatchIndex(Sequence[BatchIndexEntry]):
             for column in self._columns():
                 del column[n:]
             raise ValueError("index columns of different lengths")
+
+    def _file_number(self, kind: str, source: str) -> int:
+        key = (kind, source)
+        number = self._numbers.get(key)
+        if number is None:
+            number = self._numbers[key] = len(self._names)
+            self._names.append(key)
+        return number
 
     def _columns(self) -> "tuple[array[int], ...]":
         return (self._file, self._position, self._base, self._last, self._epoch, self._time, self._count)
