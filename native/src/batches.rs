@@ -18,7 +18,7 @@
 //! loads equal on both engines: tree, warnings, index and every point in time.
 
 use pyo3::prelude::*;
-use pyo3::types::{PyBytes, PyList, PyString, PyTuple};
+use pyo3::types::{PyBytes, PyString};
 
 use crate::entries;
 use crate::replay::Ctx;
@@ -92,8 +92,11 @@ pub struct Hooks<'py> {
     pub provenance: Bound<'py, PyAny>,
 }
 
+/// A plain batch's records: (offset, value span) each.
+type Framed = Vec<(i64, entries::Span)>;
+
 /// Whether the batch at `pos` is plain (module docstring); its records when it is.
-fn plain<'py>(py: Python<'py>, buf: &[u8], pos: usize, end: usize, cur: &Cursor) -> PyResult<Option<(Header, Bound<'py, PyList>)>> {
+fn plain(buf: &[u8], pos: usize, end: usize, cur: &Cursor) -> PyResult<Option<(Header, Framed)>> {
     if end - pos < HEADER {
         return Ok(None);
     }
@@ -115,33 +118,43 @@ fn plain<'py>(py: Python<'py>, buf: &[u8], pos: usize, end: usize, cur: &Cursor)
     if cur.verify_crc && ::crc32c::crc32c(&buf[pos + 21..stop]) != h.crc {
         return Ok(None);
     }
-    match entries::decode(py, buf, pos + HEADER, stop, h.count as usize, h.base, h.base_ts) {
-        Ok((list, [0, 0, 0, 0])) => Ok(Some((h, list.cast_into::<PyList>()?))),
+    match entries::frame(buf, pos + HEADER, stop, h.count as usize, h.base, h.base_ts) {
+        Ok((records, [0, 0, 0, 0])) => Ok(Some((h, records))),
         Ok(_) | Err(entries::Failure::Fault(_)) => Ok(None),
         Err(entries::Failure::Python(e)) => Err(e),
     }
 }
 
-/// `_replay_entries_native` over one batch's records.
-fn replay<'py>(ctx: &Ctx<'py>, hooks: &Hooks<'py>, txn: &Bound<'py, PyString>, list: &Bound<'py, PyList>) -> PyResult<()> {
+/// `_replay_entries_native` over one batch's records (Python's objects made only for a record the
+/// rules here leave to Python).
+fn replay<'py>(
+    py: Python<'py>,
+    ctx: &Ctx<'py>,
+    hooks: &Hooks<'py>,
+    txn: &Bound<'py, PyString>,
+    buf: &[u8],
+    records: &Framed,
+) -> PyResult<()> {
     let replayer = ctx.replayer();
-    let n = list.len();
+    let n = records.len();
     let mut i = 0;
     while i < n {
         if replayer.getattr(txn)?.is_none() {
-            i = ctx.run(list, i)?;
+            i = ctx.run_framed(buf, records, i)?;
             if i >= n {
                 break;
             }
         }
-        let entry = list.get_item(i)?;
-        let entry = entry.cast::<PyTuple>()?;
-        hooks.one_record.call1((entry.get_item(0)?, entry.get_item(3)?))?;
+        let (offset, value) = records[i];
+        let value = match value {
+            None => py.None().into_bound(py),
+            Some(span) => crate::rt::bytes_obj(py, entries::span_bytes(buf, span))?,
+        };
+        hooks.one_record.call1((offset, value))?;
         i += 1;
     }
     Ok(())
 }
-
 
 /// Apply the plain batches of `buf[pos..end]` (at most `cur.max_batches`); `base` is the file
 /// position of `buf[0]`. Returns what was done, and the error that stopped it, if one did (the
@@ -161,11 +174,11 @@ pub fn apply<'py>(
     let result: PyResult<()> = (|| {
         while done.position.len() < cur.max_batches && done.pos < end {
             let at = done.pos;
-            let Some((h, list)) = plain(py, buf, at, end, cur)? else {
+            let Some((h, records)) = plain(buf, at, end, cur)? else {
                 break;
             };
             let last = h.base + h.last_delta as i64;
-            replay(ctx, hooks, names.0, &list)?;
+            replay(py, ctx, hooks, names.0, buf, &records)?;
             let p = &hooks.provenance;
             p.setattr(names.1, p.getattr(names.1)?.add(h.count as i64)?)?;
             hooks.end_batch.call1((last, h.epoch, h.max_ts))?;

@@ -107,6 +107,9 @@ fn part<'py>(py: Python<'py>, d: &[u8], a: usize, n: i64) -> PyResult<Bound<'py,
     rt::bytes_obj(py, slice(d, a, n))
 }
 
+/// Where a record's key or value lies: (position in the buffer, length), None when null.
+pub type Span = Option<(usize, i64)>;
+
 /// Decode `count` records of `d[pos..end]` into a list of `(offset, timestamp, key, value)` tuples
 /// and the four counters.  Objects are made as records are read (no copy of the batch is kept);
 /// an offset or timestamp outside 64 bits is reported after the whole area reads, as Python checks
@@ -121,11 +124,52 @@ pub fn decode<'py>(
     base_ts: i64,
 ) -> Result<(Bound<'py, PyAny>, [u64; 4]), Failure> {
     let out = rt::empty_list(py)?;
+    let none = py.None();
+    let stats = walk(d, pos, end, count, base_offset, base_ts, |offset, ts, key, value| {
+        let span = |s: Span| match s {
+            None => Ok(none.bind(py).clone()),
+            Some((a, n)) => part(py, d, a, n),
+        };
+        let item = rt::tuple(py, [rt::int(py, offset)?, rt::int(py, ts)?, span(key)?, span(value)?])?;
+        rt::append(&out, item)
+    })?;
+    Ok((out, stats))
+}
+
+/// The records of `d[pos..end]` as (offset, value) spans, with the counters: what `decode` reads,
+/// accepted and refused alike, with no Python object made (the native batch loop's records).
+pub fn frame(d: &[u8], pos: usize, end: usize, count: usize, base_offset: i64, base_ts: i64) -> Result<(Vec<(i64, Span)>, [u64; 4]), Failure> {
+    let mut out = Vec::with_capacity(count.min(end.saturating_sub(pos)));
+    let stats = walk(d, pos, end, count, base_offset, base_ts, |offset, _ts, _key, value| {
+        out.push((offset, value));
+        Ok(())
+    })?;
+    Ok((out, stats))
+}
+
+/// A value span's bytes: `data[a:a+n]` clamped as Python slices it (the empty value for a null one
+/// is never asked for: callers check for None first).
+pub fn span_bytes(d: &[u8], s: (usize, i64)) -> &[u8] {
+    slice(d, s.0, s.1)
+}
+
+/// Walk `count` records of `d[pos..end]`, calling `record(offset, timestamp, key, value)` for each
+/// (until an offset or timestamp outside 64 bits is met, which is reported once the whole area has
+/// been read), and return the four counters; the one reader of a records area (`decode_entries_python`'s
+/// rules and messages).
+fn walk(
+    d: &[u8],
+    pos: usize,
+    end: usize,
+    count: usize,
+    base_offset: i64,
+    base_ts: i64,
+    mut record: impl FnMut(i64, i64, Span, Span) -> PyResult<()>,
+) -> Result<[u64; 4], Failure> {
     let (mut keys, mut bad_values, mut ts_deltas, mut with_headers) = (0u64, 0u64, 0u64, 0u64);
     let first = pos;
     let mut pos = pos;
     let mut out_of_range: Option<RecordFault> = None;
-    let none = py.None();
     for i in 0..count {
         let r: S<()> = (|| {
             let mut p = pos;
@@ -188,16 +232,7 @@ pub fn decode<'py>(
             if out_of_range.is_some() {
                 return Ok(()); // reported once the area has been read; nothing to build
             }
-            let k = match key {
-                None => none.bind(py).clone(),
-                Some((a, n)) => part(py, d, a, n)?,
-            };
-            let v = match value {
-                None => none.bind(py).clone(),
-                Some((a, n)) => part(py, d, a, n)?,
-            };
-            let item = rt::tuple(py, [rt::int(py, offset as i64)?, rt::int(py, ts as i64)?, k, v])?;
-            rt::append(&out, item)?;
+            record(offset as i64, ts as i64, key, value)?;
             Ok(())
         })();
         match r {
@@ -222,5 +257,5 @@ pub fn decode<'py>(
             return Err(Failure::Fault(fault));
         }
     }
-    Ok((out, [keys, bad_values, ts_deltas, with_headers]))
+    Ok([keys, bad_values, ts_deltas, with_headers])
 }

@@ -15,6 +15,7 @@ use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyList, PyString, PyTuple};
 
 use crate::generated;
+use crate::entries;
 use crate::generated::RawFields;
 use crate::rt::{self, Fx, Obj, Raw};
 
@@ -510,57 +511,76 @@ impl<'py> Ctx<'py> {
     /// Apply `entries[start..]` while the rules here take them; returns the index of the first
     /// record left for Python.
     pub fn run(&self, entries: &Bound<'py, PyList>, start: usize) -> PyResult<usize> {
-        let (c, py) = (self, self.py);
-        let n = entries.len();
         let mut i = start;
-        while i < n {
+        while i < entries.len() {
             let entry = entries.get_item(i)?;
             let value = entry.cast::<PyTuple>()?.get_item(3)?;
             let Ok(bytes) = value.cast::<PyBytes>() else {
                 return Ok(i);
             };
-            let v = bytes.as_bytes();
-            if v.len() < 3 || v[0] != 1 || v[2] >= 0x80 {
+            if !self.apply(bytes.as_bytes())? {
                 return Ok(i);
             }
-            let ignored = c.ignored.as_bytes()[v[1] as usize] != 0;
-            let known = matches!(v[1], PARTITION_RECORD | PARTITION_CHANGE_RECORD | TOPIC_RECORD | CONFIG_RECORD);
-            if !(ignored || known) {
-                return Ok(i);
-            }
-            let mut p = 3usize;
-            let step = if v[1] == PARTITION_RECORD || v[1] == PARTITION_CHANGE_RECORD {
-                let Some(decode) = generated::raw_decoder(v[1], v[2]) else {
-                    return Ok(i);
-                };
-                let Ok(fields) = decode(v, &mut p) else {
-                    return Ok(i);
-                };
-                if p != v.len() {
-                    return Ok(i);
-                }
-                if v[1] == PARTITION_RECORD { partition(c, &fields)? } else { partition_change(c, &fields)? }
-            } else {
-                let Some(decode) = generated::decoder(v[1], v[2]) else {
-                    return Ok(i);
-                };
-                let Ok(data) = decode(py, v, &mut p) else {
-                    return Ok(i);
-                };
-                if p != v.len() {
-                    return Ok(i);
-                }
-                match v[1] {
-                    _ if ignored => Step::Applied,
-                    TOPIC_RECORD => topic(c, &data)?,
-                    _ => config(c, &data)?,
-                }
-            };
-            match step {
-                Step::Applied => i += 1,
-                Step::Python => return Ok(i),
-            }
+            i += 1;
         }
         Ok(i)
+    }
+
+    /// `run` over records framed in `buf` (`entries::frame`): values as spans of the batch.
+    pub fn run_framed(&self, buf: &[u8], records: &[(i64, entries::Span)], start: usize) -> PyResult<usize> {
+        let mut i = start;
+        while i < records.len() {
+            let Some(span) = records[i].1 else {
+                return Ok(i);
+            };
+            if !self.apply(entries::span_bytes(buf, span))? {
+                return Ok(i);
+            }
+            i += 1;
+        }
+        Ok(i)
+    }
+
+    /// Apply one record value by the rules here; false when Python must apply it (a type or a case
+    /// they do not take, or a value the generated decoders refuse).
+    fn apply(&self, v: &[u8]) -> PyResult<bool> {
+        let (c, py) = (self, self.py);
+        if v.len() < 3 || v[0] != 1 || v[2] >= 0x80 {
+            return Ok(false);
+        }
+        let ignored = c.ignored.as_bytes()[v[1] as usize] != 0;
+        let known = matches!(v[1], PARTITION_RECORD | PARTITION_CHANGE_RECORD | TOPIC_RECORD | CONFIG_RECORD);
+        if !(ignored || known) {
+            return Ok(false);
+        }
+        let mut p = 3usize;
+        let step = if v[1] == PARTITION_RECORD || v[1] == PARTITION_CHANGE_RECORD {
+            let Some(decode) = generated::raw_decoder(v[1], v[2]) else {
+                return Ok(false);
+            };
+            let Ok(fields) = decode(v, &mut p) else {
+                return Ok(false);
+            };
+            if p != v.len() {
+                return Ok(false);
+            }
+            if v[1] == PARTITION_RECORD { partition(c, &fields)? } else { partition_change(c, &fields)? }
+        } else {
+            let Some(decode) = generated::decoder(v[1], v[2]) else {
+                return Ok(false);
+            };
+            let Ok(data) = decode(py, v, &mut p) else {
+                return Ok(false);
+            };
+            if p != v.len() {
+                return Ok(false);
+            }
+            match v[1] {
+                _ if ignored => Step::Applied,
+                TOPIC_RECORD => topic(c, &data)?,
+                _ => config(c, &data)?,
+            }
+        };
+        Ok(matches!(step, Step::Applied))
     }
 }
