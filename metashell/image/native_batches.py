@@ -3,8 +3,9 @@ batches straight from a segment's bytes (``native/src/batches.rs``; the reader's
 :mod:`metashell.log.bulk`).
 
 Each batch is applied as :meth:`ImageLoader.apply_batch <.batch_loader.ImageLoader.apply_batch>`
-applies a log batch: its records by the native replay loop (the replayer's own Python method for
-any record the native rules do not take), then ``end_batch`` and the journal's mark, under the
+applies it: its records by the native replay loop (the replayer's own Python method for any record
+the native rules do not take), then, for a log batch, ``end_batch`` and the journal's mark (a
+directory's snapshot batch is only counted: the snapshot is published at its end), under the
 image's lock.  The Python engine, ``--snapshot`` files (Kafka's delta rules) and time travel
 (records past a point) read every batch in Python.
 """
@@ -29,12 +30,13 @@ def log_sink(loader: ImageLoader) -> BulkSink | None:
         return None
     apply = NATIVE.apply_log_batches
 
-    def sink(buf: bytes, pos: int, end: int, base: int, limits: tuple[int, int, int, bool, int]) -> Any:
+    def sink(buf: bytes, pos: int, end: int, base: int, limits: tuple[int, int, int, bool, int, bool]) -> Any:
         r = loader.replayer
-        timeline = loader.timeline
+        log = limits[5]  # else a directory's snapshot: its batches are only counted
+        timeline = loader.timeline if log else None
         hooks = (
             r._replay_one_native,
-            r.end_batch,
+            r.end_batch if log else None,
             None if timeline is None else timeline.mark,
             r.image.provenance,
         )

@@ -22,10 +22,11 @@ from metashell.log.progress import LOAD
 
 __all__ = ["MAX_BATCHES", "BulkSink", "LogCursor"]
 
-BulkSink = Callable[[bytes, int, int, int, tuple[int, int, int, bool, int]], Any]
-"""``sink(buf, pos, end, base, (next offset, offset bound, max records, verify CRC, max batches))``:
-applies the plain batches of ``buf[pos:end]`` (``base``: the file position of ``buf[0]``) and
-returns ``_native.apply_log_batches``'s answer."""
+BulkSink = Callable[[bytes, int, int, int, tuple[int, int, int, bool, int, bool]], Any]
+"""``sink(buf, pos, end, base, (next offset, offset bound, max records, verify CRC, max batches,
+log))``: applies the plain batches of ``buf[pos:end]`` (``base``: the file position of ``buf[0]``)
+and returns ``_native.apply_log_batches``'s answer.  ``log``: log batches (their offsets continue
+the log, each is published); else a snapshot's (each only counted: ``apply_batch(publish=False)``)."""
 
 _INT64_MAX = (1 << 63) - 1
 
@@ -41,6 +42,7 @@ class LogCursor:
         "first_position",
         "high",
         "index",
+        "kind",
         "last_seen",
         "next_offset",
         "ready",
@@ -51,9 +53,18 @@ class LogCursor:
     )
 
     def __init__(
-        self, sink: BulkSink, index: BatchIndex, source: str, high: int, verify_crc: bool, first_position: int
+        self,
+        sink: BulkSink,
+        index: BatchIndex,
+        source: str,
+        high: int,
+        verify_crc: bool,
+        first_position: int,
+        kind: str = "log",
     ) -> None:
         self.sink = sink
+        self.kind = kind
+        """"log", or "snapshot" for a directory's snapshot (read whole, published once at its end)."""
         self.index = index
         self.source = source
         self.high = min(high, _INT64_MAX)  # no bound: 1 << 63; a last offset there goes to Python
@@ -68,10 +79,11 @@ class LogCursor:
 
     def run(self, buf: bytes, pos: int, end: int, base: int) -> int:
         """Offer ``buf[pos:end]`` to the sink; returns where the scan goes on."""
-        limits = (self.next_offset, self.high, LIMITS.max_records, self.verify_crc, MAX_BATCHES)
+        log = self.kind == "log"
+        limits = (self.next_offset, self.high, LIMITS.max_records, self.verify_crc, MAX_BATCHES, log)
         stop, records, next_offset, columns, error = self.sink(buf, pos, end, base, limits)
         if stop != pos:
-            self.index.extend("log", self.source, columns)
+            self.index.extend(self.kind, self.source, columns)
             self.batches += len(columns[0]) // 8
             self.records += records
             self.next_offset = next_offset

@@ -11,7 +11,15 @@ from typing import NamedTuple
 
 from metashell.errors import DecodeError, located
 
-__all__ = ["CorruptBatchError", "IncompleteSnapshotError", "LogWarning", "Salvaged", "WarnFn", "log_warning"]
+__all__ = [
+    "CorruptBatchError",
+    "IncompleteSnapshotError",
+    "InvariantWarnings",
+    "LogWarning",
+    "Salvaged",
+    "WarnFn",
+    "log_warning",
+]
 
 
 class CorruptBatchError(DecodeError):
@@ -39,6 +47,29 @@ class LogWarning(NamedTuple):
 
 
 WarnFn = Callable[[LogWarning], None]
+
+
+class InvariantWarnings:
+    """Warnings for batches that break KRaft's record invariants (Kafka's raft reader rejects them),
+    the first :attr:`limit` of a read only: a log of a million such batches says so twenty times."""
+
+    limit = 20
+
+    def __init__(self) -> None:
+        self.seen = 0
+
+    def __call__(
+        self, base_offset: int, problems: list[str], source: str | None, position: int
+    ) -> LogWarning | None:
+        """The warning for a batch with ``problems`` (none when it has none, or past the limit)."""
+        if not problems:
+            return None
+        self.seen += 1
+        if self.seen > self.limit:
+            return None
+        more = " (further ones not reported)" if self.seen == self.limit else ""
+        message = f"batch at base offset {base_offset}: {'; '.join(problems)} (Kafka's raft reader rejects this){more}"
+        return LogWarning("kraft-invariant", message, source, position)
 
 
 def log_warning(w: LogWarning) -> None:

@@ -22,7 +22,14 @@ from metashell.log.bulk import BulkSink, LogCursor
 from metashell.log.directory import PlanStep, ReadPlan
 from metashell.log.files import DEFAULT_CHUNK, iter_file_batches
 from metashell.log.offset_rules import check_continuity, check_offsets
-from metashell.log.problems import CorruptBatchError, IncompleteSnapshotError, LogWarning, Salvaged, WarnFn
+from metashell.log.problems import (
+    CorruptBatchError,
+    IncompleteSnapshotError,
+    InvariantWarnings,
+    LogWarning,
+    Salvaged,
+    WarnFn,
+)
 from metashell.log.progress import LOAD
 from metashell.log.records import CLEAN_STATS, Entry
 
@@ -30,7 +37,6 @@ __all__ = ["BatchIndexEntry", "BatchRead", "PlanReader", "read_plan"]
 
 _CONTROL_SNAPSHOT_HEADER = 3
 _CONTROL_SNAPSHOT_FOOTER = 4
-_MAX_INVARIANT_WARNINGS = 20
 _new_tuple = tuple.__new__
 
 
@@ -98,7 +104,7 @@ class PlanReader:
         self.log_last_offset: int | None = None
         self.batches = 0
         self.records = 0
-        self._invariant_warnings = 0
+        self._invariants = InvariantWarnings()
         self._next_offset = 0
         self._seen_log_batch = False
         self._partial = False
@@ -237,24 +243,16 @@ class PlanReader:
         )
 
     def _check(self, batch: RecordBatch) -> None:
-        problems = batch.kraft_anomalies()
-        if problems:
-            self._invariant_warnings += 1
-            if self._invariant_warnings <= _MAX_INVARIANT_WARNINGS:
-                more = (
-                    " (further ones not reported)"
-                    if self._invariant_warnings == _MAX_INVARIANT_WARNINGS
-                    else ""
-                )
-                self.warn(
-                    LogWarning(
-                        "kraft-invariant",
-                        f"batch at base offset {batch.base_offset}: "
-                        f"{'; '.join(problems)} (Kafka's raft reader rejects this){more}",
-                        batch.source,
-                        batch.position,
-                    )
-                )
+        w = self._invariants(batch.base_offset, batch.kraft_anomalies(), batch.source, batch.position)
+        if w is not None:
+            self.warn(w)
+
+    def _take_bulk(self, cursor: LogCursor) -> int:
+        """Count the batches a snapshot's cursor applied since last asked; returns how many."""
+        batches, records = cursor.take()
+        self.batches += batches
+        self.records += records
+        return batches
 
     def _snapshot_step(self, step: PlanStep) -> Iterator[BatchRead]:
         kind = step.kind
@@ -263,7 +261,14 @@ class PlanReader:
         last_type = -1
         warned_before = len(self.warnings)
         index = self._index if self.keep_index else None
-        for batch in self._batches(step):
+        cursor = None
+        if self.bulk is not None and index is not None and kind == "snapshot" and step.snapshot is not None:
+            # a directory's snapshot, which the loader replays whole and publishes at its end
+            cursor = LogCursor(self.bulk, index, step.source, 1 << 63, self.verify_crc, step.position, kind)
+        for batch in self._batches(step, cursor):
+            if cursor is not None:
+                self._take_bulk(cursor)
+                cursor.ready = True  # after the first batch (the header), as the next is offered
             records = batch.entries()
             if (
                 batch.stats is not CLEAN_STATS
@@ -306,6 +311,8 @@ class PlanReader:
             self.records += len(records)
             LOAD.at(batch.position - step.position, self.records)
             yield _new_tuple(BatchRead, (kind, batch, records, step))
+        if cursor is not None and self._take_bulk(cursor):
+            last_type = -1  # the last batch was a data batch
         if first:
             self.warn(LogWarning("snapshot-empty", "holds no batch", step.source))
             return

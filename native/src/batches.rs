@@ -68,6 +68,10 @@ pub struct Cursor {
     pub max_records: i64,
     pub verify_crc: bool,
     pub max_batches: usize,
+    /// Log batches: offsets must continue the log, and each batch is published (`end_batch`, the
+    /// journal's mark). Else a snapshot's: no offset rule but lastOffsetDelta = count - 1, and each
+    /// batch only counted, as `apply_batch(publish=False)` does.
+    pub log: bool,
 }
 
 /// What a call did: where it stopped, and one index row per batch applied.
@@ -83,11 +87,11 @@ pub struct Done {
     pub count: Vec<i32>,
 }
 
-/// The Python methods a batch calls: the replayer's record fallback and `end_batch`, and the
-/// timeline's `mark` (None without a journal).
+/// The Python methods a batch calls: the replayer's record fallback and `end_batch` (None for a
+/// snapshot's batches), and the timeline's `mark` (None without a journal).
 pub struct Hooks<'py> {
     pub one_record: Bound<'py, PyAny>,
-    pub end_batch: Bound<'py, PyAny>,
+    pub end_batch: Option<Bound<'py, PyAny>>,
     pub mark: Option<Bound<'py, PyAny>>,
     pub provenance: Bound<'py, PyAny>,
 }
@@ -108,8 +112,7 @@ fn plain(buf: &[u8], pos: usize, end: usize, cur: &Cursor) -> PyResult<Option<(H
         && h.attributes & 0x2F == 0
         && 0 <= h.count as i64
         && h.count as i64 <= cur.max_records
-        && h.base == cur.next_offset
-        && last < cur.high as i128
+        && (!cur.log || (h.base == cur.next_offset && last < cur.high as i128))
         && last - h.base as i128 == h.count as i128 - 1;
     if !plain {
         return Ok(None);
@@ -171,6 +174,7 @@ pub fn apply<'py>(
 ) -> (Done, Option<PyErr>) {
     let mut done = Done { pos, ..Done::default() };
     let names = (pyo3::intern!(py, "_txn"), pyo3::intern!(py, "records"), pyo3::intern!(py, "in_transaction"));
+    let batches = pyo3::intern!(py, "batches");
     let result: PyResult<()> = (|| {
         while done.position.len() < cur.max_batches && done.pos < end {
             let at = done.pos;
@@ -181,7 +185,12 @@ pub fn apply<'py>(
             replay(py, ctx, hooks, names.0, buf, &records)?;
             let p = &hooks.provenance;
             p.setattr(names.1, p.getattr(names.1)?.add(h.count as i64)?)?;
-            hooks.end_batch.call1((last, h.epoch, h.max_ts))?;
+            match &hooks.end_batch {
+                Some(end_batch) => {
+                    end_batch.call1((last, h.epoch, h.max_ts))?;
+                }
+                None => p.setattr(batches, p.getattr(batches)?.add(1)?)?,
+            }
             if let Some(mark) = &hooks.mark {
                 let open = ctx.replayer().getattr(names.2)?;
                 mark.call1((last, open))?;

@@ -138,8 +138,9 @@ fn replay_run<'py>(
 
 /// Apply the plain log batches of `buf[pos:end]` (`batches.rs`; `base`: the file position of
 /// `buf[0]`). `cursor`: (next offset, the segment's offset bound, max records a batch, verify CRC,
-/// max batches); `hooks`: (the replayer's `_replay_one_native` and `end_batch`, the timeline's
-/// `mark` or None, the image's provenance). Returns (where it stopped, records applied, the next
+/// max batches, log batches rather than a snapshot's); `hooks`: (the replayer's
+/// `_replay_one_native`, its `end_batch` or None for a snapshot, the timeline's `mark` or None, the
+/// image's provenance). Returns (where it stopped, records applied, the next
 /// offset, the index columns position, base, last, epoch, max timestamp, count as native-endian
 /// bytes, the exception that stopped it or None).
 #[pyfunction]
@@ -150,11 +151,11 @@ fn apply_log_batches<'py>(
     pos: usize,
     end: usize,
     base: i64,
-    cursor: (i64, i64, i64, bool, usize),
+    cursor: (i64, i64, i64, bool, usize, bool),
     replayer: &Bound<'py, PyAny>,
     consts: &Bound<'py, pyo3::types::PyTuple>,
     cache: &Bound<'py, replay::InternCache>,
-    hooks: (Bound<'py, PyAny>, Bound<'py, PyAny>, Option<Bound<'py, PyAny>>, Bound<'py, PyAny>),
+    hooks: (Bound<'py, PyAny>, Option<Bound<'py, PyAny>>, Option<Bound<'py, PyAny>>, Bound<'py, PyAny>),
 ) -> PyResult<(usize, u64, i64, [Bound<'py, pyo3::types::PyBytes>; 6], Option<Bound<'py, PyAny>>)> {
     if pos > end || end > buf.len() {
         return Err(PyValueError::new_err("batches outside the buffer"));
@@ -165,6 +166,7 @@ fn apply_log_batches<'py>(
         max_records: cursor.2,
         verify_crc: cursor.3,
         max_batches: cursor.4,
+        log: cursor.5,
     };
     let ctx = replay::Ctx::new(py, replayer, consts, cache)?;
     let (one_record, end_batch, mark, provenance) = hooks;
