@@ -14,11 +14,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from metashell.log.bulk import BulkSink
-
 from .replay.native import _CONSTANTS, NATIVE
 
 if TYPE_CHECKING:
+    from metashell.log.bulk import BulkSink
+
     from .batch_loader import ImageLoader
 
 __all__ = ["log_sink"]

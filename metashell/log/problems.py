@@ -91,6 +91,14 @@ class Salvaged(NamedTuple):
     reason: str
     skipped: tuple[str, ...]
 
+    def warning(self) -> LogWarning:
+        """The "salvaged" warning of a log read that stopped here."""
+        more = f" and {len(self.skipped) - 1} later file(s)" if len(self.skipped) > 1 else ""
+        message = (
+            f"{self.reason}; --salvage: loaded everything before it, skipped the rest of this file{more}"
+        )
+        return LogWarning("salvaged", message, self.source or None, self.position)
+
     def as_json(self) -> dict[str, object]:
         return {
             "file": self.source,

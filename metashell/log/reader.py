@@ -14,11 +14,10 @@ or drops records, which would show an image that never existed (``--salvage`` st
 """
 
 from collections.abc import Generator, Iterator
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from metashell.log.batch import RecordBatch
 from metashell.log.batch_index import BatchIndex, BatchIndexEntry
-from metashell.log.bulk import BulkSink, LogCursor
 from metashell.log.directory import PlanStep, ReadPlan
 from metashell.log.files import DEFAULT_CHUNK, iter_file_batches
 from metashell.log.offset_rules import check_continuity, check_offsets
@@ -32,6 +31,9 @@ from metashell.log.problems import (
 )
 from metashell.log.progress import LOAD
 from metashell.log.records import CLEAN_STATS, Entry
+
+if TYPE_CHECKING:  # the native engine's batch loop: imported when a sink is given
+    from metashell.log.bulk import BulkSink, LogCursor
 
 __all__ = ["BatchIndexEntry", "BatchRead", "PlanReader", "read_plan"]
 
@@ -87,7 +89,7 @@ class PlanReader:
         keep_index: bool = True,
         chunk_size: int = DEFAULT_CHUNK,
         salvage: bool = False,
-        bulk: BulkSink | None = None,
+        bulk: "BulkSink | None" = None,
     ) -> None:
         self.plan = plan
         self.bulk = bulk
@@ -219,18 +221,10 @@ class PlanReader:
         """--salvage: keep what was read before the corruption ``e``, skip the rest, and say so."""
         skipped = [f"the rest of {e.source}"] + [s.source for s in later if not s.only_if_empty]
         self.salvaged.append(Salvaged(e.source or "", e.offset, e.message, tuple(skipped)))
-        more = f" and {len(skipped) - 1} later file(s)" if len(skipped) > 1 else ""
-        self.warn(
-            LogWarning(
-                "salvaged",
-                f"{e.message}; --salvage: loaded everything before it, skipped the rest of this file{more}",
-                e.source,
-                e.offset,
-            )
-        )
+        self.warn(self.salvaged[-1].warning())
         self._stop = True
 
-    def _batches(self, step: PlanStep, bulk: LogCursor | None = None) -> Iterator[RecordBatch]:
+    def _batches(self, step: PlanStep, bulk: "LogCursor | None" = None) -> Iterator[RecordBatch]:
         return iter_file_batches(
             step.path,
             step.source,
@@ -247,7 +241,7 @@ class PlanReader:
         if w is not None:
             self.warn(w)
 
-    def _take_bulk(self, cursor: LogCursor) -> int:
+    def _take_bulk(self, cursor: "LogCursor") -> int:
         """Count the batches a snapshot's cursor applied since last asked; returns how many."""
         batches, records = cursor.take()
         self.batches += batches
@@ -264,6 +258,8 @@ class PlanReader:
         cursor = None
         if self.bulk is not None and index is not None and kind == "snapshot" and step.snapshot is not None:
             # a directory's snapshot, which the loader replays whole and publishes at its end
+            from metashell.log.bulk import LogCursor
+
             cursor = LogCursor(self.bulk, index, step.source, 1 << 63, self.verify_crc, step.position, kind)
         for batch in self._batches(step, cursor):
             if cursor is not None:
@@ -362,6 +358,8 @@ class PlanReader:
         first_in_file = True
         cursor = None
         if self.bulk is not None and until is None and index_append is not None:
+            from metashell.log.bulk import LogCursor
+
             cursor = LogCursor(self.bulk, self._index, step.source, high, self.verify_crc, first_position)
         try:
             for batch in self._batches(step, cursor):
