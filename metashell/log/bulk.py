@@ -1,4 +1,4 @@
-"""Runs of plain log batches handed over whole: the reader's side of the native engine's batch loop.
+"""Runs of plain batches handed over whole: the reader's side of the native engine's batch loop.
 
 A log tail is mostly batches that need no decision: whole, valid, continuing the log exactly, with
 records that keep KRaft's invariants.  With the native engine the loader gives the reader a *sink*
@@ -10,7 +10,10 @@ must know of the batches the sink applied: the log's next offset, the index rows
 
 The reader turns a cursor on for a log segment only after it has read a batch of it itself (the
 first batch of a file, gaps and overlaps, time travel and every warning stay on the Python path),
-so the sink only ever continues a log exactly where Python left it.
+so the sink only ever continues a log exactly where Python left it.  A directory's snapshot gets a
+cursor too, after its first batch (the header): its data batches need no offset rule, and the
+loader only counts each (it publishes the snapshot at its end).  The sink takes at most
+:data:`MAX_BATCHES` a call; the scan then reads one batch itself and offers the rest again.
 """
 
 from collections.abc import Callable

@@ -72,8 +72,8 @@ class PlanReader:
 
     Raises ``CorruptBatchError`` for corruption in the middle of a file, and
     ``IncompleteSnapshotError`` for a directory's snapshot that is corrupt or cut short.  ``bulk``: a
-    sink that applies runs of plain log batches itself (``metashell.log.bulk``; those are indexed
-    and counted, not yielded).  With
+    sink that applies runs of plain log and snapshot batches itself (``metashell.log.bulk``; those
+    are indexed and counted, not yielded).  With
     ``salvage``, corruption in a log segment (or in the one file of a single-file plan) instead
     ends the read there: a "salvaged" warning names the place, and ``salvaged`` records what was
     left out.  (Falling back to an older snapshot is the loader's job: it needs a fresh image.)
