@@ -113,7 +113,8 @@ fn plain(buf: &[u8], pos: usize, end: usize, cur: &Cursor) -> PyResult<Option<(H
         && 0 <= h.count as i64
         && h.count as i64 <= cur.max_records
         && (!cur.log || (h.base == cur.next_offset && last < cur.high as i128))
-        && last - h.base as i128 == h.count as i128 - 1;
+        && last - h.base as i128 == h.count as i128 - 1
+        && last < i64::MAX as i128; // the last offset, and the next, fit in 64 bits (else Python says what is wrong)
     if !plain {
         return Ok(None);
     }
