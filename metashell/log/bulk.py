@@ -22,6 +22,7 @@ from typing import Any
 from metashell.log.batch_index import BatchIndex
 from metashell.log.compression import LIMITS
 from metashell.log.progress import LOAD
+from metashell.log.records import INT64_MAX
 
 __all__ = ["MAX_BATCHES", "BulkSink", "LogCursor"]
 
@@ -30,8 +31,6 @@ BulkSink = Callable[[bytes, int, int, int, tuple[int, int, int, bool, int, bool]
 log))``: applies the plain batches of ``buf[pos:end]`` (``base``: the file position of ``buf[0]``)
 and returns ``_native.apply_log_batches``'s answer.  ``log``: log batches (their offsets continue
 the log, each is published); else a snapshot's (each only counted: ``apply_batch(publish=False)``)."""
-
-_INT64_MAX = (1 << 63) - 1
 
 MAX_BATCHES = 1024
 """Batches one call applies at most: the image's lock is held for the call (a few milliseconds)."""
@@ -46,7 +45,6 @@ class LogCursor:
         "high",
         "index",
         "kind",
-        "last_seen",
         "next_offset",
         "ready",
         "records",
@@ -70,13 +68,12 @@ class LogCursor:
         """"log", or "snapshot" for a directory's snapshot (read whole, published once at its end)."""
         self.index = index
         self.source = source
-        self.high = min(high, _INT64_MAX)  # no bound: 1 << 63; a last offset there goes to Python
+        self.high = min(high, INT64_MAX)  # no bound: 1 << 63; a last offset there goes to Python
         self.verify_crc = verify_crc
         self.first_position = first_position
         self.ready = False
         """Set by the reader once it has read a batch of this segment and the log continues."""
         self.next_offset = 0
-        self.last_seen = -1
         self.batches = self.records = 0
         """Applied by the sink since the reader last took them (:meth:`take`)."""
 
@@ -90,7 +87,6 @@ class LogCursor:
             self.batches += len(columns[0]) // 8
             self.records += records
             self.next_offset = next_offset
-            self.last_seen = max(self.last_seen, next_offset - 1)
             LOAD.position = base + stop - self.first_position
             LOAD.step_records += records
         if error is not None:

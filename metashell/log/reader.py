@@ -367,7 +367,7 @@ class PlanReader:
                     done_batches, done_records = cursor.take()
                     nb, nr = nb + done_batches, nr + done_records
                     next_offset = expect = cursor.next_offset
-                    last_seen = max(last_seen, cursor.last_seen)
+                    last_seen = max(last_seen, cursor.next_offset - 1)
                 base = batch.base_offset
                 last = base + batch.last_offset_delta
                 if base != expect or last >= high or last - base != batch.records_count - 1:
@@ -429,7 +429,7 @@ class PlanReader:
                 done_batches, done_records = cursor.take()
                 nb, nr = nb + done_batches, nr + done_records
                 next_offset = cursor.next_offset
-                last_seen = max(last_seen, cursor.last_seen)
+                last_seen = max(last_seen, cursor.next_offset - 1)
             self._next_offset = next_offset
             self._seen_log_batch = seen
             if last_seen >= 0:
