@@ -139,6 +139,11 @@ def _struct(
     return out
 
 
+def json_value(f: FieldSpec, spec: Any, version: int, flexible: bool, value: Any) -> Any:
+    """One field's ``value`` in Kafka's JSON form (the native generator writes defaults with it)."""
+    return _value(f, spec, version, flexible, value)
+
+
 def _value(f: FieldSpec, spec: Any, version: int, flexible: bool, value: Any) -> Any:
     if value is None:
         return None

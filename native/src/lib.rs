@@ -31,6 +31,7 @@ use pyo3::prelude::*;
 mod batches;
 mod entries;
 mod generated;
+mod json;
 mod replay;
 mod rt;
 
@@ -75,6 +76,16 @@ fn decode_value<'py>(py: Python<'py>, value: &[u8]) -> Option<Bound<'py, PyAny>>
         return None;
     }
     rt::tuple(py, [rt::int(py, value[1] as i64).ok()?, data]).ok()
+}
+
+/// A metadata record value as `(api_key, version, Kafka's JSON form of its data)` by the generated
+/// JSON writers (`json.rs`), what `kafka_json.to_kafka_json_text` writes; None when they do not take
+/// it (Python then writes it, and says what is wrong with it).
+#[pyfunction]
+fn kafka_json_text(value: &[u8]) -> Option<(u8, u8, String)> {
+    let mut text = Vec::with_capacity(value.len() * 2);
+    let (key, version) = json::record_text(value, &mut text, &mut json::Caps::none()).ok()?;
+    String::from_utf8(text).ok().map(|t| (key, version, t))
 }
 
 /// A positional record's value read by its raw decoder (what the replay loop reads), its fields as
@@ -233,6 +244,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(decode_entries, m)?)?;
     m.add_function(wrap_pyfunction!(decode_value, m)?)?;
     m.add_function(wrap_pyfunction!(decode_raw_fields, m)?)?;
+    m.add_function(wrap_pyfunction!(kafka_json_text, m)?)?;
     m.add_function(wrap_pyfunction!(decode_control_value, m)?)?;
     m.add_function(wrap_pyfunction!(version, m)?)?;
     m.add_function(wrap_pyfunction!(crc32c_of, m)?)?;

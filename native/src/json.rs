@@ -1,0 +1,324 @@
+//! What the generated JSON writers (`generated.rs`, `j_*`) call: Kafka's wire primitives read from a
+//! record and written as JSON text, character for character as `metashell/protocol/kafka_json.py`
+//! writes them (Python's `json` module with `ensure_ascii=False`: its string escapes and its float
+//! `repr`).
+//!
+//! The readers are `rt`'s, with the same bounds. Anything Python would write differently from the
+//! bytes alone is refused (`Miss`) and left to Python: a string that is not valid UTF-8 (Python
+//! writes it with replacement characters), an unknown tagged field (Python keeps it out of the JSON,
+//! but it makes a struct differ from its default).
+
+use base64::engine::general_purpose::{STANDARD, URL_SAFE_NO_PAD};
+use base64::Engine;
+use std::io::Write;
+
+use crate::generated;
+use crate::rt::{length, rd_i16, rd_i32, take, Fx, Miss, R};
+
+/// A whole metadata record value (`01 <api key> <version> body`, both below 128, a version this
+/// build knows) as its data's JSON text appended to `o`: (api key, version). Refused like any field.
+pub fn record_text<'a>(value: &'a [u8], o: &mut Vec<u8>, caps: &mut Caps<'a>) -> R<(u8, u8)> {
+    if value.len() < 3 || value[0] != 1 || value[1] >= 0x80 || value[2] >= 0x80 {
+        return Err(Miss);
+    }
+    let write = generated::json_writer(value[1], value[2]).ok_or(Miss)?;
+    let mut p = 3usize;
+    write(value, &mut p, o, caps)?;
+    if p != value.len() {
+        return Err(Miss);
+    }
+    Ok((value[1], value[2]))
+}
+
+/// A top-level field's value, as the key columns of the `records` table read it: an int, a string
+/// (valid UTF-8), 16 uuid bytes, null, or anything else (an array, a struct, a tagged field...).
+#[derive(Clone, Copy)]
+pub enum Cap<'a> {
+    Null,
+    Int(i64),
+    Str(&'a str),
+    Uuid(&'a [u8]),
+    Other,
+}
+
+/// The top-level fields' values of one record, by key number (`generated::KEY_NAMES`).
+pub struct Caps<'a> {
+    on: bool,
+    pub fields: Vec<(u16, Cap<'a>)>,
+}
+
+impl<'a> Caps<'a> {
+    /// Caps that keep the values.
+    pub fn new() -> Self {
+        Caps { on: true, fields: Vec::with_capacity(16) }
+    }
+
+    /// Caps that keep nothing (nested structs, and callers that want only the text).
+    pub fn none() -> Self {
+        Caps { on: false, fields: Vec::new() }
+    }
+
+    #[inline]
+    pub fn put(&mut self, key: usize, value: Cap<'a>) {
+        if self.on {
+            self.fields.push((key as u16, value));
+        }
+    }
+
+    /// The value of field `key`: None when the record has no such field in its version.
+    pub fn get(&self, key: u16) -> Option<Cap<'a>> {
+        self.fields.iter().rev().find(|(k, _)| *k == key).map(|(_, v)| *v)
+    }
+}
+
+/// A comma before every field but the first, then the field's `"name":`.
+#[inline]
+pub fn sep(o: &mut Vec<u8>, first: &mut bool, head: &[u8]) {
+    if !*first {
+        o.push(b',');
+    }
+    *first = false;
+    o.extend_from_slice(head);
+}
+
+#[inline]
+fn int_text(o: &mut Vec<u8>, v: i64) {
+    let _ = write!(o, "{v}");
+}
+
+/// Python's `repr` of a float (what `json.dumps` writes), with its `NaN`, `Infinity`, `-Infinity`:
+/// the shortest digits that read back as the same float (Rust's `{:e}` finds them, as Python's
+/// `repr` does), laid out as Python lays them out (plain when the decimal point falls within 16
+/// digits either side, else `1.5e+16` / `1e-05`).
+pub fn float_text(o: &mut Vec<u8>, x: f64) {
+    if x.is_nan() {
+        o.extend_from_slice(b"NaN");
+        return;
+    }
+    if x.is_infinite() {
+        o.extend_from_slice(if x > 0.0 { b"Infinity" } else { b"-Infinity" });
+        return;
+    }
+    let sci = format!("{x:e}");
+    let (mantissa, exp) = sci.split_once('e').unwrap_or((&sci, "0"));
+    let exp: i32 = exp.parse().unwrap_or(0);
+    let (neg, mantissa) = match mantissa.strip_prefix('-') {
+        Some(m) => (true, m),
+        None => (false, mantissa),
+    };
+    let digits: Vec<u8> = mantissa.bytes().filter(|c| *c != b'.').collect();
+    if neg {
+        o.push(b'-');
+    }
+    let decpt = exp + 1; // the value is 0.DIGITS x 10^decpt
+    if -4 < decpt && decpt <= 16 {
+        if decpt <= 0 {
+            o.extend_from_slice(b"0.");
+            o.extend(std::iter::repeat_n(b'0', (-decpt) as usize));
+            o.extend_from_slice(&digits);
+        } else if decpt as usize >= digits.len() {
+            o.extend_from_slice(&digits);
+            o.extend(std::iter::repeat_n(b'0', decpt as usize - digits.len()));
+            o.extend_from_slice(b".0");
+        } else {
+            o.extend_from_slice(&digits[..decpt as usize]);
+            o.push(b'.');
+            o.extend_from_slice(&digits[decpt as usize..]);
+        }
+    } else {
+        o.push(digits[0]);
+        if digits.len() > 1 {
+            o.push(b'.');
+            o.extend_from_slice(&digits[1..]);
+        }
+        let e = decpt - 1;
+        let _ = write!(o, "e{}{:02}", if e < 0 { '-' } else { '+' }, e.abs());
+    }
+}
+
+/// A JSON string as Python's `json.encoder.encode_basestring` writes it: `"` and `\` escaped, the
+/// five short escapes, other control characters as `\u00XX`, everything else as it is.
+pub fn string_text(o: &mut Vec<u8>, s: &str) {
+    o.push(b'"');
+    let bytes = s.as_bytes();
+    let mut start = 0;
+    for (i, &c) in bytes.iter().enumerate() {
+        let esc: &[u8] = match c {
+            b'"' => b"\\\"",
+            b'\\' => b"\\\\",
+            b'\n' => b"\\n",
+            b'\r' => b"\\r",
+            b'\t' => b"\\t",
+            0x08 => b"\\b",
+            0x0c => b"\\f",
+            0..=0x1f => b"",
+            _ => continue,
+        };
+        o.extend_from_slice(&bytes[start..i]);
+        if esc.is_empty() {
+            let _ = write!(o, "\\u{:04x}", c);
+        } else {
+            o.extend_from_slice(esc);
+        }
+        start = i + 1;
+    }
+    o.extend_from_slice(&bytes[start..]);
+    o.push(b'"');
+}
+
+/// Kafka's text of a uuid: URL-safe base64 without padding (`protocol/uuid.py`).
+pub fn uuid_text(o: &mut Vec<u8>, raw: &[u8]) {
+    let mut buf = [0u8; 24];
+    let n = URL_SAFE_NO_PAD.encode_slice(raw, &mut buf).unwrap_or(0);
+    o.extend_from_slice(&buf[..n]);
+}
+
+#[inline]
+fn arr<const N: usize>(b: &[u8], p: &mut usize) -> R<[u8; N]> {
+    let s = take(b, p, N)?;
+    let mut a = [0u8; N];
+    a.copy_from_slice(s);
+    Ok(a)
+}
+
+/// One fixed-size value.
+#[inline]
+pub fn j_fixed<'a>(b: &'a [u8], p: &mut usize, t: Fx, o: &mut Vec<u8>) -> R<Cap<'a>> {
+    let v = match t {
+        Fx::Bool => {
+            o.extend_from_slice(if arr::<1>(b, p)?[0] != 0 { b"true" } else { b"false" });
+            return Ok(Cap::Other);
+        }
+        Fx::F64 => {
+            float_text(o, f64::from_be_bytes(arr(b, p)?));
+            return Ok(Cap::Other);
+        }
+        Fx::Uuid => {
+            let s = take(b, p, 16)?;
+            o.push(b'"');
+            uuid_text(o, s);
+            o.push(b'"');
+            return Ok(Cap::Uuid(s));
+        }
+        Fx::I8 => i8::from_be_bytes(arr(b, p)?) as i64,
+        Fx::I16 => rd_i16(b, p)?,
+        Fx::U16 => u16::from_be_bytes(arr(b, p)?) as i64,
+        Fx::I32 => rd_i32(b, p)?,
+        Fx::U32 => u32::from_be_bytes(arr(b, p)?) as i64,
+        Fx::I64 => i64::from_be_bytes(arr(b, p)?),
+    };
+    int_text(o, v);
+    Ok(Cap::Int(v))
+}
+
+/// Null where the field may be null; else the record is refused.
+#[inline]
+fn null<'a>(nullable: bool, o: &mut Vec<u8>) -> R<Cap<'a>> {
+    if !nullable {
+        return Err(Miss);
+    }
+    o.extend_from_slice(b"null");
+    Ok(Cap::Null)
+}
+
+/// A string; refused when it is not valid UTF-8 (Python writes it with replacement characters).
+pub fn j_string<'a>(b: &'a [u8], p: &mut usize, flex: bool, nullable: bool, o: &mut Vec<u8>) -> R<Cap<'a>> {
+    let n = length(b, p, flex, true)?;
+    if n < 0 {
+        return null(nullable, o);
+    }
+    let s = std::str::from_utf8(take(b, p, n as usize)?).map_err(|_| Miss)?;
+    string_text(o, s);
+    Ok(Cap::Str(s))
+}
+
+/// A bytes (or records) field, in standard base64.
+pub fn j_bytes(b: &[u8], p: &mut usize, flex: bool, nullable: bool, o: &mut Vec<u8>) -> R<()> {
+    let n = length(b, p, flex, false)?;
+    if n < 0 {
+        return null(nullable, o).map(|_| ());
+    }
+    let raw = take(b, p, n as usize)?;
+    o.push(b'"');
+    let start = o.len();
+    o.resize(start + raw.len().div_ceil(3) * 4, 0);
+    let written = STANDARD.encode_slice(raw, &mut o[start..]).map_err(|_| Miss)?;
+    o.truncate(start + written);
+    o.push(b'"');
+    Ok(())
+}
+
+/// An array of fixed-size values (`rt::num_array`'s bounds).
+pub fn j_fixed_array<'a>(
+    b: &'a [u8],
+    p: &mut usize,
+    t: Fx,
+    flex: bool,
+    nullable: bool,
+    o: &mut Vec<u8>,
+) -> R<Cap<'a>> {
+    let n = length(b, p, flex, false)?;
+    if n < 0 {
+        return null(nullable, o);
+    }
+    let need = (n as usize).checked_mul(t.size()).ok_or(Miss)?;
+    if need > b.len().saturating_sub(*p) {
+        return Err(Miss);
+    }
+    o.push(b'[');
+    for i in 0..n as usize {
+        if i > 0 {
+            o.push(b',');
+        }
+        j_fixed(b, p, t, o)?;
+    }
+    o.push(b']');
+    Ok(Cap::Other)
+}
+
+/// An array of strings, bytes or structs (`rt::list`'s bounds).
+pub fn j_list<'a>(
+    b: &'a [u8],
+    p: &mut usize,
+    flex: bool,
+    nullable: bool,
+    o: &mut Vec<u8>,
+    item: &dyn Fn(&'a [u8], &mut usize, &mut Vec<u8>) -> R<()>,
+) -> R<Cap<'a>> {
+    let n = length(b, p, flex, false)?;
+    if n < 0 {
+        return null(nullable, o);
+    }
+    if n as u64 > b.len().saturating_sub(*p) as u64 {
+        return Err(Miss);
+    }
+    o.push(b'[');
+    for i in 0..n as usize {
+        if i > 0 {
+            o.push(b',');
+        }
+        item(b, p, o)?;
+    }
+    o.push(b']');
+    Ok(Cap::Other)
+}
+
+/// A struct field, nullable ones behind their marker byte (`rt::nullable_struct`).
+pub fn j_struct<'a>(
+    b: &'a [u8],
+    p: &mut usize,
+    nullable: bool,
+    o: &mut Vec<u8>,
+    item: &dyn Fn(&'a [u8], &mut usize, &mut Vec<u8>) -> R<()>,
+) -> R<Cap<'a>> {
+    if nullable {
+        let marker = *b.get(*p).ok_or(Miss)?;
+        *p += 1;
+        if marker == 255 {
+            o.extend_from_slice(b"null");
+            return Ok(Cap::Null);
+        }
+    }
+    item(b, p, o)?;
+    Ok(Cap::Other)
+}
