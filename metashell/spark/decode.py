@@ -15,10 +15,11 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 import pyarrow as pa
 
+from metashell.engine import current as current_engine
 from metashell.errors import DecodeError, MetashellError
 from metashell.log.files import first_batch_at_or_after, iter_file_batches
 from metashell.log.problems import CorruptBatchError, LogWarning
@@ -35,11 +36,21 @@ from .schemas import ERRORS
 if TYPE_CHECKING:
     from .tables import Table
 
-__all__ = ["ROWS_PER_BATCH", "RowBuffer", "add_record_rows", "read_file_table"]
+__all__ = ["ROWS_PER_BATCH", "RowBuffer", "add_record_rows", "read_file_table", "record_row"]
 
 ROWS_PER_BATCH = 8192
 _TRANSACTION_MARKERS = frozenset({"BeginTransactionRecord", "EndTransactionRecord", "AbortTransactionRecord"})
 _to_json = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
+
+
+class Rows(Protocol):
+    """Where a sink puts its rows: :class:`RowBuffer`, or the native core's columns
+    (:class:`.native_records.NativeRecordRows`)."""
+
+    def add(self, row: tuple[Any, ...]) -> None: ...
+    def __len__(self) -> int: ...
+    def full(self) -> bool: ...
+    def take(self) -> pa.RecordBatch: ...
 
 
 class RowBuffer:
@@ -53,6 +64,10 @@ class RowBuffer:
 
     def __len__(self) -> int:
         return len(self.rows)
+
+    def full(self) -> bool:
+        """Rows enough for a record batch."""
+        return len(self.rows) >= ROWS_PER_BATCH
 
     def take(self) -> pa.RecordBatch:
         columns = list(zip(*self.rows, strict=True)) if self.rows else [() for _ in self.schema]
@@ -95,7 +110,7 @@ def _late(batch: Any) -> str | None:
 class FileContext:
     """What a file table's sink needs of the unit being read (see :mod:`.tables`)."""
 
-    out: RowBuffer
+    out: Rows
     head: tuple[Any, ...]
     unit: Unit
     in_snapshot: bool
@@ -131,8 +146,8 @@ def read_file_table(
         (unit.snapshot_end_offset - 1) if in_snapshot and unit.snapshot_end_offset is not None else None
     )
     context = FileContext(RowBuffer(table.schema), head, unit, in_snapshot, snap_offset, redact)
-    out = context.out
     sink = table.sink(context)
+    out = context.out  # the sink may have chosen another (the native records rows)
     at = unit.lo
     try:
         start = first_batch_at_or_after(unit.file, unit.lo)
@@ -148,7 +163,7 @@ def read_file_table(
                 late = _late(batch) if table.reports_problems else None
                 if late:
                     problem(at, "warning", "timestamp-range", late)
-                if len(out) >= ROWS_PER_BATCH:
+                if out.full():
                     yield out.take()
     except (MetashellError, OSError) as e:
         if errors == "fail":
@@ -171,7 +186,7 @@ def read_file_table(
 
 
 def add_record_rows(
-    out: RowBuffer,
+    out: Rows,
     head: tuple[Any, ...],
     file: str,
     kind: str,
@@ -186,51 +201,65 @@ def add_record_rows(
     """Add a ``records`` row to ``out`` for each of ``entries`` (offset, timestamp, key, value) of
     ``batch`` (a batch header: files and live fetches alike).  ``snap_offset``: the log offset a
     snapshot's records stand at (None for log records)."""
-    control = batch.is_control
+    lead = (*head, file, kind)
+    for entry in entries:
+        out.add(lead + record_row(batch, entry, snap_offset, replay_seq, replay_from, redact))
+
+
+def record_row(
+    batch: Any,
+    entry: tuple[int, int, Any, Any],
+    snap_offset: int | None,
+    replay_seq: int | None,
+    replay_from: int,
+    redact: bool,
+) -> tuple[Any, ...]:
+    """The ``records`` row of one record (offset, timestamp, key, value) of ``batch``, after its
+    constant columns (dataset, file, file kind): the Python engine's, and the native one's for the
+    records it leaves to Python."""
+    offset, ts, key, value = entry
     in_snapshot = snap_offset is not None
-    epoch, position, base = batch.partition_leader_epoch, batch.position, batch.base_offset
-    for offset, ts, key, value in entries:
-        log_offset = snap_offset if snap_offset is not None else offset
-        replayed = replay_seq is not None and (in_snapshot or offset >= replay_from)
-        if control:
-            ctl = decode_control_record(key, value)
-            name, version, keys, marker = ctl.name, ctl.version, NO_KEYS, False
-            text = _to_json(control_to_kafka_json(ctl))
+    log_offset = snap_offset if snap_offset is not None else offset
+    replayed = replay_seq is not None and (in_snapshot or offset >= replay_from)
+    if batch.is_control:
+        ctl = decode_control_record(key, value)
+        name, version, keys, marker = ctl.name, ctl.version, NO_KEYS, False
+        text = _to_json(control_to_kafka_json(ctl))
+    else:
+        rec = decode_metadata_record(value)
+        name, version = rec.name, rec.version
+        if redact and name in REDACTED_RECORDS:
+            text = _to_json(redact_record_json(name, to_kafka_json(name, version, rec.data)))
         else:
-            rec = decode_metadata_record(value)
-            name, version = rec.name, rec.version
-            if redact and name in REDACTED_RECORDS:
-                text = _to_json(redact_record_json(name, to_kafka_json(name, version, rec.data)))
-            else:
-                text = to_kafka_json_text(name, version, rec.data)
-            keys, marker = keys_of(name, rec.data), name in _TRANSACTION_MARKERS
-        out.add(
-            (
-                *head,
-                file,
-                kind,
-                position,
-                base,
-                offset,
-                log_offset,
-                epoch,
-                _when(ts),
-                in_snapshot,
-                control,
-                marker,
-                replay_seq,
-                replayed,
-                name,
-                version,
-                text,
-                *keys,
-            )
-        )
+            text = to_kafka_json_text(name, version, rec.data)
+        keys, marker = keys_of(name, rec.data), name in _TRANSACTION_MARKERS
+    return (
+        batch.position,
+        batch.base_offset,
+        offset,
+        log_offset,
+        batch.partition_leader_epoch,
+        _when(ts),
+        in_snapshot,
+        batch.is_control,
+        marker,
+        replay_seq,
+        replayed,
+        name,
+        version,
+        text,
+        *keys,
+    )
 
 
 def record_sink(c: FileContext) -> Callable[[Any], None]:
-    """``records``: a row per record."""
+    """``records``: a row per record (made by the native core when it runs)."""
     unit = c.unit
+    native = current_engine().native
+    if native is not None:
+        from .native_records import native_record_sink
+
+        return native_record_sink(c, native)
 
     def records(batch: Any) -> None:
         add_record_rows(

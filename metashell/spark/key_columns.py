@@ -18,13 +18,92 @@ NO_KEYS = (None,) * 11
 config_name, principal, user_name, feature_name): the typed key columns of a ``records`` row."""
 
 
-def _int(value: Any) -> int | None:
-    return value if isinstance(value, int) else None
+KEY_COLUMNS = (
+    "topic_id",
+    "topic_name",
+    "partition_id",
+    "broker_id",
+    "controller_id",
+    "resource_type",
+    "resource_name",
+    "config_name",
+    "principal",
+    "user_name",
+    "feature_name",
+)
+"""The key columns, in the order of :data:`NO_KEYS`."""
 
+KeySource = tuple[str, str]
+"""Where a key column's value comes from: ``(how, argument)``, ``how`` being
 
-def _tid(d: dict[str, Any]) -> str | None:
-    topic_id = d.get("TopicId")
-    return uuid_text(topic_id) if isinstance(topic_id, bytes) else None
+* ``uuid``: the uuid field named by the argument, as Kafka's text (null when it is not a uuid);
+* ``int``: the int field (null when it is not an int);
+* ``get``: the field's value as it is;
+* ``text``: the string field, null when it is empty;
+* ``config_type``, ``acl_type``: the int field, named as Kafka names config and ACL resource types
+  (its number as text when it has no name);
+* ``const``: the argument itself;
+* ``quota_entity``: a client quota's entity list as ``type=name,...`` (made in Python only).
+
+Declared as data, not code, so that the native core (``records_table.rs``) reads the same sources."""
+
+KEY_SOURCES: dict[str, dict[str, KeySource]] = {
+    "PartitionChangeRecord": {"topic_id": ("uuid", "TopicId"), "partition_id": ("int", "PartitionId")},
+    "PartitionRecord": {"topic_id": ("uuid", "TopicId"), "partition_id": ("int", "PartitionId")},
+    "TopicRecord": {"topic_id": ("uuid", "TopicId"), "topic_name": ("get", "Name")},
+    "RemoveTopicRecord": {"topic_id": ("uuid", "TopicId")},
+    "RegisterBrokerRecord": {"broker_id": ("int", "BrokerId")},
+    "UnregisterBrokerRecord": {"broker_id": ("int", "BrokerId")},
+    "BrokerRegistrationChangeRecord": {"broker_id": ("int", "BrokerId")},
+    "FenceBrokerRecord": {"broker_id": ("int", "Id")},
+    "UnfenceBrokerRecord": {"broker_id": ("int", "Id")},
+    "RegisterControllerRecord": {"controller_id": ("get", "ControllerId")},
+    "UnregisterControllerRecord": {"controller_id": ("get", "ControllerId")},
+    "ClearElrRecord": {"topic_name": ("text", "TopicName")},
+    "ProducerIdsRecord": {"broker_id": ("int", "BrokerId")},
+    "ConfigRecord": {
+        "resource_type": ("config_type", "ResourceType"),
+        "resource_name": ("get", "ResourceName"),
+        "config_name": ("get", "Name"),
+    },
+    "AccessControlEntryRecord": {
+        "resource_type": ("acl_type", "ResourceType"),
+        "resource_name": ("get", "ResourceName"),
+        "principal": ("get", "Principal"),
+    },
+    "ClientQuotaRecord": {
+        "resource_type": ("const", "CLIENT_QUOTA"),
+        "resource_name": ("quota_entity", "Entity"),
+        "config_name": ("get", "Key"),
+    },
+    "UserScramCredentialRecord": {"user_name": ("get", "Name")},
+    "RemoveUserScramCredentialRecord": {"user_name": ("get", "Name")},
+    "DelegationTokenRecord": {
+        "resource_type": ("const", "DELEGATION_TOKEN"),
+        "resource_name": ("get", "TokenId"),
+        "principal": ("get", "Owner"),
+    },
+    "RemoveDelegationTokenRecord": {
+        "resource_type": ("const", "DELEGATION_TOKEN"),
+        "resource_name": ("get", "TokenId"),
+        "principal": ("get", "Owner"),
+    },
+    "FeatureLevelRecord": {"feature_name": ("get", "Name")},
+}
+"""The key columns of each record type (columns not named are null)."""
+
+OTHER_KEYS: dict[str, KeySource] = {
+    "topic_id": ("uuid", "TopicId"),
+    "partition_id": ("int", "PartitionId"),
+    "broker_id": ("int", "BrokerId"),
+}
+"""A record type without keys of its own: a topic id, partition or broker id if it carries one."""
+
+RESOURCE_TYPE_NAMES = {"config_type": CONFIG_RESOURCE_TYPE_NAMES, "acl_type": ACL_RESOURCE_TYPE_NAMES}
+"""The ``how`` of the sources that name a resource type, and the names."""
+
+PYTHON_ONLY_SOURCES = frozenset({"quota_entity"})
+"""Sources the native core does not read: a record type with one has its rows made in Python."""
 
 
 def _quota_entity(d: dict[str, Any]) -> str:
@@ -33,90 +112,40 @@ def _quota_entity(d: dict[str, Any]) -> str:
     )
 
 
-def _config_type(d: dict[str, Any]) -> str:
-    return CONFIG_RESOURCE_TYPE_NAMES.get(d.get("ResourceType", -1), str(d.get("ResourceType")))
+def _getter(how: str, arg: str) -> Callable[[dict[str, Any]], Any]:
+    """The function reading one source from a decoded record (see :data:`KeySource`)."""
+    if how == "uuid":
+        return lambda d: uuid_text(v) if isinstance(v := d.get(arg), bytes) else None
+    if how == "int":
+        return lambda d: v if isinstance(v := d.get(arg), int) else None
+    if how == "get":
+        return lambda d: d.get(arg)
+    if how == "text":
+        return lambda d: d.get(arg) or None
+    if how in RESOURCE_TYPE_NAMES:
+        names = RESOURCE_TYPE_NAMES[how]
+        return lambda d: names.get(d.get(arg, -1), str(d.get(arg)))
+    if how == "const":
+        return lambda d: arg
+    if how == "quota_entity":
+        return _quota_entity
+    raise ValueError(f"no key source {how!r}")
 
 
-def _acl_type(d: dict[str, Any]) -> str:
-    return ACL_RESOURCE_TYPE_NAMES.get(d.get("ResourceType", -1), str(d.get("ResourceType")))
+def _key_function(sources: dict[str, KeySource]) -> Callable[[dict[str, Any]], tuple[Any, ...]]:
+    getters = [(KEY_COLUMNS.index(column), _getter(*source)) for column, source in sources.items()]
+
+    def keys(d: dict[str, Any]) -> tuple[Any, ...]:
+        out: list[Any] = [None] * len(KEY_COLUMNS)
+        for i, get in getters:
+            out[i] = get(d)
+        return tuple(out)
+
+    return keys
 
 
-def _token_keys(d: dict[str, Any]) -> tuple[Any, ...]:
-    """A delegation token's key columns (its creation and its removal alike)."""
-    return (
-        None,
-        None,
-        None,
-        None,
-        None,
-        "DELEGATION_TOKEN",
-        d.get("TokenId"),
-        None,
-        d.get("Owner"),
-        None,
-        None,
-    )
-
-
-_KEYS: dict[str, Callable[[dict[str, Any]], tuple[Any, ...]]] = {
-    "PartitionChangeRecord": lambda d: (_tid(d), None, _int(d.get("PartitionId")), *NO_KEYS[3:]),
-    "PartitionRecord": lambda d: (_tid(d), None, _int(d.get("PartitionId")), *NO_KEYS[3:]),
-    "TopicRecord": lambda d: (_tid(d), d.get("Name"), *NO_KEYS[2:]),
-    "RemoveTopicRecord": lambda d: (_tid(d), *NO_KEYS[1:]),
-    "RegisterBrokerRecord": lambda d: (None, None, None, _int(d.get("BrokerId")), *NO_KEYS[4:]),
-    "UnregisterBrokerRecord": lambda d: (None, None, None, _int(d.get("BrokerId")), *NO_KEYS[4:]),
-    "BrokerRegistrationChangeRecord": lambda d: (None, None, None, _int(d.get("BrokerId")), *NO_KEYS[4:]),
-    "FenceBrokerRecord": lambda d: (None, None, None, _int(d.get("Id")), *NO_KEYS[4:]),
-    "UnfenceBrokerRecord": lambda d: (None, None, None, _int(d.get("Id")), *NO_KEYS[4:]),
-    "RegisterControllerRecord": lambda d: (None, None, None, None, d.get("ControllerId"), *NO_KEYS[5:]),
-    "UnregisterControllerRecord": lambda d: (None, None, None, None, d.get("ControllerId"), *NO_KEYS[5:]),
-    "ClearElrRecord": lambda d: (None, d.get("TopicName") or None, *NO_KEYS[2:]),
-    "ProducerIdsRecord": lambda d: (None, None, None, _int(d.get("BrokerId")), *NO_KEYS[4:]),
-    "ConfigRecord": lambda d: (
-        None,
-        None,
-        None,
-        None,
-        None,
-        _config_type(d),
-        d.get("ResourceName"),
-        d.get("Name"),
-        None,
-        None,
-        None,
-    ),
-    "AccessControlEntryRecord": lambda d: (
-        None,
-        None,
-        None,
-        None,
-        None,
-        _acl_type(d),
-        d.get("ResourceName"),
-        None,
-        d.get("Principal"),
-        None,
-        None,
-    ),
-    "ClientQuotaRecord": lambda d: (
-        None,
-        None,
-        None,
-        None,
-        None,
-        "CLIENT_QUOTA",
-        _quota_entity(d),
-        d.get("Key"),
-        None,
-        None,
-        None,
-    ),
-    "UserScramCredentialRecord": lambda d: (*NO_KEYS[:9], d.get("Name"), None),
-    "RemoveUserScramCredentialRecord": lambda d: (*NO_KEYS[:9], d.get("Name"), None),
-    "DelegationTokenRecord": _token_keys,
-    "RemoveDelegationTokenRecord": _token_keys,
-    "FeatureLevelRecord": lambda d: (*NO_KEYS[:10], d.get("Name")),
-}
+_KEYS = {name: _key_function(sources) for name, sources in KEY_SOURCES.items()}
+_other_keys = _key_function(OTHER_KEYS)
 
 
 KEYLESS = {
@@ -128,17 +157,12 @@ KEYLESS = {
     "RemoveAccessControlEntryRecord": "only the ACL's id, which no key column holds (join on record_json)",
 }
 """Record types without key columns, with the reason (``tests/test_spark_tables.py`` fails when a
-type is in neither this nor ``_KEYS``)."""
+type is in neither this nor :data:`KEY_SOURCES`)."""
 
 
 def key_columns_of(name: str) -> Callable[[dict[str, Any]], tuple[Any, ...]] | None:
     """The key-column function of record type ``name`` (None: it has none, see :data:`KEYLESS`)."""
     return _KEYS.get(name)
-
-
-def _other_keys(d: dict[str, Any]) -> tuple[Any, ...]:
-    """A record type without keys of its own: a topic id or broker id if it carries one."""
-    return (_tid(d), None, _int(d.get("PartitionId")), _int(d.get("BrokerId")), *NO_KEYS[4:])
 
 
 def keys_of(name: str, d: dict[str, Any]) -> tuple[Any, ...]:

@@ -147,6 +147,17 @@ pub fn frame(d: &[u8], pos: usize, end: usize, count: usize, base_offset: i64, b
     Ok((out, stats))
 }
 
+/// The records of `d[pos..end]` as (offset, timestamp, value) spans, with the counters: `frame`
+/// with each record's time (the Spark `records` table's rows).
+pub fn frame_timed(d: &[u8], pos: usize, end: usize, count: usize, base_offset: i64, base_ts: i64) -> Result<(Vec<(i64, i64, Span)>, [u64; 4]), Failure> {
+    let mut out = Vec::with_capacity(count.min(end.saturating_sub(pos)));
+    let stats = walk(d, pos, end, count, base_offset, base_ts, |offset, ts, _key, value| {
+        out.push((offset, ts, value));
+        Ok(())
+    })?;
+    Ok((out, stats))
+}
+
 /// A value span's bytes: `data[a:a+n]` clamped as Python slices it (the empty value for a null one
 /// is never asked for: callers check for None first).
 pub fn span_bytes(d: &[u8], s: (usize, i64)) -> &[u8] {

@@ -304,6 +304,7 @@ pub fn j_list<'a>(
 }
 
 /// A struct field, nullable ones behind their marker byte (`rt::nullable_struct`).
+#[allow(dead_code)] // no bundled metadata schema has a struct field outside an array today
 pub fn j_struct<'a>(
     b: &'a [u8],
     p: &mut usize,

@@ -32,6 +32,7 @@ mod batches;
 mod entries;
 mod generated;
 mod json;
+mod records_table;
 mod replay;
 mod rt;
 
@@ -86,6 +87,41 @@ fn kafka_json_text(value: &[u8]) -> Option<(u8, u8, String)> {
     let mut text = Vec::with_capacity(value.len() * 2);
     let (key, version) = json::record_text(value, &mut text, &mut json::Caps::none()).ok()?;
     String::from_utf8(text).ok().map(|t| (key, version, t))
+}
+
+/// Add a Spark `records` row per record of a batch's records area `data[pos:end]` to `cols`
+/// (`records_table.rs`); `fallback(i)` makes record `i`'s row in Python where the native writers do
+/// not. The batch's four counters, or None when the area does not frame.
+#[pyfunction]
+#[allow(clippy::too_many_arguments)]
+fn add_record_rows(
+    cols: &Bound<'_, records_table::RecordColumns>,
+    rules: &Bound<'_, records_table::RecordRules>,
+    data: &[u8],
+    pos: usize,
+    end: usize,
+    count: usize,
+    base_offset: i64,
+    base_ts: i64,
+    batch: records_table::BatchRow,
+    fallback: &Bound<'_, PyAny>,
+) -> PyResult<Option<(u64, u64, u64, u64)>> {
+    if pos > end || end > data.len() {
+        return Err(PyValueError::new_err("records area outside the buffer"));
+    }
+    let stats = records_table::add_rows(
+        &mut cols.borrow_mut(),
+        &rules.borrow(),
+        data,
+        pos,
+        end,
+        count,
+        base_offset,
+        base_ts,
+        batch,
+        fallback,
+    )?;
+    Ok(stats.map(|s| (s[0], s[1], s[2], s[3])))
 }
 
 /// A positional record's value read by its raw decoder (what the replay loop reads), its fields as
@@ -245,6 +281,9 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(decode_value, m)?)?;
     m.add_function(wrap_pyfunction!(decode_raw_fields, m)?)?;
     m.add_function(wrap_pyfunction!(kafka_json_text, m)?)?;
+    m.add_function(wrap_pyfunction!(add_record_rows, m)?)?;
+    m.add_class::<records_table::RecordColumns>()?;
+    m.add_class::<records_table::RecordRules>()?;
     m.add_function(wrap_pyfunction!(decode_control_value, m)?)?;
     m.add_function(wrap_pyfunction!(version, m)?)?;
     m.add_function(wrap_pyfunction!(crc32c_of, m)?)?;

@@ -1,0 +1,174 @@
+"""The ``records`` table made by the native core: a batch's rows in one call, as Arrow buffers.
+
+:func:`.decode.add_record_rows` makes a row per record in Python: decode the value, write Kafka's
+JSON, read the key columns, then turn 30 lists of Python objects into Arrow arrays, about 25 us a
+row. Here ``metashell._native.add_record_rows`` frames the batch, writes each record's JSON from its
+bytes with the generated writers, reads its key columns from the same :data:`.key_columns.KEY_SOURCES`,
+and appends to columns it holds in Rust; :meth:`NativeRecordRows.take` hands them to pyarrow as
+buffers, with no Python object per value.
+
+What the native core does not take it hands back, record by record, to :func:`.decode.record_row`
+(the Python engine's own row), which makes it in its place: control records, redacted types, a
+client quota's entity, a record it refuses (Python then says what is wrong with it). So the table is
+the same whichever engine made it, row for row and in the same order; ``tests/test_spark_tables.py``
+compares the two on every fixture and corpus file.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from functools import cache
+from typing import Any
+
+import pyarrow as pa
+
+from metashell.log.batch import ATTR_TIMESTAMP_TYPE
+from metashell.protocol.metadata import record_keys, record_types
+from metashell.tree.redact import REDACTED_RECORDS, is_sensitive_config
+
+from .decode import ROWS_PER_BATCH, FileContext, add_record_rows, record_row
+from .key_columns import KEY_COLUMNS, KEY_SOURCES, OTHER_KEYS, PYTHON_ONLY_SOURCES, RESOURCE_TYPE_NAMES
+from .schemas import RECORDS
+
+__all__ = ["NativeRecordRows", "native_record_sink", "record_rules"]
+
+HEAD = 5
+"""The constant columns a row starts with: cluster, node, directory, file, file kind."""
+MAX_HELD = 256 << 20
+"""Text a batch of rows may hold before it is handed out (Arrow's string offsets are 32-bit)."""
+TRANSACTION_MARKERS = ("BeginTransactionRecord", "EndTransactionRecord", "AbortTransactionRecord")
+
+
+def _sources(sources: dict[str, tuple[str, str]]) -> list[tuple[int, str, str]]:
+    return [(KEY_COLUMNS.index(column), how, arg) for column, (how, arg) in sources.items()]
+
+
+@cache
+def record_rules(native: Any, redact: bool) -> Any:
+    """The native core's ``RecordRules``: names by api key, transaction markers, the types whose
+    rows Python makes (redacted ones when redacting, and those with a Python-only key source), and
+    the key columns' sources."""
+    keys = record_keys()
+    native_keys = {
+        keys[name]: _sources(sources)
+        for name, sources in KEY_SOURCES.items()
+        if name in keys and not any(how in PYTHON_ONLY_SOURCES for how, _arg in sources.values())
+    }
+    python = [keys[name] for name in KEY_SOURCES if name in keys and keys[name] not in native_keys]
+    config = None
+    if redact:  # a config's value is redacted by Python, when it is sensitive
+        python += [keys[name] for name in REDACTED_RECORDS if name in keys and name != "ConfigRecord"]
+        config = (keys["ConfigRecord"], is_sensitive_config)
+    return native.RecordRules(
+        dict(record_types()),
+        [keys[name] for name in TRANSACTION_MARKERS if name in keys],
+        python,
+        native_keys,
+        _sources(OTHER_KEYS),
+        {how: {int(k): v for k, v in names.items()} for how, names in RESOURCE_TYPE_NAMES.items()},
+        config,
+    )
+
+
+def check_columns(native: Any) -> None:
+    """The native row's columns are the ``records`` schema's after its constant ones."""
+    want = [(f.name, _kind(f.type)) for f in list(RECORDS)[HEAD:]]
+    got = [tuple(c) for c in native.RecordColumns.columns()]
+    if got != want:
+        raise RuntimeError(f"the native records row {got} is not the schema's {want}")
+
+
+def _kind(t: pa.DataType) -> str:
+    if pa.types.is_int64(t) or pa.types.is_timestamp(t):
+        return "i64"
+    if pa.types.is_int32(t):
+        return "i32"
+    if pa.types.is_boolean(t):
+        return "bool"
+    return "str"
+
+
+class NativeRecordRows:
+    """A :class:`.decode.RowBuffer` for the ``records`` table whose rows the native core makes
+    (``add`` still takes a whole row made in Python)."""
+
+    def __init__(self, native: Any, head: tuple[Any, ...]) -> None:
+        check_columns(native)
+        self.native = native
+        self.head = head
+        self.cols = native.RecordColumns()
+
+    def __len__(self) -> int:
+        n: int = len(self.cols)
+        return n
+
+    def full(self) -> bool:
+        """Rows enough for a record batch, or text near what one may hold."""
+        return len(self.cols) >= ROWS_PER_BATCH or self.cols.held() >= MAX_HELD
+
+    def add(self, row: tuple[Any, ...]) -> None:
+        self.cols.push_row(row[HEAD:])
+
+    def add_batch(
+        self, rules: Any, batch: Any, consts: tuple[Any, ...], python_row: Callable[[int], tuple[Any, ...]]
+    ) -> bool:
+        """The rows of a data batch; False when its records area does not frame (the caller then
+        reads it in Python, which says what is wrong)."""
+        data, start, end, _compressed = batch._records_area()
+        log_append = batch.max_timestamp if batch.attributes & ATTR_TIMESTAMP_TYPE else None
+        stats = self.native.add_record_rows(
+            self.cols,
+            rules,
+            data,
+            start,
+            end,
+            batch.records_count,
+            batch.base_offset,
+            batch.base_timestamp,
+            (batch.position, batch.base_offset, batch.partition_leader_epoch, log_append, *consts),
+            python_row,
+        )
+        if stats is None:
+            return False
+        batch.stats = stats
+        return True
+
+    def take(self) -> pa.RecordBatch:
+        n = len(self.cols)
+        arrays = [pa.array([v] * n, type=f.type) for v, f in zip(self.head, RECORDS, strict=False)]
+        for (valid, values, offsets, nulls), f in zip(self.cols.take(), list(RECORDS)[HEAD:], strict=True):
+            buffers = [pa.py_buffer(valid) if valid is not None else None]
+            if offsets is not None:
+                buffers.append(pa.py_buffer(offsets))
+            buffers.append(pa.py_buffer(values))
+            arrays.append(pa.Array.from_buffers(f.type, n, buffers, null_count=nulls))
+        return pa.RecordBatch.from_arrays(arrays, schema=RECORDS)
+
+
+def native_record_sink(c: FileContext, native: Any) -> Callable[[Any], None]:
+    """``records`` by the native core: control batches, and batches whose records area does not
+    frame, are read by :func:`.decode.add_record_rows` as the Python engine reads them."""
+    unit = c.unit
+    out = c.out = NativeRecordRows(native, (*c.head, unit.file, unit.kind))
+    rules = record_rules(native, c.redact)
+    snap, seq, since, redact = c.snap_offset, unit.replay_seq, unit.replay_from, c.redact
+    consts = (snap, seq, since)
+
+    def python(batch: Any) -> None:
+        add_record_rows(
+            out, c.head, unit.file, unit.kind, batch, batch.entries(),
+            snap_offset=snap, replay_seq=seq, replay_from=since, redact=redact,
+        )  # fmt: skip
+
+    def records(batch: Any) -> None:
+        if batch.is_control:
+            python(batch)
+            return
+
+        def python_row(i: int) -> tuple[Any, ...]:
+            return record_row(batch, batch.entries()[i], snap, seq, since, redact)
+
+        if not out.add_batch(rules, batch, consts, python_row):
+            python(batch)
+
+    return records

@@ -1,0 +1,533 @@
+//! The Spark `records` table's rows made natively: a batch's records framed (`entries.rs`), each
+//! record's JSON written from its bytes (`json.rs`, by the generated writers) and its key columns
+//! read from its top-level fields, into Arrow columns that Python hands to pyarrow as buffers
+//! (`metashell/spark/native_records.py`).
+//!
+//! `metashell/spark/decode.py` makes the same rows in Python, and remains the reference: a record
+//! this module does not take (a refused value, a type whose keys need Python, a redacted type) is
+//! made by the Python callback it is given, in its place, so the rows come out in the same order
+//! whichever engine made each one. The differential tests hold the two tables equal.
+
+use pyo3::exceptions::PyValueError;
+use pyo3::prelude::*;
+use pyo3::types::{PyBytes, PyDict, PyTuple};
+
+use crate::entries;
+use crate::generated::KEY_NAMES;
+use crate::json::{self, Cap, Caps};
+
+/// The columns a row is made of after the constant ones (dataset, file, file kind), with their
+/// kinds, in the `records` schema's order: `native_records.py` checks them against the schema.
+pub const ROW_COLUMNS: [(&str, &str); 25] = [
+    ("batch_position", "i64"),
+    ("batch_base_offset", "i64"),
+    ("offset", "i64"),
+    ("log_offset", "i64"),
+    ("leader_epoch", "i32"),
+    ("timestamp", "i64"),
+    ("in_snapshot", "bool"),
+    ("is_control", "bool"),
+    ("is_transaction_marker", "bool"),
+    ("replay_seq", "i32"),
+    ("replayed", "bool"),
+    ("record_type", "str"),
+    ("record_version", "i32"),
+    ("record_json", "str"),
+    ("topic_id", "str"),
+    ("topic_name", "str"),
+    ("partition_id", "i32"),
+    ("broker_id", "i32"),
+    ("controller_id", "i32"),
+    ("resource_type", "str"),
+    ("resource_name", "str"),
+    ("config_name", "str"),
+    ("principal", "str"),
+    ("user_name", "str"),
+    ("feature_name", "str"),
+];
+const KEYS_AT: usize = 14;
+const MAX_MS: i64 = i64::MAX / 1000;
+
+enum Values {
+    I64(Vec<i64>),
+    I32(Vec<i32>),
+    Bool(Vec<bool>),
+    Str(Vec<i32>, Vec<u8>),
+}
+
+/// One Arrow column being filled: its values and which of them are valid.
+struct Col {
+    values: Values,
+    valid: Vec<bool>,
+    nulls: usize,
+}
+
+impl Col {
+    fn new(kind: &str) -> Col {
+        let values = match kind {
+            "i64" => Values::I64(Vec::new()),
+            "i32" => Values::I32(Vec::new()),
+            "bool" => Values::Bool(Vec::new()),
+            _ => Values::Str(vec![0], Vec::new()),
+        };
+        Col { values, valid: Vec::new(), nulls: 0 }
+    }
+
+    fn null(&mut self) {
+        self.valid.push(false);
+        self.nulls += 1;
+        match &mut self.values {
+            Values::I64(v) => v.push(0),
+            Values::I32(v) => v.push(0),
+            Values::Bool(v) => v.push(false),
+            Values::Str(off, data) => off.push(data.len() as i32),
+        }
+    }
+
+    /// An int; false (nothing added) when the column does not hold ints or it does not fit.
+    fn int(&mut self, x: i64) -> bool {
+        match &mut self.values {
+            Values::I64(v) => v.push(x),
+            Values::I32(v) => match i32::try_from(x) {
+                Ok(x) => v.push(x),
+                Err(_) => return false,
+            },
+            _ => return false,
+        }
+        self.valid.push(true);
+        true
+    }
+
+    fn boolean(&mut self, x: bool) -> bool {
+        let Values::Bool(v) = &mut self.values else { return false };
+        v.push(x);
+        self.valid.push(true);
+        true
+    }
+
+    fn text(&mut self, s: &[u8]) -> bool {
+        let Values::Str(off, data) = &mut self.values else { return false };
+        data.extend_from_slice(s);
+        off.push(data.len() as i32);
+        self.valid.push(true);
+        true
+    }
+
+    fn held(&self) -> usize {
+        match &self.values {
+            Values::Str(_, data) => data.len(),
+            _ => 0,
+        }
+    }
+}
+
+fn bits(v: &[bool]) -> Vec<u8> {
+    let mut out = vec![0u8; v.len().div_ceil(8)];
+    for (i, _) in v.iter().enumerate().filter(|(_, x)| **x) {
+        out[i / 8] |= 1 << (i % 8);
+    }
+    out
+}
+
+/// Rows of the `records` table after its constant columns, as Arrow buffers.
+#[pyclass]
+pub struct RecordColumns {
+    cols: Vec<Col>,
+    rows: usize,
+}
+
+#[pymethods]
+impl RecordColumns {
+    #[new]
+    fn new() -> Self {
+        RecordColumns { cols: ROW_COLUMNS.iter().map(|(_, k)| Col::new(k)).collect(), rows: 0 }
+    }
+
+    /// The (name, kind) of each column.
+    #[staticmethod]
+    fn columns() -> Vec<(&'static str, &'static str)> {
+        ROW_COLUMNS.to_vec()
+    }
+
+    fn __len__(&self) -> usize {
+        self.rows
+    }
+
+    /// Bytes of text held (the string columns' data), so that a batch stays far below Arrow's 2 GB.
+    fn held(&self) -> usize {
+        self.cols.iter().map(Col::held).sum()
+    }
+
+    /// Add a row made in Python (the values after the constant columns).
+    fn push_row(&mut self, row: &Bound<'_, PyTuple>) -> PyResult<()> {
+        if row.len() != self.cols.len() {
+            return Err(PyValueError::new_err(format!("a records row of {} values", row.len())));
+        }
+        for (i, value) in row.iter().enumerate() {
+            let col = &mut self.cols[i];
+            let ok = if value.is_none() {
+                col.null();
+                true
+            } else if let Ok(b) = value.cast::<pyo3::types::PyBool>() {
+                col.boolean(b.is_true())
+            } else if let Ok(s) = value.cast::<pyo3::types::PyString>() {
+                col.text(s.to_str()?.as_bytes())
+            } else {
+                col.int(value.extract::<i64>()?)
+            };
+            if !ok {
+                self.truncate_to(self.rows);
+                return Err(PyValueError::new_err(format!("{} cannot hold {value}", ROW_COLUMNS[i].0)));
+            }
+        }
+        self.rows += 1;
+        Ok(())
+    }
+
+    /// The columns as (validity bitmap or None, values, offsets or None, null count), emptied.
+    #[allow(clippy::type_complexity)]
+    fn take<'py>(
+        &mut self,
+        py: Python<'py>,
+    ) -> Vec<(Option<Bound<'py, PyBytes>>, Bound<'py, PyBytes>, Option<Bound<'py, PyBytes>>, usize)> {
+        let fresh = RecordColumns::new();
+        let cols = std::mem::replace(&mut self.cols, fresh.cols);
+        self.rows = 0;
+        cols.into_iter()
+            .map(|c| {
+                let valid = (c.nulls > 0).then(|| PyBytes::new(py, &bits(&c.valid)));
+                let (values, offsets) = match c.values {
+                    Values::I64(v) => (PyBytes::new(py, &v.iter().flat_map(|x| x.to_le_bytes()).collect::<Vec<u8>>()), None),
+                    Values::I32(v) => (PyBytes::new(py, &v.iter().flat_map(|x| x.to_le_bytes()).collect::<Vec<u8>>()), None),
+                    Values::Bool(v) => (PyBytes::new(py, &bits(&v)), None),
+                    Values::Str(off, data) => (
+                        PyBytes::new(py, &data),
+                        Some(PyBytes::new(py, &off.iter().flat_map(|x| x.to_le_bytes()).collect::<Vec<u8>>())),
+                    ),
+                };
+                (valid, values, offsets, c.nulls)
+            })
+            .collect()
+    }
+}
+
+impl RecordColumns {
+    /// Drop a half-added row (a Python row with a value a column cannot hold).
+    fn truncate_to(&mut self, rows: usize) {
+        for c in &mut self.cols {
+            if c.valid.len() > rows {
+                c.valid.truncate(rows);
+                c.nulls = c.valid.iter().filter(|x| !**x).count();
+                match &mut c.values {
+                    Values::I64(v) => v.truncate(rows),
+                    Values::I32(v) => v.truncate(rows),
+                    Values::Bool(v) => v.truncate(rows),
+                    Values::Str(off, data) => {
+                        off.truncate(rows + 1);
+                        data.truncate(off[rows] as usize);
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// Where a key column's value comes from (`spark/key_columns.py`'s sources).
+enum How {
+    Uuid(u16),
+    Int(u16),
+    Get(u16),
+    Text(u16),
+    Named(u16, usize),
+    Const(String),
+}
+
+/// What makes a record's row natively: record names, which types are transaction markers or left to
+/// Python, the key columns' sources by type, and the resource type names.
+#[pyclass]
+pub struct RecordRules {
+    names: Vec<Option<String>>,
+    marker: Vec<bool>,
+    python: Vec<bool>,
+    keys: Vec<Option<Vec<(usize, How)>>>,
+    other: Vec<(usize, How)>,
+    maps: Vec<std::collections::HashMap<i64, String>>,
+    /// When redacting: the ConfigRecord's api key, its ResourceType, Name and Value fields, and
+    /// Python's `is_sensitive_config(resource_type, name)`, whose answers are kept by (type, name).
+    config: Option<(usize, [u16; 3], Py<PyAny>)>,
+    sensitive: std::sync::Mutex<std::collections::HashMap<(i64, String), bool>>,
+}
+
+fn field_key(name: &str) -> u16 {
+    KEY_NAMES.iter().position(|k| *k == name).map_or(u16::MAX, |i| i as u16)
+}
+
+#[pymethods]
+impl RecordRules {
+    /// `names`: api key -> schema name; `markers`, `python`: api keys; `keys`: api key -> [(column
+    /// 0..10, how, argument)], how being uuid, int, get, text, const or the name of one of `maps`
+    /// ({int: text}, an int field's name); `other`: the same for types without their own;
+    /// `config`: when redacting, the ConfigRecord's api key and `is_sensitive_config` (a record
+    /// whose value is sensitive has its row made in Python, which redacts it).
+    #[new]
+    fn new(
+        names: &Bound<'_, PyDict>,
+        markers: Vec<i64>,
+        python: Vec<i64>,
+        keys: &Bound<'_, PyDict>,
+        other: Vec<(usize, String, String)>,
+        maps: &Bound<'_, PyDict>,
+        config: Option<(usize, Py<PyAny>)>,
+    ) -> PyResult<Self> {
+        let mut map_names: Vec<String> = Vec::new();
+        let mut map_values = Vec::new();
+        for (k, v) in maps.iter() {
+            map_names.push(k.extract()?);
+            map_values.push(v.extract()?);
+        }
+        let how = |(col, how, arg): (usize, String, String)| -> PyResult<(usize, How)> {
+            if col >= ROW_COLUMNS.len() - KEYS_AT {
+                return Err(PyValueError::new_err(format!("no key column {col}")));
+            }
+            let h = match how.as_str() {
+                "uuid" => How::Uuid(field_key(&arg)),
+                "int" => How::Int(field_key(&arg)),
+                "get" => How::Get(field_key(&arg)),
+                "text" => How::Text(field_key(&arg)),
+                "const" => How::Const(arg),
+                map => match map_names.iter().position(|m| m == map) {
+                    Some(i) => How::Named(field_key(&arg), i),
+                    None => return Err(PyValueError::new_err(format!("no key source {how}"))),
+                },
+            };
+            Ok((col + KEYS_AT, h))
+        };
+        let mut rules = RecordRules {
+            names: vec![None; 128],
+            marker: vec![false; 128],
+            python: vec![false; 128],
+            keys: (0..128).map(|_| None).collect(),
+            other: other.into_iter().map(how).collect::<PyResult<_>>()?,
+            maps: map_values,
+            config: config.map(|(k, f)| (k, [field_key("ResourceType"), field_key("Name"), field_key("Value")], f)),
+            sensitive: Default::default(),
+        };
+        for (k, v) in names.iter() {
+            let k: usize = k.extract()?;
+            if k < 128 {
+                rules.names[k] = Some(v.extract()?);
+            }
+        }
+        for (list, flags) in [(markers, &mut rules.marker), (python, &mut rules.python)] {
+            for k in list {
+                if (0..128).contains(&k) {
+                    flags[k as usize] = true;
+                }
+            }
+        }
+        for (k, v) in keys.iter() {
+            let k: usize = k.extract()?;
+            let sources: Vec<(usize, String, String)> = v.extract()?;
+            if k < 128 {
+                rules.keys[k] = Some(sources.into_iter().map(how).collect::<PyResult<_>>()?);
+            }
+        }
+        Ok(rules)
+    }
+}
+
+impl RecordRules {
+    /// Whether record type `k`'s row, with these top-level fields, must be made in Python: a type
+    /// left to Python, or a config whose value is to be redacted (asked of Python once per
+    /// resource type and name).
+    fn to_python(&self, py: Python<'_>, k: usize, caps: &Caps<'_>) -> PyResult<bool> {
+        if self.python[k] {
+            return Ok(true);
+        }
+        let Some((key, [rtype, name, value], sensitive)) = &self.config else { return Ok(false) };
+        if *key != k || !matches!(caps.get(*value), Some(Cap::Str(_))) {
+            return Ok(false);
+        }
+        let (Some(Cap::Int(t)), Some(Cap::Str(n))) = (caps.get(*rtype), caps.get(*name)) else {
+            return Ok(true);
+        };
+        let mut seen = self.sensitive.lock().map_err(|_| PyValueError::new_err("poisoned"))?;
+        if let Some(answer) = seen.get(&(t, n.to_string())) {
+            return Ok(*answer);
+        }
+        let answer: bool = sensitive.bind(py).call1((t, n))?.is_truthy()?;
+        if seen.len() < 65536 {
+            seen.insert((t, n.to_string()), answer);
+        }
+        Ok(answer)
+    }
+}
+
+/// A key column's value: null, an int, or text (a span of the scratch buffer).
+#[derive(Clone, Copy)]
+enum KeyVal {
+    Null,
+    Int(i64),
+    Text(usize, usize),
+}
+
+/// The key columns of a record from its top-level fields; None when Python must make the row.
+fn key_values(rules: &RecordRules, sources: &[(usize, How)], caps: &Caps<'_>, text: &mut Vec<u8>) -> Option<[KeyVal; 11]> {
+    let mut out = [KeyVal::Null; 11];
+    for (col, how) in sources {
+        let slot = &mut out[col - KEYS_AT];
+        let put = |s: &[u8], text: &mut Vec<u8>| {
+            let a = text.len();
+            text.extend_from_slice(s);
+            KeyVal::Text(a, text.len())
+        };
+        *slot = match how {
+            How::Const(s) => put(s.as_bytes(), text),
+            How::Uuid(k) => match caps.get(*k) {
+                None | Some(Cap::Null) => KeyVal::Null,
+                Some(Cap::Uuid(raw)) => {
+                    let a = text.len();
+                    json::uuid_text(text, raw);
+                    KeyVal::Text(a, text.len())
+                }
+                _ => return None,
+            },
+            How::Int(k) => match caps.get(*k) {
+                None | Some(Cap::Null) | Some(Cap::Str(_)) | Some(Cap::Uuid(_)) => KeyVal::Null,
+                Some(Cap::Int(v)) => KeyVal::Int(v),
+                Some(Cap::Other) => return None,
+            },
+            How::Get(k) => match caps.get(*k) {
+                None | Some(Cap::Null) => KeyVal::Null,
+                Some(Cap::Int(v)) => KeyVal::Int(v),
+                Some(Cap::Str(s)) => put(s.as_bytes(), text),
+                _ => return None,
+            },
+            How::Text(k) => match caps.get(*k) {
+                None | Some(Cap::Null) => KeyVal::Null,
+                Some(Cap::Str("")) => KeyVal::Null,
+                Some(Cap::Str(s)) => put(s.as_bytes(), text),
+                _ => return None,
+            },
+            How::Named(k, m) => match caps.get(*k) {
+                Some(Cap::Int(v)) => match rules.maps[*m].get(&v) {
+                    Some(name) => put(name.as_bytes(), text),
+                    None => put(v.to_string().as_bytes(), text),
+                },
+                _ => return None,
+            },
+        };
+    }
+    Some(out)
+}
+
+/// Whether key column `col` holds `key` (an int column an int within 32 bits, a string column
+/// text); a row with one it does not is made by Python, which says what is wrong.
+fn fits(col: usize, key: &KeyVal) -> bool {
+    match (ROW_COLUMNS[col].1, key) {
+        (_, KeyVal::Null) => true,
+        ("i32", KeyVal::Int(v)) => i32::try_from(*v).is_ok(),
+        ("str", KeyVal::Text(..)) => true,
+        _ => false,
+    }
+}
+
+/// A batch's constants: its file position, base offset, leader epoch, the time every record has
+/// (LogAppendTime) if any, the log offset a snapshot's records stand at, the file's replay sequence,
+/// and the offset replay starts from.
+pub type BatchRow = (i64, i64, i32, Option<i64>, Option<i64>, Option<i32>, i64);
+
+/// Add a row per record of the batch's records area `data[pos..end]`; `fallback(i)` makes record
+/// `i`'s row in Python where this does not. The batch's counters, or None when the area does not
+/// frame (Python then reads the batch, and says what is wrong).
+#[allow(clippy::too_many_arguments)]
+pub fn add_rows(
+    cols: &mut RecordColumns,
+    rules: &RecordRules,
+    data: &[u8],
+    pos: usize,
+    end: usize,
+    count: usize,
+    base_offset: i64,
+    base_ts: i64,
+    batch: BatchRow,
+    fallback: &Bound<'_, PyAny>,
+) -> PyResult<Option<[u64; 4]>> {
+    let (position, base, epoch, ts_override, snap_offset, replay_seq, replay_from) = batch;
+    let (records, stats) = match entries::frame_timed(data, pos, end, count, base_offset, base_ts) {
+        Ok(x) => x,
+        Err(entries::Failure::Python(e)) => return Err(e),
+        Err(entries::Failure::Fault(_)) => return Ok(None),
+    };
+    let py = fallback.py();
+    let mut text = Vec::new();
+    let mut keys_text = Vec::new();
+    let mut caps = Caps::new();
+    for (i, (offset, ts, value)) in records.into_iter().enumerate() {
+        text.clear();
+        keys_text.clear();
+        caps.fields.clear();
+        let mut made = None;
+        if let Some(span) = value {
+            let v = entries::span_bytes(data, span);
+            if let Ok((key, version)) = json::record_text(v, &mut text, &mut caps) {
+                if !rules.to_python(py, key as usize, &caps)? {
+                    made = Some((key, version));
+                }
+            }
+        }
+        let made = made.and_then(|(key, version)| {
+            let k = key as usize;
+            let name = rules.names[k].as_ref()?;
+            let sources = rules.keys[k].as_deref().unwrap_or(&rules.other);
+            let keys = key_values(rules, sources, &caps, &mut keys_text)?;
+            Some((k, name, version, keys))
+        });
+        let made = made.filter(|(_, _, _, keys)| keys.iter().enumerate().all(|(j, key)| fits(KEYS_AT + j, key)));
+        let Some((k, name, version, keys)) = made else {
+            let row = fallback.call1((i,))?;
+            cols.push_row(row.cast::<PyTuple>()?)?;
+            continue;
+        };
+        let ts = ts_override.unwrap_or(ts);
+        let c = &mut cols.cols;
+        c[0].int(position);
+        c[1].int(base);
+        c[2].int(offset);
+        c[3].int(snap_offset.unwrap_or(offset));
+        c[4].int(epoch as i64);
+        if (0..=MAX_MS).contains(&ts) {
+            c[5].int(ts * 1000);
+        } else {
+            c[5].null();
+        }
+        c[6].boolean(snap_offset.is_some());
+        c[7].boolean(false);
+        c[8].boolean(rules.marker[k]);
+        match replay_seq {
+            Some(s) => c[9].int(s as i64),
+            None => {
+                c[9].null();
+                true
+            }
+        };
+        c[10].boolean(replay_seq.is_some() && (snap_offset.is_some() || offset >= replay_from));
+        c[11].text(name.as_bytes());
+        c[12].int(version as i64);
+        c[13].text(&text);
+        for (j, key) in keys.iter().enumerate() {
+            let col = &mut c[KEYS_AT + j];
+            match *key {
+                KeyVal::Null => col.null(),
+                KeyVal::Int(v) => {
+                    col.int(v);
+                }
+                KeyVal::Text(a, b) => {
+                    col.text(&keys_text[a..b]);
+                }
+            }
+        }
+        cols.rows += 1;
+    }
+    Ok(Some(stats))
+}

@@ -1,0 +1,124 @@
+"""The Spark ``records`` table made by the native core against the Python engine's, which is the
+reference: the same Arrow table, row for row, column for column (types and nulls included), with
+and without redaction, on every fixture and corpus directory and on damaged files; and the same
+``errors`` rows beside it.
+"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pytest
+from conftest import CORPUS, FIXTURES, corpus_paths, native_core
+
+from metashell.log.checksum import crc32c
+from metashell.spark.decode import read_file_table
+from metashell.spark.inputs import find_datasets, plan_units
+from metashell.spark.key_columns import KEY_COLUMNS, KEY_SOURCES, OTHER_KEYS, PYTHON_ONLY_SOURCES
+from metashell.spark.schemas import RECORDS
+
+
+def records_table(
+    paths: list[Path], engine: str, monkeypatch: pytest.MonkeyPatch, redact: bool = True
+) -> pa.Table:
+    """Every ``records`` row (and ``errors`` row) of the datasets under ``paths``, read by ``engine``."""
+    monkeypatch.setenv("METASHELL_ENGINE", engine)
+    batches = [
+        batch
+        for unit in plan_units(find_datasets([str(p) for p in paths]))
+        for batch in read_file_table("records", unit, redact=redact)
+    ]
+    rows = pa.Table.from_batches([b for b in batches if b.schema == RECORDS], schema=RECORDS)
+    problems = [b.to_pylist() for b in batches if b.schema != RECORDS]
+    return rows, problems
+
+
+def assert_same_tables(
+    paths: list[Path], monkeypatch: pytest.MonkeyPatch, redact: bool = True
+) -> tuple[int, list[Any]]:
+    """The two engines' tables are equal: (rows, the error rows)."""
+    want, want_problems = records_table(paths, "python", monkeypatch, redact)
+    got, got_problems = records_table(paths, "native", monkeypatch, redact)
+    assert got.schema == want.schema
+    assert got.num_rows == want.num_rows
+    for name in RECORDS.names:  # column by column, so that a failure names the column
+        a, b = got.column(name), want.column(name)
+        if not a.equals(b):
+            first = next(i for i in range(len(a)) if a[i] != b[i] or a[i].is_valid != b[i].is_valid)
+            raise AssertionError(f"{name} row {first}: native {a[first]!r}, python {b[first]!r}")
+    assert got_problems == want_problems
+    return want.num_rows, want_problems
+
+
+@pytest.fixture(autouse=True)
+def _native() -> Any:
+    return native_core()
+
+
+def test_the_fixtures_records_table_is_pythons(monkeypatch: pytest.MonkeyPatch) -> None:
+    rows, _ = assert_same_tables([FIXTURES], monkeypatch)
+    assert rows > 5_000
+
+
+def test_the_records_table_without_redaction_is_pythons(monkeypatch: pytest.MonkeyPatch) -> None:
+    assert assert_same_tables([FIXTURES / "kafka-4.4", FIXTURES / "demo"], monkeypatch, redact=False)[0] > 100
+
+
+def test_the_corpus_records_tables_are_pythons(monkeypatch: pytest.MonkeyPatch) -> None:
+    paths = corpus_paths()
+    if not paths:
+        pytest.skip(f"corpus not available: {CORPUS} is absent")
+    assert assert_same_tables(paths, monkeypatch)[0] > 10_000
+
+
+def _batches(data: bytes) -> list[tuple[int, int]]:
+    """(position, size) of each batch of a log file's bytes."""
+    out, pos = [], 0
+    while pos + 12 <= len(data):
+        size = 12 + int.from_bytes(data[pos + 8 : pos + 12], "big")
+        out.append((pos, size))
+        pos += size
+    return out
+
+
+def test_damaged_records_give_the_same_rows_and_errors(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A byte of a record changed and the batch's CRC made right again (so that the damage reaches
+    the records, as a forged file's would), in batch after batch of a real log, near a record's
+    framing and inside its value: the same rows, and the same error rows, on both engines."""
+    log = max(FIXTURES.rglob("*.log"), key=lambda p: p.stat().st_size)
+    source = log.parent.parent
+    original = log.read_bytes()
+    batches = _batches(original)
+    step = max(1, len(batches) // 30)
+    assert len(batches) > 20
+    whole = assert_same_tables([source], monkeypatch)[0]
+    cut = 0  # cases where the damage stopped the file (the records table ends the unit there)
+    for i, (pos, size) in enumerate(batches[1::step]):
+        for at in {pos + 61 + i % 7, pos + 61 + (i * 37) % (size - 61)}:
+            case = tmp_path / f"case{i}-{at}"
+            shutil.copytree(source, case)
+            data = bytearray(original)
+            data[at] ^= 0x5A if i % 2 else 0x01
+            data[pos + 17 : pos + 21] = crc32c(bytes(data[pos + 21 : pos + size])).to_bytes(4, "big")
+            (case / log.relative_to(source)).write_bytes(bytes(data))
+            cut += assert_same_tables([case], monkeypatch)[0] < whole
+    assert cut > 5  # the damage reached the error paths too
+
+
+def test_the_native_key_sources_are_the_registrys() -> None:
+    """Every key source names a key column and a field some record has; Python-only sources are
+    the only ones the native rules leave out."""
+    from metashell.protocol import registry
+    from metashell.protocol.metadata import record_types
+
+    fields = {f.name for name in record_types().values() for f in registry.spec(name).fields}
+    for sources in [*KEY_SOURCES.values(), OTHER_KEYS]:
+        for column, (how, arg) in sources.items():
+            assert column in KEY_COLUMNS
+            assert how == "const" or arg in fields, (how, arg)
+    assert {"quota_entity"} == PYTHON_ONLY_SOURCES
