@@ -44,6 +44,7 @@ sys.path.insert(0, str(REPO / "bench"))
 
 import metagen
 
+from metashell.engine import current
 from metashell.image.loader import load_directory
 from metashell.spark.inputs import find_datasets, plan_units
 
@@ -160,11 +161,15 @@ def spark_run(cores: int, dirs: list[str], sample: str | None) -> dict[str, floa
         spark.stop()
 
 
-def spark_run_in_child(cores: int, dirs: list[str], pin: bool, sample: Path | None) -> dict[str, float]:
-    """:func:`spark_run` in a new process (a fresh JVM), pinned to ``cores`` CPUs when ``pin``."""
+def spark_run_in_child(
+    cores: int, dirs: list[str], pin: bool, sample: Path | None, engine: str
+) -> dict[str, float]:
+    """:func:`spark_run` in a new process (a fresh JVM), pinned to ``cores`` CPUs when ``pin``, its
+    Python workers on ``engine`` (``METASHELL_ENGINE``)."""
     spec = {"cores": cores, "dirs": dirs, "pin": pin, "sample": None if sample is None else str(sample)}
     cmd = [sys.executable, __file__, "--child", json.dumps(spec)]
-    done = subprocess.run(cmd, check=False, capture_output=True, text=True)
+    env = {**os.environ, "METASHELL_ENGINE": engine}
+    done = subprocess.run(cmd, check=False, capture_output=True, text=True, env=env)
     if done.returncode != 0:
         sys.exit(f"the {cores}-core Spark run failed:\n{done.stderr[-3000:]}")
     return json.loads(done.stdout.strip().splitlines()[-1])
@@ -186,6 +191,11 @@ def main() -> int:
         dest="pin",
         action="store_false",
         help="let local[1] use every CPU (the JVM converts beside the Python worker)",
+    )
+    ap.add_argument(
+        "--engines",
+        default="python,native",
+        help="the engines the Spark workers run, side by side (default: python,native)",
     )
     ap.add_argument("--child", help=argparse.SUPPRESS)
     args = ap.parse_args()
@@ -219,26 +229,35 @@ def main() -> int:
         }
         lines.append(f"\n{name}: {len(dirs)} dir(s), {size / 1e6:.0f} MB in {len(units)} unit(s)")
         lines.append(
-            f"  in-process loader: {applied:,} records applied in {load_s:.1f} s = {loader:,.0f} records/s"
+            f"  in-process loader ({current().name} engine): {applied:,} records applied in {load_s:.1f} s"
+            f" = {loader:,.0f} records/s"
         )
-        lines.append(f"  {'':<24} {'1 core':>20} {'2 cores':>20} {'speed-up':>9}")
-        per: dict[int, dict[str, float]] = {}
-        for cores in (1, 2):
-            per[cores] = spark_run_in_child(cores, dirs, args.pin, sample if name == fleet_name else None)
-        res["spark"] = per
-        recs = per[1]["records"]
-        measured = [
-            ("records table", recs, "records_s"),
-            ("partitions (image) table", applied, "partitions_s"),
-        ]
-        if "floor" in per[1]:
-            measured.append(("Spark alone (records)", per[1]["floor"], "floor_s"))
-        for what, count, key in measured:
-            r1, r2 = count / per[1][key], count / per[2][key]
-            lines.append(
-                f"  {what:<24} {r1:>12,.0f} rec/s {r2:>12,.0f} rec/s {r2 / r1:>8.2f}x"
-                f"   per core vs loader: {r1 / loader:.2f}x"
-            )
+        lines.append(f"  {'':<34} {'1 core':>20} {'2 cores':>20} {'speed-up':>9}")
+        engines = args.engines.split(",")
+        res["spark"] = runs = {}
+        for engine in engines:
+            per: dict[int, dict[str, float]] = {}
+            for cores in (1, 2):
+                floor = sample if name == fleet_name and engine == engines[-1] else None
+                per[cores] = spark_run_in_child(cores, dirs, args.pin, floor, engine)
+            runs[engine] = per
+            measured = [
+                (f"records table ({engine})", per[1]["records"], "records_s"),
+                (f"partitions table ({engine})", applied, "partitions_s"),
+            ]
+            if "floor" in per[1]:
+                measured.append(("Spark alone (records)", per[1]["floor"], "floor_s"))
+            for what, count, key in measured:
+                r1, r2 = count / per[1][key], count / per[2][key]
+                lines.append(
+                    f"  {what:<34} {r1:>12,.0f} rec/s {r2:>12,.0f} rec/s {r2 / r1:>8.2f}x"
+                    f"   per core vs loader: {r1 / loader:.2f}x"
+                )
+            if "floor" in per[1]:
+                floor_rate = per[1]["floor"] / per[1]["floor_s"]
+                for engine_run, p1 in runs.items():
+                    share = p1[1]["records"] / p1[1]["records_s"] / floor_rate
+                    lines.append(f"  records ({engine_run}) on 1 core: {share:.0%} of Spark's floor")
         results[name] = res
     print(metagen.machine_line("Spark rows per second, 1 and 2 cores"))
     print("\n".join(lines))

@@ -17,14 +17,30 @@ loader only counts each (it publishes the snapshot at its end).  The sink takes 
 """
 
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Protocol
 
 from metashell.log.batch_index import BatchIndex
 from metashell.log.compression import LIMITS
 from metashell.log.progress import LOAD
 from metashell.log.records import INT64_MAX
 
-__all__ = ["MAX_BATCHES", "BulkSink", "LogCursor"]
+__all__ = ["MAX_BATCHES", "BatchRun", "BulkSink", "LogCursor"]
+
+
+class BatchRun(Protocol):
+    """What the scan offers its buffer to before each batch: the loader's :class:`LogCursor`, or
+    the Spark ``records`` table's (``metashell.spark.native_records``)."""
+
+    @property
+    def ready(self) -> bool:
+        """Whether to offer the buffer now."""
+        ...
+
+    def run(self, buf: bytes, pos: int, end: int, base: int) -> int:
+        """Take the batches of ``buf[pos:end]`` it can (``base``: the file position of ``buf[0]``);
+        returns where the scan goes on."""
+        ...
+
 
 BulkSink = Callable[[bytes, int, int, int, tuple[int, int, int, bool, int, bool]], Any]
 """``sink(buf, pos, end, base, (next offset, offset bound, max records, verify CRC, max batches,

@@ -21,7 +21,7 @@ from metashell.log.problems import WarnFn, log_warning
 from metashell.log.scan import BatchScan, Tail
 
 if TYPE_CHECKING:
-    from metashell.log.bulk import LogCursor
+    from metashell.log.bulk import BatchRun
 
 __all__ = ["DEFAULT_CHUNK", "iter_file_batches", "open_regular", "read_batch_at"]
 
@@ -107,7 +107,7 @@ def iter_file_batches(
     verify_crc: bool = True,
     decode: bool = True,
     chunk_size: int = DEFAULT_CHUNK,
-    bulk: LogCursor | None = None,
+    bulk: BatchRun | None = None,
 ) -> Iterator[RecordBatch]:
     """Yield the batches of the file at ``path`` from byte ``position`` on (see ``iter_batches``).
 

@@ -32,7 +32,7 @@ from metashell.log.problems import CorruptBatchError, LogWarning, WarnFn, log_wa
 from metashell.log.records import RecordError, decode_entries
 
 if TYPE_CHECKING:
-    from metashell.log.bulk import LogCursor
+    from metashell.log.bulk import BatchRun
 
 __all__ = ["BatchScan", "Tail", "iter_batches"]
 
@@ -105,7 +105,7 @@ class BatchScan:
         self.stop = ""
         self.stop_pos = 0
         self.need = 0
-        self.bulk: LogCursor | None = None
+        self.bulk: BatchRun | None = None
         """Offered the buffer before each batch once ready (``metashell.log.bulk``)."""
 
     def corrupt(self, message: str, position: int, tail: Tail, after: int | None) -> None:

@@ -34,6 +34,8 @@ from .key_columns import NO_KEYS, broker_event, keys_of
 from .schemas import ERRORS
 
 if TYPE_CHECKING:
+    from metashell.log.bulk import BatchRun
+
     from .tables import Table
 
 __all__ = ["ROWS_PER_BATCH", "RowBuffer", "add_record_rows", "read_file_table", "record_row"]
@@ -118,6 +120,7 @@ class FileContext:
     redact: bool
     records: int = 0
     batches: int = 0
+    bulk: BatchRun | None = None  # takes runs of batches whole (the native records table)
     last_contained: int | None = None  # the snapshot header's time (snapshots table)
 
 
@@ -153,7 +156,11 @@ def read_file_table(
         start = first_batch_at_or_after(unit.file, unit.lo)
         if start is not None:
             for batch in iter_file_batches(
-                unit.file, position=start, warn=warned, lenient_tail=unit.lenient_tail and unit.hi is None
+                unit.file,
+                position=start,
+                warn=warned,
+                lenient_tail=unit.lenient_tail and unit.hi is None,
+                bulk=context.bulk,
             ):
                 if unit.hi is not None and batch.position >= unit.hi:
                     break

@@ -23,6 +23,7 @@ from typing import Any
 import pyarrow as pa
 
 from metashell.log.batch import ATTR_TIMESTAMP_TYPE
+from metashell.log.compression import LIMITS
 from metashell.protocol.metadata import record_keys, record_types
 from metashell.tree.redact import REDACTED_RECORDS, is_sensitive_config
 
@@ -135,7 +136,7 @@ class NativeRecordRows:
 
     def take(self) -> pa.RecordBatch:
         n = len(self.cols)
-        arrays = [pa.array([v] * n, type=f.type) for v, f in zip(self.head, RECORDS, strict=False)]
+        arrays = [pa.repeat(pa.scalar(v, type=f.type), n) for v, f in zip(self.head, RECORDS, strict=False)]
         for (valid, values, offsets, nulls), f in zip(self.cols.take(), list(RECORDS)[HEAD:], strict=True):
             buffers = [pa.py_buffer(valid) if valid is not None else None]
             if offsets is not None:
@@ -143,6 +144,30 @@ class NativeRecordRows:
             buffers.append(pa.py_buffer(values))
             arrays.append(pa.Array.from_buffers(f.type, n, buffers, null_count=nulls))
         return pa.RecordBatch.from_arrays(arrays, schema=RECORDS)
+
+
+class RecordsRun:
+    """Runs of plain batches, offered by the scan before each batch it would read in Python
+    (:class:`metashell.log.bulk.BatchRun`): their rows are made in one native call, with no Python
+    object per batch. A batch that is anything else (compressed, control, LogAppendTime, a bad
+    CRC, records that do not frame or need Python) ends the run, and the scan reads it as always;
+    a run also ends at the unit's end and when the rows fill a record batch."""
+
+    def __init__(self, out: NativeRecordRows, rules: Any, consts: tuple[Any, ...], hi: int | None) -> None:
+        self.out, self.rules, self.consts = out, rules, consts
+        self.limits = (LIMITS.max_records, True, hi, ROWS_PER_BATCH)
+        self.batches = 0
+
+    @property
+    def ready(self) -> bool:
+        return not self.out.full()
+
+    def run(self, buf: bytes, pos: int, end: int, base: int) -> int:
+        stop, taken = self.out.native.add_record_batches(
+            self.out.cols, self.rules, buf, pos, end, base, self.limits, self.consts
+        )
+        self.batches += taken
+        return int(stop)
 
 
 def native_record_sink(c: FileContext, native: Any) -> Callable[[Any], None]:
@@ -159,6 +184,8 @@ def native_record_sink(c: FileContext, native: Any) -> Callable[[Any], None]:
             out, c.head, unit.file, unit.kind, batch, batch.entries(),
             snap_offset=snap, replay_seq=seq, replay_from=since, redact=redact,
         )  # fmt: skip
+
+    c.bulk = RecordsRun(out, rules, consts, unit.hi)
 
     def records(batch: Any) -> None:
         if batch.is_control:

@@ -23,7 +23,7 @@ use pyo3::types::{PyBytes, PyString};
 use crate::entries;
 use crate::replay::Ctx;
 
-const HEADER: usize = 61;
+pub const HEADER: usize = 61;
 const LOG_OVERHEAD: i64 = 12;
 
 fn be<const N: usize>(b: &[u8], at: usize) -> [u8; N] {
@@ -33,20 +33,21 @@ fn be<const N: usize>(b: &[u8], at: usize) -> [u8; N] {
 }
 
 /// The fields of a batch header that the loop reads.
-struct Header {
-    base: i64,
-    size: i64,
-    epoch: i32,
-    magic: i8,
-    crc: u32,
-    attributes: i16,
-    last_delta: i32,
-    base_ts: i64,
-    max_ts: i64,
-    count: i32,
+pub struct Header {
+    pub base: i64,
+    pub size: i64,
+    pub epoch: i32,
+    pub magic: i8,
+    pub crc: u32,
+    pub attributes: i16,
+    pub last_delta: i32,
+    pub base_ts: i64,
+    pub max_ts: i64,
+    pub count: i32,
 }
 
-fn header(h: &[u8]) -> Header {
+/// The header of the batch whose first `HEADER` bytes are `h`.
+pub fn header(h: &[u8]) -> Header {
     Header {
         base: i64::from_be_bytes(be(h, 0)),
         size: i32::from_be_bytes(be(h, 8)) as i64 + LOG_OVERHEAD,

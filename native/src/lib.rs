@@ -119,9 +119,33 @@ fn add_record_rows(
         base_offset,
         base_ts,
         batch,
-        fallback,
+        fallback.py(),
+        Some(fallback),
     )?;
     Ok(stats.map(|s| (s[0], s[1], s[2], s[3])))
+}
+
+/// Add the `records` rows of a run of plain batches of `buf[pos:end]` (`records_table::add_batches`;
+/// `base`: the file position of `buf[0]`; `limits`: max records a batch, verify CRC, the unit's end
+/// position or None, rows to stop at; `consts`: a snapshot's log offset, the replay sequence, the
+/// offset replay starts from). Returns (where it stopped, batches taken).
+#[pyfunction]
+#[allow(clippy::too_many_arguments)]
+fn add_record_batches(
+    py: Python<'_>,
+    cols: &Bound<'_, records_table::RecordColumns>,
+    rules: &Bound<'_, records_table::RecordRules>,
+    buf: &[u8],
+    pos: usize,
+    end: usize,
+    base: i64,
+    limits: records_table::RunLimits,
+    consts: (Option<i64>, Option<i32>, i64),
+) -> PyResult<(usize, u64)> {
+    if pos > end || end > buf.len() {
+        return Err(PyValueError::new_err("batches outside the buffer"));
+    }
+    records_table::add_batches(py, &mut cols.borrow_mut(), &rules.borrow(), buf, pos, end, base, limits, consts)
 }
 
 /// A positional record's value read by its raw decoder (what the replay loop reads), its fields as
@@ -282,6 +306,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(decode_raw_fields, m)?)?;
     m.add_function(wrap_pyfunction!(kafka_json_text, m)?)?;
     m.add_function(wrap_pyfunction!(add_record_rows, m)?)?;
+    m.add_function(wrap_pyfunction!(add_record_batches, m)?)?;
     m.add_class::<records_table::RecordColumns>()?;
     m.add_class::<records_table::RecordRules>()?;
     m.add_function(wrap_pyfunction!(decode_control_value, m)?)?;

@@ -216,8 +216,8 @@ impl RecordColumns {
     fn truncate_to(&mut self, rows: usize) {
         for c in &mut self.cols {
             if c.valid.len() > rows {
+                c.nulls -= c.valid[rows..].iter().filter(|x| !**x).count();
                 c.valid.truncate(rows);
-                c.nulls = c.valid.iter().filter(|x| !**x).count();
                 match &mut c.values {
                     Values::I64(v) => v.truncate(rows),
                     Values::I32(v) => v.truncate(rows),
@@ -439,7 +439,8 @@ pub type BatchRow = (i64, i64, i32, Option<i64>, Option<i64>, Option<i32>, i64);
 
 /// Add a row per record of the batch's records area `data[pos..end]`; `fallback(i)` makes record
 /// `i`'s row in Python where this does not. The batch's counters, or None when the area does not
-/// frame (Python then reads the batch, and says what is wrong).
+/// frame (Python then reads the batch, and says what is wrong), or, without a fallback, when a
+/// record needs Python (the batch's rows are then taken back: Python makes them all).
 #[allow(clippy::too_many_arguments)]
 pub fn add_rows(
     cols: &mut RecordColumns,
@@ -451,7 +452,8 @@ pub fn add_rows(
     base_offset: i64,
     base_ts: i64,
     batch: BatchRow,
-    fallback: &Bound<'_, PyAny>,
+    py: Python<'_>,
+    fallback: Option<&Bound<'_, PyAny>>,
 ) -> PyResult<Option<[u64; 4]>> {
     let (position, base, epoch, ts_override, snap_offset, replay_seq, replay_from) = batch;
     let (records, stats) = match entries::frame_timed(data, pos, end, count, base_offset, base_ts) {
@@ -459,7 +461,7 @@ pub fn add_rows(
         Err(entries::Failure::Python(e)) => return Err(e),
         Err(entries::Failure::Fault(_)) => return Ok(None),
     };
-    let py = fallback.py();
+    let rows_before = cols.rows;
     let mut text = Vec::new();
     let mut keys_text = Vec::new();
     let mut caps = Caps::new();
@@ -485,6 +487,11 @@ pub fn add_rows(
         });
         let made = made.filter(|(_, _, _, keys)| keys.iter().enumerate().all(|(j, key)| fits(KEYS_AT + j, key)));
         let Some((k, name, version, keys)) = made else {
+            let Some(fallback) = fallback else {
+                cols.truncate_to(rows_before);
+                cols.rows = rows_before;
+                return Ok(None);
+            };
             let row = fallback.call1((i,))?;
             cols.push_row(row.cast::<PyTuple>()?)?;
             continue;
@@ -530,4 +537,57 @@ pub fn add_rows(
         cols.rows += 1;
     }
     Ok(Some(stats))
+}
+
+/// What bounds a run of batches: records a batch may hold, whether to check CRCs, the file position
+/// at which the unit ends (batches starting there are not its own), and rows to stop at.
+pub type RunLimits = (i64, bool, Option<i64>, usize);
+
+/// The rows of the plain batches of `buf[pos..end]` (`base`: the file position of `buf[0]`): whole,
+/// uncompressed, CreateTime, not control, with a good CRC, records that frame and none that needs
+/// Python. Stops at the first other batch (the scan reads it in Python), at the unit's end, or once
+/// `max_rows` rows are held. Returns where it stopped and the batches it took.
+#[allow(clippy::too_many_arguments)]
+pub fn add_batches(
+    py: Python<'_>,
+    cols: &mut RecordColumns,
+    rules: &RecordRules,
+    buf: &[u8],
+    mut pos: usize,
+    end: usize,
+    base: i64,
+    limits: RunLimits,
+    consts: (Option<i64>, Option<i32>, i64),
+) -> PyResult<(usize, u64)> {
+    use crate::batches::{header, HEADER};
+    let (max_records, verify_crc, hi, max_rows) = limits;
+    let (snap_offset, replay_seq, replay_from) = consts;
+    let mut taken = 0u64;
+    while pos < end && end - pos >= HEADER && cols.rows < max_rows {
+        if hi.is_some_and(|hi| base + pos as i64 >= hi) {
+            break;
+        }
+        let h = header(&buf[pos..pos + HEADER]);
+        let plain = h.size >= HEADER as i64
+            && h.size <= (end - pos) as i64
+            && h.magic == 2
+            && h.attributes & 0x2F == 0
+            && 0 <= h.count as i64
+            && h.count as i64 <= max_records;
+        if !plain {
+            break;
+        }
+        let stop = pos + h.size as usize;
+        if verify_crc && ::crc32c::crc32c(&buf[pos + 21..stop]) != h.crc {
+            break;
+        }
+        let row = (base + pos as i64, h.base, h.epoch, None, snap_offset, replay_seq, replay_from);
+        let got = add_rows(cols, rules, buf, pos + HEADER, stop, h.count as usize, h.base, h.base_ts, row, py, None)?;
+        if got.is_none() {
+            break;
+        }
+        taken += 1;
+        pos = stop;
+    }
+    Ok((pos, taken))
 }
