@@ -5,8 +5,9 @@ counting disagreements and crashes.
 
     python scripts/fuzz_native.py --cases 1000000 [--seed 1]
 
-Each case is decoded by both engines, and by the native raw decoders the replay loop reads (as ``tests/test_native_differential.py`` does, which runs a
-few thousand through hypothesis); a disagreement or any exception other than a record error is
+Each case is decoded by both engines, by the native raw decoders the replay loop reads, and written
+as Kafka's JSON by the native writers the Spark ``records`` table uses (as
+``tests/test_native_differential.py`` does, which runs a few thousand through hypothesis); a disagreement or any exception other than a record error is
 printed with its bytes and counted.  The last line is the summary the closing notes quote.  A panic
 in Rust would reach Python as ``pyo3_runtime.PanicException`` and count as a crash; an abort would
 end the process, so the summary line would be missing.
@@ -26,6 +27,7 @@ sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
 from test_native_differential import (
     _damaged,
     entries_outcome,
+    json_agrees,
     native_entries,
     python_control,
     python_value,
@@ -92,7 +94,11 @@ def main() -> int:
                     value = bytes([1, rng.randrange(32), rng.randrange(6)]) + rng.randbytes(rng.randrange(64))
                 want, got = python_value(value), _native.decode_value(value)
                 taken += want is not None
-                if typed(got and tuple(got)) != typed(want) or not raw_agrees(_native, value, want):
+                if (
+                    typed(got and tuple(got)) != typed(want)
+                    or not raw_agrees(_native, value, want)
+                    or not json_agrees(_native, value, must_take=False)
+                ):
                     disagreements += 1
                     print(f"value disagreement: {value.hex()}", flush=True)
             elif kind == "control":

@@ -15,6 +15,7 @@ import pytest
 from conftest import CORPUS, FIXTURES, corpus_paths, native_core
 
 from metashell.log.checksum import crc32c
+from metashell.log.encoding import build_batch
 from metashell.spark.decode import read_file_table
 from metashell.spark.inputs import find_datasets, plan_units
 from metashell.spark.key_columns import KEY_COLUMNS, KEY_SOURCES, OTHER_KEYS, PYTHON_ONLY_SOURCES
@@ -108,6 +109,34 @@ def test_damaged_records_give_the_same_rows_and_errors(
             (case / log.relative_to(source)).write_bytes(bytes(data))
             cut += assert_same_tables([case], monkeypatch)[0] < whole
     assert cut > 5  # the damage reached the error paths too
+
+
+def test_a_record_without_a_value_is_an_error_row_not_a_crash(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A record whose value is null (KRaft writes none) ends the unit with the usual error, on both
+    engines (it was a TypeError that escaped every table)."""
+    case = tmp_path / "c"
+    shutil.copytree(FIXTURES / "kafka-4.4", case)
+    log = sorted(case.rglob("*.log"))[-1]
+    data = log.read_bytes()
+    last = _batches(data)[-1]
+    next_offset = (
+        int.from_bytes(data[last[0] : last[0] + 8], "big")
+        + 1
+        + int.from_bytes(data[last[0] + 23 : last[0] + 27], "big")
+    )
+    log.write_bytes(data + build_batch(next_offset, 1, [(None, None)], 1_700_000_000_000))
+    rows, _ = assert_same_tables([case], monkeypatch)
+    monkeypatch.setenv("METASHELL_ENGINE", "native")
+    errors = [
+        row
+        for unit in plan_units(find_datasets([str(case)]))
+        for batch in read_file_table("errors", unit)
+        for row in batch.to_pylist()
+    ]
+    assert any("null value" in row["message"] for row in errors), errors
+    assert rows > 0
 
 
 def test_the_native_key_sources_are_the_registrys() -> None:

@@ -160,6 +160,8 @@ def _read_header(value: bytes, end: int) -> tuple[int, int, int]:
 def decode_metadata_record(value: bytes) -> MetadataRecord:
     """Decode a framed metadata record value.  Raises ``DecodeError`` (offsets within ``value``)."""
     if value.__class__ is not bytes:
+        if value is None:  # a record whose value length is -1: nothing to decode
+            raise DecodeError("metadata record with a null value")
         value = bytes(value)
     end = len(value)
     fast = _by_prefix.get(value[:3])
