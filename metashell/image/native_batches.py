@@ -4,9 +4,11 @@ batches straight from a segment's bytes (``native/src/batches.rs``; the reader's
 
 Each batch is applied as :meth:`ImageLoader.apply_batch <.batch_loader.ImageLoader.apply_batch>`
 applies it: its records by the native replay loop (the replayer's own Python method for any record
-the native rules do not take), then, for a log batch, ``end_batch`` and the journal's mark (a
-directory's snapshot batch is only counted: the snapshot is published at its end), under the
-image's lock.  The Python engine, ``--snapshot`` files (Kafka's delta rules) and time travel
+the native rules do not take), then, for a log batch, what ``end_batch`` publishes and the journal's
+mark (a directory's snapshot batch is only counted: the snapshot is published at its end), under
+the image's lock.  The provenance is read once a call and written back at its end, and the marks
+come back as columns for :meth:`Timeline.extend_marks <.timeline.Timeline.extend_marks>`: no
+Python call per batch.  The Python engine, ``--snapshot`` files (Kafka's delta rules) and time travel
 (records past a point) read every batch in Python.
 """
 
@@ -34,13 +36,11 @@ def log_sink(loader: ImageLoader) -> BulkSink | None:
         r = loader.replayer
         log = limits[5]  # else a directory's snapshot: its batches are only counted
         timeline = loader.timeline if log else None
-        hooks = (
-            r._replay_one_native,
-            r.end_batch if log else None,
-            None if timeline is None else timeline.mark,
-            r.image.provenance,
-        )
+        hooks = (r._replay_one_native, r.image.provenance, None if timeline is None else timeline.entries)
         with r.image.lock:
-            return apply(buf, pos, end, base, limits, r, _CONSTANTS, r.intern_cache(), hooks)
+            *done, marks = apply(buf, pos, end, base, limits, r, _CONSTANTS, r.intern_cache(), hooks)
+            if marks is not None and timeline is not None:
+                timeline.extend_marks(*marks)
+        return done
 
     return sink

@@ -159,6 +159,14 @@ class Timeline:
         self._prov.extend((p.offset, p.epoch, p.timestamp, p.records, p.batches))
         self._txn_open.append(txn_open)
 
+    def extend_marks(self, last: bytes, length: bytes, prov: bytes, txn_open: bytes) -> None:
+        """The marks of a run of batches the native batch loop applied, as :meth:`mark` would have
+        made them one by one (native-endian int64 columns; ``prov`` five to a mark)."""
+        self._last.frombytes(last)
+        self._length.frombytes(length)
+        self._prov.frombytes(prov)
+        self._txn_open += txn_open
+
     def finish(self, segment_bases: dict[str, int], enter: Callable[[int, Journal], None]) -> None:
         """The load is over (including what it applies after the log, e.g. quorum-state).
 

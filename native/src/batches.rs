@@ -13,12 +13,13 @@
 //!
 //! Each batch's records are applied as `NativeReplay._replay_entries_native` applies them (runs of
 //! the rules in `replay.rs`, every other record through the replayer's own Python method), then its
-//! provenance is published by the replayer's `end_batch` and the time-travel journal marked, and
-//! its index row kept (returned as columns). `tests/test_native_differential.py` holds directory
+//! provenance is published as the replayer's `end_batch` publishes it (kept here for the call and
+//! written back at its end) and its time-travel journal mark and index row kept (both returned as
+//! columns). `tests/test_native_differential.py` holds directory
 //! loads equal on both engines: tree, warnings, index and every point in time.
 
 use pyo3::prelude::*;
-use pyo3::types::{PyBytes, PyString};
+use pyo3::types::{PyBytes, PyList, PyString};
 
 use crate::entries;
 use crate::replay::Ctx;
@@ -69,8 +70,8 @@ pub struct Cursor {
     pub max_records: i64,
     pub verify_crc: bool,
     pub max_batches: usize,
-    /// Log batches: offsets must continue the log, and each batch is published (`end_batch`, the
-    /// journal's mark). Else a snapshot's: no offset rule but lastOffsetDelta = count - 1, and each
+    /// Log batches: offsets must continue the log, and each batch is published (as `end_batch`
+    /// does) and marked in the journal. Else a snapshot's: no offset rule but lastOffsetDelta = count - 1, and each
     /// batch only counted, as `apply_batch(publish=False)` does.
     pub log: bool,
 }
@@ -88,13 +89,68 @@ pub struct Done {
     pub count: Vec<i32>,
 }
 
-/// The Python methods a batch calls: the replayer's record fallback and `end_batch` (None for a
-/// snapshot's batches), and the timeline's `mark` (None without a journal).
+/// What a batch touches in Python: the replayer's record fallback, the image's provenance, and the
+/// time-travel journal's entries (None without a journal).
 pub struct Hooks<'py> {
     pub one_record: Bound<'py, PyAny>,
-    pub end_batch: Option<Bound<'py, PyAny>>,
-    pub mark: Option<Bound<'py, PyAny>>,
     pub provenance: Bound<'py, PyAny>,
+    pub journal: Option<Bound<'py, PyList>>,
+}
+
+/// The image's provenance counters while a call runs: read from Python once at its start and
+/// written back once at its end, so that a batch costs no attribute access (nothing a batch's
+/// records run in Python reads them: only `end_batch` and `finish_snapshot` do).
+struct Prov<'py> {
+    offset: Bound<'py, PyAny>,
+    epoch: Bound<'py, PyAny>,
+    timestamp: Bound<'py, PyAny>,
+    records: i64,
+    batches: i64,
+    /// Whether `offset`, `epoch`, `timestamp` were published by a batch of this call (ints).
+    published: Option<(i64, i64, i64)>,
+}
+
+const PROV: [&str; 5] = ["offset", "epoch", "timestamp", "records", "batches"];
+
+impl<'py> Prov<'py> {
+    fn read(p: &Bound<'py, PyAny>) -> PyResult<Self> {
+        Ok(Prov {
+            offset: p.getattr(PROV[0])?,
+            epoch: p.getattr(PROV[1])?,
+            timestamp: p.getattr(PROV[2])?,
+            records: p.getattr(PROV[3])?.extract()?,
+            batches: p.getattr(PROV[4])?.extract()?,
+            published: None,
+        })
+    }
+
+    fn write(&self, p: &Bound<'py, PyAny>) -> PyResult<()> {
+        if let Some((offset, epoch, timestamp)) = self.published {
+            p.setattr(PROV[0], offset)?;
+            p.setattr(PROV[1], epoch)?;
+            p.setattr(PROV[2], timestamp)?;
+        }
+        p.setattr(PROV[3], self.records)?;
+        p.setattr(PROV[4], self.batches)
+    }
+
+    /// The (offset, epoch, timestamp) a journal mark keeps: the published ones, else the ones the
+    /// call started with (None: Python's -1 would be wrong; the caller then marks in Python).
+    fn current(&self) -> PyResult<(i64, i64, i64)> {
+        match self.published {
+            Some(t) => Ok(t),
+            None => Ok((self.offset.extract()?, self.epoch.extract()?, self.timestamp.extract()?)),
+        }
+    }
+}
+
+/// The journal's marks of the batches a call applied (`Timeline.mark`'s arrays, as columns).
+#[derive(Default)]
+pub struct Marks {
+    pub last: Vec<i64>,
+    pub length: Vec<i64>,
+    pub prov: Vec<i64>,
+    pub txn_open: Vec<u8>,
 }
 
 /// A plain batch's records: (offset, value span) each.
@@ -173,10 +229,14 @@ pub fn apply<'py>(
     cur: &mut Cursor,
     ctx: &Ctx<'py>,
     hooks: &Hooks<'py>,
-) -> (Done, Option<PyErr>) {
+) -> (Done, Marks, Option<PyErr>) {
     let mut done = Done { pos, ..Done::default() };
-    let names = (pyo3::intern!(py, "_txn"), pyo3::intern!(py, "records"), pyo3::intern!(py, "in_transaction"));
-    let batches = pyo3::intern!(py, "batches");
+    let mut marks = Marks::default();
+    let txn = pyo3::intern!(py, "_txn");
+    let mut prov = match Prov::read(&hooks.provenance) {
+        Ok(p) => p,
+        Err(e) => return (done, marks, Some(e)),
+    };
     let result: PyResult<()> = (|| {
         while done.position.len() < cur.max_batches && done.pos < end {
             let at = done.pos;
@@ -184,18 +244,23 @@ pub fn apply<'py>(
                 break;
             };
             let last = h.base + h.last_delta as i64;
-            replay(py, ctx, hooks, names.0, buf, &records)?;
-            let p = &hooks.provenance;
-            p.setattr(names.1, p.getattr(names.1)?.add(h.count as i64)?)?;
-            match &hooks.end_batch {
-                Some(end_batch) => {
-                    end_batch.call1((last, h.epoch, h.max_ts))?;
+            replay(py, ctx, hooks, txn, buf, &records)?;
+            // `ImageLoader.apply_batch`: the records counted, then for a log batch `end_batch`
+            // (published unless a metadata transaction is open) and the journal's mark.
+            prov.records += h.count as i64;
+            prov.batches += 1;
+            if cur.log {
+                let open = !ctx.replayer().getattr(txn)?.is_none();
+                if !open {
+                    prov.published = Some((last, h.epoch as i64, h.max_ts));
                 }
-                None => p.setattr(batches, p.getattr(batches)?.add(1)?)?,
-            }
-            if let Some(mark) = &hooks.mark {
-                let open = ctx.replayer().getattr(names.2)?;
-                mark.call1((last, open))?;
+                if let Some(journal) = &hooks.journal {
+                    let (offset, epoch, timestamp) = prov.current()?;
+                    marks.last.push(last);
+                    marks.length.push(journal.len() as i64);
+                    marks.prov.extend_from_slice(&[offset, epoch, timestamp, prov.records, prov.batches]);
+                    marks.txn_open.push(open as u8);
+                }
             }
             done.position.push(base + at as i64);
             done.base.push(h.base);
@@ -209,7 +274,8 @@ pub fn apply<'py>(
         }
         Ok(())
     })();
-    (done, result.err())
+    let written = prov.write(&hooks.provenance);
+    (done, marks, result.err().or(written.err()))
 }
 
 /// A column as the native-endian bytes `array.frombytes` takes.

@@ -87,9 +87,10 @@ fn int_text(o: &mut Vec<u8>, v: i64) {
 }
 
 /// Python's `repr` of a float (what `json.dumps` writes), with its `NaN`, `Infinity`, `-Infinity`:
-/// the shortest digits that read back as the same float (Rust's `{:e}` finds them, as Python's
-/// `repr` does), laid out as Python lays them out (plain when the decimal point falls within 16
-/// digits either side, else `1.5e+16` / `1e-05`).
+/// the shortest digits that read back as the same float, the closest to it when several are as
+/// short (Ryu finds them, as Python's `repr` does by David Gay's algorithm), laid out as Python lays
+/// them out (plain when the decimal point falls within 16 digits either side, else `1.5e+16` /
+/// `1e-05`).
 pub fn float_text(o: &mut Vec<u8>, x: f64) {
     if x.is_nan() {
         o.extend_from_slice(b"NaN");
@@ -99,18 +100,33 @@ pub fn float_text(o: &mut Vec<u8>, x: f64) {
         o.extend_from_slice(if x > 0.0 { b"Infinity" } else { b"-Infinity" });
         return;
     }
-    let sci = format!("{x:e}");
-    let (mantissa, exp) = sci.split_once('e').unwrap_or((&sci, "0"));
-    let exp: i32 = exp.parse().unwrap_or(0);
-    let (neg, mantissa) = match mantissa.strip_prefix('-') {
-        Some(m) => (true, m),
-        None => (false, mantissa),
+    let mut buf = ryu::Buffer::new();
+    let text = buf.format_finite(x).as_bytes();
+    let (neg, text) = match text.split_first() {
+        Some((b'-', rest)) => (true, rest),
+        _ => (false, text),
     };
-    let digits: Vec<u8> = mantissa.bytes().filter(|c| *c != b'.').collect();
+    // Ryu writes `D.DDDeX`, `DDD.DDD` or `0.000DDD`: the significant digits and where the decimal
+    // point falls (the value is 0.DIGITS x 10^decpt).
+    let (mantissa, exp) = match text.iter().position(|c| *c == b'e' || *c == b'E') {
+        Some(i) => (&text[..i], std::str::from_utf8(&text[i + 1..]).ok().and_then(|e| e.parse::<i32>().ok()).unwrap_or(0)),
+        None => (text, 0),
+    };
+    let point = mantissa.iter().position(|c| *c == b'.').unwrap_or(mantissa.len()) as i32;
+    let all: Vec<u8> = mantissa.iter().copied().filter(|c| *c != b'.').collect();
+    let lead = all.iter().take_while(|c| **c == b'0').count();
+    let mut digits: Vec<u8> = all[lead..].to_vec();
+    while digits.len() > 1 && digits.last() == Some(&b'0') {
+        digits.pop();
+    }
     if neg {
         o.push(b'-');
     }
-    let decpt = exp + 1; // the value is 0.DIGITS x 10^decpt
+    if digits.is_empty() {
+        o.extend_from_slice(b"0.0"); // a zero
+        return;
+    }
+    let decpt = point + exp - lead as i32;
     if -4 < decpt && decpt <= 16 {
         if decpt <= 0 {
             o.extend_from_slice(b"0.");

@@ -210,10 +210,11 @@ fn replay_run<'py>(
 /// Apply the plain log batches of `buf[pos:end]` (`batches.rs`; `base`: the file position of
 /// `buf[0]`). `cursor`: (next offset, the segment's offset bound, max records a batch, verify CRC,
 /// max batches, log batches rather than a snapshot's); `hooks`: (the replayer's
-/// `_replay_one_native`, its `end_batch` or None for a snapshot, the timeline's `mark` or None, the
-/// image's provenance). Returns (where it stopped, records applied, the next
-/// offset, the index columns position, base, last, epoch, max timestamp, count as native-endian
-/// bytes, the exception that stopped it or None).
+/// `_replay_one_native`, the image's provenance, the journal's entries or None). Returns (where it
+/// stopped, records applied, the next offset, the index columns position, base, last, epoch, max
+/// timestamp, count as native-endian bytes, the exception that stopped it or None, and the journal
+/// marks of the batches applied: last offset, journal length, provenance (5 a mark) as
+/// native-endian bytes and whether a transaction was open, or None without a journal).
 #[pyfunction]
 #[allow(clippy::too_many_arguments, clippy::type_complexity)]
 fn apply_log_batches<'py>(
@@ -226,8 +227,15 @@ fn apply_log_batches<'py>(
     replayer: &Bound<'py, PyAny>,
     consts: &Bound<'py, pyo3::types::PyTuple>,
     cache: &Bound<'py, replay::InternCache>,
-    hooks: (Bound<'py, PyAny>, Option<Bound<'py, PyAny>>, Option<Bound<'py, PyAny>>, Bound<'py, PyAny>),
-) -> PyResult<(usize, u64, i64, [Bound<'py, pyo3::types::PyBytes>; 6], Option<Bound<'py, PyAny>>)> {
+    hooks: (Bound<'py, PyAny>, Bound<'py, PyAny>, Option<Bound<'py, pyo3::types::PyList>>),
+) -> PyResult<(
+    usize,
+    u64,
+    i64,
+    [Bound<'py, pyo3::types::PyBytes>; 6],
+    Option<Bound<'py, PyAny>>,
+    Option<[Bound<'py, pyo3::types::PyBytes>; 4]>,
+)> {
     if pos > end || end > buf.len() {
         return Err(PyValueError::new_err("batches outside the buffer"));
     }
@@ -240,9 +248,10 @@ fn apply_log_batches<'py>(
         log: cursor.5,
     };
     let ctx = replay::Ctx::new(py, replayer, consts, cache)?;
-    let (one_record, end_batch, mark, provenance) = hooks;
-    let hooks = batches::Hooks { one_record, end_batch, mark, provenance };
-    let (done, error) = batches::apply(py, buf, pos, end, base, &mut cur, &ctx, &hooks);
+    let (one_record, provenance, journal) = hooks;
+    let marked = journal.is_some();
+    let hooks = batches::Hooks { one_record, provenance, journal };
+    let (done, marks, error) = batches::apply(py, buf, pos, end, base, &mut cur, &ctx, &hooks);
     let ne64 = |v: i64| v.to_ne_bytes().to_vec();
     let ne32 = |v: i32| v.to_ne_bytes().to_vec();
     let columns = [
@@ -253,7 +262,18 @@ fn apply_log_batches<'py>(
         batches::column(py, &done.time, ne64)?,
         batches::column(py, &done.count, ne32)?,
     ];
-    Ok((done.pos, done.records, cur.next_offset, columns, error.map(|e| e.into_value(py).into_bound(py).into_any())))
+    let marks = if marked {
+        Some([
+            batches::column(py, &marks.last, ne64)?,
+            batches::column(py, &marks.length, ne64)?,
+            batches::column(py, &marks.prov, ne64)?,
+            rt::bytes_obj(py, &marks.txn_open)?.cast_into::<pyo3::types::PyBytes>()?,
+        ])
+    } else {
+        None
+    };
+    let error = error.map(|e| e.into_value(py).into_bound(py).into_any());
+    Ok((done.pos, done.records, cur.next_offset, columns, error, marks))
 }
 
 /// The Partition attributes `replay.rs` journals, in its order: a test holds them equal to
