@@ -1,8 +1,10 @@
 """The key columns of the ``records`` table, and the broker events, from a record's decoded data.
 
-Each record type has a function giving its topic id and name, partition, broker, controller,
-resource, config name, principal, user and feature (``None`` where it has none), or a reason in
-:data:`KEYLESS` not to; ``tests/test_spark_tables.py`` fails when a new type has neither.
+Each record type declares where its topic id and name, partition, broker, controller, resource,
+config name, principal, user and feature come from (:data:`KEY_SOURCES`; ``None`` where it has
+none), or gives a reason in :data:`KEYLESS` not to; ``tests/test_spark_tables.py`` fails when a new
+type has neither. The sources are data, not code, so that both engines read them: the functions
+here for the Python engine, ``native/src/records_table.rs`` for the native one.
 """
 
 from __future__ import annotations
@@ -47,6 +49,13 @@ KeySource = tuple[str, str]
 
 Declared as data, not code, so that the native core (``records_table.rs``) reads the same sources."""
 
+_TOKEN: dict[str, KeySource] = {
+    "resource_type": ("const", "DELEGATION_TOKEN"),
+    "resource_name": ("get", "TokenId"),
+    "principal": ("get", "Owner"),
+}
+"""A delegation token's key columns (its creation and its removal alike)."""
+
 KEY_SOURCES: dict[str, dict[str, KeySource]] = {
     "PartitionChangeRecord": {"topic_id": ("uuid", "TopicId"), "partition_id": ("int", "PartitionId")},
     "PartitionRecord": {"topic_id": ("uuid", "TopicId"), "partition_id": ("int", "PartitionId")},
@@ -78,16 +87,8 @@ KEY_SOURCES: dict[str, dict[str, KeySource]] = {
     },
     "UserScramCredentialRecord": {"user_name": ("get", "Name")},
     "RemoveUserScramCredentialRecord": {"user_name": ("get", "Name")},
-    "DelegationTokenRecord": {
-        "resource_type": ("const", "DELEGATION_TOKEN"),
-        "resource_name": ("get", "TokenId"),
-        "principal": ("get", "Owner"),
-    },
-    "RemoveDelegationTokenRecord": {
-        "resource_type": ("const", "DELEGATION_TOKEN"),
-        "resource_name": ("get", "TokenId"),
-        "principal": ("get", "Owner"),
-    },
+    "DelegationTokenRecord": _TOKEN,
+    "RemoveDelegationTokenRecord": _TOKEN,
     "FeatureLevelRecord": {"feature_name": ("get", "Name")},
 }
 """The key columns of each record type (columns not named are null)."""

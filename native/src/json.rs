@@ -13,7 +13,7 @@ use base64::Engine;
 use std::io::Write;
 
 use crate::generated;
-use crate::rt::{length, rd_i16, rd_i32, take, Fx, Miss, R};
+use crate::rt::{arr, length, rd_i16, rd_i32, take, Fx, Miss, R};
 
 /// A whole metadata record value (`01 <api key> <version> body`, both below 128, a version this
 /// build knows) as its data's JSON text appended to `o`: (api key, version). Refused like any field.
@@ -187,14 +187,6 @@ pub fn uuid_text(o: &mut Vec<u8>, raw: &[u8]) {
     let mut buf = [0u8; 24];
     let n = URL_SAFE_NO_PAD.encode_slice(raw, &mut buf).unwrap_or(0);
     o.extend_from_slice(&buf[..n]);
-}
-
-#[inline]
-fn arr<const N: usize>(b: &[u8], p: &mut usize) -> R<[u8; N]> {
-    let s = take(b, p, N)?;
-    let mut a = [0u8; N];
-    a.copy_from_slice(s);
-    Ok(a)
 }
 
 /// One fixed-size value.

@@ -63,8 +63,9 @@ pub fn take<'a>(b: &'a [u8], p: &mut usize, n: usize) -> R<&'a [u8]> {
     Ok(s)
 }
 
+/// `N` bytes, as an array.
 #[inline]
-fn arr<const N: usize>(b: &[u8], p: &mut usize) -> R<[u8; N]> {
+pub fn arr<const N: usize>(b: &[u8], p: &mut usize) -> R<[u8; N]> {
     let s = take(b, p, N)?;
     let mut a = [0u8; N];
     a.copy_from_slice(s);
