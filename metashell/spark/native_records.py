@@ -10,8 +10,8 @@ buffers, with no Python object per value.
 What the native core does not take it hands back, record by record, to :func:`.decode.record_row`
 (the Python engine's own row), which makes it in its place: control records, redacted types, a
 client quota's entity, a record it refuses (Python then says what is wrong with it). So the table is
-the same whichever engine made it, row for row and in the same order; ``tests/test_spark_tables.py``
-compares the two on every fixture and corpus file.
+the same whichever engine made it, row for row and in the same order; ``tests/test_spark_native.py``
+compares the two on every fixture and corpus directory and on damaged records.
 """
 
 from __future__ import annotations
