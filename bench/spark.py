@@ -21,9 +21,10 @@ CPU (Arrow-to-rows conversion then runs beside the Python worker, and ``local[1]
 * ``partitions`` image table: each directory replayed by the loader in a Python worker, its
   partitions turned into rows -- records/s counts the records the replay applied;
 * the in-process loader alone (``load_directory``), records it applied per second, one core;
-* Spark's own floor for the ``records`` schema, with the fleet: a data source that only hands Spark
-  ready Arrow batches (a sample of the fleet's ``records`` rows in an Arrow IPC file, read 8 times),
-  written to the same ``noop`` sink -- what Spark costs per row before any decoding.
+* Spark's own floor for each workload's ``records`` rows: a data source that only hands Spark
+  ready Arrow batches (a sample of that workload's own rows in an Arrow IPC file, the first rows of
+  each of its units, read 8 times), written to the same ``noop`` sink -- what Spark costs per row
+  of that workload before any decoding (a big cluster's snapshot rows are heavier than a fleet's).
 
 Targets: records/s per core >= 0.8 x the loader's, and >= 1.7 x from 1 to 2 cores on the fleet.
 """
@@ -84,15 +85,30 @@ def python_loader_rate(dirs: list[str]) -> float:
     return float(done.stdout.strip().splitlines()[-1])
 
 
+FLOOR_ROWS = 300_000
+"""About how many rows a floor sample holds (each unit of the workload gives its share)."""
+
+
 def write_floor_sample(dirs: list[str], out: Path) -> Path:
-    """Real ``records`` rows of the first few ``dirs`` in an Arrow IPC file (made once)."""
+    """Real ``records`` rows of the workload ``dirs`` in an Arrow IPC file (made once): the first
+    rows of each of its units, about :data:`FLOOR_ROWS` in all, so that the sample has the
+    workload's mix (a big cluster's snapshot rows are heavier than its log's)."""
     import pyarrow as pa
 
     from metashell.spark.decode import read_file_table
 
-    path = out / f"records-sample-{Path(dirs[0]).name}.arrow"
+    path = out / f"records-floor-{Path(dirs[0]).name}-{len(dirs)}.arrow"
     if not path.exists():
-        batches = [b for u in plan_units(find_datasets(dirs[:4])) for b in read_file_table("records", u)]
+        units = plan_units(find_datasets(dirs))
+        share = max(1, FLOOR_ROWS // len(units))
+        batches = []
+        for unit in units:
+            rows = 0
+            for b in read_file_table("records", unit):
+                batches.append(b)
+                rows += b.num_rows
+                if rows >= share:
+                    break
         with pa.ipc.new_file(str(path), batches[0].schema) as w:
             for b in batches:
                 w.write_batch(b)
@@ -136,7 +152,7 @@ def floor_source(sample: str) -> Any:
 
 def spark_run(cores: int, dirs: list[str], sample: str | None) -> dict[str, float]:
     """Seconds for the ``records`` and ``partitions`` tables of ``dirs``, and for the floor source
-    over ``sample`` when one is given (it measures Spark, not the workload: one workload is enough)."""
+    over ``sample`` (the workload's own rows) when one is given."""
     from metashell.spark import session
 
     spark = session(f"local[{cores}]", f"bench-{cores}", **{"spark.sql.shuffle.partitions": str(cores * 4)})
@@ -228,9 +244,8 @@ def main() -> int:
         if args.pin
         else "Spark runs not pinned: local[1] may use the second CPU too",
     ]
-    fleet_name = f"{n} clusters"
-    sample = write_floor_sample(workloads[fleet_name], args.out)
     for name, dirs in workloads.items():
+        sample = write_floor_sample(dirs, args.out)
         units = plan_units(find_datasets(dirs))
         size = sum(u.size for u in units if u.lo == 0)
         _total, applied, load_s = loader_rate(dirs)
@@ -257,7 +272,7 @@ def main() -> int:
         for engine in engines:
             per: dict[int, dict[str, float]] = {}
             for cores in (1, 2):
-                floor = sample if name == fleet_name and engine == engines[-1] else None
+                floor = sample if engine == engines[-1] else None
                 per[cores] = spark_run_in_child(cores, dirs, args.pin, floor, engine)
             runs[engine] = per
             measured = [
@@ -280,7 +295,9 @@ def main() -> int:
                 floor_rate = per[1]["floor"] / per[1]["floor_s"]
                 for engine_run, p1 in runs.items():
                     share = p1[1]["records"] / p1[1]["records_s"] / floor_rate
-                    lines.append(f"  records ({engine_run}) on 1 core: {share:.0%} of Spark's floor")
+                    lines.append(
+                        f"  records ({engine_run}) on 1 core: {share:.0%} of Spark's floor for these rows"
+                    )
         results[name] = res
     print(metagen.machine_line("Spark rows per second, 1 and 2 cores"))
     print("\n".join(lines))
