@@ -41,7 +41,8 @@ if TYPE_CHECKING:
 __all__ = ["ROWS_PER_BATCH", "RowBuffer", "add_record_rows", "read_file_table", "record_row"]
 
 ROWS_PER_BATCH = 8192
-_TRANSACTION_MARKERS = frozenset({"BeginTransactionRecord", "EndTransactionRecord", "AbortTransactionRecord"})
+TRANSACTION_MARKERS = frozenset({"BeginTransactionRecord", "EndTransactionRecord", "AbortTransactionRecord"})
+"""The record types that are transaction markers (``is_transaction_marker``), for both engines."""
 _to_json = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
 
 
@@ -239,7 +240,7 @@ def record_row(
             text = _to_json(redact_record_json(name, to_kafka_json(name, version, rec.data)))
         else:
             text = to_kafka_json_text(name, version, rec.data)
-        keys, marker = keys_of(name, rec.data), name in _TRANSACTION_MARKERS
+        keys, marker = keys_of(name, rec.data), name in TRANSACTION_MARKERS
     return (
         batch.position,
         batch.base_offset,

@@ -27,7 +27,7 @@ from metashell.log.compression import LIMITS
 from metashell.protocol.metadata import record_keys, record_types
 from metashell.tree.redact import REDACTED_RECORDS, is_sensitive_config
 
-from .decode import ROWS_PER_BATCH, FileContext, add_record_rows, record_row
+from .decode import ROWS_PER_BATCH, TRANSACTION_MARKERS, FileContext, add_record_rows, record_row
 from .key_columns import KEY_COLUMNS, KEY_SOURCES, OTHER_KEYS, PYTHON_ONLY_SOURCES, RESOURCE_TYPE_NAMES
 from .schemas import RECORDS
 
@@ -37,7 +37,6 @@ HEAD = 5
 """The constant columns a row starts with: cluster, node, directory, file, file kind."""
 MAX_HELD = 256 << 20
 """Text a batch of rows may hold before it is handed out (Arrow's string offsets are 32-bit)."""
-TRANSACTION_MARKERS = ("BeginTransactionRecord", "EndTransactionRecord", "AbortTransactionRecord")
 
 
 def _sources(sources: dict[str, tuple[str, str]]) -> list[tuple[int, str, str]]:
@@ -62,7 +61,7 @@ def record_rules(native: Any, redact: bool) -> Any:
         config = (keys["ConfigRecord"], is_sensitive_config)
     return native.RecordRules(
         dict(record_types()),
-        [keys[name] for name in TRANSACTION_MARKERS if name in keys],
+        sorted(keys[name] for name in TRANSACTION_MARKERS if name in keys),
         python,
         native_keys,
         _sources(OTHER_KEYS),
@@ -71,8 +70,10 @@ def record_rules(native: Any, redact: bool) -> Any:
     )
 
 
+@cache
 def check_columns(native: Any) -> None:
-    """The native row's columns are the ``records`` schema's after its constant ones."""
+    """The native row's columns are the ``records`` schema's after its constant ones (checked once
+    a process)."""
     want = [(f.name, _kind(f.type)) for f in list(RECORDS)[HEAD:]]
     got = [tuple(c) for c in native.RecordColumns.columns()]
     if got != want:
@@ -156,17 +157,15 @@ class RecordsRun:
     def __init__(self, out: NativeRecordRows, rules: Any, consts: tuple[Any, ...], hi: int | None) -> None:
         self.out, self.rules, self.consts = out, rules, consts
         self.limits = (LIMITS.max_records, True, hi, ROWS_PER_BATCH)
-        self.batches = 0
 
     @property
     def ready(self) -> bool:
         return not self.out.full()
 
     def run(self, buf: bytes, pos: int, end: int, base: int) -> int:
-        stop, taken = self.out.native.add_record_batches(
+        stop, _taken = self.out.native.add_record_batches(
             self.out.cols, self.rules, buf, pos, end, base, self.limits, self.consts
         )
-        self.batches += taken
         return int(stop)
 
 

@@ -153,8 +153,8 @@ pub struct Marks {
     pub txn_open: Vec<u8>,
 }
 
-/// A plain batch's records: (offset, value span) each.
-type Framed = Vec<(i64, entries::Span)>;
+/// A plain batch's records.
+type Framed = Vec<entries::Frame>;
 
 /// Whether the batch at `pos` is plain (module docstring); its records when it is.
 fn plain(buf: &[u8], pos: usize, end: usize, cur: &Cursor) -> PyResult<Option<(Header, Framed)>> {
@@ -206,7 +206,7 @@ fn replay<'py>(
                 break;
             }
         }
-        let (offset, value) = records[i];
+        let (offset, _ts, value) = records[i];
         let value = match value {
             None => py.None().into_bound(py),
             Some(span) => crate::rt::bytes_obj(py, entries::span_bytes(buf, span))?,

@@ -136,20 +136,13 @@ pub fn decode<'py>(
     Ok((out, stats))
 }
 
-/// The records of `d[pos..end]` as (offset, value) spans, with the counters: what `decode` reads,
-/// accepted and refused alike, with no Python object made (the native batch loop's records).
-pub fn frame(d: &[u8], pos: usize, end: usize, count: usize, base_offset: i64, base_ts: i64) -> Result<(Vec<(i64, Span)>, [u64; 4]), Failure> {
-    let mut out = Vec::with_capacity(count.min(end.saturating_sub(pos)));
-    let stats = walk(d, pos, end, count, base_offset, base_ts, |offset, _ts, _key, value| {
-        out.push((offset, value));
-        Ok(())
-    })?;
-    Ok((out, stats))
-}
+/// A record framed in a batch: its offset, its timestamp and where its value lies.
+pub type Frame = (i64, i64, Span);
 
-/// The records of `d[pos..end]` as (offset, timestamp, value) spans, with the counters: `frame`
-/// with each record's time (the Spark `records` table's rows).
-pub fn frame_timed(d: &[u8], pos: usize, end: usize, count: usize, base_offset: i64, base_ts: i64) -> Result<(Vec<(i64, i64, Span)>, [u64; 4]), Failure> {
+/// The records of `d[pos..end]` as `Frame`s, with the counters: what `decode` reads, accepted and
+/// refused alike, with no Python object made (the native batch loop's records, the Spark `records`
+/// table's rows).
+pub fn frame(d: &[u8], pos: usize, end: usize, count: usize, base_offset: i64, base_ts: i64) -> Result<(Vec<Frame>, [u64; 4]), Failure> {
     let mut out = Vec::with_capacity(count.min(end.saturating_sub(pos)));
     let stats = walk(d, pos, end, count, base_offset, base_ts, |offset, ts, _key, value| {
         out.push((offset, ts, value));

@@ -36,6 +36,15 @@ mod records_table;
 mod replay;
 mod rt;
 
+/// `buf[pos..end]` is a range of `buf`, else a ValueError naming `what` (every entry point that is
+/// handed a range checks it before reading).
+fn within(buf: &[u8], pos: usize, end: usize, what: &str) -> PyResult<()> {
+    if pos > end || end > buf.len() {
+        return Err(PyValueError::new_err(format!("{what} outside the buffer")));
+    }
+    Ok(())
+}
+
 create_exception!(_native, RecordDecodeError, PyException, "A malformed record: (message, position, index).");
 
 /// The records area `data[pos:end]` of a batch of `count` records: `(entries, stats)`, as
@@ -50,10 +59,8 @@ fn decode_entries<'py>(
     base_offset: i64,
     base_ts: i64,
 ) -> PyResult<(Bound<'py, PyAny>, (u64, u64, u64, u64))> {
-    if pos > end || end > data.len() {
-        // not a record fault: the caller hands such a call to Python, which reads it as it reads any
-        return Err(PyValueError::new_err("records area outside the buffer"));
-    }
+    // not a record fault: the caller hands such a call to Python, which reads it as it reads any
+    within(data, pos, end, "records area")?;
     match entries::decode(py, data, pos, end, count, base_offset, base_ts) {
         Ok((list, s)) => Ok((list, (s[0], s[1], s[2], s[3]))),
         Err(entries::Failure::Python(e)) => Err(e),
@@ -106,9 +113,7 @@ fn add_record_rows(
     batch: records_table::BatchRow,
     fallback: &Bound<'_, PyAny>,
 ) -> PyResult<Option<(u64, u64, u64, u64)>> {
-    if pos > end || end > data.len() {
-        return Err(PyValueError::new_err("records area outside the buffer"));
-    }
+    within(data, pos, end, "records area")?;
     let stats = records_table::add_rows(
         &mut cols.borrow_mut(),
         &rules.borrow(),
@@ -142,9 +147,7 @@ fn add_record_batches(
     limits: records_table::RunLimits,
     consts: (Option<i64>, Option<i32>, i64),
 ) -> PyResult<(usize, u64)> {
-    if pos > end || end > buf.len() {
-        return Err(PyValueError::new_err("batches outside the buffer"));
-    }
+    within(buf, pos, end, "batches")?;
     records_table::add_batches(py, &mut cols.borrow_mut(), &rules.borrow(), buf, pos, end, base, limits, consts)
 }
 
@@ -236,9 +239,7 @@ fn apply_log_batches<'py>(
     Option<Bound<'py, PyAny>>,
     Option<[Bound<'py, pyo3::types::PyBytes>; 4]>,
 )> {
-    if pos > end || end > buf.len() {
-        return Err(PyValueError::new_err("batches outside the buffer"));
-    }
+    within(buf, pos, end, "batches")?;
     let mut cur = batches::Cursor {
         next_offset: cursor.0,
         high: cursor.1,

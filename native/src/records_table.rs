@@ -12,6 +12,7 @@ use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyTuple};
 
+use crate::batches::column;
 use crate::entries;
 use crate::generated::KEY_NAMES;
 use crate::json::{self, Cap, Caps};
@@ -184,28 +185,28 @@ impl RecordColumns {
         Ok(())
     }
 
-    /// The columns as (validity bitmap or None, values, offsets or None, null count), emptied.
+    /// The columns as (validity bitmap or None, values, offsets or None, null count), emptied; the
+    /// buffers native-endian, as Arrow lays them out in memory.
     #[allow(clippy::type_complexity)]
     fn take<'py>(
         &mut self,
         py: Python<'py>,
-    ) -> Vec<(Option<Bound<'py, PyBytes>>, Bound<'py, PyBytes>, Option<Bound<'py, PyBytes>>, usize)> {
+    ) -> PyResult<Vec<(Option<Bound<'py, PyBytes>>, Bound<'py, PyBytes>, Option<Bound<'py, PyBytes>>, usize)>> {
         let fresh = RecordColumns::new();
         let cols = std::mem::replace(&mut self.cols, fresh.cols);
         self.rows = 0;
         cols.into_iter()
             .map(|c| {
                 let valid = (c.nulls > 0).then(|| PyBytes::new(py, &bits(&c.valid)));
+                let ne64 = |v: i64| v.to_ne_bytes().to_vec();
+                let ne32 = |v: i32| v.to_ne_bytes().to_vec();
                 let (values, offsets) = match c.values {
-                    Values::I64(v) => (PyBytes::new(py, &v.iter().flat_map(|x| x.to_le_bytes()).collect::<Vec<u8>>()), None),
-                    Values::I32(v) => (PyBytes::new(py, &v.iter().flat_map(|x| x.to_le_bytes()).collect::<Vec<u8>>()), None),
+                    Values::I64(v) => (column(py, &v, ne64)?, None),
+                    Values::I32(v) => (column(py, &v, ne32)?, None),
                     Values::Bool(v) => (PyBytes::new(py, &bits(&v)), None),
-                    Values::Str(off, data) => (
-                        PyBytes::new(py, &data),
-                        Some(PyBytes::new(py, &off.iter().flat_map(|x| x.to_le_bytes()).collect::<Vec<u8>>())),
-                    ),
+                    Values::Str(off, data) => (PyBytes::new(py, &data), Some(column(py, &off, ne32)?)),
                 };
-                (valid, values, offsets, c.nulls)
+                Ok((valid, values, offsets, c.nulls))
             })
             .collect()
     }
@@ -456,7 +457,7 @@ pub fn add_rows(
     fallback: Option<&Bound<'_, PyAny>>,
 ) -> PyResult<Option<[u64; 4]>> {
     let (position, base, epoch, ts_override, snap_offset, replay_seq, replay_from) = batch;
-    let (records, stats) = match entries::frame_timed(data, pos, end, count, base_offset, base_ts) {
+    let (records, stats) = match entries::frame(data, pos, end, count, base_offset, base_ts) {
         Ok(x) => x,
         Err(entries::Failure::Python(e)) => return Err(e),
         Err(entries::Failure::Fault(_)) => return Ok(None),

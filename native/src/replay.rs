@@ -527,10 +527,10 @@ impl<'py> Ctx<'py> {
     }
 
     /// `run` over records framed in `buf` (`entries::frame`): values as spans of the batch.
-    pub fn run_framed(&self, buf: &[u8], records: &[(i64, entries::Span)], start: usize) -> PyResult<usize> {
+    pub fn run_framed(&self, buf: &[u8], records: &[entries::Frame], start: usize) -> PyResult<usize> {
         let mut i = start;
         while i < records.len() {
-            let Some(span) = records[i].1 else {
+            let Some(span) = records[i].2 else {
                 return Ok(i);
             };
             if !self.apply(entries::span_bytes(buf, span))? {
