@@ -278,11 +278,28 @@ pub fn apply<'py>(
     (done, marks, result.err().or(written.err()))
 }
 
-/// A column as the native-endian bytes `array.frombytes` takes.
-pub fn column<'py, T: Copy>(py: Python<'py>, values: &[T], to_ne: impl Fn(T) -> Vec<u8>) -> PyResult<Bound<'py, PyBytes>> {
-    let mut out = Vec::with_capacity(values.len() * std::mem::size_of::<T>());
+/// A fixed-size int as its native-endian bytes, appended without an allocation of its own.
+pub trait NeBytes: Copy {
+    fn put(self, out: &mut Vec<u8>);
+}
+
+impl NeBytes for i64 {
+    fn put(self, out: &mut Vec<u8>) {
+        out.extend_from_slice(&self.to_ne_bytes());
+    }
+}
+
+impl NeBytes for i32 {
+    fn put(self, out: &mut Vec<u8>) {
+        out.extend_from_slice(&self.to_ne_bytes());
+    }
+}
+
+/// A column as the native-endian bytes `array.frombytes` takes (and Arrow lays out in memory).
+pub fn column<'py, T: NeBytes>(py: Python<'py>, values: &[T]) -> PyResult<Bound<'py, PyBytes>> {
+    let mut out = Vec::with_capacity(std::mem::size_of_val(values));
     for v in values {
-        out.extend_from_slice(&to_ne(*v));
+        v.put(&mut out);
     }
     let obj = crate::rt::bytes_obj(py, &out)?;
     Ok(obj.cast_into::<PyBytes>()?)

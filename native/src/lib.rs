@@ -253,21 +253,19 @@ fn apply_log_batches<'py>(
     let marked = journal.is_some();
     let hooks = batches::Hooks { one_record, provenance, journal };
     let (done, marks, error) = batches::apply(py, buf, pos, end, base, &mut cur, &ctx, &hooks);
-    let ne64 = |v: i64| v.to_ne_bytes().to_vec();
-    let ne32 = |v: i32| v.to_ne_bytes().to_vec();
     let columns = [
-        batches::column(py, &done.position, ne64)?,
-        batches::column(py, &done.base, ne64)?,
-        batches::column(py, &done.last, ne64)?,
-        batches::column(py, &done.epoch, ne32)?,
-        batches::column(py, &done.time, ne64)?,
-        batches::column(py, &done.count, ne32)?,
+        batches::column(py, &done.position)?,
+        batches::column(py, &done.base)?,
+        batches::column(py, &done.last)?,
+        batches::column(py, &done.epoch)?,
+        batches::column(py, &done.time)?,
+        batches::column(py, &done.count)?,
     ];
     let marks = if marked {
         Some([
-            batches::column(py, &marks.last, ne64)?,
-            batches::column(py, &marks.length, ne64)?,
-            batches::column(py, &marks.prov, ne64)?,
+            batches::column(py, &marks.last)?,
+            batches::column(py, &marks.length)?,
+            batches::column(py, &marks.prov)?,
             rt::bytes_obj(py, &marks.txn_open)?.cast_into::<pyo3::types::PyBytes>()?,
         ])
     } else {

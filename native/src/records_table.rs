@@ -198,13 +198,11 @@ impl RecordColumns {
         cols.into_iter()
             .map(|c| {
                 let valid = (c.nulls > 0).then(|| PyBytes::new(py, &bits(&c.valid)));
-                let ne64 = |v: i64| v.to_ne_bytes().to_vec();
-                let ne32 = |v: i32| v.to_ne_bytes().to_vec();
                 let (values, offsets) = match c.values {
-                    Values::I64(v) => (column(py, &v, ne64)?, None),
-                    Values::I32(v) => (column(py, &v, ne32)?, None),
+                    Values::I64(v) => (column(py, &v)?, None),
+                    Values::I32(v) => (column(py, &v)?, None),
                     Values::Bool(v) => (PyBytes::new(py, &bits(&v)), None),
-                    Values::Str(off, data) => (PyBytes::new(py, &data), Some(column(py, &off, ne32)?)),
+                    Values::Str(off, data) => (PyBytes::new(py, &data), Some(column(py, &off)?)),
                 };
                 Ok((valid, values, offsets, c.nulls))
             })
