@@ -60,7 +60,7 @@ def test_intact_fixture_has_what_the_tests_need() -> None:
     assert len([s for s in d.segments if s.base_offset >= older]) >= 2
 
 
-@pytest.mark.parametrize("damage", ["truncated", "no-footer", "corrupt"])
+@pytest.mark.parametrize("damage", ["truncated", "no-footer", "corrupt", "forged-offset"])
 def test_damaged_newest_snapshot(tmp_path: Path, damage: str) -> None:
     """A torn or cut-short newest snapshot never silently wins: a normal load fails naming it, a
     salvage load uses the older snapshot plus the log, which gives exactly the intact image."""
@@ -72,6 +72,10 @@ def test_damaged_newest_snapshot(tmp_path: Path, damage: str) -> None:
         snap.write_bytes(data[: len(data) // 2])
     elif damage == "no-footer":
         snap.write_bytes(data[: batches[-1][0]])  # cut at a batch boundary: the footer is gone
+    elif damage == "forged-offset":  # the data batch's baseOffset, which no CRC covers
+        forged = bytearray(data)
+        struct.pack_into(">q", forged, batches[1][0], batches[1][2] + 1000)
+        snap.write_bytes(bytes(forged))
     else:
         flip_inside_batch(snap, len(batches) // 2)
 
@@ -96,6 +100,26 @@ def test_damaged_newest_snapshot(tmp_path: Path, damage: str) -> None:
     shown = json.loads(out)["value"]["salvaged"]
     assert len(shown) == 1 and shown[0]["file"] == str(snap) and shown[0]["skipped"] == [snap.name]
     assert "--salvage: skipped this snapshot, loaded from the older snapshot" in stderr
+
+
+@pytest.mark.parametrize("which", [0, 1, 2], ids=["header", "data", "footer"])
+def test_a_snapshot_batch_that_does_not_continue_the_snapshot_is_an_error(tmp_path: Path, which: int) -> None:
+    """A snapshot's batches are contiguous from offset 0 (every snapshot of the fixtures and the
+    corpus): a batch's baseOffset moved (no CRC covers it) loaded silently, on both engines (the
+    data batch through the native batch loop). It is one located error now, for a lone file too."""
+    root = copy(tmp_path)
+    snap = newest_snapshot(root)
+    pos, _size, base = batch_positions(snap)[which]
+    data = bytearray(snap.read_bytes())
+    struct.pack_into(">q", data, pos, base + 7)
+    snap.write_bytes(bytes(data))
+    for args in (["-d", str(root)], ["-s", str(snap)]):
+        status, out, err = run_cli(*args, "ls", "/")
+        assert status == 1 and out == "" and err.count("\n") == 1, err
+        assert err.startswith(f"error: {snap}: byte offset {pos}: "), err
+        assert f"snapshot batch at base offset {base + 7} does not continue the snapshot" in err
+    salvaged = load_file(snap, salvage=True)
+    assert [w.kind for w in salvaged.warnings][:1] == ["salvaged"]
 
 
 def test_corrupt_batch_in_a_middle_segment(tmp_path: Path) -> None:

@@ -11,8 +11,9 @@ must know of the batches the sink applied: the log's next offset, the index rows
 The reader turns a cursor on for a log segment only after it has read a batch of it itself (the
 first batch of a file, gaps and overlaps, time travel and every warning stay on the Python path),
 so the sink only ever continues a log exactly where Python left it.  A directory's snapshot gets a
-cursor too, after its first batch (the header): its data batches need no offset rule, and the
-loader only counts each (it publishes the snapshot at its end).  The sink takes at most
+cursor too, after its first batch (the header): its data batches must continue the snapshot's
+offsets (else the reader says it is corrupt), and the loader only counts each (it publishes the
+snapshot at its end).  The sink takes at most
 :data:`MAX_BATCHES` a call; the scan then reads one batch itself and offers the rest again.
 """
 

@@ -92,3 +92,23 @@ def check_continuity(batch: RecordBatch, next_offset: int, first: bool, partial:
             "gap", f"offsets {next_offset}..{base - 1} are missing from the log", batch.source, batch.position
         )
     return None
+
+
+def check_snapshot_offsets(batch: RecordBatch, expect: int) -> None:
+    """Raise :class:`CorruptBatchError` for a snapshot batch that does not continue the snapshot.
+
+    Kafka writes a snapshot's batches with offsets contiguous from 0 (its header batch first), as
+    every snapshot of every release line in the fixtures and the corpus has them.  The offsets mean
+    nothing to the image, but no CRC covers baseOffset: one that does not continue the batch before
+    it (``expect``: where that one ended, plus one) was damaged, and the bytes beside it that no CRC
+    covers either (length, leader epoch) with it, so the snapshot is not loaded as if it were whole."""
+    base = batch.base_offset
+    if base == expect:
+        return
+    where = "the snapshot starts at offset 0" if expect == 0 else f"the batch before it ended at {expect - 1}"
+    raise CorruptBatchError(
+        f"snapshot batch at base offset {base} does not continue the snapshot ({where}): its "
+        f"baseOffset, which no CRC covers, is corrupt",
+        batch.source,
+        batch.position,
+    )

@@ -20,7 +20,7 @@ from metashell.log.batch import RecordBatch
 from metashell.log.batch_index import BatchIndex, BatchIndexEntry
 from metashell.log.directory import PlanStep, ReadPlan
 from metashell.log.files import DEFAULT_CHUNK, iter_file_batches
-from metashell.log.offset_rules import check_continuity, check_offsets
+from metashell.log.offset_rules import check_continuity, check_offsets, check_snapshot_offsets
 from metashell.log.problems import (
     CorruptBatchError,
     IncompleteSnapshotError,
@@ -244,8 +244,7 @@ class PlanReader:
     def _take_bulk(self, cursor: "LogCursor") -> int:
         """Count the batches a snapshot's cursor applied since last asked; returns how many."""
         batches, records = cursor.take()
-        self.batches += batches
-        self.records += records
+        self.batches, self.records = self.batches + batches, self.records + records
         return batches
 
     def _snapshot_step(self, step: PlanStep) -> Iterator[BatchRead]:
@@ -261,10 +260,15 @@ class PlanReader:
             from metashell.log.bulk import LogCursor
 
             cursor = LogCursor(self.bulk, index, step.source, 1 << 63, self.verify_crc, step.position, kind)
+        expect = 0  # the offset the next batch must start at (the cursor's too)
         for batch in self._batches(step, cursor):
             if cursor is not None:
                 self._take_bulk(cursor)
-                cursor.ready = True  # after the first batch (the header), as the next is offered
+                expect = cursor.next_offset
+            check_snapshot_offsets(batch, expect)
+            expect = batch.base_offset + batch.last_offset_delta + 1
+            if cursor is not None:
+                cursor.next_offset, cursor.ready = expect, True  # the header read, the next offered
             records = batch.entries()
             if (
                 batch.stats is not CLEAN_STATS

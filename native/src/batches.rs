@@ -70,9 +70,9 @@ pub struct Cursor {
     pub max_records: i64,
     pub verify_crc: bool,
     pub max_batches: usize,
-    /// Log batches: offsets must continue the log, and each batch is published (as `end_batch`
-    /// does) and marked in the journal. Else a snapshot's: no offset rule but lastOffsetDelta = count - 1, and each
-    /// batch only counted, as `apply_batch(publish=False)` does.
+    /// Log batches: each is published (as `end_batch` does) and marked in the journal. Else a
+    /// snapshot's: each only counted, as `apply_batch(publish=False)` does. Either way a batch's
+    /// offsets continue the ones before it and lastOffsetDelta = count - 1.
     pub log: bool,
 }
 
@@ -169,7 +169,8 @@ fn plain(buf: &[u8], pos: usize, end: usize, cur: &Cursor) -> PyResult<Option<(H
         && h.attributes & 0x2F == 0
         && 0 <= h.count as i64
         && h.count as i64 <= cur.max_records
-        && (!cur.log || (h.base == cur.next_offset && last < cur.high as i128))
+        && h.base == cur.next_offset // a log's, or a snapshot's (contiguous from 0)
+        && last < cur.high as i128
         && last - h.base as i128 == h.count as i128 - 1
         && last < i64::MAX as i128; // the last offset, and the next, fit in 64 bits (else Python says what is wrong)
     if !plain {
