@@ -43,7 +43,11 @@ def dump(directory: Path) -> dict[str, Any]:
         except Exception as e:  # noqa: BLE001 - the error itself is what is compared
             singles[f.name] = {"error": f"{type(e).__name__}: {e}"}
         else:
-            singles[f.name] = {"image": _tree(one, "/image"), "warnings": [str(w) for w in one.warnings]}
+            singles[f.name] = {
+                "tree": _tree(one),  # /image, /provenance (caught up or not) and the friendly tree
+                "warnings": [str(w) for w in one.warnings],  # the deltas Kafka drops among them
+                "index": _digest([list(e) for e in one.index]),
+            }
     journal = {}
     timeline = result.timeline
     if timeline is not None:  # the journal time travel replays backwards (``at`` in the shell)

@@ -269,6 +269,11 @@ class ImageLoader:
         return n
 
     @property
+    def skipping_delta(self) -> bool:
+        """File mode: whether the batches being read belong to a delta Kafka drops (``skip_deltas``)."""
+        return self._skipping_until is not None
+
+    @property
     def kafka_caught_up(self) -> bool:
         """File mode: whether Kafka's loader would leave its catching-up state on this file
         (module docstring, "Kafka's catch-up gate")."""

@@ -8,8 +8,10 @@ the native rules do not take), then, for a log batch, what ``end_batch`` publish
 mark (a directory's snapshot batch is only counted: the snapshot is published at its end), under
 the image's lock.  The provenance is read once a call and written back at its end, and the marks
 come back as columns for :meth:`Timeline.extend_marks <.timeline.Timeline.extend_marks>`: no
-Python call per batch.  The Python engine, ``--snapshot`` files (Kafka's delta rules) and time travel
-(records past a point) read every batch in Python.
+Python call per batch.  A ``--snapshot`` file's batches are Kafka's deltas: the loop keeps the
+loader's delta state as ``_apply_file_delta`` does (``native/src/file_deltas.rs``), and leaves the
+batches of a delta to drop (the second pass) to Python.  The Python engine and time travel (records
+past a point) read every batch in Python.
 """
 
 from __future__ import annotations
@@ -28,15 +30,25 @@ __all__ = ["log_sink"]
 
 def log_sink(loader: ImageLoader) -> BulkSink | None:
     """The sink for ``loader``'s reads, or None where every batch must go through Python."""
-    if NATIVE is None or loader.kafka_file_mode:
+    if NATIVE is None:
         return None
     apply = NATIVE.apply_log_batches
+    file = loader if loader.kafka_file_mode else None  # its deltas are kept by the loop too
 
     def sink(buf: bytes, pos: int, end: int, base: int, limits: tuple[int, int, int, bool, int, bool]) -> Any:
+        if file is not None and file.skipping_delta:
+            return pos, 0, limits[0], (), None  # the batches of a delta Kafka drops: Python skips them
         r = loader.replayer
+        if file is not None and not limits[5]:  # a lone file's snapshot batches are deltas too
+            limits = (*limits[:5], True)
         log = limits[5]  # else a directory's snapshot: its batches are only counted
         timeline = loader.timeline if log else None
-        hooks = (r._replay_one_native, r.image.provenance, None if timeline is None else timeline.entries)
+        hooks = (
+            r._replay_one_native,
+            r.image.provenance,
+            None if timeline is None else timeline.entries,
+            file,
+        )
         with r.image.lock:
             *done, marks = apply(buf, pos, end, base, limits, r, _CONSTANTS, r.intern_cache(), hooks)
             if marks is not None and timeline is not None:

@@ -10,10 +10,10 @@ must know of the batches the sink applied: the log's next offset, the index rows
 
 The reader turns a cursor on for a log segment only after it has read a batch of it itself (the
 first batch of a file, gaps and overlaps, time travel and every warning stay on the Python path),
-so the sink only ever continues a log exactly where Python left it.  A directory's snapshot gets a
-cursor too, after its first batch (the header): its data batches must continue the snapshot's
-offsets (else the reader says it is corrupt), and the loader only counts each (it publishes the
-snapshot at its end).  The sink takes at most
+so the sink only ever continues a log exactly where Python left it.  A snapshot gets a cursor too,
+after its first batch (the header): its data batches must continue the snapshot's offsets (else
+the reader says it is corrupt); a directory's loader only counts each (it publishes the snapshot at
+its end), a lone file's applies each as one of Kafka's deltas.  The sink takes at most
 :data:`MAX_BATCHES` a call; the scan then reads one batch itself and offers the rest again.
 """
 
@@ -47,7 +47,8 @@ BulkSink = Callable[[bytes, int, int, int, tuple[int, int, int, bool, int, bool]
 """``sink(buf, pos, end, base, (next offset, offset bound, max records, verify CRC, max batches,
 log))``: applies the plain batches of ``buf[pos:end]`` (``base``: the file position of ``buf[0]``)
 and returns ``_native.apply_log_batches``'s answer.  ``log``: log batches (their offsets continue
-the log, each is published); else a snapshot's (each only counted: ``apply_batch(publish=False)``)."""
+the log, each is published); else a snapshot's (each only counted: ``apply_batch(publish=False)``,
+unless the loader reads a lone file, whose batches are all published)."""
 
 MAX_BATCHES = 1024
 """Batches one call applies at most: the image's lock is held for the call (a few milliseconds)."""

@@ -255,8 +255,7 @@ class PlanReader:
         warned_before = len(self.warnings)
         index = self._index if self.keep_index else None
         cursor = None
-        if self.bulk is not None and index is not None and kind == "snapshot" and step.snapshot is not None:
-            # a directory's snapshot, which the loader replays whole and publishes at its end
+        if self.bulk is not None and index is not None and kind == "snapshot":
             from metashell.log.bulk import LogCursor
 
             cursor = LogCursor(self.bulk, index, step.source, 1 << 63, self.verify_crc, step.position, kind)

@@ -22,6 +22,7 @@ use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyList, PyString};
 
 use crate::entries;
+use crate::file_deltas::FileDeltas;
 use crate::replay::Ctx;
 
 pub const HEADER: usize = 61;
@@ -89,12 +90,14 @@ pub struct Done {
     pub count: Vec<i32>,
 }
 
-/// What a batch touches in Python: the replayer's record fallback, the image's provenance, and the
-/// time-travel journal's entries (None without a journal).
+/// What a batch touches in Python: the replayer's record fallback, the image's provenance, the
+/// time-travel journal's entries (None without a journal), and for a `--snapshot` file the loader
+/// whose deltas it keeps (`file_deltas.rs`; None otherwise).
 pub struct Hooks<'py> {
     pub one_record: Bound<'py, PyAny>,
     pub provenance: Bound<'py, PyAny>,
     pub journal: Option<Bound<'py, PyList>>,
+    pub file: Option<Bound<'py, PyAny>>,
 }
 
 /// The image's provenance counters while a call runs: read from Python once at its start and
@@ -238,12 +241,21 @@ pub fn apply<'py>(
         Ok(p) => p,
         Err(e) => return (done, marks, Some(e)),
     };
+    let mut file = match hooks.file.clone().map(|loader| FileDeltas::read(loader, ctx.replayer())).transpose() {
+        Ok(f) => f,
+        Err(e) => return (done, marks, Some(e)),
+    };
     let result: PyResult<()> = (|| {
         while done.position.len() < cur.max_batches && done.pos < end {
             let at = done.pos;
             let Some((h, records)) = plain(buf, at, end, cur)? else {
                 break;
             };
+            if let Some(f) = &mut file {
+                if !f.begin(h.base)? {
+                    break;
+                }
+            }
             let last = h.base + h.last_delta as i64;
             replay(py, ctx, hooks, txn, buf, &records)?;
             // `ImageLoader.apply_batch`: the records counted, then for a log batch `end_batch`
@@ -254,6 +266,9 @@ pub fn apply<'py>(
                 let open = !ctx.replayer().getattr(txn)?.is_none();
                 if !open {
                     prov.published = Some((last, h.epoch as i64, h.max_ts));
+                }
+                if let Some(f) = &mut file {
+                    f.end(last, !open)?;
                 }
                 if let Some(journal) = &hooks.journal {
                     let (offset, epoch, timestamp) = prov.current()?;
@@ -275,7 +290,7 @@ pub fn apply<'py>(
         }
         Ok(())
     })();
-    let written = prov.write(&hooks.provenance);
+    let written = prov.write(&hooks.provenance).and_then(|()| file.as_ref().map_or(Ok(()), FileDeltas::write));
     (done, marks, result.err().or(written.err()))
 }
 

@@ -30,6 +30,7 @@ use pyo3::prelude::*;
 
 mod batches;
 mod entries;
+mod file_deltas;
 mod generated;
 mod json;
 mod records_table;
@@ -212,8 +213,9 @@ fn replay_run<'py>(
 
 /// Apply the plain log batches of `buf[pos:end]` (`batches.rs`; `base`: the file position of
 /// `buf[0]`). `cursor`: (next offset, the segment's offset bound, max records a batch, verify CRC,
-/// max batches, log batches rather than a snapshot's); `hooks`: (the replayer's
-/// `_replay_one_native`, the image's provenance, the journal's entries or None). Returns (where it
+/// max batches, published batches rather than a directory snapshot's); `hooks`: (the replayer's
+/// `_replay_one_native`, the image's provenance, the journal's entries or None, the loader of a
+/// `--snapshot` file, whose deltas it keeps, or None). Returns (where it
 /// stopped, records applied, the next offset, the index columns position, base, last, epoch, max
 /// timestamp, count as native-endian bytes, the exception that stopped it or None, and the journal
 /// marks of the batches applied: last offset, journal length, provenance (5 a mark) as
@@ -230,7 +232,7 @@ fn apply_log_batches<'py>(
     replayer: &Bound<'py, PyAny>,
     consts: &Bound<'py, pyo3::types::PyTuple>,
     cache: &Bound<'py, replay::InternCache>,
-    hooks: (Bound<'py, PyAny>, Bound<'py, PyAny>, Option<Bound<'py, pyo3::types::PyList>>),
+    hooks: (Bound<'py, PyAny>, Bound<'py, PyAny>, Option<Bound<'py, pyo3::types::PyList>>, Option<Bound<'py, PyAny>>),
 ) -> PyResult<(
     usize,
     u64,
@@ -249,9 +251,9 @@ fn apply_log_batches<'py>(
         log: cursor.5,
     };
     let ctx = replay::Ctx::new(py, replayer, consts, cache)?;
-    let (one_record, provenance, journal) = hooks;
+    let (one_record, provenance, journal, file) = hooks;
     let marked = journal.is_some();
-    let hooks = batches::Hooks { one_record, provenance, journal };
+    let hooks = batches::Hooks { one_record, provenance, journal, file };
     let (done, marks, error) = batches::apply(py, buf, pos, end, base, &mut cur, &ctx, &hooks);
     let columns = [
         batches::column(py, &done.position)?,
