@@ -12,7 +12,7 @@
 use std::sync::OnceLock;
 
 use pyo3::prelude::*;
-use pyo3::types::{PyBytes, PyDict, PyList, PyString, PyTuple};
+use pyo3::types::{PyBytes, PyDict, PyList, PySet, PyString, PyTuple};
 
 use crate::generated;
 use crate::entries;
@@ -109,6 +109,11 @@ pub struct Ctx<'py> {
     /// partitions one after another, so this spares hashing the id for nearly every record.
     last_topic: std::cell::RefCell<Option<(Vec<u8>, Bound<'py, PyDict>)>>,
     replayer: Obj<'py>,
+    /// The replayer's `orphan_topics`, the image's `topics.by_name` and `configs`: made once with
+    /// the replayer and its image, and only ever changed in place.
+    orphans: Bound<'py, PySet>,
+    by_name: Bound<'py, PyDict>,
+    configs: Bound<'py, PyDict>,
     topic_cls: Obj<'py>,
     /// `ignored[api_key] != 0`: a record type replayed as nothing (`replay.IGNORED`; 256 bytes).
     ignored: Bound<'py, PyBytes>,
@@ -315,11 +320,11 @@ fn topic<'py>(c: &Ctx<'py>, d: &Obj<'py>) -> PyResult<Step> {
     let (Some(name), Some(tid)) = (d.get_item(key_named(c.py, "Name")?)?, d.get_item(key_named(c.py, "TopicId")?)?) else {
         return Ok(Step::Python);
     };
-    c.replayer.getattr(attr(c.py, ORPHAN_TOPICS)?)?.call_method1("discard", (&tid,))?;
+    if !c.orphans.is_empty() {
+        c.orphans.discard(&tid)?;
+    }
     let topic = c.topic_cls.call1((&name, &tid, rt::new_dict(c.py)?))?;
-    let by_name = c.replayer.getattr(attr(c.py, IMAGE)?)?.getattr(attr(c.py, TOPICS)?)?.getattr(attr(c.py, BY_NAME)?)?;
-    let by_name = by_name.cast::<PyDict>()?;
-    for (mapping, key) in [(&c.topics_by_id, &tid), (by_name, &name)] {
+    for (mapping, key) in [(&c.topics_by_id, &tid), (&c.by_name, &name)] {
         c.keep_slot(mapping, key)?;
         mapping.set_item(key, &topic)?;
     }
@@ -340,8 +345,7 @@ fn config<'py>(c: &Ctx<'py>, d: &Obj<'py>) -> PyResult<Step> {
     // ConfigResource.Type.forId: an unknown type is UNKNOWN (0)
     let rtype = if c.config_types.contains(&rtype)? { rtype } else { rt::int(c.py, 0)? };
     let key = rt::tuple(c.py, [rtype, rname])?;
-    let areas = c.replayer.getattr(attr(c.py, IMAGE)?)?.getattr(attr(c.py, CONFIGS)?)?;
-    let areas = areas.cast::<PyDict>()?;
+    let areas = &c.configs;
     let values = areas.get_item(&key)?;
     if value.is_none() {
         if let Some(values) = values {
@@ -472,8 +476,12 @@ impl<'py> Ctx<'py> {
         if interned.owner.as_ref().map(|o| o.as_ptr()) != Some(ints.as_ptr()) {
             interned = Interned { owner: Some(ints.clone().into_any().unbind()), ..Interned::default() };
         }
+        let image = replayer.getattr(attr(py, IMAGE)?)?;
         Ok(Ctx {
             py,
+            orphans: replayer.getattr(attr(py, ORPHAN_TOPICS)?)?.cast_into::<PySet>()?,
+            by_name: image.getattr(attr(py, TOPICS)?)?.getattr(attr(py, BY_NAME)?)?.cast_into::<PyDict>()?,
+            configs: image.getattr(attr(py, CONFIGS)?)?.cast_into::<PyDict>()?,
             topics_by_id: replayer.getattr(attr(py, TOPICS_BY_ID)?)?.cast_into::<PyDict>()?,
             ints,
             journal: if journal.is_none() { None } else { Some(journal.cast_into::<PyList>()?) },
