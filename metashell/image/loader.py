@@ -89,7 +89,7 @@ from typing import Any
 from metashell.engine import require as require_engine
 from metashell.log.directory import PlanStep, ReadPlan, SnapshotFile, open_metadata_dir, plan_file
 from metashell.log.problems import IncompleteSnapshotError, Salvaged
-from metashell.log.reader import PlanReader
+from metashell.log.reader import BatchIndexEntry, PlanReader
 from metashell.protocol.uuid import uuid_from_str, uuid_to_str
 
 from .batch_loader import (
@@ -259,11 +259,16 @@ def load_plan(
 
 def _batch_enterer(result: LoadResult) -> Callable[[int, list[Any]], None]:
     """``enter(offset, journal)`` for :class:`Timeline`: replay the log batch holding ``offset`` up
-    to it onto the image, journaled, found through the load's batch index."""
-    logs = [e for e in result.index if e.kind == "log"]
-    lasts = [e.last_offset for e in logs]
+    to it onto the image, journaled, found through the load's batch index.  The log's rows are
+    listed on the first call: a load that never travels into a batch (most) never makes them (a
+    row object per log batch, hundreds of thousands, and the collections that walk them)."""
+    logs: list[BatchIndexEntry] = []
+    lasts: list[int] = []
 
     def enter(offset: int, journal: list[Any]) -> None:
+        if not logs:
+            logs.extend(e for e in result.index if e.kind == "log")
+            lasts.extend(e.last_offset for e in logs)
         i = bisect.bisect_left(lasts, offset)
         if i == len(logs) or logs[i].base_offset > offset:
             return  # a gap in the log: nothing holds this offset
