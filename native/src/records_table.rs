@@ -74,6 +74,23 @@ impl Col {
         Col { values, valid: Vec::new(), nulls: 0 }
     }
 
+    /// An empty column with room for as many rows and as much text as `self` holds: the next
+    /// record batch is about as big, and grows without a copy.
+    fn sized_like(&self) -> Col {
+        let rows = self.valid.len();
+        let values = match &self.values {
+            Values::I64(_) => Values::I64(Vec::with_capacity(rows)),
+            Values::I32(_) => Values::I32(Vec::with_capacity(rows)),
+            Values::Bool(_) => Values::Bool(Vec::with_capacity(rows)),
+            Values::Str(_, data) => {
+                let mut off = Vec::with_capacity(rows + 1);
+                off.push(0);
+                Values::Str(off, Vec::with_capacity(data.len()))
+            }
+        };
+        Col { values, valid: Vec::with_capacity(rows), nulls: 0 }
+    }
+
     fn null(&mut self) {
         self.valid.push(false);
         self.nulls += 1;
@@ -192,8 +209,8 @@ impl RecordColumns {
         &mut self,
         py: Python<'py>,
     ) -> PyResult<Vec<(Option<Bound<'py, PyBytes>>, Bound<'py, PyBytes>, Option<Bound<'py, PyBytes>>, usize)>> {
-        let fresh = RecordColumns::new();
-        let cols = std::mem::replace(&mut self.cols, fresh.cols);
+        let fresh = self.cols.iter().map(Col::sized_like).collect();
+        let cols = std::mem::replace(&mut self.cols, fresh);
         self.rows = 0;
         cols.into_iter()
             .map(|c| {
