@@ -68,6 +68,32 @@ def test_the_records_table_without_redaction_is_pythons(monkeypatch: pytest.Monk
     assert assert_same_tables([FIXTURES / "kafka-4.4", FIXTURES / "demo"], monkeypatch, redact=False)[0] > 100
 
 
+@pytest.mark.parametrize("rows", [2, 64])
+def test_runs_that_fill_several_record_batches_keep_every_row_in_order(
+    monkeypatch: pytest.MonkeyPatch, rows: int
+) -> None:
+    """With record batches of a few rows a run fills one, sets it aside and goes on, up to
+    MAX_SET_ASIDE of them, before the reader hands them out: the table is still the Python
+    engine's, and both the set-aside path and its cap were taken."""
+    from metashell.spark import decode, native_records
+
+    monkeypatch.setattr(decode, "ROWS_PER_BATCH", rows)
+    monkeypatch.setattr(native_records, "ROWS_PER_BATCH", rows)
+    set_aside = []
+    run = native_records.RecordsRun.run
+
+    def counting(self: Any, *args: Any) -> int:
+        stop: int = run(self, *args)
+        set_aside.append(len(self.out.set_aside))
+        return stop
+
+    monkeypatch.setattr(native_records.RecordsRun, "run", counting)
+    assert assert_same_tables([FIXTURES], monkeypatch)[0] > 5_000
+    assert max(set_aside) >= 1
+    if rows == 2:  # the fixtures' runs of plain batches fill many of these: the cap is reached
+        assert max(set_aside) == native_records.MAX_SET_ASIDE
+
+
 def test_the_corpus_records_tables_are_pythons(monkeypatch: pytest.MonkeyPatch) -> None:
     paths = corpus_paths()
     if not paths:

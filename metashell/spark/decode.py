@@ -171,7 +171,7 @@ def read_file_table(
                 late = _late(batch) if table.reports_problems else None
                 if late:
                     problem(at, "warning", "timestamp-range", late)
-                if out.full():
+                while out.full():  # the native records rows may hold several
                     yield out.take()
     except (MetashellError, OSError) as e:
         if errors == "fail":
@@ -187,7 +187,7 @@ def read_file_table(
         problem(at, "error", type(e).__name__, message)
     if table.finish is not None:
         table.finish(context)
-    if len(out):
+    while len(out):
         yield out.take()
     if table.reports_problems and len(problems):
         yield problems.take()

@@ -37,6 +37,10 @@ HEAD = 5
 """The constant columns a row starts with: cluster, node, directory, file, file kind."""
 MAX_HELD = 256 << 20
 """Text a batch of rows may hold before it is handed out (Arrow's string offsets are 32-bit)."""
+MAX_SET_ASIDE = 4
+"""Record batches a run may fill and set aside before the reader hands them out.  A run that stopped
+at the first full one left the next batch to the scan, which decoded its records as Python tuples
+for nothing (a snapshot's batches hold thousands: half the fleet's snapshot rows went that way)."""
 
 
 def _sources(sources: dict[str, tuple[str, str]]) -> list[tuple[int, str, str]]:
@@ -99,13 +103,19 @@ class NativeRecordRows:
         self.native = native
         self.head = head
         self.cols = native.RecordColumns()
+        self.set_aside: list[pa.RecordBatch] = []
+        """Full record batches a run made, handed out (first) by :meth:`take`."""
 
     def __len__(self) -> int:
         n: int = len(self.cols)
-        return n
+        return n + sum(int(b.num_rows) for b in self.set_aside)
 
     def full(self) -> bool:
-        """Rows enough for a record batch, or text near what one may hold."""
+        """A record batch ready: one set aside, or rows enough (or text near what one may hold)."""
+        return bool(self.set_aside) or self.filling_done()
+
+    def filling_done(self) -> bool:
+        """The rows being made fill a record batch."""
         return len(self.cols) >= ROWS_PER_BATCH or self.cols.held() >= MAX_HELD
 
     def add(self, row: tuple[Any, ...]) -> None:
@@ -136,6 +146,10 @@ class NativeRecordRows:
         return True
 
     def take(self) -> pa.RecordBatch:
+        """The oldest record batch: one set aside, else the rows made so far."""
+        return self.set_aside.pop(0) if self.set_aside else self._take()
+
+    def _take(self) -> pa.RecordBatch:
         n = len(self.cols)
         arrays = [pa.repeat(pa.scalar(v, type=f.type), n) for v, f in zip(self.head, RECORDS, strict=False)]
         for (valid, values, offsets, nulls), f in zip(self.cols.take(), list(RECORDS)[HEAD:], strict=True):
@@ -152,7 +166,8 @@ class RecordsRun:
     (:class:`metashell.log.bulk.BatchRun`): their rows are made in one native call, with no Python
     object per batch. A batch that is anything else (compressed, control, LogAppendTime, a bad
     CRC, records that do not frame or need Python) ends the run, and the scan reads it as always;
-    a run also ends at the unit's end and when the rows fill a record batch."""
+    a run also ends at the unit's end.  When the rows fill a record batch it is set aside and the
+    run goes on, up to :data:`MAX_SET_ASIDE` of them (then the run waits for the reader)."""
 
     def __init__(self, out: NativeRecordRows, rules: Any, consts: tuple[Any, ...], hi: int | None) -> None:
         self.out, self.rules, self.consts = out, rules, consts
@@ -160,13 +175,17 @@ class RecordsRun:
 
     @property
     def ready(self) -> bool:
-        return not self.out.full()
+        out = self.out
+        return len(out.set_aside) < MAX_SET_ASIDE and not out.filling_done()
 
     def run(self, buf: bytes, pos: int, end: int, base: int) -> int:
-        stop, _taken = self.out.native.add_record_batches(
-            self.out.cols, self.rules, buf, pos, end, base, self.limits, self.consts
-        )
-        return int(stop)
+        out, add = self.out, self.out.native.add_record_batches
+        while True:
+            stop, _taken = add(out.cols, self.rules, buf, pos, end, base, self.limits, self.consts)
+            pos = int(stop)
+            if not out.filling_done() or len(out.set_aside) >= MAX_SET_ASIDE or pos >= end:
+                return pos
+            out.set_aside.append(out._take())
 
 
 def native_record_sink(c: FileContext, native: Any) -> Callable[[Any], None]:
