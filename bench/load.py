@@ -330,18 +330,21 @@ def combined_file(info: metagen.GenResult, out: Path) -> Path:
 
     Kafka's shell reads a single file, applying every batch in order (control batches only report
     leader changes), so this gives it the directory's workload; metashell loads it to the same image
-    as the directory (plus a harmless warning about the offset gap after the snapshot).
+    as the directory.  The snapshot's batches are renumbered to end where the log tail begins
+    (baseOffset is outside the CRC): a file whose offsets jump inside it is corrupt to metashell.
     """
     from metashell.log.files import iter_file_batches
 
-    path = out / f"{Path(info.root).name}.combined.log"
+    path = out / f"{Path(info.root).name}.combined-contiguous.log"
     if path.exists():
         return path
     tmp = path.with_suffix(f".tmp-{os.getpid()}")
+    snapshot = list(iter_file_batches(info.snapshot, decode=False))
+    offset = info.snapshot_end_offset - sum(b.last_offset_delta + 1 for b in snapshot)
     with open(tmp, "wb") as fh:
-        with open(info.snapshot, "rb") as snap:
-            while chunk := snap.read(16 << 20):
-                fh.write(chunk)
+        for batch in snapshot:
+            fh.write(offset.to_bytes(8, "big") + batch.raw()[8:])
+            offset += batch.last_offset_delta + 1
         for seg in info.segments:
             for batch in iter_file_batches(seg, decode=False):
                 if batch.base_offset >= info.snapshot_end_offset:
