@@ -94,6 +94,28 @@ def test_runs_that_fill_several_record_batches_keep_every_row_in_order(
         assert max(set_aside) == native_records.MAX_SET_ASIDE
 
 
+@pytest.mark.parametrize("redact", [True, False])
+def test_records_python_makes_stay_in_the_run(monkeypatch: pytest.MonkeyPatch, redact: bool) -> None:
+    """A client quota's row (and, when redacting, a SCRAM credential's) is made by Python's
+    ``record_row`` from the record's bytes inside the run, so its batch is not left to the scan
+    (a fleet snapshot's one data batch of 22,907 records has 25 such): the table is still Python's."""
+    from metashell.spark import native_records
+
+    made: list[str] = []
+    record_row = native_records.record_row
+
+    def counting(batch: Any, *args: Any) -> tuple[Any, ...]:
+        row = record_row(batch, *args)
+        if isinstance(batch, native_records.PlainBatch):
+            made.append(row[11])
+        return row
+
+    monkeypatch.setattr(native_records, "record_row", counting)
+    assert assert_same_tables([FIXTURES], monkeypatch, redact=redact)[0] > 5_000
+    assert "ClientQuotaRecord" in made
+    assert ("UserScramCredentialRecord" in made) == redact
+
+
 def test_the_corpus_records_tables_are_pythons(monkeypatch: pytest.MonkeyPatch) -> None:
     paths = corpus_paths()
     if not paths:

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from functools import cache
-from typing import Any
+from typing import Any, NamedTuple
 
 import pyarrow as pa
 
@@ -161,30 +161,54 @@ class NativeRecordRows:
         return pa.RecordBatch.from_arrays(arrays, schema=RECORDS)
 
 
+class PlainBatch(NamedTuple):
+    """What :func:`.decode.record_row` reads of a plain batch (never a control one) that a run
+    takes: the batch itself is never made in Python."""
+
+    position: int
+    base_offset: int
+    partition_leader_epoch: int
+    is_control: bool = False
+
+
 class RecordsRun:
     """Runs of plain batches, offered by the scan before each batch it would read in Python
     (:class:`metashell.log.bulk.BatchRun`): their rows are made in one native call, with no Python
-    object per batch. A batch that is anything else (compressed, control, LogAppendTime, a bad
-    CRC, records that do not frame or need Python) ends the run, and the scan reads it as always;
-    a run also ends at the unit's end.  When the rows fill a record batch it is set aside and the
-    run goes on, up to :data:`MAX_SET_ASIDE` of them (then the run waits for the reader)."""
+    object per batch. A record the native writers do not take (a client quota, a redacted one) is
+    made by :func:`.decode.record_row` from its bytes, in its place; a batch that is anything else
+    (compressed, control, LogAppendTime, a bad CRC, records that do not frame, a record Python
+    refuses) ends the run, and the scan reads it as always; a run also ends at the unit's end.
+    When the rows fill a record batch it is set aside and the run goes on, up to
+    :data:`MAX_SET_ASIDE` of them (then the run waits for the reader)."""
 
-    def __init__(self, out: NativeRecordRows, rules: Any, consts: tuple[Any, ...], hi: int | None) -> None:
-        self.out, self.rules, self.consts = out, rules, consts
+    def __init__(
+        self,
+        out: NativeRecordRows,
+        rules: Any,
+        consts: tuple[Any, ...],
+        hi: int | None,
+        python_row: Callable[..., tuple[Any, ...]],
+    ) -> None:
+        self.out, self.rules, self.consts, self.python_row = out, rules, consts, python_row
         self.limits = (LIMITS.max_records, True, hi, ROWS_PER_BATCH)
+
+    def room(self) -> bool:
+        """Another full record batch may be set aside."""
+        return len(self.out.set_aside) < MAX_SET_ASIDE
 
     @property
     def ready(self) -> bool:
-        out = self.out
-        return len(out.set_aside) < MAX_SET_ASIDE and not out.filling_done()
+        return self.room() and not self.out.filling_done()
 
     def run(self, buf: bytes, pos: int, end: int, base: int) -> int:
         out, add = self.out, self.out.native.add_record_batches
         while True:
-            stop, _taken = add(out.cols, self.rules, buf, pos, end, base, self.limits, self.consts)
+            stop, _taken = add(
+                out.cols, self.rules, buf, pos, end, base, self.limits, self.consts, self.python_row
+            )
             pos = int(stop)
-            if not out.filling_done() or len(out.set_aside) >= MAX_SET_ASIDE or pos >= end:
-                return pos
+            if pos >= end or not out.filling_done() or not self.room():
+                return pos  # the unit's end, a batch left to the scan, or no room for a full batch
             out.set_aside.append(out._take())
 
 
@@ -203,7 +227,13 @@ def native_record_sink(c: FileContext, native: Any) -> Callable[[Any], None]:
             snap_offset=snap, replay_seq=seq, replay_from=since, redact=redact,
         )  # fmt: skip
 
-    c.bulk = RecordsRun(out, rules, consts, unit.hi)
+    def run_row(
+        position: int, base_offset: int, epoch: int, offset: int, ts: int, value: Any
+    ) -> tuple[Any, ...]:
+        batch = PlainBatch(position, base_offset, epoch)
+        return record_row(batch, (offset, ts, None, value), snap, seq, since, redact)
+
+    c.bulk = RecordsRun(out, rules, consts, unit.hi, run_row)
 
     def records(batch: Any) -> None:
         if batch.is_control:

@@ -126,7 +126,7 @@ fn add_record_rows(
         base_ts,
         batch,
         fallback.py(),
-        Some(fallback),
+        records_table::Fallback::ByIndex(fallback),
     )?;
     Ok(stats.map(|s| (s[0], s[1], s[2], s[3])))
 }
@@ -134,7 +134,9 @@ fn add_record_rows(
 /// Add the `records` rows of a run of plain batches of `buf[pos:end]` (`records_table::add_batches`;
 /// `base`: the file position of `buf[0]`; `limits`: max records a batch, verify CRC, the unit's end
 /// position or None, rows to stop at; `consts`: a snapshot's log offset, the replay sequence, the
-/// offset replay starts from). Returns (where it stopped, batches taken).
+/// offset replay starts from; `python_row(position, base_offset, epoch, offset, timestamp, value)`
+/// makes the row of a record the native writers do not take). Returns (where it stopped, batches
+/// taken).
 #[pyfunction]
 #[allow(clippy::too_many_arguments)]
 fn add_record_batches(
@@ -147,9 +149,11 @@ fn add_record_batches(
     base: i64,
     limits: records_table::RunLimits,
     consts: (Option<i64>, Option<i32>, i64),
+    python_row: &Bound<'_, PyAny>,
 ) -> PyResult<(usize, u64)> {
     within(buf, pos, end, "batches")?;
-    records_table::add_batches(py, &mut cols.borrow_mut(), &rules.borrow(), buf, pos, end, base, limits, consts)
+    let fallback = records_table::Fallback::ByRecord(python_row);
+    records_table::add_batches(py, &mut cols.borrow_mut(), &rules.borrow(), buf, pos, end, base, limits, consts, fallback)
 }
 
 /// A positional record's value read by its raw decoder (what the replay loop reads), its fields as

@@ -453,10 +453,21 @@ fn fits(col: usize, key: &KeyVal) -> bool {
 /// and the offset replay starts from.
 pub type BatchRow = (i64, i64, i32, Option<i64>, Option<i64>, Option<i32>, i64);
 
-/// Add a row per record of the batch's records area `data[pos..end]`; `fallback(i)` makes record
-/// `i`'s row in Python where this does not. The batch's counters, or None when the area does not
-/// frame (Python then reads the batch, and says what is wrong), or, without a fallback, when a
-/// record needs Python (the batch's rows are then taken back: Python makes them all).
+/// Who makes the row of a record the native writers do not take.
+#[derive(Clone, Copy)]
+pub enum Fallback<'a, 'py> {
+    /// `f(i)`: record `i` of a batch Python has read (`NativeRecordRows.add_batch`).
+    ByIndex(&'a Bound<'py, PyAny>),
+    /// `f(position, base_offset, epoch, offset, timestamp, value)`: a record of a run's plain batch,
+    /// from its bytes alone (the batch is never made in Python). A failure (an `Exception`) takes
+    /// the batch's rows back: the scan then reads the batch, and Python says what is wrong.
+    ByRecord(&'a Bound<'py, PyAny>),
+}
+
+/// Add a row per record of the batch's records area `data[pos..end]`; `fallback` makes the row of
+/// a record the native writers do not take, in its place. The batch's counters, or None when the
+/// area does not frame (Python then reads the batch, and says what is wrong), or when the run's
+/// fallback failed (the batch's rows are then taken back).
 #[allow(clippy::too_many_arguments)]
 pub fn add_rows(
     cols: &mut RecordColumns,
@@ -469,7 +480,7 @@ pub fn add_rows(
     base_ts: i64,
     batch: BatchRow,
     py: Python<'_>,
-    fallback: Option<&Bound<'_, PyAny>>,
+    fallback: Fallback<'_, '_>,
 ) -> PyResult<Option<[u64; 4]>> {
     let (position, base, epoch, ts_override, snap_offset, replay_seq, replay_from) = batch;
     let (records, stats) = match entries::frame(data, pos, end, count, base_offset, base_ts) {
@@ -481,6 +492,10 @@ pub fn add_rows(
     let mut text = Vec::new();
     let mut keys_text = Vec::new();
     let mut caps = Caps::new();
+    let take_back = |cols: &mut RecordColumns| {
+        cols.truncate_to(rows_before);
+        cols.rows = rows_before;
+    };
     for (i, (offset, ts, value)) in records.into_iter().enumerate() {
         text.clear();
         keys_text.clear();
@@ -503,12 +518,20 @@ pub fn add_rows(
         });
         let made = made.filter(|(_, _, _, keys)| keys.iter().enumerate().all(|(j, key)| fits(KEYS_AT + j, key)));
         let Some((k, name, version, keys)) = made else {
-            let Some(fallback) = fallback else {
-                cols.truncate_to(rows_before);
-                cols.rows = rows_before;
-                return Ok(None);
+            let row = match fallback {
+                Fallback::ByIndex(f) => f.call1((i,))?,
+                Fallback::ByRecord(f) => {
+                    let value = value.map(|span| PyBytes::new(py, entries::span_bytes(data, span)));
+                    match f.call1((position, base, epoch, offset, ts_override.unwrap_or(ts), value)) {
+                        Ok(row) => row,
+                        Err(e) if e.is_instance_of::<pyo3::exceptions::PyException>(py) => {
+                            take_back(cols);
+                            return Ok(None);
+                        }
+                        Err(e) => return Err(e),
+                    }
+                }
             };
-            let row = fallback.call1((i,))?;
             cols.push_row(row.cast::<PyTuple>()?)?;
             continue;
         };
@@ -560,8 +583,8 @@ pub fn add_rows(
 pub type RunLimits = (i64, bool, Option<i64>, usize);
 
 /// The rows of the plain batches of `buf[pos..end]` (`base`: the file position of `buf[0]`): whole,
-/// uncompressed, CreateTime, not control, with a good CRC, records that frame and none that needs
-/// Python. Stops at the first other batch (the scan reads it in Python), at the unit's end, or once
+/// uncompressed, CreateTime, not control, with a good CRC, records that frame (a record the native
+/// writers do not take is made by `fallback`, a `Fallback::ByRecord`). Stops at the first other batch (the scan reads it in Python), at the unit's end, or once
 /// `max_rows` rows are held. Returns where it stopped and the batches it took.
 #[allow(clippy::too_many_arguments)]
 pub fn add_batches(
@@ -574,6 +597,7 @@ pub fn add_batches(
     base: i64,
     limits: RunLimits,
     consts: (Option<i64>, Option<i32>, i64),
+    fallback: Fallback<'_, '_>,
 ) -> PyResult<(usize, u64)> {
     use crate::batches::{header, HEADER};
     let (max_records, verify_crc, hi, max_rows) = limits;
@@ -598,7 +622,7 @@ pub fn add_batches(
             break;
         }
         let row = (base + pos as i64, h.base, h.epoch, None, snap_offset, replay_seq, replay_from);
-        let got = add_rows(cols, rules, buf, pos + HEADER, stop, h.count as usize, h.base, h.base_ts, row, py, None)?;
+        let got = add_rows(cols, rules, buf, pos + HEADER, stop, h.count as usize, h.base, h.base_ts, row, py, fallback)?;
         if got.is_none() {
             break;
         }
