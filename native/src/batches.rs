@@ -241,7 +241,8 @@ pub fn apply<'py>(
         Ok(p) => p,
         Err(e) => return (done, marks, Some(e)),
     };
-    let mut file = match hooks.file.clone().map(|loader| FileDeltas::read(loader, ctx.replayer())).transpose() {
+    let file_deltas = |loader| FileDeltas::read(loader, ctx.image_parts()?.orphans.clone());
+    let mut file = match hooks.file.clone().map(file_deltas).transpose() {
         Ok(f) => f,
         Err(e) => return (done, marks, Some(e)),
     };

@@ -25,11 +25,12 @@ pub struct FileDeltas<'py> {
 }
 
 impl<'py> FileDeltas<'py> {
-    /// Read from `loader` (an `ImageLoader` in file mode) and its replayer.
-    pub fn read(loader: Bound<'py, PyAny>, replayer: &Bound<'py, PyAny>) -> PyResult<Self> {
+    /// Read from `loader` (an `ImageLoader` in file mode); `orphans`: its replayer's orphan topics
+    /// (`Ctx::image_parts`).
+    pub fn read(loader: Bound<'py, PyAny>, orphans: Bound<'py, PySet>) -> PyResult<Self> {
         Ok(FileDeltas {
             skip: loader.getattr("skip_deltas")?.cast_into::<PyDict>()?,
-            orphans: replayer.getattr("orphan_topics")?.cast_into::<PySet>()?,
+            orphans,
             bad: loader.getattr("bad_deltas")?.cast_into::<PyList>()?,
             delta_start: loader.getattr(STATE[0])?.extract()?,
             last_flush: loader.getattr(STATE[1])?.extract()?,

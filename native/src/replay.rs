@@ -110,10 +110,9 @@ pub struct Ctx<'py> {
     last_topic: std::cell::RefCell<Option<(Vec<u8>, Bound<'py, PyDict>)>>,
     replayer: Obj<'py>,
     /// The replayer's `orphan_topics`, the image's `topics.by_name` and `configs`: made once with
-    /// the replayer and its image, and only ever changed in place.
-    orphans: Bound<'py, PySet>,
-    by_name: Bound<'py, PyDict>,
-    configs: Bound<'py, PyDict>,
+    /// the replayer and its image, and only ever changed in place; read on first use (a run of
+    /// one batch from the Python path may need none of them).
+    image_parts: std::cell::OnceCell<ImageParts<'py>>,
     topic_cls: Obj<'py>,
     /// `ignored[api_key] != 0`: a record type replayed as nothing (`replay.IGNORED`; 256 bytes).
     ignored: Bound<'py, PyBytes>,
@@ -122,6 +121,13 @@ pub struct Ctx<'py> {
     /// The cache's tables, taken out for the run and put back when the run ends (`Drop`).
     interned: std::cell::RefCell<Interned>,
     cache: Bound<'py, InternCache>,
+}
+
+/// What the topic and config rules change beside the replayer's own tables.
+pub struct ImageParts<'py> {
+    pub orphans: Bound<'py, PySet>,
+    by_name: Bound<'py, PyDict>,
+    configs: Bound<'py, PyDict>,
 }
 
 impl Drop for Ctx<'_> {
@@ -320,11 +326,12 @@ fn topic<'py>(c: &Ctx<'py>, d: &Obj<'py>) -> PyResult<Step> {
     let (Some(name), Some(tid)) = (d.get_item(key_named(c.py, "Name")?)?, d.get_item(key_named(c.py, "TopicId")?)?) else {
         return Ok(Step::Python);
     };
-    if !c.orphans.is_empty() {
-        c.orphans.discard(&tid)?;
+    let parts = c.image_parts()?;
+    if !parts.orphans.is_empty() {
+        parts.orphans.discard(&tid)?;
     }
     let topic = c.topic_cls.call1((&name, &tid, rt::new_dict(c.py)?))?;
-    for (mapping, key) in [(&c.topics_by_id, &tid), (&c.by_name, &name)] {
+    for (mapping, key) in [(&c.topics_by_id, &tid), (&parts.by_name, &name)] {
         c.keep_slot(mapping, key)?;
         mapping.set_item(key, &topic)?;
     }
@@ -345,7 +352,7 @@ fn config<'py>(c: &Ctx<'py>, d: &Obj<'py>) -> PyResult<Step> {
     // ConfigResource.Type.forId: an unknown type is UNKNOWN (0)
     let rtype = if c.config_types.contains(&rtype)? { rtype } else { rt::int(c.py, 0)? };
     let key = rt::tuple(c.py, [rtype, rname])?;
-    let areas = &c.configs;
+    let areas = &c.image_parts()?.configs;
     let values = areas.get_item(&key)?;
     if value.is_none() {
         if let Some(values) = values {
@@ -476,12 +483,9 @@ impl<'py> Ctx<'py> {
         if interned.owner.as_ref().map(|o| o.as_ptr()) != Some(ints.as_ptr()) {
             interned = Interned { owner: Some(ints.clone().into_any().unbind()), ..Interned::default() };
         }
-        let image = replayer.getattr(attr(py, IMAGE)?)?;
         Ok(Ctx {
             py,
-            orphans: replayer.getattr(attr(py, ORPHAN_TOPICS)?)?.cast_into::<PySet>()?,
-            by_name: image.getattr(attr(py, TOPICS)?)?.getattr(attr(py, BY_NAME)?)?.cast_into::<PyDict>()?,
-            configs: image.getattr(attr(py, CONFIGS)?)?.cast_into::<PyDict>()?,
+            image_parts: std::cell::OnceCell::new(),
             topics_by_id: replayer.getattr(attr(py, TOPICS_BY_ID)?)?.cast_into::<PyDict>()?,
             ints,
             journal: if journal.is_none() { None } else { Some(journal.cast_into::<PyList>()?) },
@@ -509,6 +513,21 @@ impl<'py> Ctx<'py> {
             j.append(rt::tuple(self.py, [mapping.clone().into_any(), key.clone(), old])?)?;
         }
         Ok(())
+    }
+
+    /// The replayer's orphan topics and its image's topic names and configs, read on first use.
+    pub fn image_parts(&self) -> PyResult<&ImageParts<'py>> {
+        if let Some(parts) = self.image_parts.get() {
+            return Ok(parts);
+        }
+        let (py, replayer) = (self.py, &self.replayer);
+        let image = replayer.getattr(attr(py, IMAGE)?)?;
+        let parts = ImageParts {
+            orphans: replayer.getattr(attr(py, ORPHAN_TOPICS)?)?.cast_into::<PySet>()?,
+            by_name: image.getattr(attr(py, TOPICS)?)?.getattr(attr(py, BY_NAME)?)?.cast_into::<PyDict>()?,
+            configs: image.getattr(attr(py, CONFIGS)?)?.cast_into::<PyDict>()?,
+        };
+        Ok(self.image_parts.get_or_init(|| parts))
     }
 
     /// The replayer the rules apply to.
