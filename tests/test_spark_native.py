@@ -199,3 +199,34 @@ def test_the_native_key_sources_are_the_registrys() -> None:
             assert column in KEY_COLUMNS
             assert how == "const" or arg in fields, (how, arg)
     assert {"quota_entity"} == PYTHON_ONLY_SOURCES
+
+
+def test_columns_reach_pyarrow_as_the_native_memory_read_only() -> None:
+    """A record batch's columns are handed over as buffers over the memory Rust filled (no copy),
+    read-only, and kept alive by the arrays pyarrow made of them."""
+    import gc
+
+    from metashell.log.scan import iter_batches
+    from metashell.spark.native_records import NativeRecordRows, record_row, record_rules
+
+    native = native_core()
+    log = max(FIXTURES.rglob("*.log"), key=lambda p: p.stat().st_size)
+    out = NativeRecordRows(native, ("cluster", 1, "dir", log.name, "log"))
+    rules = record_rules(native, True)
+    for batch in iter_batches(log.read_bytes(), str(log), decode=False):
+        if not batch.is_control:
+            python_row = lambda i, b=batch: record_row(b, b.entries()[i], None, 0, 0, True)  # noqa: E731
+            assert out.add_batch(rules, batch, (None, 0, 0), python_row)
+    rows = len(out)
+    assert rows > 100
+    taken = out.cols.take()
+    assert len(out.cols) == 0
+    values = [v for _valid, v, _offsets, _nulls in taken]
+    assert all(isinstance(v, native.Buffer) for v in values)
+    assert all(memoryview(v).readonly for v in values)
+    text = pa.py_buffer(values[13])  # record_json
+    assert text.size == len(values[13]) > rows * 20
+    first = bytes(text[:1])
+    del taken, values
+    gc.collect()
+    assert bytes(text[:1]) == first == b"{"

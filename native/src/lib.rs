@@ -29,6 +29,7 @@ use pyo3::exceptions::{PyException, PyValueError};
 use pyo3::prelude::*;
 
 mod batches;
+mod buffer;
 mod entries;
 mod file_deltas;
 mod generated;
@@ -333,6 +334,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(add_record_rows, m)?)?;
     m.add_function(wrap_pyfunction!(add_record_batches, m)?)?;
     m.add_class::<records_table::RecordColumns>()?;
+    m.add_class::<buffer::Buffer>()?;
     m.add_class::<records_table::RecordRules>()?;
     m.add_function(wrap_pyfunction!(decode_control_value, m)?)?;
     m.add_function(wrap_pyfunction!(version, m)?)?;

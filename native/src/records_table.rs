@@ -12,7 +12,7 @@ use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyTuple};
 
-use crate::batches::column;
+use crate::buffer::{Buffer, Owned};
 use crate::entries;
 use crate::generated::KEY_NAMES;
 use crate::json::{self, Cap, Caps};
@@ -203,25 +203,27 @@ impl RecordColumns {
     }
 
     /// The columns as (validity bitmap or None, values, offsets or None, null count), emptied; the
-    /// buffers native-endian, as Arrow lays them out in memory.
+    /// buffers native-endian, as Arrow lays them out in memory, each the column's own memory
+    /// (`buffer.rs`: no copy).
     #[allow(clippy::type_complexity)]
     fn take<'py>(
         &mut self,
         py: Python<'py>,
-    ) -> PyResult<Vec<(Option<Bound<'py, PyBytes>>, Bound<'py, PyBytes>, Option<Bound<'py, PyBytes>>, usize)>> {
+    ) -> PyResult<Vec<(Option<Bound<'py, Buffer>>, Bound<'py, Buffer>, Option<Bound<'py, Buffer>>, usize)>> {
         let fresh = self.cols.iter().map(Col::sized_like).collect();
         let cols = std::mem::replace(&mut self.cols, fresh);
         self.rows = 0;
         cols.into_iter()
             .map(|c| {
-                let valid = (c.nulls > 0).then(|| PyBytes::new(py, &bits(&c.valid)));
+                let valid = (c.nulls > 0).then(|| Buffer::new(py, Owned::Bytes(bits(&c.valid)))).transpose()?;
                 let (values, offsets) = match c.values {
-                    Values::I64(v) => (column(py, &v)?, None),
-                    Values::I32(v) => (column(py, &v)?, None),
-                    Values::Bool(v) => (PyBytes::new(py, &bits(&v)), None),
-                    Values::Str(off, data) => (PyBytes::new(py, &data), Some(column(py, &off)?)),
+                    Values::I64(v) => (Owned::I64(v), None),
+                    Values::I32(v) => (Owned::I32(v), None),
+                    Values::Bool(v) => (Owned::Bytes(bits(&v)), None),
+                    Values::Str(off, data) => (Owned::Bytes(data), Some(Owned::I32(off))),
                 };
-                Ok((valid, values, offsets, c.nulls))
+                let offsets = offsets.map(|o| Buffer::new(py, o)).transpose()?;
+                Ok((valid, Buffer::new(py, values)?, offsets, c.nulls))
             })
             .collect()
     }
