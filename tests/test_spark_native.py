@@ -6,6 +6,7 @@ and without redaction, on every fixture and corpus directory and on damaged file
 
 from __future__ import annotations
 
+import json
 import shutil
 from pathlib import Path
 from typing import Any
@@ -159,14 +160,8 @@ def test_damaged_records_give_the_same_rows_and_errors(
     assert cut > 5  # the damage reached the error paths too
 
 
-def test_a_record_without_a_value_is_an_error_row_not_a_crash(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """A record whose value is null (KRaft writes none) ends the unit with the usual error, on both
-    engines (it was a TypeError that escaped every table)."""
-    case = tmp_path / "c"
-    shutil.copytree(FIXTURES / "kafka-4.4", case)
-    log = max(case.rglob("*.log"))
+def _append_batch(log: Path, records: list[Any]) -> None:
+    """A batch of ``records`` (key, value) appended to a segment, at the offset after its last."""
     data = log.read_bytes()
     last = _batches(data)[-1]
     next_offset = (
@@ -174,7 +169,17 @@ def test_a_record_without_a_value_is_an_error_row_not_a_crash(
         + 1
         + int.from_bytes(data[last[0] + 23 : last[0] + 27], "big")
     )
-    log.write_bytes(data + build_batch(next_offset, 1, [(None, None)], 1_700_000_000_000))
+    log.write_bytes(data + build_batch(next_offset, 1, records, 1_700_000_000_000))
+
+
+def test_a_record_without_a_value_is_an_error_row_not_a_crash(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A record whose value is null (KRaft writes none) ends the unit with the usual error, on both
+    engines (it was a TypeError that escaped every table)."""
+    case = tmp_path / "c"
+    shutil.copytree(FIXTURES / "kafka-4.4", case)
+    _append_batch(max(case.rglob("*.log")), [(None, None)])
     rows, _ = assert_same_tables([case], monkeypatch)
     monkeypatch.setenv("METASHELL_ENGINE", "native")
     errors = [
@@ -185,6 +190,52 @@ def test_a_record_without_a_value_is_an_error_row_not_a_crash(
     ]
     assert any("null value" in row["message"] for row in errors), errors
     assert rows > 0
+
+
+def test_sensitive_config_values_are_redacted_natively_as_python_redacts_them(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A sensitive config's value (a PASSWORD key, a key Kafka does not know, any key of an unknown
+    resource type), with characters JSON escapes, is replaced by the native core as Python's
+    ``redact_record_json`` replaces it, without a Python row; a non-sensitive one, a deletion (null
+    value) and a BROKER_LOGGER level are kept."""
+    from metashell.protocol.metadata import encode_metadata_record
+    from metashell.spark import native_records
+
+    case = tmp_path / "c"
+    shutil.copytree(FIXTURES / "kafka-4.4", case)
+    tricky = 'a"b\\c\nd\x01e\u20ac\U0001f600'
+    configs = [
+        (4, "", "ssl.keystore.password", tricky),
+        (4, "1", "custom.api.token", "s3cr3t"),
+        (2, "orders", "retention.ms", tricky),
+        (2, "orders", "retention.ms", None),
+        (8, "1", "kafka.server", "DEBUG"),
+        (99, "x", "anything", "hidden"),
+    ]
+    values = [
+        encode_metadata_record(
+            "ConfigRecord", 0, {"ResourceType": t, "ResourceName": r, "Name": n, "Value": v}
+        )
+        for t, r, n, v in configs
+    ]
+    _append_batch(max(case.rglob("*.log")), [(None, v) for v in values])
+    made: list[str] = []
+    record_row = native_records.record_row
+
+    def counting(batch: Any, *args: Any) -> tuple[Any, ...]:
+        row = record_row(batch, *args)
+        made.append(row[11])
+        return row
+
+    monkeypatch.setattr(native_records, "record_row", counting)
+    assert_same_tables([case], monkeypatch)
+    assert "ConfigRecord" not in made
+    rows, _ = records_table([case], "native", monkeypatch)
+    texts = rows.column("record_json").to_pylist()[-len(configs) :]
+    assert [t.endswith('"value":"[redacted]"}') for t in texts] == [True, True, False, False, False, True]
+    assert "s3cr3t" not in "".join(texts)
+    assert texts[2].endswith('"value":' + json.dumps(tricky, ensure_ascii=False) + "}")
 
 
 def test_the_native_key_sources_are_the_registrys() -> None:

@@ -8,10 +8,12 @@ and appends to columns it holds in Rust; :meth:`NativeRecordRows.take` hands the
 buffers, with no Python object per value.
 
 What the native core does not take it hands back, record by record, to :func:`.decode.record_row`
-(the Python engine's own row), which makes it in its place: control records, redacted types, a
-client quota's entity, a record it refuses (Python then says what is wrong with it). So the table is
-the same whichever engine made it, row for row and in the same order; ``tests/test_spark_native.py``
-compares the two on every fixture and corpus directory and on damaged records.
+(the Python engine's own row), which makes it in its place: control records, SCRAM credentials to
+redact, a client quota's entity, a record it refuses (Python then says what is wrong with it). A
+sensitive config's value it redacts itself, asking :func:`.is_sensitive_config` once per resource
+type and name. So the table is the same whichever engine made it, row for row and in the same
+order; ``tests/test_spark_native.py`` compares the two on every fixture and corpus directory and on
+damaged records.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from typing import Any, NamedTuple
 
 import pyarrow as pa
 
+from metashell.image.forms import REDACTED
 from metashell.log.batch import ATTR_TIMESTAMP_TYPE
 from metashell.log.compression import LIMITS
 from metashell.protocol.metadata import record_keys, record_types
@@ -50,8 +53,9 @@ def _sources(sources: dict[str, tuple[str, str]]) -> list[tuple[int, str, str]]:
 @cache
 def record_rules(native: Any, redact: bool) -> Any:
     """The native core's ``RecordRules``: names by api key, transaction markers, the types whose
-    rows Python makes (redacted ones when redacting, and those with a Python-only key source), and
-    the key columns' sources."""
+    rows Python makes (SCRAM credentials when redacting, and those with a Python-only key source),
+    the key columns' sources, and when redacting what a sensitive config's value is checked by and
+    replaced with."""
     keys = record_keys()
     native_keys = {
         keys[name]: _sources(sources)
@@ -60,9 +64,9 @@ def record_rules(native: Any, redact: bool) -> Any:
     }
     python = [keys[name] for name in KEY_SOURCES if name in keys and keys[name] not in native_keys]
     config = None
-    if redact:  # a config's value is redacted by Python, when it is sensitive
+    if redact:  # a config's value is redacted natively, when Python says it is sensitive
         python += [keys[name] for name in REDACTED_RECORDS if name in keys and name != "ConfigRecord"]
-        config = (keys["ConfigRecord"], is_sensitive_config)
+        config = (keys["ConfigRecord"], is_sensitive_config, REDACTED)
     return native.RecordRules(
         dict(record_types()),
         sorted(keys[name] for name in TRANSACTION_MARKERS if name in keys),
@@ -174,7 +178,7 @@ class PlainBatch(NamedTuple):
 class RecordsRun:
     """Runs of plain batches, offered by the scan before each batch it would read in Python
     (:class:`metashell.log.bulk.BatchRun`): their rows are made in one native call, with no Python
-    object per batch. A record the native writers do not take (a client quota, a redacted one) is
+    object per batch. A record the native writers do not take (a client quota, a SCRAM credential to redact) is
     made by :func:`.decode.record_row` from its bytes, in its place; a batch that is anything else
     (compressed, control, LogAppendTime, a bad CRC, records that do not frame, a record Python
     refuses) ends the run, and the scan reads it as always; a run also ends at the unit's end.

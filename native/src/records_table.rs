@@ -270,9 +270,10 @@ pub struct RecordRules {
     keys: Vec<Option<Vec<(usize, How)>>>,
     other: Vec<(usize, How)>,
     maps: Vec<std::collections::HashMap<i64, String>>,
-    /// When redacting: the ConfigRecord's api key, its ResourceType, Name and Value fields, and
-    /// Python's `is_sensitive_config(resource_type, name)`, whose answers are kept by (type, name).
-    config: Option<(usize, [u16; 3], Py<PyAny>)>,
+    /// When redacting: the ConfigRecord's api key, its ResourceType, Name and Value fields,
+    /// Python's `is_sensitive_config(resource_type, name)`, whose answers are kept by (type, name),
+    /// and the text a sensitive value is replaced by (`forms.REDACTED`).
+    config: Option<(usize, [u16; 3], Py<PyAny>, String)>,
     sensitive: std::sync::Mutex<std::collections::HashMap<(i64, String), bool>>,
 }
 
@@ -285,8 +286,8 @@ impl RecordRules {
     /// `names`: api key -> schema name; `markers`, `python`: api keys; `keys`: api key -> [(column
     /// 0..10, how, argument)], how being uuid, int, get, text, const or the name of one of `maps`
     /// ({int: text}, an int field's name); `other`: the same for types without their own;
-    /// `config`: when redacting, the ConfigRecord's api key and `is_sensitive_config` (a record
-    /// whose value is sensitive has its row made in Python, which redacts it).
+    /// `config`: when redacting, the ConfigRecord's api key, `is_sensitive_config` and the text a
+    /// sensitive value is replaced by.
     #[new]
     fn new(
         names: &Bound<'_, PyDict>,
@@ -295,7 +296,7 @@ impl RecordRules {
         keys: &Bound<'_, PyDict>,
         other: Vec<(usize, String, String)>,
         maps: &Bound<'_, PyDict>,
-        config: Option<(usize, Py<PyAny>)>,
+        config: Option<(usize, Py<PyAny>, String)>,
     ) -> PyResult<Self> {
         let mut map_names: Vec<String> = Vec::new();
         let mut map_values = Vec::new();
@@ -327,7 +328,7 @@ impl RecordRules {
             keys: (0..128).map(|_| None).collect(),
             other: other.into_iter().map(how).collect::<PyResult<_>>()?,
             maps: map_values,
-            config: config.map(|(k, f)| (k, [field_key("ResourceType"), field_key("Name"), field_key("Value")], f)),
+            config: config.map(|(k, f, r)| (k, [field_key("ResourceType"), field_key("Name"), field_key("Value")], f, r)),
             sensitive: Default::default(),
         };
         for (k, v) in names.iter() {
@@ -355,20 +356,39 @@ impl RecordRules {
 }
 
 impl RecordRules {
-    /// Whether record type `k`'s row, with these top-level fields, must be made in Python: a type
-    /// left to Python, or a config whose value is to be redacted (asked of Python once per
-    /// resource type and name).
-    fn to_python(&self, py: Python<'_>, k: usize, caps: &Caps<'_>) -> PyResult<bool> {
+    /// Whether the native core makes the row of a record of type `k` whose JSON is `text`, with
+    /// these top-level fields: not for a type left to Python. When redacting, a config's value
+    /// that is sensitive (asked of Python once per resource type and name) is replaced in `text`,
+    /// as `redact_record_json` replaces it: the value is the record's last field, and `text` is
+    /// checked to end with it (else Python makes the row).
+    fn native_text(&self, py: Python<'_>, k: usize, caps: &Caps<'_>, text: &mut Vec<u8>) -> PyResult<bool> {
         if self.python[k] {
-            return Ok(true);
-        }
-        let Some((key, [rtype, name, value], sensitive)) = &self.config else { return Ok(false) };
-        if *key != k || !matches!(caps.get(*value), Some(Cap::Str(_))) {
             return Ok(false);
         }
-        let (Some(Cap::Int(t)), Some(Cap::Str(n))) = (caps.get(*rtype), caps.get(*name)) else {
+        let Some((key, [rtype, name, value], sensitive, redacted)) = &self.config else { return Ok(true) };
+        let Some(Cap::Str(v)) = caps.get(*value).filter(|_| *key == k) else {
             return Ok(true);
         };
+        let (Some(Cap::Int(t)), Some(Cap::Str(n))) = (caps.get(*rtype), caps.get(*name)) else {
+            return Ok(false);
+        };
+        if !self.is_sensitive(py, sensitive, t, n)? {
+            return Ok(true);
+        }
+        let mut tail = b"\"value\":".to_vec();
+        json::string_text(&mut tail, v);
+        tail.push(b'}');
+        if !text.ends_with(&tail) {
+            return Ok(false);
+        }
+        text.truncate(text.len() + b"\"value\":".len() - tail.len());
+        json::string_text(text, redacted);
+        text.push(b'}');
+        Ok(true)
+    }
+
+    /// `is_sensitive_config(t, n)`, kept by (type, name) for up to 65,536 of them.
+    fn is_sensitive(&self, py: Python<'_>, sensitive: &Py<PyAny>, t: i64, n: &str) -> PyResult<bool> {
         let mut seen = self.sensitive.lock().map_err(|_| PyValueError::new_err("poisoned"))?;
         if let Some(answer) = seen.get(&(t, n.to_string())) {
             return Ok(*answer);
@@ -506,7 +526,7 @@ pub fn add_rows(
         if let Some(span) = value {
             let v = entries::span_bytes(data, span);
             if let Ok((key, version)) = json::record_text(v, &mut text, &mut caps) {
-                if !rules.to_python(py, key as usize, &caps)? {
+                if rules.native_text(py, key as usize, &caps, &mut text)? {
                     made = Some((key, version));
                 }
             }
