@@ -71,10 +71,10 @@ def topic(name: str, tid: bytes) -> bytes:
     return rec("TopicRecord", 0, {"Name": name, "TopicId": tid})
 
 
-def partition(tid: bytes, pid: int, leader: int = 1, epoch: int = 0) -> bytes:
+def partition(tid: bytes, pid: int, leader: int = 1, epoch: int = 0, version: int = 0) -> bytes:
     return rec(
         "PartitionRecord",
-        0,
+        version,
         {
             "PartitionId": pid,
             "TopicId": tid,
@@ -295,6 +295,44 @@ def test_snapshot_then_log_and_partial_log(tmp_path: Path) -> None:
     assert partial.partial and any(w.kind == "partial-image" for w in partial.warnings)
     assert partial.fault_count == 2  # PartitionChange and RemoveTopic for an unknown topic
     assert {w.offset for w in partial.faults} == {10, 11}
+
+
+def test_a_partition_of_a_topic_removed_in_the_same_batch_is_a_fault(tmp_path: Path) -> None:
+    """A PartitionRecord after a RemoveTopicRecord of its topic, in the batch where a partition of
+    that topic was just added, names a topic that is gone: a fault, on both engines (the native
+    replay kept the last topic it had found across the RemoveTopicRecord, which Python applies, and
+    added the partition to the removed topic)."""
+    part = tmp_path / "__cluster_metadata-0"
+    part.mkdir()
+    write_snapshot(
+        part / "00000000000000000010-0000000003.checkpoint",
+        3,
+        [
+            rec("FeatureLevelRecord", 0, {"Name": "metadata.version", "FeatureLevel": 21}),
+            topic("foo", T1),
+            partition(T1, 0),
+        ],
+        9999,
+    )
+    remove = rec("RemoveTopicRecord", 0, {"TopicId": T1})
+    change = rec("PartitionChangeRecord", 2, {"PartitionId": 1, "TopicId": T1, "Leader": 2})
+    write_log(
+        part / "00000000000000000010.log",
+        [
+            (10, 3, [partition(T1, 1, version=2)], 11000, False),  # the loader's first log batch
+            (11, 3, [partition(T1, 2, version=2), remove, partition(T1, 3, version=2), change], 12000, False),
+            (15, 3, [partition(T1, 4, version=2)], 13000, False),
+        ],
+    )
+    result = load_directory(part, timeline=True)
+    assert [
+        (w.offset, "no topic with id" in str(w) or "unable to find" in str(w)) for w in result.faults
+    ] == [
+        (13, True),
+        (14, True),
+        (15, True),
+    ]
+    assert result.image.topics.by_name == {} and result.image.topics.by_id == {}
 
 
 def test_file_mode_drops_deltas_kafka_cannot_apply(tmp_path: Path) -> None:

@@ -107,6 +107,7 @@ pub struct Ctx<'py> {
     slots: Vec<Obj<'py>>,
     /// The last topic a record named: (its id, its `partitions` dict). A snapshot lists a topic's
     /// partitions one after another, so this spares hashing the id for nearly every record.
+    /// Forgotten whenever a record goes to Python (`left_to_python`) and by a TopicRecord.
     last_topic: std::cell::RefCell<Option<(Vec<u8>, Bound<'py, PyDict>)>>,
     replayer: Obj<'py>,
     /// The replayer's `orphan_topics`, the image's `topics.by_name` and `configs`: made once with
@@ -543,14 +544,22 @@ impl<'py> Ctx<'py> {
             let entry = entries.get_item(i)?;
             let value = entry.cast::<PyTuple>()?.get_item(3)?;
             let Ok(bytes) = value.cast::<PyBytes>() else {
-                return Ok(i);
+                return Ok(self.left_to_python(i));
             };
             if !self.apply(bytes.as_bytes())? {
-                return Ok(i);
+                return Ok(self.left_to_python(i));
             }
             i += 1;
         }
         Ok(i)
+    }
+
+    /// Record `i` goes to Python, which may remove or replace any topic (a RemoveTopicRecord is
+    /// Python's): the last topic found is forgotten, or a record after it would reach the
+    /// partitions of a topic that is gone.
+    fn left_to_python(&self, i: usize) -> usize {
+        *self.last_topic.borrow_mut() = None;
+        i
     }
 
     /// `run` over records framed in `buf` (`entries::frame`): values as spans of the batch.
@@ -558,10 +567,10 @@ impl<'py> Ctx<'py> {
         let mut i = start;
         while i < records.len() {
             let Some(span) = records[i].2 else {
-                return Ok(i);
+                return Ok(self.left_to_python(i));
             };
             if !self.apply(entries::span_bytes(buf, span))? {
-                return Ok(i);
+                return Ok(self.left_to_python(i));
             }
             i += 1;
         }
