@@ -569,3 +569,76 @@ def test_the_native_replay_of_configs_is_pythons(native: Any) -> None:
         slow.replay_value(value, off)
     assert fast.image.configs == slow.image.configs == {(0, "x"): {"a": "b"}}
     assert fast.journal == slow.journal and len(fast.journal) == 9
+
+
+_TIDS = [bytes([i + 1]) * 16 for i in range(3)]
+_OPS = st.tuples(
+    st.sampled_from(["topic", "partition", "change", "remove", "config"]),
+    st.integers(0, 1),  # which topic id
+    st.integers(0, 3),  # partition id (or config value)
+    st.integers(1, 3),  # leader
+)
+
+
+def _op_record(op: tuple[str, int, int, int]) -> bytes:
+    kind, t, pid, leader = op
+    tid = _TIDS[t]
+    if kind == "topic":
+        return encode_metadata_record("TopicRecord", 0, {"Name": f"t{t}", "TopicId": tid})
+    if kind == "partition":
+        data = {"PartitionId": pid, "TopicId": tid, "Replicas": [1, 2, 3], "Isr": [1, 2, 3], "Leader": leader}
+        return encode_metadata_record("PartitionRecord", 2, {**data, "LeaderEpoch": 0, "PartitionEpoch": 0})
+    if kind == "change":
+        return encode_metadata_record(
+            "PartitionChangeRecord", 2, {"PartitionId": pid, "TopicId": tid, "Leader": leader}
+        )
+    if kind == "remove":
+        return encode_metadata_record("RemoveTopicRecord", 0, {"TopicId": tid})
+    data = {"ResourceType": 2, "ResourceName": f"t{t}", "Name": "retention.ms", "Value": str(pid)}
+    return encode_metadata_record("ConfigRecord", 0, data)
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    ops=st.lists(_OPS, min_size=1, max_size=40), sizes=st.lists(st.integers(1, 6), min_size=1, max_size=12)
+)
+def test_any_sequence_of_topic_records_replays_as_python_replays_it(
+    tmp_path_factory: pytest.TempPathFactory, ops: list[tuple[str, int, int, int]], sizes: list[int]
+) -> None:
+    """Topics created, removed and re-created among partition records, in batches of any size, through
+    the loader (the native batch loop, whose replay keeps state across the records Python applies):
+    the same topics, partitions, configs and faults as Python's rules applied one record at a time."""
+    from metashell.image.loader import load_directory
+    from metashell.image.replay import Replayer
+    from metashell.log.encoding import build_batch
+
+    part = tmp_path_factory.mktemp("seq") / "__cluster_metadata-0"
+    part.mkdir()
+    values = [
+        encode_metadata_record("FeatureLevelRecord", 0, {"Name": "metadata.version", "FeatureLevel": 21})
+    ]
+    values += [_op_record(op) for op in ops]
+    batches, offset, i = [], 0, 0
+    for size in itertools.cycle(sizes):
+        if i >= len(values):
+            break
+        chunk = values[i : i + size]
+        batches.append(build_batch(offset, 1, [(None, v) for v in chunk], 1_700_000_000_000 + offset))
+        offset, i = offset + len(chunk), i + len(chunk)
+    (part / "00000000000000000000.log").write_bytes(b"".join(batches))
+    got = load_directory(part)
+    want = Replayer()
+    for off, value in enumerate(values):
+        want.replay_value(value, off)
+
+    def state(image: Any) -> Any:
+        topics = {
+            tid: (t.name, {pid: [getattr(p, s) for s in p.__slots__] for pid, p in t.partitions.items()})
+            for tid, t in image.topics.by_id.items()
+        }
+        return topics, sorted(image.topics.by_name), image.configs
+
+    assert state(got.image) == state(want.image)
+    assert [(w.offset, w.message) for w in got.faults] == [
+        (w.offset, w.message) for w in want.warnings if w.kind == "fault"
+    ]
