@@ -253,7 +253,9 @@ def test_transaction_spanning_batches_publishes_only_when_closed(tmp_path: Path)
     assert rebuild_at(result, 3).image.topics.by_id == {}  # transaction not closed yet
 
 
-def test_snapshot_then_log_and_partial_log(tmp_path: Path) -> None:
+def foo_snapshot_at_10(tmp_path: Path, *records: bytes) -> Path:
+    """A metadata directory whose snapshot ends at offset 9 (epoch 3) with topic foo (id T1) and
+    ``records`` after it; its partition directory."""
     part = tmp_path / "__cluster_metadata-0"
     part.mkdir()
     write_snapshot(
@@ -262,11 +264,15 @@ def test_snapshot_then_log_and_partial_log(tmp_path: Path) -> None:
         [
             rec("FeatureLevelRecord", 0, {"Name": "metadata.version", "FeatureLevel": 21}),
             topic("foo", T1),
-            partition(T1, 0, epoch=4),
-            config("retention.ms", "1"),
+            *records,
         ],
         9999,
     )
+    return part
+
+
+def test_snapshot_then_log_and_partial_log(tmp_path: Path) -> None:
+    part = foo_snapshot_at_10(tmp_path, partition(T1, 0, epoch=4), config("retention.ms", "1"))
     write_log(
         part / "00000000000000000010.log",
         [
@@ -302,18 +308,7 @@ def test_a_partition_of_a_topic_removed_in_the_same_batch_is_a_fault(tmp_path: P
     that topic was just added, names a topic that is gone: a fault, on both engines (the native
     replay kept the last topic it had found across the RemoveTopicRecord, which Python applies, and
     added the partition to the removed topic)."""
-    part = tmp_path / "__cluster_metadata-0"
-    part.mkdir()
-    write_snapshot(
-        part / "00000000000000000010-0000000003.checkpoint",
-        3,
-        [
-            rec("FeatureLevelRecord", 0, {"Name": "metadata.version", "FeatureLevel": 21}),
-            topic("foo", T1),
-            partition(T1, 0),
-        ],
-        9999,
-    )
+    part = foo_snapshot_at_10(tmp_path, partition(T1, 0))
     remove = rec("RemoveTopicRecord", 0, {"TopicId": T1})
     change = rec("PartitionChangeRecord", 2, {"PartitionId": 1, "TopicId": T1, "Leader": 2})
     write_log(
