@@ -15,8 +15,10 @@ import pyarrow as pa
 import pytest
 from conftest import CORPUS, FIXTURES, corpus_paths, native_core
 
+from metashell.engine import current
 from metashell.log.checksum import crc32c
 from metashell.log.encoding import build_batch
+from metashell.spark import decode
 from metashell.spark.decode import read_file_table
 from metashell.spark.inputs import find_datasets, plan_units
 from metashell.spark.key_columns import KEY_COLUMNS, KEY_SOURCES, OTHER_KEYS, PYTHON_ONLY_SOURCES
@@ -26,8 +28,15 @@ from metashell.spark.schemas import RECORDS
 def records_table(
     paths: list[Path], engine: str, monkeypatch: pytest.MonkeyPatch, redact: bool = True
 ) -> pa.Table:
-    """Every ``records`` row (and ``errors`` row) of the datasets under ``paths``, read by ``engine``."""
+    """Every ``records`` row (and ``errors`` row) of the datasets under ``paths``, read by ``engine``.
+
+    The process's engine is chosen once (``engine.current`` is cached), so setting
+    ``METASHELL_ENGINE`` alone would read both tables with whichever engine came first: the
+    ``records`` sink is handed the engine asked for, made afresh from the variable."""
     monkeypatch.setenv("METASHELL_ENGINE", engine)
+    chosen = current.__wrapped__()
+    assert chosen.name == engine, chosen.why
+    monkeypatch.setattr(decode, "current_engine", lambda: chosen)
     batches = [
         batch
         for unit in plan_units(find_datasets([str(p) for p in paths]))
@@ -95,24 +104,31 @@ def test_runs_that_fill_several_record_batches_keep_every_row_in_order(
         assert max(set_aside) == native_records.MAX_SET_ASIDE
 
 
+def python_rows(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, bool]]:
+    """From now on, each row the native engine leaves to Python's ``record_row``: (its record type,
+    made inside a native run, from the record's bytes alone)."""
+    from metashell.spark import native_records
+
+    made: list[tuple[str, bool]] = []
+    record_row = native_records.record_row
+
+    def counting(batch: Any, *args: Any) -> tuple[Any, ...]:
+        row = record_row(batch, *args)
+        made.append((row[11], isinstance(batch, native_records.PlainBatch)))
+        return row
+
+    monkeypatch.setattr(native_records, "record_row", counting)
+    return made
+
+
 @pytest.mark.parametrize("redact", [True, False])
 def test_records_python_makes_stay_in_the_run(monkeypatch: pytest.MonkeyPatch, redact: bool) -> None:
     """A client quota's row (and, when redacting, a SCRAM credential's) is made by Python's
     ``record_row`` from the record's bytes inside the run, so its batch is not left to the scan
     (a fleet snapshot's one data batch of 22,907 records has 25 such): the table is still Python's."""
-    from metashell.spark import native_records
-
-    made: list[str] = []
-    record_row = native_records.record_row
-
-    def counting(batch: Any, *args: Any) -> tuple[Any, ...]:
-        row = record_row(batch, *args)
-        if isinstance(batch, native_records.PlainBatch):
-            made.append(row[11])
-        return row
-
-    monkeypatch.setattr(native_records, "record_row", counting)
+    rows_made = python_rows(monkeypatch)
     assert assert_same_tables([FIXTURES], monkeypatch, redact=redact)[0] > 5_000
+    made = [name for name, in_run in rows_made if in_run]
     assert "ClientQuotaRecord" in made
     assert ("UserScramCredentialRecord" in made) == redact
 
@@ -180,8 +196,7 @@ def test_a_record_without_a_value_is_an_error_row_not_a_crash(
     case = tmp_path / "c"
     shutil.copytree(FIXTURES / "kafka-4.4", case)
     _append_batch(max(case.rglob("*.log")), [(None, None)])
-    rows, _ = assert_same_tables([case], monkeypatch)
-    monkeypatch.setenv("METASHELL_ENGINE", "native")
+    rows, _ = assert_same_tables([case], monkeypatch)  # leaves the native engine in place
     errors = [
         row
         for unit in plan_units(find_datasets([str(case)]))
@@ -200,7 +215,6 @@ def test_sensitive_config_values_are_redacted_natively_as_python_redacts_them(
     ``redact_record_json`` replaces it, without a Python row; a non-sensitive one, a deletion (null
     value) and a BROKER_LOGGER level are kept."""
     from metashell.protocol.metadata import encode_metadata_record
-    from metashell.spark import native_records
 
     case = tmp_path / "c"
     shutil.copytree(FIXTURES / "kafka-4.4", case)
@@ -220,17 +234,9 @@ def test_sensitive_config_values_are_redacted_natively_as_python_redacts_them(
         for t, r, n, v in configs
     ]
     _append_batch(max(case.rglob("*.log")), [(None, v) for v in values])
-    made: list[str] = []
-    record_row = native_records.record_row
-
-    def counting(batch: Any, *args: Any) -> tuple[Any, ...]:
-        row = record_row(batch, *args)
-        made.append(row[11])
-        return row
-
-    monkeypatch.setattr(native_records, "record_row", counting)
+    rows_made = python_rows(monkeypatch)
     assert_same_tables([case], monkeypatch)
-    assert "ConfigRecord" not in made
+    assert "ConfigRecord" not in [name for name, _in_run in rows_made]
     rows, _ = records_table([case], "native", monkeypatch)
     texts = rows.column("record_json").to_pylist()[-len(configs) :]
     assert [t.endswith('"value":"[redacted]"}') for t in texts] == [True, True, False, False, False, True]
