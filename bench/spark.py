@@ -297,9 +297,9 @@ def main() -> int:
             )
             if "floor" in per[1]:
                 floor_rate = per[1]["floor"] / per[1]["floor_s"]
+                cold_floor = per[1]["floor"] / per[1]["floor_cold_s"]
                 for engine_run, p1 in runs.items():
                     share = p1[1]["records"] / p1[1]["records_s"] / floor_rate
-                    cold_floor = per[1]["floor"] / per[1]["floor_cold_s"]
                     cold = p1[1]["records"] / p1[1]["records_cold_s"] / cold_floor
                     lines.append(
                         f"  records ({engine_run}) on 1 core: {share:.0%} of Spark's floor for these rows"
