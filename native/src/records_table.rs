@@ -230,8 +230,10 @@ impl RecordColumns {
 }
 
 impl RecordColumns {
-    /// Drop a half-added row (a Python row with a value a column cannot hold).
+    /// Keep the first `rows` rows: drop a half-added row (a Python row with a value a column
+    /// cannot hold), or the rows of a batch taken back (`add_rows`).
     fn truncate_to(&mut self, rows: usize) {
+        self.rows = rows;
         for c in &mut self.cols {
             if c.valid.len() > rows {
                 c.nulls -= c.valid[rows..].iter().filter(|x| !**x).count();
@@ -274,7 +276,7 @@ pub struct RecordRules {
     /// Python's `is_sensitive_config(resource_type, name)`, whose answers are kept by (type, name),
     /// and the text a sensitive value is replaced by (`forms.REDACTED`).
     config: Option<(usize, [u16; 3], Py<PyAny>, String)>,
-    sensitive: std::sync::Mutex<std::collections::HashMap<(i64, String), bool>>,
+    sensitive: std::sync::Mutex<std::collections::HashMap<i64, std::collections::HashMap<String, bool>>>,
 }
 
 fn field_key(name: &str) -> u16 {
@@ -375,27 +377,29 @@ impl RecordRules {
         if !self.is_sensitive(py, sensitive, t, n)? {
             return Ok(true);
         }
-        let mut tail = b"\"value\":".to_vec();
+        const VALUE: &[u8] = b"\"value\":";
+        let mut tail = VALUE.to_vec();
         json::string_text(&mut tail, v);
         tail.push(b'}');
         if !text.ends_with(&tail) {
             return Ok(false);
         }
-        text.truncate(text.len() + b"\"value\":".len() - tail.len());
+        text.truncate(text.len() - tail.len() + VALUE.len());
         json::string_text(text, redacted);
         text.push(b'}');
         Ok(true)
     }
 
-    /// `is_sensitive_config(t, n)`, kept by (type, name) for up to 65,536 of them.
+    /// `is_sensitive_config(t, n)`, kept by (type, name) for up to 65,536 of them (a known pair is
+    /// found without a `String` made for it).
     fn is_sensitive(&self, py: Python<'_>, sensitive: &Py<PyAny>, t: i64, n: &str) -> PyResult<bool> {
         let mut seen = self.sensitive.lock().map_err(|_| PyValueError::new_err("poisoned"))?;
-        if let Some(answer) = seen.get(&(t, n.to_string())) {
+        if let Some(answer) = seen.get(&t).and_then(|names| names.get(n)) {
             return Ok(*answer);
         }
         let answer: bool = sensitive.bind(py).call1((t, n))?.is_truthy()?;
-        if seen.len() < 65536 {
-            seen.insert((t, n.to_string()), answer);
+        if seen.values().map(|names| names.len()).sum::<usize>() < 65536 {
+            seen.entry(t).or_default().insert(n.to_string(), answer);
         }
         Ok(answer)
     }
@@ -514,10 +518,6 @@ pub fn add_rows(
     let mut text = Vec::new();
     let mut keys_text = Vec::new();
     let mut caps = Caps::new();
-    let take_back = |cols: &mut RecordColumns| {
-        cols.truncate_to(rows_before);
-        cols.rows = rows_before;
-    };
     for (i, (offset, ts, value)) in records.into_iter().enumerate() {
         text.clear();
         keys_text.clear();
@@ -547,7 +547,8 @@ pub fn add_rows(
                     match f.call1((position, base, epoch, offset, ts_override.unwrap_or(ts), value)) {
                         Ok(row) => row,
                         Err(e) if e.is_instance_of::<pyo3::exceptions::PyException>(py) => {
-                            take_back(cols);
+                            // the batch's rows are taken back: the scan reads it as Python does
+                            cols.truncate_to(rows_before);
                             return Ok(None);
                         }
                         Err(e) => return Err(e),
