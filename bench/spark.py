@@ -224,6 +224,12 @@ def fastest(runs: list[dict[str, float]]) -> dict[str, float]:
     return {k: min(r[k] for r in runs) if k.endswith("_s") else v for k, v in runs[0].items()}
 
 
+def share_of_floor(run: dict[str, float], floor: dict[str, float], timed: str = "_s") -> float:
+    """The ``records`` table's rows/s in ``run`` as a share of the floor's in ``floor``, both from
+    their timed runs (``timed="_cold_s"``: their first runs, the JVM's warm-up)."""
+    return run["records"] / run[f"records{timed}"] / (floor["floor"] / floor[f"floor{timed}"])
+
+
 def child(spec: dict[str, Any]) -> int:
     if spec["pin"]:
         os.sched_setaffinity(0, sorted(os.sched_getaffinity(0))[: spec["cores"]])
@@ -316,15 +322,13 @@ def main() -> int:
                 f"  partitions ({engine}) on 1 core: {p1 / py_loader:.2f}x the Python engine's loader"
             )
             if "floor" in per[1]:
-                floor_rate = per[1]["floor"] / per[1]["floor_s"]
-                cold_floor = per[1]["floor"] / per[1]["floor_cold_s"]
                 floors = made[engine][1]
                 for engine_run, p1 in runs.items():
-                    share = p1[1]["records"] / p1[1]["records_s"] / floor_rate
-                    cold = p1[1]["records"] / p1[1]["records_cold_s"] / cold_floor
+                    share = share_of_floor(p1[1], per[1])
+                    cold = share_of_floor(p1[1], per[1], "_cold_s")
                     # each repetition against the floor of the same repetition, to show the spread
                     each = ", ".join(
-                        f"{r['records'] / r['records_s'] / (f['floor'] / f['floor_s']):.0%}"
+                        f"{share_of_floor(r, f):.0%}"
                         for r, f in zip(made[engine_run][1], floors, strict=True)
                     )
                     lines.append(
