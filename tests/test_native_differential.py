@@ -468,7 +468,7 @@ def test_the_native_replay_journals_partitions_as_python_does(native: Any) -> No
 
 def test_the_native_replay_shares_tuples_as_python_does(native: Any) -> None:
     """``replay_run`` builds partitions from raw fields and finds their tuples by bytes
-    (``InternCache``): the image equals Python's, equal lists are one shared tuple from the
+    (``ReplayCache``): the image equals Python's, equal lists are one shared tuple from the
     replayer's ``_ints``, and a cache handed to another replayer starts over with that one's."""
     from metashell.image.replay import Replayer
     from metashell.image.replay.native import _CONSTANTS
@@ -494,7 +494,7 @@ def test_the_native_replay_shares_tuples_as_python_does(native: Any) -> None:
 
     topic = encode_metadata_record("TopicRecord", 0, {"Name": "t", "TopicId": tid})
     entries = [(0, 0, None, topic), (1, 0, None, partition(0, [1, 2, 3])), (2, 0, None, partition(1, [1, 2]))]
-    cache = native.InternCache()
+    cache = native.ReplayCache()
     fast, slow = Replayer(), Replayer()
     assert native.replay_run(fast, entries, 0, _CONSTANTS, cache) == len(entries)
     for off, _ts, _key, value in entries:
@@ -564,7 +564,7 @@ def test_the_native_replay_of_configs_is_pythons(native: Any) -> None:
     entries = [(i, 0, None, v) for i, v in enumerate(values)]
     fast, slow = Replayer(), Replayer()
     fast.journal, slow.journal = [], []
-    assert native.replay_run(fast, entries, 0, _CONSTANTS, native.InternCache()) == len(entries)
+    assert native.replay_run(fast, entries, 0, _CONSTANTS, native.ReplayCache()) == len(entries)
     for off, _ts, _key, value in entries:
         slow.replay_value(value, off)
     assert fast.image.configs == slow.image.configs == {(0, "x"): {"a": "b"}}

@@ -37,6 +37,7 @@ mod json;
 mod records_table;
 mod replay;
 mod rt;
+mod topic_index;
 
 /// `buf[pos..end]` is a range of `buf`, else a ValueError naming `what` (every entry point that is
 /// handed a range checks it before reading).
@@ -203,7 +204,7 @@ fn decode_control_value<'py>(py: Python<'py>, control_type: i16, value: &[u8]) -
 
 /// Apply the plain partition records of `entries[start:]` to the replayer's image (`replay.rs`);
 /// returns the index of the first record left for Python. `consts`: see `image/replay/native.py`;
-/// `cache`: the replayer's `InternCache`.
+/// `cache`: the replayer's `ReplayCache`.
 #[pyfunction]
 fn replay_run<'py>(
     py: Python<'py>,
@@ -211,7 +212,7 @@ fn replay_run<'py>(
     entries: &Bound<'py, pyo3::types::PyList>,
     start: usize,
     consts: &Bound<'py, pyo3::types::PyTuple>,
-    cache: &Bound<'py, replay::InternCache>,
+    cache: &Bound<'py, replay::ReplayCache>,
 ) -> PyResult<usize> {
     replay::run(py, replayer, entries, start, consts, cache)
 }
@@ -236,7 +237,7 @@ fn apply_log_batches<'py>(
     cursor: (i64, i64, i64, bool, usize, bool),
     replayer: &Bound<'py, PyAny>,
     consts: &Bound<'py, pyo3::types::PyTuple>,
-    cache: &Bound<'py, replay::InternCache>,
+    cache: &Bound<'py, replay::ReplayCache>,
     hooks: (Bound<'py, PyAny>, Bound<'py, PyAny>, Option<Bound<'py, pyo3::types::PyList>>, Option<Bound<'py, PyAny>>),
 ) -> PyResult<(
     usize,
@@ -325,7 +326,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     replay::init(m.py())?;
     m.add_function(wrap_pyfunction!(replay_run, m)?)?;
     m.add_function(wrap_pyfunction!(apply_log_batches, m)?)?;
-    m.add_class::<replay::InternCache>()?;
+    m.add_class::<replay::ReplayCache>()?;
     m.add_function(wrap_pyfunction!(partition_attributes, m)?)?;
     m.add_function(wrap_pyfunction!(decode_entries, m)?)?;
     m.add_function(wrap_pyfunction!(decode_value, m)?)?;

@@ -18,14 +18,18 @@ use crate::generated;
 use crate::entries;
 use crate::generated::RawFields;
 use crate::rt::{self, Fx, Obj, Raw};
+use crate::topic_index::TopicIndex;
 
 const TOPIC_RECORD: u8 = 2;
 const CONFIG_RECORD: u8 = 4;
 const PARTITION_RECORD: u8 = 3;
 const PARTITION_CHANGE_RECORD: u8 = 5;
+const REMOVE_TOPIC_RECORD: u8 = 9;
+/// `ConfigResource.Type.TOPIC` (`kafka_names.CONFIG_RESOURCE_TOPIC`): a topic's configs' key.
+const CONFIG_RESOURCE_TOPIC: i64 = 2;
 
 /// Attribute names, made when the module is imported (`init`).
-const NAMES: [&str; 21] = [
+const NAMES: [&str; 22] = [
     "_topics_by_id",
     "_ints",
     "journal",
@@ -47,6 +51,7 @@ const NAMES: [&str; 21] = [
     "topics",
     "by_name",
     "configs",
+    "name",
 ];
 const TOPICS_BY_ID: usize = 0;
 const INTS: usize = 1;
@@ -69,6 +74,7 @@ const IMAGE: usize = 17;
 const TOPICS: usize = 18;
 const BY_NAME: usize = 19;
 const CONFIGS: usize = 20;
+const NAME: usize = 21;
 
 /// The attribute names of a journalled partition, in order.
 pub fn kept_attributes() -> Vec<&'static str> {
@@ -121,7 +127,9 @@ pub struct Ctx<'py> {
     config_types: Bound<'py, PyDict>,
     /// The cache's tables, taken out for the run and put back when the run ends (`Drop`).
     interned: std::cell::RefCell<Interned>,
-    cache: Bound<'py, InternCache>,
+    /// The cache's topic index, likewise.
+    topic_index: std::cell::RefCell<TopicIndex>,
+    cache: Bound<'py, ReplayCache>,
 }
 
 /// What the topic and config rules change beside the replayer's own tables.
@@ -133,19 +141,23 @@ pub struct ImageParts<'py> {
 
 impl Drop for Ctx<'_> {
     fn drop(&mut self) {
-        let mut kept = self.cache.get().inner.lock().unwrap_or_else(|e| e.into_inner());
-        *kept = std::mem::take(self.interned.get_mut());
+        *unpoisoned(&self.cache.get().inner) = std::mem::take(self.interned.get_mut());
+        *unpoisoned(&self.cache.get().topics) = std::mem::take(self.topic_index.get_mut());
     }
+}
+
+/// What the native rules keep between runs, for one replayer: its interned tuples (`Interned`) and
+/// its topics by id (`TopicIndex`). Kept by `NativeReplay`; each run takes them out and puts them
+/// back when it ends (`Ctx::drop`).
+#[pyclass(frozen, module = "metashell._native")]
+pub struct ReplayCache {
+    inner: std::sync::Mutex<Interned>,
+    topics: std::sync::Mutex<TopicIndex>,
 }
 
 /// The replayer's interned tuples (`_ints`), found by the bytes of the array they were decoded
 /// from: a snapshot's million partitions share a few thousand replica lists, and looking one up by
-/// its bytes needs no tuple made first. Kept by `NativeReplay` across runs, for one `_ints` dict.
-#[pyclass(frozen, module = "metashell._native")]
-pub struct InternCache {
-    inner: std::sync::Mutex<Interned>,
-}
-
+/// its bytes needs no tuple made first.
 #[derive(Default)]
 pub struct Interned {
     /// The `_ints` dict every tuple here is in (a cache found holding another is emptied first).
@@ -157,17 +169,25 @@ pub struct Interned {
     by_type: [foldhash::HashMap<Vec<u8>, Py<PyAny>>; 9],
 }
 
+fn unpoisoned<T>(m: &std::sync::Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
 #[pymethods]
-impl InternCache {
+impl ReplayCache {
     #[new]
     fn new() -> Self {
-        InternCache { inner: std::sync::Mutex::new(Interned::default()) }
+        ReplayCache { inner: std::sync::Mutex::new(Interned::default()), topics: Default::default() }
     }
 
     /// How many arrays it holds (for tests).
     fn __len__(&self) -> usize {
-        let g = self.inner.lock().unwrap_or_else(|e| e.into_inner());
-        g.by_type.iter().map(|m| m.len()).sum()
+        unpoisoned(&self.inner).by_type.iter().map(|m| m.len()).sum()
+    }
+
+    /// How many topics its index holds (for tests).
+    fn topics_known(&self) -> usize {
+        unpoisoned(&self.topics).known()
     }
 }
 
@@ -179,12 +199,34 @@ impl<'py> Ctx<'py> {
                 return Ok(Some(partitions.clone()));
             }
         }
-        let Some(topic) = self.topics_by_id.get_item(rt::bytes_obj(self.py, id)?)? else {
-            return Ok(None);
+        let mut index = self.topic_index.borrow_mut();
+        let partitions = match index.get(&self.topics_by_id, id) {
+            Some(partitions) => partitions,
+            None => {
+                let Some(topic) = self.topics_by_id.get_item(rt::bytes_obj(self.py, id)?)? else {
+                    return Ok(None);
+                };
+                let partitions = topic.getattr(attr(self.py, PARTITIONS)?)?.cast_into::<PyDict>()?;
+                index.found(&self.topics_by_id, id, &partitions);
+                partitions
+            }
         };
-        let partitions = topic.getattr(attr(self.py, PARTITIONS)?)?.cast_into::<PyDict>()?;
         *self.last_topic.borrow_mut() = Some((id.to_vec(), partitions.clone()));
         Ok(Some(partitions))
+    }
+
+    /// `topics_by_id[tid] = topic` (`Some(topic, its partitions)`) or `del topics_by_id[tid]`,
+    /// journalled, with the topic index kept in step.
+    fn set_topic(&self, tid: &Obj<'py>, topic: Option<(&Obj<'py>, &Bound<'py, PyDict>)>) -> PyResult<()> {
+        self.keep_slot(&self.topics_by_id, tid)?;
+        let id = tid.cast::<PyBytes>()?.as_bytes();
+        let by_id = &self.topics_by_id;
+        self.topic_index.borrow_mut().changing(by_id, id, topic.map(|t| t.1), || match topic {
+            Some((topic, _)) => by_id.set_item(tid, topic),
+            None => by_id.del_item(tid),
+        })?;
+        *self.last_topic.borrow_mut() = None; // the id may name another topic now, or none
+        Ok(())
     }
 
     /// `Partition(...)` without running `Partition.__init__` (a Python frame per partition, a
@@ -334,12 +376,46 @@ fn topic<'py>(c: &Ctx<'py>, d: &Obj<'py>) -> PyResult<Step> {
     if !parts.orphans.is_empty() {
         parts.orphans.discard(&tid)?;
     }
-    let topic = c.topic_cls.call1((&name, &tid, rt::new_dict(c.py)?))?;
-    for (mapping, key) in [(&c.topics_by_id, &tid), (&parts.by_name, &name)] {
-        c.keep_slot(mapping, key)?;
-        mapping.set_item(key, &topic)?;
+    if !tid.is_instance_of::<PyBytes>() {
+        return Ok(Step::Python);
     }
-    *c.last_topic.borrow_mut() = None; // the id may name a new topic now
+    let partitions = rt::new_dict(c.py)?.cast_into::<PyDict>()?;
+    let topic = c.topic_cls.call1((&name, &tid, &partitions))?;
+    c.set_topic(&tid, Some((&topic, &partitions)))?;
+    c.keep_slot(&parts.by_name, &name)?;
+    parts.by_name.set_item(&name, &topic)?;
+    Ok(Step::Applied)
+}
+
+/// `TopicRules._remove_topic` on the decoded RemoveTopicRecord dict: the topic goes from the ids, from
+/// the names if its name still finds it, and its configs go (each journalled). An unknown id is
+/// Python's to report.
+fn remove_topic<'py>(c: &Ctx<'py>, d: &Obj<'py>) -> PyResult<Step> {
+    let d = d.cast::<PyDict>()?;
+    let Some(tid) = d.get_item(key_named(c.py, "TopicId")?)? else {
+        return Ok(Step::Python);
+    };
+    if !tid.is_instance_of::<PyBytes>() {
+        return Ok(Step::Python);
+    }
+    let Some(topic) = c.topics_by_id.get_item(&tid)? else {
+        return Ok(Step::Python);
+    };
+    let parts = c.image_parts()?;
+    if !parts.orphans.is_empty() {
+        parts.orphans.discard(&tid)?;
+    }
+    c.set_topic(&tid, None)?;
+    let name = topic.getattr(attr(c.py, NAME)?)?;
+    if parts.by_name.get_item(&name)?.is_some_and(|t| t.is(&topic)) {
+        c.keep_slot(&parts.by_name, &name)?;
+        parts.by_name.del_item(&name)?;
+    }
+    let key = rt::tuple(c.py, [rt::int(c.py, CONFIG_RESOURCE_TOPIC)?, name])?;
+    if parts.configs.contains(&key)? {
+        c.keep_slot(&parts.configs, &key)?;
+        parts.configs.del_item(&key)?;
+    }
     Ok(Step::Applied)
 }
 
@@ -461,7 +537,7 @@ pub fn run<'py>(
     entries: &Bound<'py, PyList>,
     start: usize,
     consts: &Bound<'py, PyTuple>,
-    cache: &Bound<'py, InternCache>,
+    cache: &Bound<'py, ReplayCache>,
 ) -> PyResult<usize> {
     Ctx::new(py, replayer, consts, cache)?.run(entries, start)
 }
@@ -472,7 +548,7 @@ impl<'py> Ctx<'py> {
         py: Python<'py>,
         replayer: &Bound<'py, PyAny>,
         consts: &Bound<'py, PyTuple>,
-        cache: &Bound<'py, InternCache>,
+        cache: &Bound<'py, ReplayCache>,
     ) -> PyResult<Self> {
         let ints = replayer.getattr(attr(py, INTS)?)?.cast_into::<PyDict>()?;
         let journal = replayer.getattr(attr(py, JOURNAL)?)?;
@@ -483,7 +559,8 @@ impl<'py> Ctx<'py> {
             return Err(pyo3::exceptions::PyValueError::new_err("the ignored-types mask must have 256 bytes"));
         }
         // taken out of the cache for the run; `Ctx::drop` puts them back however the run ends
-        let mut interned = std::mem::take(&mut *cache.get().inner.lock().unwrap_or_else(|e| e.into_inner()));
+        let mut interned = std::mem::take(&mut *unpoisoned(&cache.get().inner));
+        let topic_index = std::mem::take(&mut *unpoisoned(&cache.get().topics));
         if interned.owner.as_ref().map(|o| o.as_ptr()) != Some(ints.as_ptr()) {
             interned = Interned { owner: Some(ints.clone().into_any().unbind()), ..Interned::default() };
         }
@@ -502,6 +579,7 @@ impl<'py> Ctx<'py> {
             ignored,
             config_types: consts.get_item(8)?.cast_into::<PyDict>()?,
             interned: std::cell::RefCell::new(interned),
+            topic_index: std::cell::RefCell::new(topic_index),
             cache: cache.clone(),
             empty: consts.get_item(1)?,
             missing: consts.get_item(2)?,
@@ -588,7 +666,10 @@ impl<'py> Ctx<'py> {
             return Ok(false);
         }
         let ignored = c.ignored.as_bytes()[v[1] as usize] != 0;
-        let known = matches!(v[1], PARTITION_RECORD | PARTITION_CHANGE_RECORD | TOPIC_RECORD | CONFIG_RECORD);
+        let known = matches!(
+            v[1],
+            PARTITION_RECORD | PARTITION_CHANGE_RECORD | TOPIC_RECORD | CONFIG_RECORD | REMOVE_TOPIC_RECORD
+        );
         if !(ignored || known) {
             return Ok(false);
         }
@@ -617,6 +698,7 @@ impl<'py> Ctx<'py> {
             match v[1] {
                 _ if ignored => Step::Applied,
                 TOPIC_RECORD => topic(c, &data)?,
+                REMOVE_TOPIC_RECORD => remove_topic(c, &data)?,
                 _ => config(c, &data)?,
             }
         };

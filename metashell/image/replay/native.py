@@ -60,7 +60,7 @@ class NativeReplay:
     _txn: Any
     _fast_handlers: dict[int, Callable[[Any, int], None]]
     _native_ints: Any = None
-    """The native core's ``InternCache`` for this replayer's ``_ints`` (made on first use)."""
+    """The native core's ``ReplayCache`` for this replayer's ``_ints`` (made on first use)."""
 
     def _replay_entries_native(self, entries: Iterable[tuple[int, int, bytes | None, bytes | None]]) -> int:
         if not isinstance(entries, list):
@@ -80,10 +80,10 @@ class NativeReplay:
         return n
 
     def intern_cache(self) -> Any:
-        """The native core's ``InternCache`` for this replayer (made on first use)."""
+        """The native core's ``ReplayCache`` for this replayer (made on first use)."""
         cache = self._native_ints
         if cache is None:
-            cache = self._native_ints = NATIVE.InternCache()
+            cache = self._native_ints = NATIVE.ReplayCache()
         return cache
 
     def _replay_one_native(self, off: int, value: bytes | None) -> None:

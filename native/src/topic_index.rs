@@ -1,0 +1,109 @@
+//! The replayer's topics by id, held natively: each PartitionChangeRecord names its topic by id, and
+//! finding `topics_by_id[id].partitions` in the Python dict was a fifth of a directory's load (a
+//! million-partition log: 100k bytes keys, each lookup a chain of cache misses through the dict's
+//! table, its entry and the key's bytes object). Here the id is the key itself (16 bytes in a
+//! foldhash map), one probe away from the topic's `partitions` dict.
+//!
+//! The Python dict stays the one truth: Python rules, a snapshot's reset and time travel change it
+//! without telling this index. So the index remembers the dict it was filled from and that dict's
+//! version (PEP 509's `ma_version_tag`, a number CPython changes on every change of the dict: what
+//! its own global-variable caches were guarded by), and is emptied when either differs. The native
+//! rules that change the dict (a TopicRecord, a RemoveTopicRecord) change the index with it and
+//! keep it in step. Where the interpreter has no such version (3.14 dropped it), nothing is kept
+//! here and every lookup goes to the dict.
+
+use pyo3::prelude::*;
+use pyo3::types::PyDict;
+
+/// A topic id, as a uuid field is read.
+pub type TopicId = [u8; 16];
+
+/// `dict`'s PEP 509 version, or None where the interpreter keeps none.
+fn version(d: &Bound<'_, PyDict>) -> Option<u64> {
+    #[cfg(not(Py_3_14))]
+    {
+        // SAFETY: `d` is a live dict (a `PyDict` is checked to be one), so its object is a
+        // `PyDictObject`; the field is read, never written.
+        #[allow(deprecated)]
+        let v = unsafe { (*d.as_ptr().cast::<pyo3::ffi::PyDictObject>()).ma_version_tag };
+        Some(v)
+    }
+    #[cfg(Py_3_14)]
+    {
+        let _ = d;
+        None
+    }
+}
+
+/// Topic id -> the topic's `partitions` dict, as `topics_by_id` held them at `version`.
+#[derive(Default)]
+pub struct TopicIndex {
+    /// The `topics_by_id` dict the entries come from (held, so its address names it alone).
+    owner: Option<Py<PyDict>>,
+    /// Its version when the entries were last known to agree with it; None: nothing is kept.
+    version: Option<u64>,
+    partitions: foldhash::HashMap<TopicId, Py<PyDict>>,
+}
+
+impl TopicIndex {
+    /// Empties the index unless it agrees with `by_id` as it is now; true when entries may be used
+    /// and added.
+    fn sync(&mut self, by_id: &Bound<'_, PyDict>) -> bool {
+        let now = version(by_id);
+        let same = self.owner.as_ref().is_some_and(|o| o.as_ptr() == by_id.as_ptr());
+        if !same || now.is_none() || self.version != now {
+            self.partitions.clear();
+            self.owner = Some(by_id.clone().unbind());
+            self.version = now;
+        }
+        self.version.is_some()
+    }
+
+    /// `by_id[id].partitions` if the index knows it (it knows no other topic than `by_id` has).
+    pub fn get<'py>(&mut self, by_id: &Bound<'py, PyDict>, id: &[u8]) -> Option<Bound<'py, PyDict>> {
+        let id: &TopicId = id.try_into().ok()?;
+        if !self.sync(by_id) {
+            return None;
+        }
+        self.partitions.get(id).map(|p| p.bind(by_id.py()).clone())
+    }
+
+    /// Remember what `by_id[id].partitions` was just found to be by a lookup in `by_id`.
+    pub fn found(&mut self, by_id: &Bound<'_, PyDict>, id: &[u8], partitions: &Bound<'_, PyDict>) {
+        if let Ok(id) = TopicId::try_from(id) {
+            if self.sync(by_id) {
+                self.partitions.insert(id, partitions.clone().unbind());
+            }
+        }
+    }
+
+    /// `change()` changes `by_id` at `id` only (`partitions`: the new topic's, None when it was
+    /// removed); the index follows, and stays in step if it was before. Should `change` fail, the
+    /// dict's version says whether the index still agrees with it.
+    pub fn changing(
+        &mut self,
+        by_id: &Bound<'_, PyDict>,
+        id: &[u8],
+        partitions: Option<&Bound<'_, PyDict>>,
+        change: impl FnOnce() -> PyResult<()>,
+    ) -> PyResult<()> {
+        let in_step = self.sync(by_id);
+        change()?;
+        let Ok(id) = TopicId::try_from(id) else {
+            return Ok(()); // no key of the index: the next lookup finds the dict's version moved
+        };
+        if in_step {
+            match partitions {
+                Some(p) => self.partitions.insert(id, p.clone().unbind()),
+                None => self.partitions.remove(&id),
+            };
+            self.version = version(by_id);
+        }
+        Ok(())
+    }
+
+    /// How many topics it holds (for tests).
+    pub fn known(&self) -> usize {
+        self.partitions.len()
+    }
+}
