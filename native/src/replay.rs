@@ -225,7 +225,8 @@ impl<'py> Ctx<'py> {
             Some((topic, _)) => by_id.set_item(tid, topic),
             None => by_id.del_item(tid),
         })?;
-        *self.last_topic.borrow_mut() = None; // the id may name another topic now, or none
+        // the id names this topic now (a snapshot's partitions follow their topic), or none
+        *self.last_topic.borrow_mut() = topic.map(|(_, partitions)| (id.to_vec(), partitions.clone()));
         Ok(())
     }
 
@@ -369,7 +370,7 @@ fn partition<'py>(c: &Ctx<'py>, f: &RawFields<'_>) -> PyResult<Step> {
 /// partitions, replacing any topic with its id, and is found by its name too (journalled).
 fn topic<'py>(c: &Ctx<'py>, d: &Obj<'py>) -> PyResult<Step> {
     let d = d.cast::<PyDict>()?;
-    let (Some(name), Some(tid)) = (d.get_item(key_named(c.py, "Name")?)?, d.get_item(key_named(c.py, "TopicId")?)?) else {
+    let (Some(name), Some(tid)) = (field(d, KEY_NAME)?, field(d, KEY_TOPIC_ID)?) else {
         return Ok(Step::Python);
     };
     let parts = c.image_parts()?;
@@ -392,7 +393,7 @@ fn topic<'py>(c: &Ctx<'py>, d: &Obj<'py>) -> PyResult<Step> {
 /// Python's to report.
 fn remove_topic<'py>(c: &Ctx<'py>, d: &Obj<'py>) -> PyResult<Step> {
     let d = d.cast::<PyDict>()?;
-    let Some(tid) = d.get_item(key_named(c.py, "TopicId")?)? else {
+    let Some(tid) = field(d, KEY_TOPIC_ID)? else {
         return Ok(Step::Python);
     };
     if !tid.is_instance_of::<PyBytes>() {
@@ -423,9 +424,8 @@ fn remove_topic<'py>(c: &Ctx<'py>, d: &Obj<'py>) -> PyResult<Step> {
 /// removed by a null value (an emptied resource goes), journalled.
 fn config<'py>(c: &Ctx<'py>, d: &Obj<'py>) -> PyResult<Step> {
     let d = d.cast::<PyDict>()?;
-    let field = |name: &str| -> PyResult<Option<Obj<'py>>> { d.get_item(key_named(c.py, name)?) };
     let (Some(rtype), Some(rname), Some(name), Some(value)) =
-        (field("ResourceType")?, field("ResourceName")?, field("Name")?, field("Value")?)
+        (field(d, KEY_RESOURCE_TYPE)?, field(d, KEY_RESOURCE_NAME)?, field(d, KEY_NAME)?, field(d, KEY_VALUE)?)
     else {
         return Ok(Step::Python);
     };
@@ -462,11 +462,37 @@ fn config<'py>(c: &Ctx<'py>, d: &Obj<'py>) -> PyResult<Step> {
     Ok(Step::Applied)
 }
 
-/// The dict key `name` as the generated decoders make it (`generated::KEY_NAMES`).
-fn key_named<'py>(py: Python<'py>, name: &str) -> PyResult<&'py Bound<'py, PyString>> {
-    let missing = || pyo3::exceptions::PyRuntimeError::new_err(format!("no record field named {name}"));
-    let i = generated::KEY_NAMES.iter().position(|k| *k == name).ok_or_else(missing)?;
-    rt::key(py, i).map_err(|_| missing())
+/// The index in `generated::KEY_NAMES` of a field's name, found when this is compiled (a name the
+/// schemas do not have fails the build): a ConfigRecord's four fields were a search of 74 names
+/// each, 4% of a snapshot's load.
+const fn key_index(name: &str) -> usize {
+    let mut i = 0;
+    while i < generated::KEY_NAMES.len() {
+        let (k, n) = (generated::KEY_NAMES[i].as_bytes(), name.as_bytes());
+        if k.len() == n.len() {
+            let mut j = 0;
+            while j < k.len() && k[j] == n[j] {
+                j += 1;
+            }
+            if j == k.len() {
+                return i;
+            }
+        }
+        i += 1;
+    }
+    panic!("a field name the generated decoders do not make")
+}
+
+const KEY_NAME: usize = key_index("Name");
+const KEY_TOPIC_ID: usize = key_index("TopicId");
+const KEY_RESOURCE_TYPE: usize = key_index("ResourceType");
+const KEY_RESOURCE_NAME: usize = key_index("ResourceName");
+const KEY_VALUE: usize = key_index("Value");
+
+/// `d[KEY_NAMES[key]]` for a dict the generated decoders made, if it has that field.
+fn field<'py>(d: &Bound<'py, PyDict>, key: usize) -> PyResult<Option<Obj<'py>>> {
+    let name = rt::key(d.py(), key).map_err(|_| pyo3::exceptions::PyRuntimeError::new_err("record field names not set up"))?;
+    d.get_item(name)
 }
 
 /// `_partition_change_tuple` (and `_merge_change`) on the decoded PARTITION_CHANGE_FIELDS tuple.
