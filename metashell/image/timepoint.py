@@ -147,6 +147,8 @@ def resolve_in_dir(
     ``index``: a load's batch index, which saves reading every batch header for a time (when one of
     its batches is old enough; the batches it skipped, before the snapshot, are all older)."""
     kind, value = parse_point(text)
+    if kind == "offset" and any(not s.is_bootstrap and s.end_offset - 1 == value for s in d.snapshots):
+        return ResolvedPoint(value)  # a snapshot's own point is rebuildable from it: no log to read
     headers = batch_headers(s.path for s in d.segments)  # read once: for a time, and for the ranges
     if kind == "ago":
         kind, value = "time", _log_end_time(headers, text) - value
