@@ -8,10 +8,12 @@ The app runs headless under Textual's own test driver (``App.run_test``, 160x50)
 
 * **first action**: ``/topics`` expanded right after the first screen, while the background work
   below still runs (it shares the GIL);
-* **first screen**: from opening the directory (the same load as the shell, journal included) until
-  the app has mounted and drawn its tree and detail pane -- compared with the one-shot load alone
-  (``open_directory`` without the app);
-  (the moment the app's first refresh has been drawn, ``MetashellApp.first_screen_at``);
+* **first screen**: from opening the directory as ``--tui -d`` does until the app has mounted and
+  drawn its tree and detail pane (the moment its first refresh has been drawn,
+  ``MetashellApp.first_screen_at``) -- on a long log that is the newest snapshot's image, the end of
+  the log loading behind it (``tui/catch_up.py``); compared with the one-shot load of the whole
+  directory alone (``open_directory`` without the app, journal included);
+* **the end shown**: until that background load is in and the session has moved to the end;
 * **background**: the health report (badges, verdict) and the search list, in a worker thread after the
   first screen (the UI answers meanwhile, sharing the GIL); the figures below are taken after it;
 * **expand /topics**: the 100k-child directory expanded (the first page of tree nodes added) and drawn;
@@ -37,6 +39,7 @@ import metagen
 
 from metashell.shell.sources import open_directory
 from metashell.tui.app import MetashellApp
+from metashell.tui.catch_up import open_behind
 
 
 def main() -> int:
@@ -53,14 +56,15 @@ def main() -> int:
     rows: dict[str, float] = {}
 
     async def run() -> None:
-        t = time.perf_counter()
-        source = open_directory(root, lambda _w: None, True)
+        t = opened = time.perf_counter()
+        source = open_behind(root, lambda _w: None, True) or open_directory(root, lambda _w: None, True)
         loaded = time.perf_counter()
         app = MetashellApp(source)
         async with app.run_test(size=(160, 50)) as pilot:
             while app.first_screen_at is None:
                 await asyncio.sleep(0.005)
-            rows["first screen (load + mount + draw)"] = app.first_screen_at - t
+            at = f" at {app.shell.point}, the snapshot" if source.behind else ""
+            rows[f"first screen{at} (load + mount + draw)"] = app.first_screen_at - t
             rows["  of which the app (mount + draw)"] = app.first_screen_at - loaded
             from textual.widgets import Tree
 
@@ -74,6 +78,13 @@ def main() -> int:
             assert first.is_expanded
             rows["keys to /topics and Enter at once (background work running)"] = time.perf_counter() - t
             first.collapse()
+            while source.behind is not None:
+                await asyncio.sleep(0.005)
+            await pilot.pause()
+            if at:
+                rows["the end of the log shown (loaded behind the first screen)"] = (
+                    time.perf_counter() - opened
+                )
             t = time.perf_counter()
             while app.health is None or not app.searchable_ready():
                 await asyncio.sleep(0.005)

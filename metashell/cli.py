@@ -17,11 +17,12 @@ internal error).
 
 from __future__ import annotations
 
+import argparse
 import os
 import re
 import sys
-from collections.abc import Sequence
-from typing import TextIO
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, TextIO
 
 from metashell import __version__
 from metashell.arguments import build_parser, check_usage, join_point_values, prog_name
@@ -29,7 +30,20 @@ from metashell.engine import require as require_engine
 from metashell.errors import MetashellError, UsageError
 from metashell.safe_text import visible, visible_output
 
+if TYPE_CHECKING:
+    from metashell.shell.sources import Source
+
 EXIT_OK, EXIT_ERROR, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
+
+
+def _snapshot_first(args: argparse.Namespace, warn: Callable[[str], None], redact: bool) -> Source | None:
+    """``--tui -d DIR`` on a long log, with no point, path or salvage asked for: the directory opened
+    at its newest snapshot, shown while the TUI loads the end (``tui/catch_up.py``); else None."""
+    if not args.tui or args.at or args.path or args.salvage:
+        return None
+    from metashell.tui.catch_up import open_behind
+
+    return open_behind(args.directory[0], warn, redact)
 
 
 def _may_travel(commands: Sequence[str]) -> bool:
@@ -119,7 +133,7 @@ def run(
                     args.directory, warn, redact, salvage=args.salvage, mixed=args.mixed_clusters
                 )
             elif args.directory:
-                source = open_directory(
+                source = _snapshot_first(args, warn, redact) or open_directory(
                     args.directory[0],
                     warn,
                     redact,

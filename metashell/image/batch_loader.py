@@ -20,6 +20,7 @@ from metashell.log.problems import LogWarning
 from metashell.log.reader import BatchIndexEntry, BatchRead, PlanReader
 from metashell.log.records import Entry
 
+from . import pacing
 from .gcpause import gc_paused
 from .image import MetadataImage, ProducerIdsImage, SnapshotInfo
 from .native_batches import log_sink
@@ -376,8 +377,11 @@ class ImageLoader:
         current = None  # the PlanStep being read
         snapshot_step = None  # the snapshot step to finish when it ends
         until = reader.until_offset
+        pace = pacing.current()
         with gc_paused():
             for item in items:
+                if pace is not None:
+                    pace()
                 step = item.step
                 if step is not current:
                     if snapshot_step is not None:

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from . import pacing
 from .replay.native import _CONSTANTS, NATIVE
 
 if TYPE_CHECKING:
@@ -34,8 +35,11 @@ def log_sink(loader: ImageLoader) -> BulkSink | None:
         return None
     apply = NATIVE.apply_log_batches
     file = loader if loader.kafka_file_mode else None  # its deltas are kept by the loop too
+    pace = pacing.current()
 
     def sink(buf: bytes, pos: int, end: int, base: int, limits: tuple[int, int, int, bool, int, bool]) -> Any:
+        if pace is not None:
+            pace()
         if file is not None and file.skipping_delta:
             return pos, 0, limits[0], (), None  # the batches of a delta Kafka drops: Python skips them
         r = loader.replayer

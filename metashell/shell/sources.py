@@ -8,6 +8,7 @@ loader warnings are passed to ``warn`` one line each, before the shell starts.
 
 from __future__ import annotations
 
+import _thread
 import os
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, contextmanager
@@ -56,10 +57,14 @@ class Source:
     * ``salvage``: ``--salvage``, commands that read the log again (``log``) stop before damage as
       the load did;
     * ``nodes``, ``node``, ``quorum``: several ``-d``: node label -> directory, the node shown, and
-      their comparison (``shell/nodes.py``).
+      their comparison (``shell/nodes.py``);
+    * ``behind``: why the session is not at the end of the log yet although it was not asked to be
+      elsewhere: the TUI opened a long log at its newest snapshot, and the end is loading or could
+      not be loaded (``tui/catch_up.py``); None otherwise.
     """
 
     __slots__ = (
+        "behind",
         "close",
         "cluster_id",
         "description",
@@ -108,6 +113,7 @@ class Source:
         self.nodes: dict[str, str] | None = None
         self.node: str | None = None
         self.quorum: Callable[[], Any] | None = None
+        self.behind: str | None = None
 
     def __repr__(self) -> str:
         return f"Source({self.label!r}, {self.description!r})"
@@ -281,6 +287,9 @@ class Traveller:
         self._end = end
         self._rebuilt: dict[int, Node] = {}
         self._home: int | None = None  # where the session stands (None: the end of the log)
+        # the TUI loads the end in a thread behind its first screen; a command asking for it then
+        # waits for that load instead of starting a second one
+        self._end_lock = _thread.allocate_lock()  # _thread's: one-shot mode never imports threading
 
     def offset_of(self, text: str) -> int:
         """The offset a point names (an offset, a time, or a duration before the log's end); also
@@ -288,9 +297,11 @@ class Traveller:
         return self._resolve(text, self._end.index if self._end is not None else None).offset
 
     def end(self) -> LoadResult:
-        if self._end is None:
-            self._end = self._load_end()
-        return self._end
+        """The load up to the end of the log (made once, by the first caller; any thread)."""
+        with self._end_lock:
+            if self._end is None:
+                self._end = self._load_end()
+            return self._end
 
     def _last_offset(self) -> int:
         """The log's last offset (the journal's end: the image itself moves)."""

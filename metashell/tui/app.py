@@ -37,7 +37,7 @@ from metashell.safe_text import visible
 from metashell.shell.session import Settings, Shell
 from metashell.shell.sources import Source
 
-from . import hand_off, status
+from . import catch_up, hand_off, status
 from .command_runner import CommandDone, CommandOutput, CommandRunner
 from .detail import detail
 from .help import HelpScreen, help_rows
@@ -171,7 +171,7 @@ class MetashellApp(App[int]):
         yield Footer()
 
     def on_mount(self) -> None:
-        self._refresh_header()
+        self.refresh_header()
         tree = self.tree_view
         tree.fill(tree.root, "/")
         tree.root.expand()
@@ -187,7 +187,7 @@ class MetashellApp(App[int]):
         """The header's second line (:func:`.status.facts_line`)."""
         return status.facts_line(self)
 
-    def _refresh_header(self) -> None:
+    def refresh_header(self) -> None:
         """Both header lines, recomputed together (the title bar and :meth:`facts_line`)."""
         self.sub_title = status.status_line(self)
         with contextlib.suppress(NoMatches):  # a live tick may land while the app is torn down
@@ -200,7 +200,8 @@ class MetashellApp(App[int]):
         self.set_timer(0.05, self._background)
 
     def _background(self) -> None:
-        self.run_worker(self._check_health, thread=True, exclusive=True, group="health")
+        if not catch_up.start(self):  # opened at the snapshot: the end first, then its health
+            self.run_worker(self._check_health, thread=True, exclusive=True, group="health")
 
     class HealthReady(Message):
         """The background health report is in (posted from the worker thread)."""
@@ -245,7 +246,7 @@ class MetashellApp(App[int]):
         self.health = report
         self.badges = badges
         self.tree_view.relabel(self.tree_view.root)
-        self._refresh_header()
+        self.refresh_header()
         if self.selected in ("/", "/health") and not self._command_shown:  # now with the report
             self.show(self.selected)
 
@@ -253,7 +254,7 @@ class MetashellApp(App[int]):
         """Live mode, every second: apply what the quorum committed; refresh what is shown."""
         assert self.source.refresh is not None
         if self.paused or self.command_running():  # a command's thread reads (watch: moves) the image
-            self._refresh_header()
+            self.refresh_header()
             return
         status.tell_leader_change(self)
         image = self.shell.root.ctx.image
@@ -266,12 +267,12 @@ class MetashellApp(App[int]):
             tree.refill(tree.root, "/")
             self.show(self.selected)
             self.run_worker(self._check_health, thread=True, exclusive=True, group="health")
-        self._refresh_header()
+        self.refresh_header()
 
     def action_pause(self) -> None:
         """Stop following the live log (and start again); the status counts what arrived meanwhile."""
         self.paused = not self.paused
-        self._refresh_header()
+        self.refresh_header()
 
     # ------------------------------------------------------------------ the tree
 

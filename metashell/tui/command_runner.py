@@ -33,6 +33,8 @@ from metashell.shell.registry import TuiMode
 from metashell.shell.session import CommandStopped
 from metashell.shell.words import split_commands, split_pipe, split_segments
 
+from . import catch_up
+
 if TYPE_CHECKING:
     from .app import MetashellApp
 
@@ -163,8 +165,9 @@ class CommandRunner:
             self.app._put(Text("a command is running: Escape stops it", style="red"), command=True)
             return 1
         how = line_mode(line)
-        if how.mode is TuiMode.REFUSE:
-            self.app._put(Text(visible(how.refusal), style="red"), command=True)
+        refusal = how.refusal if how.mode is TuiMode.REFUSE else catch_up.refusal(self.app, line)
+        if refusal is not None:
+            self.app._put(Text(visible(refusal), style="red"), command=True)
             return 1
         self.app.output.seek(0)
         self.app.output.truncate()
@@ -249,7 +252,7 @@ class CommandRunner:
             tree = self.app.tree_view
             tree.refill(tree.root, "/", mark=False)  # what is expanded stays expanded
             tree.relabel(tree.root)
-            self.app._refresh_header()
+            self.app.refresh_header()
             self.app.run_worker(self.app._check_health, thread=True, exclusive=True, group="health")
         if cwd != self.app.shell.cwd or point != self.app.shell.point or switched:
             self.app.go_to(self.app.shell.cwd)

@@ -12,6 +12,8 @@ from metashell.image.kafka_names import metadata_version_name
 from metashell.safe_text import visible
 from metashell.times import iso_utc as iso_time
 
+from .catch_up import LOADING
+
 if TYPE_CHECKING:
     from .app import MetashellApp
 
@@ -22,7 +24,7 @@ def status_line(app: MetashellApp) -> str:
     """Most important first, for the title bar cuts what does not fit (80 columns): where in
     time the view is and the connection's state, then the verdict for that point, the cluster
     id last."""
-    parts = [f"at {app.shell.point}" if app.shell.point else ""]
+    parts = [f"at {app.shell.point}" if app.shell.point else "", app.source.behind or ""]
     if app.paused:  # status() would apply what arrived: only count it
         pending = app.source.pending() if app.source.pending is not None else 0
         parts.append(f"PAUSED: {pending} change(s) since")
@@ -30,7 +32,7 @@ def status_line(app: MetashellApp) -> str:
         parts.append(app.source.status())
     if app.health is not None:
         parts.append(app.health.verdict().split(";")[0].split(" (")[0])
-    elif app.shell.point:
+    elif app.shell.point and app.source.behind != LOADING:  # else checked once at the end
         parts.append("health: checking")
     parts.append(f"cluster {app.source.cluster_id}" if app.source.cluster_id else "")
     return visible("  |  ".join(x for x in parts if x))
