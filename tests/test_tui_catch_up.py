@@ -164,3 +164,41 @@ def test_the_end_is_loaded_once_whichever_thread_asks_first() -> None:
     for t in threads:
         t.join()
     assert len(loads) == 1 and len(got) == 3 and got[0] is got[1] is got[2]
+
+
+def test_quitting_while_the_end_loads_stops_the_load(long_logs: None) -> None:
+    """The load stops at its next pace once the app has quit: leaving does not wait for it."""
+    source = catch_up.open_behind(str(FIXTURE), lambda _w: None, True)
+    assert source is not None and source.travel is not None
+    quit_ = threading.Event()
+    finished = threading.Event()
+    load_end = source.travel._load_end
+
+    def held() -> Any:
+        quit_.wait(30)
+        try:
+            return load_end()
+        finally:
+            finished.set()
+
+    source.travel._load_end = held
+    app = MetashellApp(source)
+
+    async def main() -> None:
+        async with app.run_test(size=(120, 40)) as pilot:
+            while app.first_screen_at is None:
+                await pilot.pause(0.01)
+            await pilot.pause(0.2)  # the load has started, and waits
+            await pilot.press("q")
+
+    def quit_soon() -> None:
+        while app.is_running or app.first_screen_at is None:
+            time.sleep(0.01)
+        quit_.set()
+
+    waiter = threading.Thread(target=quit_soon)
+    waiter.start()
+    asyncio.run(main())
+    waiter.join(30)
+    assert finished.wait(30)
+    assert source.travel._end is None and source.behind == catch_up.LOADING  # abandoned, not failed

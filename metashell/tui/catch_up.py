@@ -20,6 +20,8 @@ import re
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
+from textual.worker import get_current_worker
+
 from metashell.errors import MetashellError
 from metashell.image.pacing import paced
 from metashell.log.directory import open_metadata_dir
@@ -88,14 +90,28 @@ def refusal(app: MetashellApp, line: str) -> str | None:
     return f"{line.strip()}: the end of the log is still loading (the header says when it is in)"
 
 
+class _Abandoned(Exception):
+    """The app quit while the end was loading: the load stops at its next pace (quitting does not
+    wait seconds for a load nobody will see)."""
+
+
 def _load_end(app: MetashellApp) -> None:
     """In the worker thread. The outcome goes back through ``call_later``, which posts it: a
     thread must never wait for the app's loop (``MetashellApp._check_health`` says why)."""
     travel = app.source.travel
     assert travel is not None
+    worker = get_current_worker()
+
+    def pace() -> None:  # keys first: the load waits while they come, and stops when the app quits
+        if worker.is_cancelled:
+            raise _Abandoned
+        app.ui_first.pace()
+
     try:
-        with paced(app.ui_first.pace):  # keys first: the load waits while they come
+        with paced(pace):
             result = travel.end()
+    except _Abandoned:
+        return
     except (MetashellError, MemoryError) as e:
         app.call_later(_failed, app, e)
         return
