@@ -8,9 +8,6 @@ line under them.  The app wires the parts together; each lives in its own module
   the command registry says; ``cd`` and ``at`` move the tree.
 * **Search** (``/`` or Ctrl-P, :mod:`.search`): paths by name, from an index derived from the tree.
 * **Nodes** (``n``, :mod:`.nodes`): several ``-d`` side by side, and a switcher between them.
-* **A long log** (:mod:`.catch_up`): the newest snapshot first, the end loaded behind it.
-* **Moving around**: only where a run of arrow keys stops is drawn (:mod:`.arrowing`); back and
-  forward (:mod:`.visits`).
 * **Out of the TUI** (:mod:`.hand_off`): the pager, screenshots, the clipboard.
 * Layout: ``app.tcss``; keys: :attr:`MetashellApp.BINDINGS`; the ``?`` screen: :mod:`.help`.
 """
@@ -41,7 +38,6 @@ from metashell.shell.session import Settings, Shell
 from metashell.shell.sources import Source
 
 from . import catch_up, hand_off, status
-from .arrowing import Arrowing
 from .command_runner import CommandDone, CommandOutput, CommandRunner
 from .detail import detail
 from .help import HelpScreen, help_rows
@@ -49,7 +45,6 @@ from .metadata_tree import PAGE, MetadataTree, health_badges, is_gap
 from .nodes import show_nodes
 from .search import PathSearch
 from .ui_first import HEARTBEAT, UiFirst
-from .visits import Visits
 
 __all__ = ["PAGE", "MetashellApp"]
 
@@ -109,7 +104,8 @@ class MetashellApp(App[int]):
         self.selected = "/"
         self.health: HealthReport | None = None
         self.paused = False
-        self.visits = Visits()
+        self._visited: list[str] = []
+        self._ahead: list[str] = []
         self.shown: RenderableType = Text("")
         """What the detail pane shows (for tests and the screenshot)."""
         self._command_shown = False
@@ -122,7 +118,6 @@ class MetashellApp(App[int]):
         """Where background work waits while keys come and the UI is busy (:mod:`.ui_first`)."""
         self.first_screen_at: float | None = None
         """``time.perf_counter()`` when the first screen had been drawn (for the benchmark)."""
-        self.arrowing = Arrowing(self.show, self.set_timer)
 
     def notify(
         self,
@@ -285,7 +280,7 @@ class MetashellApp(App[int]):
     def _highlighted(self, event: Tree.NodeHighlighted[str]) -> None:
         data = event.node.data
         if data is not None and not is_gap(data) and data != self.selected:
-            self.arrowing.highlighted(data)  # a run of arrow keys draws where the cursor stops
+            self.show(data)
 
     def show(self, path: str) -> None:
         """Put ``path``'s node in the detail pane."""
@@ -316,8 +311,9 @@ class MetashellApp(App[int]):
 
     def go_to(self, path: str, *, remember: bool = True) -> None:
         """Expand the tree down to ``path``, highlight it and show it."""
-        if remember:
-            self.visits.went_to(path)
+        if remember and (not self._visited or self._visited[-1] != path):
+            self._visited.append(path)
+            self._ahead.clear()
         tree = self.tree_view
         item = tree.expand_to(path)
         target = item
@@ -381,11 +377,14 @@ class MetashellApp(App[int]):
         self.action_focus_tree()
 
     def action_go_back(self) -> None:
-        if (path := self.visits.back()) is not None:
-            self.go_to(path, remember=False)
+        if len(self._visited) > 1:
+            self._ahead.append(self._visited.pop())
+            self.go_to(self._visited[-1], remember=False)
 
     def action_go_forward(self) -> None:
-        if (path := self.visits.forward()) is not None:
+        if self._ahead:
+            path = self._ahead.pop()
+            self._visited.append(path)
             self.go_to(path, remember=False)
 
     def action_history(self) -> None:
