@@ -134,15 +134,18 @@ def iter_file_batches(
             yield from scan.run(buf, pos, base, eof, _FileTail(fd, buf, base))
             if scan.stop != "more":
                 return
-            keep = buf[scan.stop_pos :]
-            want = max(chunk_size, scan.need - len(keep), HEADER_SIZE_UP_TO_MAGIC + 1)
+            # The unread end of this chunk is read again with the next one rather than joined to
+            # it: ``keep + more`` made and page-faulted a second 16 MiB object per chunk (0.1 s of
+            # a 138 MB snapshot's load); the re-read comes from the page cache.
+            kept = len(buf) - scan.stop_pos
+            want = kept + max(chunk_size, scan.need - kept, HEADER_SIZE_UP_TO_MAGIC + 1)
+            base += scan.stop_pos
             # Never ask for more than the file holds: a batch header may claim 2 GiB, and read(n)
             # allocates n bytes before it knows how many it gets.
-            left = max(os.fstat(fd).st_size - f.tell(), 0)
-            more = f.read(min(want, left + 1))
-            eof = len(more) < want
-            base += scan.stop_pos
-            buf = keep + more
+            left = max(os.fstat(fd).st_size - base, 0)
+            f.seek(base)
+            buf = f.read(min(want, left + 1))
+            eof = len(buf) < want
             pos = 0
 
 
