@@ -19,6 +19,7 @@ from metashell.tree.paths import glob_regex
 
 from . import registry
 from .registry import CompletionContext
+from .words import quote_word
 
 _MAX_CANDIDATES = 2000
 """A directory with a million children is not offered in full (prompt-toolkit would stall)."""
@@ -130,8 +131,7 @@ class ShellCompleter(Completer):
         except Exception:  # noqa: BLE001 - completion must never break the prompt
             return
         for word in found[:_MAX_CANDIDATES]:
-            text = word if word.endswith("/") else _escape(word) + " "
-            yield Completion(text, replace, display=word)
+            yield Completion(_as_typed(word), replace, display=word)
 
     def _paths(self, partial: str, replace: int) -> Iterable[Completion]:
         slash = partial.rfind("/")
@@ -161,7 +161,7 @@ class ShellCompleter(Completer):
                 seen.add(name)
                 child = directory.child(name)
                 is_dir = child is not None and child.is_dir
-                text = dir_part + _escape(name) + ("/" if is_dir else " ")
+                text = dir_part + quote_word(name) + ("/" if is_dir else " ")
                 yield Completion(text, replace, display=name + ("/" if is_dir else ""))
                 count += 1
                 if count >= _MAX_CANDIDATES:
@@ -179,15 +179,12 @@ def _typed_length(segment: str) -> int:
     return len(segment) - i
 
 
-def _escape(name: str) -> str:
-    """Make a child name safe to insert on the command line (spaces and quotes are rare)."""
-    out = []
-    for c in name:
-        if c in " \t;'\"#":
-            out.append("\\" + c)
-        else:
-            out.append(c)
-    return "".join(out)
+def _as_typed(word: str) -> str:
+    """A candidate as it goes onto the line: quoted (:func:`.words.quote_word`), then a space, or
+    the ``/`` of a directory to go on into."""
+    if word.endswith("/") and word != "/":
+        return quote_word(word[:-1]) + "/"
+    return word if word == "/" else quote_word(word) + " "
 
 
 def _matching_words(candidates: Iterable[str], partial: str) -> list[str]:

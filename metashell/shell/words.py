@@ -47,6 +47,24 @@ class Word(NamedTuple):
         return Word(s, unescape(s))
 
 
+def quote_word(name: str) -> str:
+    r"""``name`` written so that :func:`split_commands` reads it back as one word whose ``text`` is
+    ``name``, and nothing in it ends a word or a command or starts a pipe.
+
+    Names reach the command line from metadata (tab completion, the TUI's ``history`` key), and a
+    hostile log can name a config ``x|rm -rf ~`` or ``x\nquit``: written as it is, Enter would run
+    that shell command or metashell command.  A plain name stays as it is; one with characters the
+    line splits on gets a backslash before each (``my\ topic``, as shells complete it); one that
+    also holds a backslash is single-quoted instead (a ``\`` before ``;`` cannot be spelt with
+    backslashes here: ``\\`` is kept whole for the glob layer).
+    """
+    if name and not any(c in _SHELL_ESCAPABLE for c in name):
+        return name
+    if "\\" not in name:
+        return "".join("\\" + c if c in _SHELL_ESCAPABLE else c for c in name) or "''"
+    return "'" + name.replace("'", "'\\''") + "'"
+
+
 def unescape(s: str) -> str:
     """Drop backslash escapes: ``a\\*b`` -> ``a*b``."""
     out = []
