@@ -16,6 +16,8 @@ The app runs headless under Textual's own test driver (``App.run_test``, 160x50)
 * **the end shown**: until that background load is in and the session has moved to the end;
 * **background**: the health report (badges, verdict) and the search list, in a worker thread after the
   first screen (the UI answers meanwhile, sharing the GIL); the figures below are taken after it;
+* **a held arrow key**: as many down-arrow key events queued at once as rows to ``/topics`` (what a
+  terminal sends while the key is held), until ``/topics`` is drawn (``tui/arrowing.py``);
 * **expand /topics**: the 100k-child directory expanded (the first page of tree nodes added) and drawn;
 * **jump to a topic far down /topics** (``go_to``: pages through until it is there) and draw its table;
 * **search**: the palette's candidates for a few queries (``search_paths``: names first), the first
@@ -36,6 +38,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "bench"))
 
 import metagen
+from textual import events
 
 from metashell.shell.sources import open_directory
 from metashell.tui.app import MetashellApp
@@ -94,6 +97,16 @@ def main() -> int:
 
             tree = app.query_one("#tree", Tree)
             topics = next(c for c in tree.root.children if c.data == "/topics")
+            # a held arrow key: the terminal sends keys faster than rows are drawn, and they queue
+            app.go_to("/")
+            await pilot.pause()
+            t = time.perf_counter()
+            for _ in range(tree.root.children.index(topics) + 1):
+                app.post_message(events.Key("down", None))
+            while app.selected != "/topics":
+                await asyncio.sleep(0.005)
+            await pilot.pause()
+            rows["arrow keys queued at once (a held key) until /topics is drawn"] = time.perf_counter() - t
 
             async def timed(what: str, action: Callable[[], object]) -> None:
                 t, c = time.perf_counter(), time.process_time()

@@ -702,7 +702,7 @@ def test_background_work_waits_while_keys_are_pressed() -> None:
         app.health = None
         app.shell.root.ctx._memo.clear()
         app.ui_first.last_input = time.monotonic() + 3600  # someone is typing (for an hour)
-        app.run_worker(app._check_health, thread=True, exclusive=True, group="health")
+        app.check_health()
         await pilot.pause(0.3)
         assert app.health is None  # it waits at its first pace point
         await pilot.press("down")  # a key: the UI answers at once

@@ -8,6 +8,9 @@ line under them.  The app wires the parts together; each lives in its own module
   the command registry says; ``cd`` and ``at`` move the tree.
 * **Search** (``/`` or Ctrl-P, :mod:`.search`): paths by name, from an index derived from the tree.
 * **Nodes** (``n``, :mod:`.nodes`): several ``-d`` side by side, and a switcher between them.
+* **A long log** (:mod:`.catch_up`): the newest snapshot first, the end loaded behind it.
+* **Moving around**: only where a run of arrow keys stops is drawn (:mod:`.arrowing`); back and
+  forward (:mod:`.visits`).
 * **Out of the TUI** (:mod:`.hand_off`): the pager, screenshots, the clipboard.
 * Layout: ``app.tcss``; keys: :attr:`MetashellApp.BINDINGS`; the ``?`` screen: :mod:`.help`.
 """
@@ -15,10 +18,10 @@ line under them.  The app wires the parts together; each lives in its own module
 from __future__ import annotations
 
 import contextlib
-import gc
 import io
 import time
 from collections.abc import Iterable
+from functools import partial
 from typing import ClassVar
 
 from rich.console import RenderableType
@@ -28,23 +31,25 @@ from textual.app import App, ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, ScrollableContainer
 from textual.css.query import NoMatches
-from textual.message import Message
 from textual.notifications import SeverityLevel
 from textual.widgets import Footer, Header, Input, Static, Tree
 
-from metashell.image.health import HealthReport, check_health
+from metashell.image.health import HealthReport
 from metashell.safe_text import visible
 from metashell.shell.session import Settings, Shell
 from metashell.shell.sources import Source
+from metashell.shell.words import quote_word
 
-from . import catch_up, hand_off, status
+from . import catch_up, hand_off, health_behind, status
+from .arrowing import Arrowing
 from .command_runner import CommandDone, CommandOutput, CommandRunner
 from .detail import detail
 from .help import HelpScreen, help_rows
-from .metadata_tree import PAGE, MetadataTree, health_badges, is_gap
+from .metadata_tree import PAGE, MetadataTree, is_gap
 from .nodes import show_nodes
 from .search import PathSearch
 from .ui_first import HEARTBEAT, UiFirst
+from .visits import Visits
 
 __all__ = ["PAGE", "MetashellApp"]
 
@@ -104,8 +109,7 @@ class MetashellApp(App[int]):
         self.selected = "/"
         self.health: HealthReport | None = None
         self.paused = False
-        self._visited: list[str] = []
-        self._ahead: list[str] = []
+        self.visits = Visits()
         self.shown: RenderableType = Text("")
         """What the detail pane shows (for tests and the screenshot)."""
         self._command_shown = False
@@ -118,6 +122,7 @@ class MetashellApp(App[int]):
         """Where background work waits while keys come and the UI is busy (:mod:`.ui_first`)."""
         self.first_screen_at: float | None = None
         """``time.perf_counter()`` when the first screen had been drawn (for the benchmark)."""
+        self.arrowing = Arrowing(self.show, self.set_timer)
 
     def notify(
         self,
@@ -201,43 +206,19 @@ class MetashellApp(App[int]):
 
     def _background(self) -> None:
         if not catch_up.start(self):  # opened at the snapshot: the end first, then its health
-            self.run_worker(self._check_health, thread=True, exclusive=True, group="health")
+            self.check_health()
 
-    class HealthReady(Message):
-        """The background health report is in (posted from the worker thread)."""
-
-        def __init__(self, report: HealthReport, image: object, badges: dict[str, str]) -> None:
-            super().__init__()
-            self.report = report
-            self.image = image  # which image it judged: one the session has left is dropped
-            self.badges = badges  # worked out in the thread: 300k partitions' paths at 1M
-
-    def _check_health(self) -> None:
-        """In a thread: the health report (a second at a million partitions), then badges; then the
-        names search goes through, so the first search does not wait for them.
-
-        The report is *posted*, never handed over with ``call_from_thread``: that waits for the app's
-        loop, and when the app has already quit the loop never runs it, so the thread blocked for ever
-        and the interpreter could not exit (it joins executor threads at exit)."""
-        ctx = self.shell.root.ctx
-        image = ctx.image
-        # kept in the tree's memo: /health and its findings then open at once
-        pace = self.ui_first.pace
-        report = ctx.memo("health", lambda: check_health(image, pace))
-        pace()
-        badges = health_badges(report, pace)
-        self.post_message(self.HealthReady(report, image, badges))
-        pace()
-        self._searchable()
-        gc.freeze()  # the report and the name list are long-lived: keep the collector off them
+    def check_health(self) -> None:
+        """Work the health report out again, behind the UI (:mod:`.health_behind`; the newest wins)."""
+        self.run_worker(partial(health_behind.work_out, self), thread=True, exclusive=True, group="health")
 
     async def on_event(self, event: events.Event) -> None:
         if isinstance(event, events.Key | events.MouseDown):  # the user is doing something
             self.ui_first.input()
         await super().on_event(event)
 
-    @on(HealthReady)
-    def _on_health_ready(self, message: HealthReady) -> None:
+    @on(health_behind.HealthReady)
+    def _on_health_ready(self, message: health_behind.HealthReady) -> None:
         if message.image is not self.shell.root.ctx.image:  # judged before an `at` moved the session
             return
         self._health_done(message.report, message.badges)
@@ -266,7 +247,7 @@ class MetashellApp(App[int]):
             tree = self.tree_view
             tree.refill(tree.root, "/")
             self.show(self.selected)
-            self.run_worker(self._check_health, thread=True, exclusive=True, group="health")
+            self.check_health()
         self.refresh_header()
 
     def action_pause(self) -> None:
@@ -280,7 +261,7 @@ class MetashellApp(App[int]):
     def _highlighted(self, event: Tree.NodeHighlighted[str]) -> None:
         data = event.node.data
         if data is not None and not is_gap(data) and data != self.selected:
-            self.show(data)
+            self.arrowing.highlighted(data)  # a run of arrow keys draws where the cursor stops
 
     def show(self, path: str) -> None:
         """Put ``path``'s node in the detail pane."""
@@ -298,7 +279,8 @@ class MetashellApp(App[int]):
         """Show ``renderable`` in the detail pane.  A command's output is text that never wraps
         (a ``log`` row is one line, scrolled sideways when wider than the pane; ``w`` gives the pane
         the whole width) unless it is sentences (``wrap``: ``health``); the views of a node fit
-        the pane."""
+        the pane.  A draw :mod:`.arrowing` had put off is dropped: this one came after it."""
+        self.arrowing.cancel()
         self.shown = renderable
         self._command_shown = command
         pane = self.query_one("#detail", Static)
@@ -311,9 +293,8 @@ class MetashellApp(App[int]):
 
     def go_to(self, path: str, *, remember: bool = True) -> None:
         """Expand the tree down to ``path``, highlight it and show it."""
-        if remember and (not self._visited or self._visited[-1] != path):
-            self._visited.append(path)
-            self._ahead.clear()
+        if remember:
+            self.visits.went_to(path)
         tree = self.tree_view
         item = tree.expand_to(path)
         target = item
@@ -377,21 +358,18 @@ class MetashellApp(App[int]):
         self.action_focus_tree()
 
     def action_go_back(self) -> None:
-        if len(self._visited) > 1:
-            self._ahead.append(self._visited.pop())
-            self.go_to(self._visited[-1], remember=False)
+        if (path := self.visits.back()) is not None:
+            self.go_to(path, remember=False)
 
     def action_go_forward(self) -> None:
-        if self._ahead:
-            path = self._ahead.pop()
-            self._visited.append(path)
+        if (path := self.visits.forward()) is not None:
             self.go_to(path, remember=False)
 
     def action_history(self) -> None:
         """The history of the selected topic, partition, broker or config (``history PATH``),
         opened at its newest entry (the last line: what happened most recently)."""
         self.commands.scroll_to_end_once = True
-        self.run_command(f"history {_quoted(self.selected)}")
+        self.run_command(f"history {quote_word(self.selected)}")
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         """``n`` (nodes) only with several ``-d``: one node has nothing to put side by side."""
@@ -401,7 +379,7 @@ class MetashellApp(App[int]):
 
     def action_nodes(self) -> None:
         """Several ``-d``: the nodes side by side; Enter shows one (:mod:`.nodes`)."""
-        show_nodes(self, _quoted)
+        show_nodes(self)
 
     def action_toggle_wide(self) -> None:
         """Hide or show the tree, so that wide output (``log``, ``describe``) has the whole width."""
@@ -443,7 +421,3 @@ class MetashellApp(App[int]):
 
     def action_copy_value(self) -> None:
         hand_off.copy_value(self)
-
-
-def _quoted(path: str) -> str:
-    return "'" + path.replace("'", "'\\''") + "'" if any(c in path for c in " '\";|") else path

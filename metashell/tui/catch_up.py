@@ -97,7 +97,7 @@ class _Abandoned(Exception):
 
 def _load_end(app: MetashellApp) -> None:
     """In the worker thread. The outcome goes back through ``call_later``, which posts it: a
-    thread must never wait for the app's loop (``MetashellApp._check_health`` says why)."""
+    thread must never wait for the app's loop (:mod:`.health_behind` says why)."""
     travel = app.source.travel
     assert travel is not None
     worker = get_current_worker()
@@ -123,7 +123,7 @@ def _failed(app: MetashellApp, error: BaseException) -> None:
     line = visible(" ".join(str(error).split()))
     app.source.behind = "the end of the log could not be loaded"
     app.notify(f"{line} -- showing the snapshot's image", title="metashell", severity="error", timeout=60)
-    app.run_worker(app._check_health, thread=True, exclusive=True, group="health")
+    app.check_health()
     app.refresh_header()
 
 

@@ -253,7 +253,7 @@ class CommandRunner:
             tree.refill(tree.root, "/", mark=False)  # what is expanded stays expanded
             tree.relabel(tree.root)
             self.app.refresh_header()
-            self.app.run_worker(self.app._check_health, thread=True, exclusive=True, group="health")
+            self.app.check_health()
         if cwd != self.app.shell.cwd or point != self.app.shell.point or switched:
             self.app.go_to(self.app.shell.cwd)
         if self.app.output.getvalue() or self.app.errors.getvalue():

@@ -24,10 +24,9 @@ from textual.screen import ModalScreen
 from textual.widgets import DataTable, Static
 
 from metashell.safe_text import visible
+from metashell.shell.words import quote_word
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
-
     from metashell.image.quorum_nodes import NodeLog, QuorumAnalysis
 
     from .app import MetashellApp
@@ -144,7 +143,7 @@ class NodesScreen(ModalScreen[str | None]):
         self.dismiss(None)
 
 
-def show_nodes(app: MetashellApp, quoted: Callable[[str], str]) -> None:
+def show_nodes(app: MetashellApp) -> None:
     """The ``n`` key: push the screen; the node chosen is shown by ``:node LABEL``."""
     source = app.shell.source
     if source is None or source.quorum is None:  # the app offers the key only with several -d
@@ -152,6 +151,6 @@ def show_nodes(app: MetashellApp, quoted: Callable[[str], str]) -> None:
 
     def show(label: str | None) -> None:
         if label is not None and label != source.node:
-            app.run_command(f"node {quoted(label)}")
+            app.run_command(f"node {quote_word(label)}")
 
     app.push_screen(NodesScreen(source.quorum(), source.node), show)
