@@ -9,6 +9,7 @@ line under them.  The app wires the parts together; each lives in its own module
 * **Search** (``/`` or Ctrl-P, :mod:`.search`): paths by name, from an index derived from the tree.
 * **Nodes** (``n``, :mod:`.nodes`): several ``-d`` side by side, and a switcher between them.
 * **A long log** (:mod:`.catch_up`): the newest snapshot first, the end loaded behind it.
+* **Health** (:mod:`.health_behind`): the report and the tree's badges, worked out behind the UI.
 * **Moving around**: only where a run of arrow keys stops is drawn (:mod:`.arrowing`); back and
   forward (:mod:`.visits`).
 * **Out of the TUI** (:mod:`.hand_off`): the pager, screenshots, the clipboard.
