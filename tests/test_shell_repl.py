@@ -36,6 +36,8 @@ def spawn(
     histfile: Path | None = None,  # type: ignore[no-untyped-def]
     pager: str | None = None,
     args: tuple[str, ...] = (),
+    logdir: Path = LOGDIR,
+    cwd: Path = REPO,
 ):
     """The REPL in a 30x100 pty, paging on as a user has it (no ``PAGER``: ``less -FRX``) unless
     ``pager`` names one; conftest already removed the caller's PAGER, LESS, NO_COLOR and the rest."""
@@ -54,9 +56,9 @@ def spawn(
         env["NO_COLOR"] = "1"
     child = pexpect.spawn(
         sys.executable,
-        ["-m", "metashell", "-d", str(LOGDIR), *args],
+        ["-m", "metashell", "-d", str(logdir), *args],
         env=env,
-        cwd=str(REPO),
+        cwd=str(cwd),
         encoding="utf-8",
         timeout=20,
         dimensions=(30, 100),
@@ -95,6 +97,23 @@ def typed(child, *parts: str) -> None:  # type: ignore[no-untyped-def]
         time.sleep(0.1)
         child.send("\t")
         time.sleep(0.4)
+
+
+def test_completing_a_hostile_name_runs_nothing(tmp_path: Path) -> None:
+    """A config named ``x|touch PWNED`` completed and entered: one path, never a pipe to the system
+    shell (completion once left the ``|`` bare, ``shell/words.quote_word``)."""
+    from test_terminal_safety import write_log
+
+    write_log(tmp_path / "metadata-log-dir", "x|touch PWNED")
+    env_path = os.environ["PATH"]
+    child = spawn(tmp_path, logdir=tmp_path / "metadata-log-dir", cwd=tmp_path)
+    assert env_path  # the pipe would have found touch on it
+    typed(child, "ls /configs/topic/x")
+    out = command(child, "")  # Enter on the completed line, x\|touch\ PWNED/
+    assert "retention.ms" in out  # the directory, listed as one path
+    child.send("exit\r")
+    child.expect(pexpect.EOF)
+    assert not (tmp_path / "PWNED").exists()
 
 
 def _readme_first_command() -> str:
