@@ -110,3 +110,21 @@ def test_go_to_after_a_run_of_keys_keeps_what_go_to_drew() -> None:
             assert "metadata.version" in app.shown_text()
 
     asyncio.run(main())
+
+
+def test_a_run_that_comes_back_to_the_row_shown_leaves_it_shown() -> None:
+    """Down (drawn at once), down (put off), up: the cursor is back on the row drawn, whose
+    highlight the app skips as already shown; the row put off must not be drawn after it."""
+    app = MetashellApp(open_directory(str(FIXTURES / "kafka-3.8"), lambda _w: None, True))
+
+    async def main() -> None:
+        async with app.run_test(size=(120, 40)) as pilot:
+            await pilot.pause()
+            tree = app.query_one("#tree", Tree)
+            await pilot.pause(arrowing.REST * 3)
+            for move in ("down", "down", "up"):  # queued right behind one another
+                getattr(tree, f"action_cursor_{move}")()
+            await pilot.pause(arrowing.REST * 3)
+            assert tree.cursor_node is not None and tree.cursor_node.data == app.selected
+
+    asyncio.run(main())

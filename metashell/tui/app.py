@@ -261,8 +261,12 @@ class MetashellApp(App[int]):
     @on(Tree.NodeHighlighted)
     def _highlighted(self, event: Tree.NodeHighlighted[str]) -> None:
         data = event.node.data
-        if data is not None and not is_gap(data) and data != self.selected:
+        if data is None or is_gap(data):
+            return
+        if data != self.selected:
             self.arrowing.highlighted(data)  # a run of arrow keys draws where the cursor stops
+        else:  # a run that came back to the row shown: what it put off is not drawn
+            self.arrowing.cancel()
 
     def show(self, path: str) -> None:
         """Put ``path``'s node in the detail pane."""
