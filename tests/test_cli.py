@@ -209,6 +209,19 @@ def test_torn_tail_is_a_warning(tmp_path: Path) -> None:
     assert one_line(err).startswith(f"warning: {seg}: byte offset ")
 
 
+@needs_shared
+def test_a_torn_tail_is_told_when_the_session_moves_to_the_end(tmp_path: Path) -> None:
+    """Opened ``--at`` an earlier point, the end is loaded only when ``at`` goes there: its torn
+    tail is told then (once), as opening at the end would have told it."""
+    d = _copy_logdir(tmp_path)
+    seg = d / "__cluster_metadata-0" / "00000000000000000008.log"
+    seg.write_bytes(seg.read_bytes()[:-5])
+    status, out, err = run_cli("-d", str(d), "--at", "2", "-c", "at; at 3; at")
+    assert status == 0 and out.count("back at the end of the log") == 2
+    lines = err.splitlines()
+    assert len(lines) == 1 and lines[0].startswith(f"warning: {seg}: byte offset "), err
+
+
 def test_live_mode_fails_in_one_line() -> None:
     # Port 1 on localhost refuses connections; whether live mode exists yet or not, the answer is
     # one line and exit status 1.

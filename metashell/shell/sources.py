@@ -285,6 +285,8 @@ class Traveller:
         self._info = info
         self._redact = redact
         self._end = end
+        # opened at the end, its load's warnings were shown then; else when the session gets there
+        self._end_untold = end is None
         self._rebuilt: dict[int, Node] = {}
         self._home: int | None = None  # where the session stands (None: the end of the log)
         # the TUI loads the end in a thread behind its first screen; a command asking for it then
@@ -302,6 +304,15 @@ class Traveller:
             if self._end is None:
                 self._end = self._load_end()
             return self._end
+
+    def end_warnings_untold(self) -> list[str]:
+        """The warnings of the end-of-log load, once, if it was loaded after the session opened at
+        an earlier point (``--at``, the TUI's snapshot first): a session moving to the end must not
+        pass a torn or damaged tail off as a whole one.  Empty before the end is loaded."""
+        if not self._end_untold or self._end is None:
+            return []
+        self._end_untold = False
+        return [_one_line(w) for w in self._end.warnings]
 
     def _last_offset(self) -> int:
         """The log's last offset (the journal's end: the image itself moves)."""

@@ -109,13 +109,13 @@ def _load_end(app: MetashellApp) -> None:
 
     try:
         with paced(pace):
-            result = travel.end()
+            travel.end()
     except _Abandoned:
         return
     except (MetashellError, MemoryError) as e:
         app.call_later(_failed, app, e)
         return
-    app.call_later(_arrived, app, [w.message for w in result.warnings])
+    app.call_later(_arrived, app)
 
 
 def _failed(app: MetashellApp, error: BaseException) -> None:
@@ -127,13 +127,14 @@ def _failed(app: MetashellApp, error: BaseException) -> None:
     app.refresh_header()
 
 
-def _arrived(app: MetashellApp, warnings: list[str]) -> None:
+def _arrived(app: MetashellApp) -> None:
     """The end is loaded: move there, unless the operator has moved the session elsewhere."""
     if app.command_running():  # the command reads the image: move once it is done
-        app.set_timer(RETRY_S, lambda: _arrived(app, warnings))
+        app.set_timer(RETRY_S, lambda: _arrived(app))
         return
     app.source.behind = None
-    for w in warnings[:5]:
+    assert app.source.travel is not None
+    for w in app.source.travel.end_warnings_untold()[:5]:  # told here, not again by `at`'s output
         app.notify(w, title="metashell: the log", severity="warning", timeout=20)
     if app.shell.point != app.source.point:  # moved by hand: `at` alone goes to the end now
         app.notify("the end of the log is loaded: 'at' goes there", title="metashell")

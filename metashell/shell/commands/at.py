@@ -25,6 +25,9 @@ def run_at(shell: Shell, p: Parsed) -> None:
     when = "" if prov.timestamp < 0 else f", appended {iso_time(prov.timestamp)}"
     where = "back at the end of the log" if shell.point is None else "now at"
     shell.write(f"{where}: offset {prov.offset} (epoch {prov.epoch}{when})\n")
+    if shell.point is None:
+        for warning in shell.travel.end_warnings_untold():
+            shell.note(f"warning: {warning}")
     if not shell.glob(shell.cwd):
         shell.note(f"at: {shell.cwd} did not exist then: back to /")
         shell.cwd = "/"
