@@ -261,8 +261,8 @@ class MetashellApp(App[int]):
     @on(Tree.NodeHighlighted)
     def _highlighted(self, event: Tree.NodeHighlighted[str]) -> None:
         data = event.node.data
-        if data is None or is_gap(data):
-            return
+        if data is None or is_gap(data) or event.node is not self.tree_view.cursor_node:
+            return  # (a highlight the cursor has since left, by go_to or later keys, is stale)
         if data != self.selected:
             self.arrowing.highlighted(data)  # a run of arrow keys draws where the cursor stops
         else:  # a run that came back to the row shown: what it put off is not drawn
