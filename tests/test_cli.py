@@ -222,6 +222,21 @@ def test_a_torn_tail_is_told_when_the_session_moves_to_the_end(tmp_path: Path) -
     assert len(lines) == 1 and lines[0].startswith(f"warning: {seg}: byte offset "), err
 
 
+@needs_shared
+@pytest.mark.parametrize("command", ["history /topics/foo", "diff 2", "log", "log --from 3", "doctor"])
+def test_a_torn_tail_is_told_by_any_command_that_reads_the_end(tmp_path: Path, command: str) -> None:
+    """A command that reads the end without moving the session there (history and log read the
+    files themselves; diff and doctor load the end) tells its torn tail after the command's output,
+    and once a session: ``at`` says nothing more, nor does opening at the end and running it."""
+    d = _copy_logdir(tmp_path)
+    seg = d / "__cluster_metadata-0" / "00000000000000000008.log"
+    seg.write_bytes(seg.read_bytes()[:-5])
+    for at, line in (("2", command), ("2", f"{command}; {command}; at"), (None, f"{command}; {command}")):
+        _status, _out, err = run_cli("-d", str(d), *(("--at", at) if at else ()), "-c", line)
+        told = [w for w in err.splitlines() if w.startswith(f"warning: {seg}: byte offset ")]
+        assert len(told) == 1, (line, err)
+
+
 def test_live_mode_fails_in_one_line() -> None:
     # Port 1 on localhost refuses connections; whether live mode exists yet or not, the answer is
     # one line and exit status 1.

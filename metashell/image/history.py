@@ -19,6 +19,7 @@ from typing import Any
 from metashell.errors import MetashellError
 from metashell.log.directory import PlanStep, ReadPlan
 from metashell.log.files import iter_file_batches
+from metashell.log.problems import LogWarning, WarnFn
 from metashell.protocol.metadata import decode_metadata_record
 from metashell.protocol.uuid import uuid_from_str, uuid_to_str
 
@@ -253,7 +254,13 @@ def _needles(target: Target) -> frozenset[bytes] | None:
     return None
 
 
-def _batches(plan: ReadPlan, follower: _Follower | None) -> Iterator[tuple[Any, list[Any], PlanStep]]:
+def _unheard(_warning: LogWarning) -> None:
+    """A read's warnings when no one asked to hear them."""
+
+
+def _batches(
+    plan: ReadPlan, follower: _Follower | None, warn: WarnFn | None = None
+) -> Iterator[tuple[Any, list[Any], PlanStep]]:
     """``(batch, records, step)`` of the data batches of ``plan`` that may change the follower's
     target (every data batch without one).  Batches are framed without decoding their records; only
     those whose bytes hold one of the target's needles are decoded -- a partition's history in a
@@ -269,7 +276,7 @@ def _batches(plan: ReadPlan, follower: _Follower | None) -> Iterator[tuple[Any, 
             step.source,
             position=step.position,
             lenient_tail=lenient,
-            warn=lambda w: None,
+            warn=warn or _unheard,
             decode=False,
         ):
             low = 0
@@ -290,12 +297,15 @@ def _batches(plan: ReadPlan, follower: _Follower | None) -> Iterator[tuple[Any, 
 
 
 def _records(
-    plan: ReadPlan, follower: _Follower | None, wanted: Callable[[bytes], bool] | None = None
+    plan: ReadPlan,
+    follower: _Follower | None,
+    wanted: Callable[[bytes], bool] | None = None,
+    warn: WarnFn | None = None,
 ) -> Iterator[tuple[int, int, int, bool, Any]]:
     """``(offset, timestamp, epoch, from a snapshot, record)`` of each record of ``plan`` that may
     change the follower's target (:func:`_batches`) and that ``wanted`` keeps (its raw value), decoded;
     a record in a snapshot stands at the snapshot's end offset - 1."""
-    for batch, records, step in _batches(plan, follower):
+    for batch, records, step in _batches(plan, follower, warn):
         in_snapshot = step.kind == "snapshot"
         for off, ts, _key, value in records:
             if value is None or (wanted is not None and not wanted(value)):
@@ -308,16 +318,20 @@ def _records(
             yield offset, ts, batch.partition_leader_epoch, in_snapshot, rec
 
 
-def history(plan: ReadPlan, target: Target, redact: Any = None) -> Iterator[Change]:
+def history(
+    plan: ReadPlan, target: Target, redact: Any = None, warn: WarnFn | None = None
+) -> Iterator[Change]:
     """Every change to ``target`` in ``plan`` (see :func:`full_plan`), oldest first.
 
     ``redact(resource_type, key, value)`` replaces secret config values (the shell's redaction).
+    ``warn``: hears the reads' warnings (a torn tail; by default none is told: a session told them
+    when it loaded the same files).
     """
     if target.kind == "broker" and target.broker is not None:  # one pass over the broker records
-        yield from (change for _broker, change in broker_history(plan, [target.broker]))
+        yield from (change for _broker, change in broker_history(plan, [target.broker], warn))
         return
     follower = _Follower(target, redact)
-    for offset, ts, epoch, in_snapshot, rec in _records(plan, follower):
+    for offset, ts, epoch, in_snapshot, rec in _records(plan, follower, warn=warn):
         said = follower.apply(rec.name, rec.data)
         if said is not None:
             yield Change(offset, ts, epoch, rec.name, said[0], said[1], in_snapshot)
@@ -333,14 +347,16 @@ def _is_broker_record(value: bytes) -> bool:
     return len(value) > 1 and value[1] in _BROKER_RECORDS
 
 
-def broker_history(plan: ReadPlan, broker_ids: Iterable[int]) -> Iterator[tuple[int, Change]]:
+def broker_history(
+    plan: ReadPlan, broker_ids: Iterable[int], warn: WarnFn | None = None
+) -> Iterator[tuple[int, Change]]:
     """Every change to each broker of ``broker_ids``, oldest first, in one pass over ``plan``:
     ``health`` asks this for "fenced since when, and after a controlled shutdown or not" of every
     fenced broker without reading the log once per broker."""
     followers = {b: _Follower(Target("broker", broker=b)) for b in broker_ids}
     if not followers:
         return
-    for offset, ts, epoch, in_snapshot, rec in _records(plan, None, _is_broker_record):
+    for offset, ts, epoch, in_snapshot, rec in _records(plan, None, _is_broker_record, warn):
         d = rec.data
         broker = d.get("BrokerId", d.get("Id"))  # FenceBrokerRecord and UnfenceBrokerRecord: "Id"
         follower = followers.get(broker) if isinstance(broker, int) else None

@@ -139,6 +139,7 @@ class Shell:
         self.history: list[str] = history if history is not None else []
         self.status = 0
         self._stop: Event | None = None
+        self._heard: list[object] = []  # warnings a command's own file reads heard (`heard`)
 
     def attach(self, source: Source) -> None:
         """Use what an opened source offers: its tree, time travel, its log, refreshing, and
@@ -281,8 +282,23 @@ class Shell:
             raise  # the reader went away / exit / stopped: the caller stops
         except Exception as e:  # noqa: BLE001 - a bug in one command must not end the session
             self.error(f"internal error in {words[0].text}: {type(e).__name__}: {' '.join(str(e).split())}")
+        self._tell_end_warnings()
         self.out.flush()
         return self.status
+
+    def heard(self, warning: object) -> None:
+        """The ``warn`` of a command that reads the files itself (``history``, ``log``): what it
+        hears is told after its output, unless the session has told it already."""
+        self._heard.append(warning)
+
+    def _tell_end_warnings(self) -> None:
+        """Warnings about the files this command was the first to read (a torn tail, say) are told
+        after its output, once a session: from a session opened at an earlier point, ``history``,
+        ``diff``, ``log`` or ``doctor`` read the end, which its opening load did not."""
+        heard, self._heard = self._heard, []
+        if self.travel is not None:
+            for warning in self.travel.untold(heard) + self.travel.end_warnings_untold():
+                self.note(f"warning: {warning}")
 
     # -- what commands use ------------------------------------------------------------------
     def replace_root(self, root: Node) -> None:

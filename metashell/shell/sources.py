@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import _thread
 import os
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
 from types import ModuleType
@@ -246,7 +246,7 @@ def _file_source(
     result = load(point.offset if point else None)
     image = _loaded(result, warn)
     root = build_root(image, source_info=info, redact=redact)
-    travel = Traveller(None if point else result, resolve, load, info, redact)
+    travel = Traveller(None if point else result, resolve, load, info, redact, told=result.warnings)
     return Source(
         root,
         _label_for(p),
@@ -278,20 +278,24 @@ class Traveller:
         load_end: Callable[[], LoadResult],
         info: dict[str, str],
         redact: bool,
+        told: Iterable[object] = (),
     ) -> None:
-        """``end``: the end-of-log load when the session opened there (else it is loaded on demand)."""
+        """``end``: the end-of-log load when the session opened there (else it is loaded on demand).
+        ``told``: the warnings the session told when it opened (not told again)."""
         self._resolve = resolve
         self._load_end = load_end
         self._info = info
         self._redact = redact
         self._end = end
-        # opened at the end, its load's warnings were shown then; else when the session gets there
-        self._end_untold = end is None
+        # each warning about the files is told once a session: at opening, or when a command (or
+        # `at`) first reads the part of the log it is about
+        self._told = {_one_line(w) for w in told}
         self._rebuilt: dict[int, Node] = {}
         self._home: int | None = None  # where the session stands (None: the end of the log)
         # the TUI loads the end in a thread behind its first screen; a command asking for it then
         # waits for that load instead of starting a second one
         self._end_lock = _thread.allocate_lock()  # _thread's: one-shot mode never imports threading
+        self._told_lock = _thread.allocate_lock()
 
     def offset_of(self, text: str) -> int:
         """The offset a point names (an offset, a time, or a duration before the log's end); also
@@ -306,13 +310,20 @@ class Traveller:
             return self._end
 
     def end_warnings_untold(self) -> list[str]:
-        """The warnings of the end-of-log load, once, if it was loaded after the session opened at
-        an earlier point (``--at``, the TUI's snapshot first): a session moving to the end must not
-        pass a torn or damaged tail off as a whole one.  Empty before the end is loaded."""
-        if not self._end_untold or self._end is None:
-            return []
-        self._end_untold = False
-        return [_one_line(w) for w in self._end.warnings]
+        """The warnings of the end-of-log load not told yet: after the session opened at an earlier
+        point (``--at``, the TUI's snapshot first), a session moving to the end must not pass a torn
+        or damaged tail off as a whole one.  Empty before the end is loaded."""
+        end = self._end
+        return [] if end is None else self.untold(end.warnings)
+
+    def untold(self, warnings: Iterable[object]) -> list[str]:
+        """The one-line forms of ``warnings`` this session has not told yet, now counted as told
+        (a command reading the files itself -- ``history``, ``log`` -- hears what the end's load
+        would say; a session opened ``--at`` an earlier point has not said it)."""
+        with self._told_lock:  # the TUI's catch-up and a command may both ask
+            lines = [line for line in dict.fromkeys(map(_one_line, warnings)) if line not in self._told]
+            self._told.update(lines)
+        return lines
 
     def _last_offset(self) -> int:
         """The log's last offset (the journal's end: the image itself moves)."""

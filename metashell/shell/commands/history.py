@@ -69,7 +69,7 @@ def _metadata_history(shell: Shell, p: Parsed) -> None:
         raise CommandError(f"history: {typed}: {e}") from None
     first, last = point_option(shell, p, "from"), point_option(shell, p, "to")
     found = False
-    for change in history(shell.full_plan(None), target, config_redactor(shell.settings.redact)):
+    for change in history(shell.full_plan(None), target, config_redactor(shell.settings.redact), shell.heard):
         if (first is not None and change.offset < first) or (last is not None and change.offset > last):
             continue
         found = True

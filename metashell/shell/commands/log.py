@@ -55,6 +55,7 @@ def run_log(shell: Shell, p: Parsed) -> None:
                         payloads=shell.wants_json(p),
                         salvage=shell.salvage,
                         redact=redact,
+                        warn=shell.heard,
                     ),
                 )
                 return
@@ -70,6 +71,7 @@ def run_log(shell: Shell, p: Parsed) -> None:
             payloads=shell.wants_json(p),
             salvage=shell.salvage,
             redact=redact,
+            warn=shell.heard,
         ),
     )
 
