@@ -510,6 +510,56 @@ def test_the_native_replay_shares_tuples_as_python_does(native: Any) -> None:
     assert other._ints[(1, 2, 3)] is not fast._ints[(1, 2, 3)]
 
 
+def test_the_native_replay_sets_slots_only_where_they_are_partitions(native: Any) -> None:
+    """``replay_run`` writes a new Partition's slots at the offsets its descriptors give, checked
+    when a run starts: descriptors of another class (the same names, another layout) are refused
+    with a TypeError, and a partition that is not exactly a ``Partition`` (a subclass put there by
+    Python code) is still changed through its descriptors, as Python would."""
+    from metashell.image.model import MIGRATING_DIR, Partition
+    from metashell.image.replay import Replayer
+    from metashell.image.replay.native import _CONSTANTS
+
+    class Other:
+        __slots__ = ("pad", *Partition.__slots__)
+
+    foreign = list(_CONSTANTS)
+    foreign[5] = tuple(Other.__dict__[name] for name in Partition.__slots__)
+    with pytest.raises(TypeError, match="own object slots"):
+        native.replay_run(Replayer(), [], 0, tuple(foreign), native.ReplayCache())
+
+    class Sub(Partition):
+        __slots__ = ()
+
+    tid = bytes(range(1, 17))
+    topic = encode_metadata_record("TopicRecord", 0, {"Name": "t", "TopicId": tid})
+    change = encode_metadata_record(
+        "PartitionChangeRecord", 0, {"PartitionId": 0, "TopicId": tid, "Leader": 2, "Isr": [2, 3]}
+    )
+    fast, slow = Replayer(), Replayer()
+    for r in (fast, slow):
+        r.replay_value(topic, 0)
+        r.image.topics.by_id[tid].partitions[0] = Sub(
+            replicas=(1, 2, 3),
+            directories=(MIGRATING_DIR,) * 3,
+            isr=(1, 2, 3),
+            removing_replicas=(),
+            adding_replicas=(),
+            elr=(),
+            last_known_elr=(),
+            leader=1,
+            leader_recovery_state=0,
+            leader_epoch=4,
+            partition_epoch=5,
+        )
+    assert native.replay_run(fast, [(1, 0, None, change)], 0, _CONSTANTS, native.ReplayCache()) == 1
+    slow.replay_value(change, 1)
+    got, want = fast.image.topics.by_id[tid].partitions[0], slow.image.topics.by_id[tid].partitions[0]
+    assert type(got) is Sub and [getattr(got, s) for s in Partition.__slots__] == [
+        getattr(want, s) for s in Partition.__slots__
+    ]
+    assert (got.leader, got.isr, got.leader_epoch, got.partition_epoch) == (2, (2, 3), 5, 6)
+
+
 def test_the_native_batch_loop_takes_the_plain_log_batches(monkeypatch: pytest.MonkeyPatch) -> None:
     """With the native engine, the log's plain batches are applied by ``apply_log_batches`` (the
     rest by the Python reader), and the index has every batch once, in order; equality with the
