@@ -102,6 +102,13 @@ impl TopicIndex {
         Ok(())
     }
 
+    /// The `partitions` dict held for `id`, without checking that the index agrees with the dict
+    /// it was filled from: a hint where to prefetch (`replay.rs`), never an answer.
+    pub fn peek(&self, id: &[u8]) -> Option<*mut pyo3::ffi::PyObject> {
+        let id: &TopicId = id.try_into().ok()?;
+        self.partitions.get(id).map(|p| p.as_ptr())
+    }
+
     /// How many topics it holds (for tests).
     pub fn known(&self) -> usize {
         self.partitions.len()
