@@ -144,6 +144,7 @@ def iter_file_batches(
             # allocates n bytes before it knows how many it gets.
             left = max(os.fstat(fd).st_size - base, 0)
             f.seek(base)
+            buf = b""  # freed first (unless a batch yielded holds it): the next chunk reuses its memory
             buf = f.read(min(want, left + 1))
             eof = len(buf) < want
             pos = 0
