@@ -692,3 +692,74 @@ def test_any_sequence_of_topic_records_replays_as_python_replays_it(
     assert [(w.offset, w.message) for w in got.faults] == [
         (w.offset, w.message) for w in want.warnings if w.kind == "fault"
     ]
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_many_topics_created_removed_and_changed_in_any_order_replay_as_python(
+    tmp_path: Path, seed: int
+) -> None:
+    """Thousands of topics, removed and created again in random order among changes naming them all
+    over (the native topic index grows, collides and closes the gaps removals leave, and the replay
+    prefetches ahead of scattered changes): the image Python's rules make, record by record."""
+    import random
+
+    from metashell.image.loader import load_directory
+    from metashell.image.replay import Replayer
+    from metashell.log.encoding import build_batch
+
+    rng = random.Random(seed)
+    tids = [rng.randbytes(16) for _ in range(3000)]
+    live: list[int] = []
+    values = [
+        encode_metadata_record("FeatureLevelRecord", 0, {"Name": "metadata.version", "FeatureLevel": 21})
+    ]
+    for _ in range(12_000):
+        roll = rng.random()
+        if roll < 0.3 or not live:
+            t = rng.randrange(len(tids))
+            values.append(encode_metadata_record("TopicRecord", 0, {"Name": f"t{t}", "TopicId": tids[t]}))
+            for pid in range(rng.randrange(1, 4)):
+                data = {
+                    "PartitionId": pid,
+                    "TopicId": tids[t],
+                    "Replicas": [1, 2],
+                    "Isr": [1, 2],
+                    "Leader": 1,
+                }
+                values.append(
+                    encode_metadata_record(
+                        "PartitionRecord", 2, {**data, "LeaderEpoch": 0, "PartitionEpoch": 0}
+                    )
+                )
+            live.append(t)
+        elif roll < 0.4:
+            t = live.pop(rng.randrange(len(live)))
+            values.append(encode_metadata_record("RemoveTopicRecord", 0, {"TopicId": tids[t]}))
+        else:
+            t = rng.choice(live)
+            data = {"PartitionId": rng.randrange(3), "TopicId": tids[t], "Leader": rng.randrange(1, 3)}
+            values.append(encode_metadata_record("PartitionChangeRecord", 2, data))
+    part = tmp_path / "__cluster_metadata-0"
+    part.mkdir()
+    batches, offset = [], 0
+    while offset < len(values):
+        chunk = values[offset : offset + rng.randrange(1, 200)]
+        batches.append(build_batch(offset, 1, [(None, v) for v in chunk], 1_700_000_000_000 + offset))
+        offset += len(chunk)
+    (part / "00000000000000000000.log").write_bytes(b"".join(batches))
+    got = load_directory(part)
+    want = Replayer()
+    for off, value in enumerate(values):
+        want.replay_value(value, off)
+
+    def state(image: Any) -> Any:
+        return {
+            tid: (t.name, {pid: [getattr(p, s) for s in p.__slots__] for pid, p in t.partitions.items()})
+            for tid, t in image.topics.by_id.items()
+        }
+
+    assert len(got.image.topics.by_id) > 1000
+    assert state(got.image) == state(want.image)
+    assert [(w.offset, w.message) for w in got.faults] == [
+        (w.offset, w.message) for w in want.warnings if w.kind == "fault"
+    ]

@@ -33,6 +33,7 @@ mod buffer;
 mod entries;
 mod file_deltas;
 mod generated;
+mod id_table;
 mod json;
 mod records_table;
 mod replay;

@@ -783,6 +783,7 @@ impl<'py> Ctx<'py> {
     /// index's entry, the topic's `partitions` dict, its table) that the processor waited out one
     /// after another. Hints only: what is read here decides nothing.
     fn prefetch(&self, buf: &[u8], records: &[entries::Frame], i: usize) {
+        const FAR: usize = 8;
         const AHEAD: usize = 4;
         const NEAR: usize = 2;
         // a partition (change) record's first fields: the partition id, then the topic id
@@ -795,6 +796,11 @@ impl<'py> Ctx<'py> {
             let (pid, id) = fields(at)?;
             Some((self.topic_index.try_borrow().ok()?.peek(id)?, pid))
         };
+        if let Some((_, id)) = fields(i + FAR) {
+            if let Ok(index) = self.topic_index.try_borrow() {
+                prefetch_line(index.entry_address(id));
+            }
+        }
         if let Some((d, _)) = topic_of(i + AHEAD) {
             prefetch_line(d.cast());
         }

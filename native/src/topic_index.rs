@@ -16,7 +16,7 @@ use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
 /// A topic id, as a uuid field is read.
-pub type TopicId = [u8; 16];
+pub type TopicId = crate::id_table::Id;
 
 /// `dict`'s PEP 509 version, or None where the interpreter keeps none.
 fn version(d: &Bound<'_, PyDict>) -> Option<u64> {
@@ -42,7 +42,8 @@ pub struct TopicIndex {
     owner: Option<Py<PyDict>>,
     /// Its version when the entries were last known to agree with it; None: nothing is kept.
     version: Option<u64>,
-    partitions: foldhash::HashMap<TopicId, Py<PyDict>>,
+    /// In a table whose entry for an id can be prefetched (`id_table.rs`).
+    partitions: crate::id_table::IdTable<Py<PyDict>>,
 }
 
 impl TopicIndex {
@@ -95,8 +96,8 @@ impl TopicIndex {
         if in_step {
             match partitions {
                 Some(p) => self.partitions.insert(id, p.clone().unbind()),
-                None => self.partitions.remove(&id),
-            };
+                None => drop(self.partitions.remove(&id)),
+            }
             self.version = version(by_id);
         }
         Ok(())
@@ -107,6 +108,14 @@ impl TopicIndex {
     pub fn peek(&self, id: &[u8]) -> Option<*mut pyo3::ffi::PyObject> {
         let id: &TopicId = id.try_into().ok()?;
         self.partitions.get(id).map(|p| p.as_ptr())
+    }
+
+    /// Where `id`'s entry would be found (its probe's first slot), for a prefetch; null if none.
+    pub fn entry_address(&self, id: &[u8]) -> *const u8 {
+        match <&TopicId>::try_from(id) {
+            Ok(id) => self.partitions.home_address(id),
+            Err(_) => std::ptr::null(),
+        }
     }
 
     /// How many topics it holds (for tests).
