@@ -648,6 +648,46 @@ def _op_record(op: tuple[str, int, int, int]) -> bytes:
     return encode_metadata_record("ConfigRecord", 0, data)
 
 
+_METADATA_VERSION = encode_metadata_record(
+    "FeatureLevelRecord", 0, {"Name": "metadata.version", "FeatureLevel": 21}
+)
+
+
+def _loaded_and_replayed(part: Path, values: list[bytes], sizes: Iterator[int]) -> tuple[Any, Any]:
+    """``values`` written to ``part`` as one segment of batches of ``sizes`` records and loaded (the
+    native batch loop, whose replay keeps state across the records Python applies), and the same
+    records replayed one at a time by Python's rules: (load result, replayer)."""
+    from metashell.image.loader import load_directory
+    from metashell.image.replay import Replayer
+    from metashell.log.encoding import build_batch
+
+    batches, offset = [], 0
+    while offset < len(values):
+        chunk = values[offset : offset + next(sizes)]
+        batches.append(build_batch(offset, 1, [(None, v) for v in chunk], 1_700_000_000_000 + offset))
+        offset += len(chunk)
+    (part / "00000000000000000000.log").write_bytes(b"".join(batches))
+    want = Replayer()
+    for off, value in enumerate(values):
+        want.replay_value(value, off)
+    return load_directory(part), want
+
+
+def _topics(image: Any) -> dict[bytes, Any]:
+    """Each topic's name and partitions, every slot of each."""
+    return {
+        tid: (t.name, {pid: [getattr(p, s) for s in p.__slots__] for pid, p in t.partitions.items()})
+        for tid, t in image.topics.by_id.items()
+    }
+
+
+def _faults(got: Any, want: Any) -> bool:
+    """The load reported the faults Python's rules reported, at the same offsets."""
+    return [(w.offset, w.message) for w in got.faults] == [
+        (w.offset, w.message) for w in want.warnings if w.kind == "fault"
+    ]
+
+
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(
     ops=st.lists(_OPS, min_size=1, max_size=40), sizes=st.lists(st.integers(1, 6), min_size=1, max_size=12)
@@ -658,40 +698,16 @@ def test_any_sequence_of_topic_records_replays_as_python_replays_it(
     """Topics created, removed and re-created among partition records, in batches of any size, through
     the loader (the native batch loop, whose replay keeps state across the records Python applies):
     the same topics, partitions, configs and faults as Python's rules applied one record at a time."""
-    from metashell.image.loader import load_directory
-    from metashell.image.replay import Replayer
-    from metashell.log.encoding import build_batch
-
     part = tmp_path_factory.mktemp("seq") / "__cluster_metadata-0"
     part.mkdir()
-    values = [
-        encode_metadata_record("FeatureLevelRecord", 0, {"Name": "metadata.version", "FeatureLevel": 21})
-    ]
-    values += [_op_record(op) for op in ops]
-    batches, offset, i = [], 0, 0
-    for size in itertools.cycle(sizes):
-        if i >= len(values):
-            break
-        chunk = values[i : i + size]
-        batches.append(build_batch(offset, 1, [(None, v) for v in chunk], 1_700_000_000_000 + offset))
-        offset, i = offset + len(chunk), i + len(chunk)
-    (part / "00000000000000000000.log").write_bytes(b"".join(batches))
-    got = load_directory(part)
-    want = Replayer()
-    for off, value in enumerate(values):
-        want.replay_value(value, off)
+    values = [_METADATA_VERSION, *(_op_record(op) for op in ops)]
+    got, want = _loaded_and_replayed(part, values, itertools.cycle(sizes))
 
     def state(image: Any) -> Any:
-        topics = {
-            tid: (t.name, {pid: [getattr(p, s) for s in p.__slots__] for pid, p in t.partitions.items()})
-            for tid, t in image.topics.by_id.items()
-        }
-        return topics, sorted(image.topics.by_name), image.configs
+        return _topics(image), sorted(image.topics.by_name), image.configs
 
     assert state(got.image) == state(want.image)
-    assert [(w.offset, w.message) for w in got.faults] == [
-        (w.offset, w.message) for w in want.warnings if w.kind == "fault"
-    ]
+    assert _faults(got, want)
 
 
 @pytest.mark.parametrize("seed", [1, 2, 3])
@@ -703,16 +719,10 @@ def test_many_topics_created_removed_and_changed_in_any_order_replay_as_python(
     prefetches ahead of scattered changes): the image Python's rules make, record by record."""
     import random
 
-    from metashell.image.loader import load_directory
-    from metashell.image.replay import Replayer
-    from metashell.log.encoding import build_batch
-
     rng = random.Random(seed)
     tids = [rng.randbytes(16) for _ in range(3000)]
     live: list[int] = []
-    values = [
-        encode_metadata_record("FeatureLevelRecord", 0, {"Name": "metadata.version", "FeatureLevel": 21})
-    ]
+    values = [_METADATA_VERSION]
     for _ in range(12_000):
         roll = rng.random()
         if roll < 0.3 or not live:
@@ -741,25 +751,7 @@ def test_many_topics_created_removed_and_changed_in_any_order_replay_as_python(
             values.append(encode_metadata_record("PartitionChangeRecord", 2, data))
     part = tmp_path / "__cluster_metadata-0"
     part.mkdir()
-    batches, offset = [], 0
-    while offset < len(values):
-        chunk = values[offset : offset + rng.randrange(1, 200)]
-        batches.append(build_batch(offset, 1, [(None, v) for v in chunk], 1_700_000_000_000 + offset))
-        offset += len(chunk)
-    (part / "00000000000000000000.log").write_bytes(b"".join(batches))
-    got = load_directory(part)
-    want = Replayer()
-    for off, value in enumerate(values):
-        want.replay_value(value, off)
-
-    def state(image: Any) -> Any:
-        return {
-            tid: (t.name, {pid: [getattr(p, s) for s in p.__slots__] for pid, p in t.partitions.items()})
-            for tid, t in image.topics.by_id.items()
-        }
-
+    got, want = _loaded_and_replayed(part, values, (rng.randrange(1, 200) for _ in itertools.count()))
     assert len(got.image.topics.by_id) > 1000
-    assert state(got.image) == state(want.image)
-    assert [(w.offset, w.message) for w in got.faults] == [
-        (w.offset, w.message) for w in want.warnings if w.kind == "fault"
-    ]
+    assert _topics(got.image) == _topics(want.image)
+    assert _faults(got, want)
