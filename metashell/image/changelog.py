@@ -20,7 +20,7 @@ from typing import Any
 
 from metashell.errors import MetashellError
 from metashell.log.directory import ReadPlan
-from metashell.log.problems import LogWarning, WarnFn
+from metashell.log.problems import WarnFn, unheard
 from metashell.log.reader import PlanReader
 from metashell.protocol.control import decode_control_record
 from metashell.protocol.kafka_json import record_type_name, to_kafka_json
@@ -204,10 +204,6 @@ def control_words(name: str, data: dict[str, Any]) -> str:
     return name
 
 
-def _unheard(_warning: LogWarning) -> None:
-    """A read's warnings when no one asked to hear them."""
-
-
 def iter_log(
     plan: ReadPlan,
     *,
@@ -219,7 +215,7 @@ def iter_log(
     payloads: bool = True,
     salvage: bool = False,
     redact: Any = None,
-    warn: WarnFn | None = None,
+    warn: WarnFn = unheard,
 ) -> Iterator[LogEntry]:
     """The records of ``plan`` from ``first`` to ``last`` (inclusive), of ``types`` (schema names or
     Kafka's type names, case-insensitive) when given.  ``base``: the image at ``first - 1`` when
@@ -234,7 +230,7 @@ def iter_log(
     txn: str | None = None
     wanted = None if types is None else {t.lower() for t in types}
     unwanted = {t.lower() for t in exclude}
-    reader = PlanReader(plan, warn=warn or _unheard, keep_index=False, salvage=salvage)
+    reader = PlanReader(plan, warn=warn, keep_index=False, salvage=salvage)
     for kind, batch, records, step in reader:
         in_snapshot = kind == "snapshot"
         for off, ts, key, value in records:

@@ -19,7 +19,7 @@ from typing import Any
 from metashell.errors import MetashellError
 from metashell.log.directory import PlanStep, ReadPlan
 from metashell.log.files import iter_file_batches
-from metashell.log.problems import LogWarning, WarnFn
+from metashell.log.problems import WarnFn, unheard
 from metashell.protocol.metadata import decode_metadata_record
 from metashell.protocol.uuid import uuid_from_str, uuid_to_str
 
@@ -254,12 +254,8 @@ def _needles(target: Target) -> frozenset[bytes] | None:
     return None
 
 
-def _unheard(_warning: LogWarning) -> None:
-    """A read's warnings when no one asked to hear them."""
-
-
 def _batches(
-    plan: ReadPlan, follower: _Follower | None, warn: WarnFn | None = None
+    plan: ReadPlan, follower: _Follower | None, warn: WarnFn = unheard
 ) -> Iterator[tuple[Any, list[Any], PlanStep]]:
     """``(batch, records, step)`` of the data batches of ``plan`` that may change the follower's
     target (every data batch without one).  Batches are framed without decoding their records; only
@@ -276,7 +272,7 @@ def _batches(
             step.source,
             position=step.position,
             lenient_tail=lenient,
-            warn=warn or _unheard,
+            warn=warn,
             decode=False,
         ):
             low = 0
@@ -300,7 +296,7 @@ def _records(
     plan: ReadPlan,
     follower: _Follower | None,
     wanted: Callable[[bytes], bool] | None = None,
-    warn: WarnFn | None = None,
+    warn: WarnFn = unheard,
 ) -> Iterator[tuple[int, int, int, bool, Any]]:
     """``(offset, timestamp, epoch, from a snapshot, record)`` of each record of ``plan`` that may
     change the follower's target (:func:`_batches`) and that ``wanted`` keeps (its raw value), decoded;
@@ -318,9 +314,7 @@ def _records(
             yield offset, ts, batch.partition_leader_epoch, in_snapshot, rec
 
 
-def history(
-    plan: ReadPlan, target: Target, redact: Any = None, warn: WarnFn | None = None
-) -> Iterator[Change]:
+def history(plan: ReadPlan, target: Target, redact: Any = None, warn: WarnFn = unheard) -> Iterator[Change]:
     """Every change to ``target`` in ``plan`` (see :func:`full_plan`), oldest first.
 
     ``redact(resource_type, key, value)`` replaces secret config values (the shell's redaction).
@@ -348,7 +342,7 @@ def _is_broker_record(value: bytes) -> bool:
 
 
 def broker_history(
-    plan: ReadPlan, broker_ids: Iterable[int], warn: WarnFn | None = None
+    plan: ReadPlan, broker_ids: Iterable[int], warn: WarnFn = unheard
 ) -> Iterator[tuple[int, Change]]:
     """Every change to each broker of ``broker_ids``, oldest first, in one pass over ``plan``:
     ``health`` asks this for "fenced since when, and after a controlled shutdown or not" of every

@@ -23,6 +23,7 @@ from metashell.errors import MetashellError
 from metashell.log.directory import MetadataLogDir, SnapshotFile
 from metashell.log.files import iter_file_batches
 from metashell.log.headers import BatchHeader, batch_headers
+from metashell.log.problems import unheard
 from metashell.protocol.control import decode_control_record
 from metashell.times import iso_utc
 
@@ -147,7 +148,7 @@ def _control_events(path: Any, stamp: int | None) -> Iterator[TimelineEvent]:
     try:
         # headers only: the records of a control batch are decoded when it is one (a million-record
         # log holds a few hundred of them)
-        for batch in iter_file_batches(path, decode=False, lenient_tail=True, warn=lambda w: None):
+        for batch in iter_file_batches(path, decode=False, lenient_tail=True, warn=unheard):
             if not batch.is_control:
                 continue
             for off, ts, key, value in batch.entries():

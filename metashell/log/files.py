@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, BinaryIO
 
 from metashell.errors import DecodeError
 from metashell.log.batch import HEADER_SIZE_UP_TO_MAGIC, RecordBatch
-from metashell.log.problems import WarnFn, log_warning
+from metashell.log.problems import WarnFn, log_warning, unheard
 from metashell.log.scan import BatchScan, Tail
 
 if TYPE_CHECKING:
@@ -165,7 +165,7 @@ def read_batch_at(
         verify_crc=verify_crc,
         chunk_size=64 * 1024,
         lenient_tail=True,
-        warn=lambda w: None,
+        warn=unheard,
     ):
         return batch
     return None

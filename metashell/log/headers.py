@@ -15,6 +15,7 @@ from typing import NamedTuple
 from metashell.errors import MetashellError
 
 from .files import iter_file_batches
+from .problems import unheard
 
 __all__ = ["BatchHeader", "batch_headers"]
 
@@ -37,9 +38,7 @@ def batch_headers(paths: Iterable[str | os.PathLike[str]]) -> list[BatchHeader]:
     for path in paths:
         name = os.path.basename(os.fspath(path))
         try:
-            for b in iter_file_batches(
-                path, decode=False, verify_crc=False, lenient_tail=True, warn=lambda w: None
-            ):
+            for b in iter_file_batches(path, decode=False, verify_crc=False, lenient_tail=True, warn=unheard):
                 last = b.base_offset + b.last_offset_delta
                 out.append(
                     BatchHeader(

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 from metashell.errors import MetashellError
 from metashell.log.files import iter_file_batches
-from metashell.log.problems import LogWarning
+from metashell.log.problems import LogWarning, unheard
 
 if TYPE_CHECKING:
     from metashell.log.directory import MetadataLogDir
@@ -165,7 +165,7 @@ class ReadPlan:
                             decode=False,
                             verify_crc=False,
                             lenient_tail=True,
-                            warn=lambda w: None,
+                            warn=unheard,
                         ):
                             if b.base_offset > self.start_offset:
                                 break

@@ -49,6 +49,11 @@ class LogWarning(NamedTuple):
 WarnFn = Callable[[LogWarning], None]
 
 
+def unheard(_warning: LogWarning) -> None:
+    """The ``warn`` of a read whose warnings no one is to hear (the session told them already, or
+    the read only looks for something)."""
+
+
 class InvariantWarnings:
     """Warnings for batches that break KRaft's record invariants (Kafka's raft reader rejects them),
     the first :attr:`limit` of a read only: a log of a million such batches says so twenty times."""
