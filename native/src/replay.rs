@@ -778,9 +778,10 @@ impl<'py> Ctx<'py> {
         Ok(i)
     }
 
-    /// Prefetch what record `i + AHEAD` and `i + NEAR` will look up: a log's partition changes name
-    /// topics all over a big cluster, and each one's lookups were a chain of cache misses (the
-    /// index's entry, the topic's `partitions` dict, its table) that the processor waited out one
+    /// Prefetch what the next records will look up, one link of the chain per distance: the index's
+    /// entry for record `i + FAR`, the topic's `partitions` dict for `i + AHEAD`, its table for
+    /// `i + NEAR`, the partition for `i + 1`. A log's partition changes name topics all over a big
+    /// cluster, and each one's lookups were a chain of cache misses the processor waited out one
     /// after another. Hints only: what is read here decides nothing.
     fn prefetch(&self, buf: &[u8], records: &[entries::Frame], i: usize) {
         const FAR: usize = 8;
