@@ -496,6 +496,7 @@ def test_the_native_replay_shares_tuples_as_python_does(native: Any) -> None:
     entries = [(0, 0, None, topic), (1, 0, None, partition(0, [1, 2, 3])), (2, 0, None, partition(1, [1, 2]))]
     cache = native.ReplayCache()
     fast, slow = Replayer(), Replayer()
+    fast.defer_partitions = False  # the cache's table is the run's (a deferred topic's is its own)
     assert native.replay_run(fast, entries, 0, _CONSTANTS, cache) == len(entries)
     for off, _ts, _key, value in entries:
         slow.replay_value(value, off)
@@ -505,6 +506,7 @@ def test_the_native_replay_shares_tuples_as_python_does(native: Any) -> None:
     assert p0.replicas is p1.replicas is p0.isr is fast._ints[(1, 2, 3)]
     assert p1.isr is fast._ints[(1, 2)] and len(cache) == 2
     other = Replayer()
+    other.defer_partitions = False
     assert native.replay_run(other, entries, 0, _CONSTANTS, cache) == len(entries)
     assert other.image.topics.by_id[tid].partitions[0].replicas is other._ints[(1, 2, 3)]
     assert other._ints[(1, 2, 3)] is not fast._ints[(1, 2, 3)]

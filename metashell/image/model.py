@@ -37,22 +37,27 @@ NO_LEADER_CHANGE = -2
 
 
 class _Slotted:
-    """Shared helpers: equality and repr over the slots (handy in tests and the REPL)."""
+    """Shared helpers: equality and repr over the fields (handy in tests and the REPL).  The fields
+    are the slots, unless a class names others (``_fields``: a property in place of its slots)."""
 
     __slots__: tuple[str, ...] = ()
+    _fields: tuple[str, ...] = ()
+
+    def __init_subclass__(cls) -> None:
+        super().__init_subclass__()
+        if "_fields" not in cls.__dict__:
+            cls._fields = cls.__slots__
 
     def as_dict(self) -> dict[str, Any]:
-        return {name: getattr(self, name) for name in self.__slots__}
+        return {name: getattr(self, name) for name in self._fields}
 
     def __eq__(self, other: object) -> bool:
-        return type(other) is type(self) and all(
-            getattr(self, n) == getattr(other, n) for n in self.__slots__
-        )
+        return type(other) is type(self) and all(getattr(self, n) == getattr(other, n) for n in self._fields)
 
     __hash__ = None  # type: ignore[assignment]  # mutable
 
     def __repr__(self) -> str:
-        fields = ", ".join(f"{n}={getattr(self, n)!r}" for n in self.__slots__)
+        fields = ", ".join(f"{n}={getattr(self, n)!r}" for n in self._fields)
         return f"{type(self).__name__}({fields})"
 
 
@@ -207,14 +212,33 @@ class Partition(_Slotted):
 
 
 class Topic(_Slotted):
-    """``TopicImage``: name, 16-byte id and ``partitions`` {partition index: :class:`Partition`}."""
+    """``TopicImage``: name, 16-byte id and ``partitions`` {partition index: :class:`Partition`}.
 
-    __slots__ = ("id", "name", "partitions")
+    The native engine may leave a topic's partitions as their records (``_pending``, see
+    ``native/src/deferred.rs``) until they are first read: ``partitions`` makes them then, in record
+    order, into the same dict.  Everything outside the replay reads them through ``partitions``."""
+
+    __slots__ = ("_partitions", "_pending", "id", "name")
+    _fields = ("id", "name", "partitions")
 
     def __init__(self, name: str, id: bytes, partitions: dict[int, Partition] | None = None) -> None:
         self.name = name
         self.id = id
-        self.partitions = {} if partitions is None else partitions
+        self._partitions: dict[int, Partition] = {} if partitions is None else partitions
+        self._pending: Any = None
+
+    @property
+    def partitions(self) -> dict[int, Partition]:
+        pending = self._pending
+        if pending is not None:
+            pending.apply(self._partitions)  # a no-op once made (another reader may have)
+            self._pending = None
+        return self._partitions
+
+    @partitions.setter
+    def partitions(self, value: dict[int, Partition]) -> None:
+        self._partitions = value
+        self._pending = None
 
 
 class Acl(_Slotted):

@@ -51,6 +51,14 @@ impl<V> IdTable<V> {
         self.find(id).and_then(|i| self.slots[i].as_ref().map(|(_, v)| v))
     }
 
+    pub fn get_mut(&mut self, id: &Id) -> Option<&mut V> {
+        self.find(id).and_then(|i| self.slots[i].as_mut().map(|(_, v)| v))
+    }
+
+    pub fn values_mut(&mut self) -> impl Iterator<Item = &mut V> {
+        self.slots.iter_mut().filter_map(|s| s.as_mut().map(|(_, v)| v))
+    }
+
     /// The address of the slot `id`'s probe starts at, for a prefetch (null when empty).
     pub fn home_address(&self, id: &Id) -> *const u8 {
         if self.slots.is_empty() {

@@ -30,11 +30,13 @@ use pyo3::prelude::*;
 
 mod batches;
 mod buffer;
+mod deferred;
 mod entries;
 mod file_deltas;
 mod generated;
 mod id_table;
 mod json;
+mod partitions;
 mod records_table;
 mod replay;
 mod rt;
@@ -328,6 +330,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(replay_run, m)?)?;
     m.add_function(wrap_pyfunction!(apply_log_batches, m)?)?;
     m.add_class::<replay::ReplayCache>()?;
+    m.add_class::<deferred::Pending>()?;
     m.add_function(wrap_pyfunction!(partition_attributes, m)?)?;
     m.add_function(wrap_pyfunction!(decode_entries, m)?)?;
     m.add_function(wrap_pyfunction!(decode_value, m)?)?;

@@ -9,15 +9,17 @@
 //! other record type. The image, the interning table and the time-travel journal are the Python
 //! ones: what is made here is what Python would have made, object for object.
 
-use std::sync::OnceLock;
+use std::sync::{Arc, OnceLock};
 
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyList, PySet, PyString, PyTuple};
 
 use crate::generated;
 use crate::entries;
+use crate::deferred::{Pending, Stored};
 use crate::generated::RawFields;
-use crate::rt::{self, Fx, Obj, Raw};
+use crate::partitions::{self, Interned, Maker};
+use crate::rt::{self, Obj, Raw};
 use crate::topic_index::TopicIndex;
 
 const TOPIC_RECORD: u8 = 2;
@@ -29,7 +31,7 @@ const REMOVE_TOPIC_RECORD: u8 = 9;
 const CONFIG_RESOURCE_TOPIC: i64 = 2;
 
 /// Attribute names, made when the module is imported (`init`).
-const NAMES: [&str; 22] = [
+const NAMES: [&str; 25] = [
     "_topics_by_id",
     "_ints",
     "journal",
@@ -52,12 +54,14 @@ const NAMES: [&str; 22] = [
     "by_name",
     "configs",
     "name",
+    "_partitions",
+    "_pending",
+    "defer_partitions",
 ];
 const TOPICS_BY_ID: usize = 0;
 const INTS: usize = 1;
 const JOURNAL: usize = 2;
 const MIGRATING: usize = 3;
-const PARTITIONS: usize = 4;
 /// The attributes a change journals, in the order of `timeline.kept` (5..16 of NAMES).
 const KEPT: std::ops::Range<usize> = 5..16;
 const ISR: usize = 8;
@@ -75,6 +79,9 @@ const TOPICS: usize = 18;
 const BY_NAME: usize = 19;
 const CONFIGS: usize = 20;
 const NAME: usize = 21;
+const TOPIC_PARTITIONS: usize = 22;
+const TOPIC_PENDING: usize = 23;
+const DEFER_PARTITIONS: usize = 24;
 
 /// The attribute names of a journalled partition, in order.
 pub fn kept_attributes() -> Vec<&'static str> {
@@ -101,25 +108,23 @@ fn attr<'py>(py: Python<'py>, i: usize) -> PyResult<&'py Bound<'py, PyString>> {
 pub struct Ctx<'py> {
     py: Python<'py>,
     topics_by_id: Bound<'py, PyDict>,
-    ints: Bound<'py, PyDict>,
     journal: Option<Bound<'py, PyList>>,
-    migrating: Bound<'py, PyDict>,
-    partition_cls: Obj<'py>,
-    empty: Obj<'py>,
+    /// The replayer's `defer_partitions`: a topic made without a journal defers its partitions.
+    defer: bool,
     missing: Obj<'py>,
-    migrating_dir: Obj<'py>,
-    no_leader_change: i64,
     /// `Partition`'s slot descriptors, in the order of `KEPT` (so `slots[ISR - KEPT.start]`...).
     slots: Vec<Obj<'py>>,
-    /// Where each of those slots sits in a `Partition` (bytes from the object's start), read from
-    /// the descriptors and checked against the type (`slot_offsets`): an object whose type is
-    /// exactly `partition_cls` has its slots read and set there, without a descriptor call each
-    /// (eleven per partition a snapshot makes, about 5% of its load).
-    offsets: [isize; 11],
-    /// The last topic a record named: (its id, its `partitions` dict). A snapshot lists a topic's
-    /// partitions one after another, so this spares hashing the id for nearly every record.
-    /// Forgotten whenever a record goes to Python (`left_to_python`) and by a TopicRecord.
-    last_topic: std::cell::RefCell<Option<(Vec<u8>, Bound<'py, PyDict>)>>,
+    /// Makes partitions; its `offsets` say where each of those slots sits in a `Partition` (bytes
+    /// from the object's start), read from the descriptors and checked against the type
+    /// (`slot_offsets`): an object whose type is exactly `partition_cls` has its slots read and set
+    /// there, without a descriptor call each (eleven per partition a snapshot makes, about 5% of
+    /// its load). Its interned table is the cache's, taken out for the run (`Drop` puts it back).
+    make: Maker<'py>,
+    /// The last topic a record named: (its id, its `partitions` dict, its deferred partitions). A
+    /// snapshot lists a topic's partitions one after another, so this spares hashing the id for
+    /// nearly every record. Forgotten whenever a record goes to Python (`left_to_python`) and by
+    /// a TopicRecord.
+    last_topic: std::cell::RefCell<Option<(Vec<u8>, Known<'py>)>>,
     /// The last partition record's topic was not the one before it: records name topics all over
     /// the cluster (a log's changes), not one topic's partitions in a row (a snapshot), and their
     /// lookups are prefetched (`prefetch`).
@@ -134,9 +139,7 @@ pub struct Ctx<'py> {
     ignored: Bound<'py, PyBytes>,
     /// `kafka_names.CONFIG_RESOURCE_TYPE_NAMES`: the config resource types Kafka knows.
     config_types: Bound<'py, PyDict>,
-    /// The cache's tables, taken out for the run and put back when the run ends (`Drop`).
-    interned: std::cell::RefCell<Interned>,
-    /// The cache's topic index, likewise.
+    /// The cache's topic index, taken out for the run and put back when the run ends (`Drop`).
     topic_index: std::cell::RefCell<TopicIndex>,
     cache: Bound<'py, ReplayCache>,
 }
@@ -150,7 +153,7 @@ pub struct ImageParts<'py> {
 
 impl Drop for Ctx<'_> {
     fn drop(&mut self) {
-        *unpoisoned(&self.cache.get().inner) = std::mem::take(self.interned.get_mut());
+        *unpoisoned(&self.cache.get().inner) = std::mem::take(self.make.interned.get_mut());
         *unpoisoned(&self.cache.get().topics) = std::mem::take(self.topic_index.get_mut());
     }
 }
@@ -162,23 +165,22 @@ impl Drop for Ctx<'_> {
 pub struct ReplayCache {
     inner: std::sync::Mutex<Interned>,
     topics: std::sync::Mutex<TopicIndex>,
+    /// The maker the topics' `Pending`s share (`deferred.rs`), made by the first that needs it.
+    stored: std::sync::Mutex<Option<Arc<Stored>>>,
+    /// The topics given a `Pending` (it, their `partitions`), in the order they were made: a run
+    /// that keeps a journal makes them all first, in that order (a log's changes would otherwise
+    /// make them one topic at a time, all over the cluster).
+    deferred: std::sync::Mutex<Vec<(Py<Pending>, Py<PyDict>)>>,
 }
 
-/// The replayer's interned tuples (`_ints`), found by the bytes of the array they were decoded
-/// from: a snapshot's million partitions share a few thousand replica lists, and looking one up by
-/// its bytes needs no tuple made first.
-#[derive(Default)]
-pub struct Interned {
-    /// The `_ints` dict every tuple here is in (a cache found holding another is emptied first).
-    owner: Option<Py<PyAny>>,
-    /// By element type (`Fx as usize`): array bytes -> the shared tuple. Hashed with foldhash,
-    /// not the default SipHash (every partition record looks up two or three short arrays here:
-    /// about 6% of a snapshot's load). Like SipHash here it is seeded at random (per process and
-    /// map), so a forged log cannot be made of arrays known in advance to collide.
-    by_type: [foldhash::HashMap<Vec<u8>, Py<PyAny>>; 9],
+/// A topic as a run finds it: its `partitions` dict and, while they wait, its deferred partitions.
+#[derive(Clone)]
+pub struct Known<'py> {
+    pub partitions: Bound<'py, PyDict>,
+    pub pending: Option<Bound<'py, Pending>>,
 }
 
-fn unpoisoned<T>(m: &std::sync::Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+pub fn unpoisoned<T>(m: &std::sync::Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|e| e.into_inner())
 }
 
@@ -186,7 +188,12 @@ fn unpoisoned<T>(m: &std::sync::Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 impl ReplayCache {
     #[new]
     fn new() -> Self {
-        ReplayCache { inner: std::sync::Mutex::new(Interned::default()), topics: Default::default() }
+        ReplayCache {
+            inner: Default::default(),
+            topics: Default::default(),
+            stored: Default::default(),
+            deferred: Default::default(),
+        }
     }
 
     /// How many arrays it holds (for tests).
@@ -201,63 +208,72 @@ impl ReplayCache {
 }
 
 impl<'py> Ctx<'py> {
-    /// `topics_by_id[tid].partitions`, or None for an unknown topic.
-    fn partitions_of(&self, id: &[u8]) -> PyResult<Option<Bound<'py, PyDict>>> {
-        if let Some((last, partitions)) = &*self.last_topic.borrow() {
+    /// `topics_by_id[tid]`'s partitions (and its deferred ones), or None for an unknown topic.
+    fn topic_of(&self, id: &[u8]) -> PyResult<Option<Known<'py>>> {
+        if let Some((last, known)) = &*self.last_topic.borrow() {
             if last.as_slice() == id {
                 self.scattered.set(false);
-                return Ok(Some(partitions.clone()));
+                return Ok(Some(known.clone()));
             }
         }
         self.scattered.set(true);
         let mut index = self.topic_index.borrow_mut();
-        let partitions = match index.get(&self.topics_by_id, id) {
-            Some(partitions) => partitions,
+        let known = match index.get(&self.topics_by_id, id) {
+            Some(known) => known,
             None => {
                 let Some(topic) = self.topics_by_id.get_item(rt::bytes_obj(self.py, id)?)? else {
                     return Ok(None);
                 };
-                let partitions = topic.getattr(attr(self.py, PARTITIONS)?)?.cast_into::<PyDict>()?;
-                index.found(&self.topics_by_id, id, &partitions);
-                partitions
+                // the slots behind `Topic.partitions`, read without making deferred partitions
+                let partitions = topic.getattr(attr(self.py, TOPIC_PARTITIONS)?)?.cast_into::<PyDict>()?;
+                let pending = topic.getattr(attr(self.py, TOPIC_PENDING)?)?.cast_into::<Pending>().ok();
+                let known = Known { partitions, pending };
+                index.found(&self.topics_by_id, id, &known);
+                known
             }
         };
-        *self.last_topic.borrow_mut() = Some((id.to_vec(), partitions.clone()));
-        Ok(Some(partitions))
+        *self.last_topic.borrow_mut() = Some((id.to_vec(), known.clone()));
+        Ok(Some(known))
+    }
+
+    /// The topic's partitions, its deferred ones made first (without a journal: they are what
+    /// the image held before the journal began).
+    fn partitions(&self, id: &[u8], known: &Known<'py>) -> PyResult<Bound<'py, PyDict>> {
+        if let Some(pending) = &known.pending {
+            pending.get().make(&self.make, &known.partitions)?;
+            self.topic_index.borrow_mut().settle(id);
+            if let Some((last, known)) = &mut *self.last_topic.borrow_mut() {
+                if last.as_slice() == id {
+                    known.pending = None;
+                }
+            }
+        }
+        Ok(known.partitions.clone())
+    }
+
+    /// The maker a new topic's `Pending` shares with the replayer's others.
+    fn stored(&self) -> Arc<Stored> {
+        let mut stored = unpoisoned(&self.cache.get().stored);
+        match &*stored {
+            Some(s) if s.serves(&self.make) => s.clone(),
+            _ => stored.insert(Stored::keep(&self.make)).clone(),
+        }
     }
 
     /// `topics_by_id[tid] = topic` (`Some(topic, its partitions)`) or `del topics_by_id[tid]`,
     /// journalled, with the topic index kept in step.
-    fn set_topic(&self, tid: &Obj<'py>, topic: Option<(&Obj<'py>, &Bound<'py, PyDict>)>) -> PyResult<()> {
+    fn set_topic(&self, tid: &Obj<'py>, topic: Option<(&Obj<'py>, Known<'py>)>) -> PyResult<()> {
         self.keep_slot(&self.topics_by_id, tid)?;
         let id = tid.cast::<PyBytes>()?.as_bytes();
         let by_id = &self.topics_by_id;
-        self.topic_index.borrow_mut().changing(by_id, id, topic.map(|t| t.1), || match topic {
+        let known = topic.as_ref().map(|t| &t.1);
+        self.topic_index.borrow_mut().changing(by_id, id, known, || match &topic {
             Some((topic, _)) => by_id.set_item(tid, topic),
             None => by_id.del_item(tid),
         })?;
         // the id names this topic now (a snapshot's partitions follow their topic), or none
-        *self.last_topic.borrow_mut() = topic.map(|(_, partitions)| (id.to_vec(), partitions.clone()));
+        *self.last_topic.borrow_mut() = topic.map(|(_, known)| (id.to_vec(), known));
         Ok(())
-    }
-
-    /// `Partition(...)` without running `Partition.__init__` (a Python frame per partition, a
-    /// fifth of a snapshot's replay): the instance is allocated by its type and each slot set through
-    /// its member descriptor, which is what `__init__`'s assignments do. `values` are in `KEPT`
-    /// order; `tests/test_native_differential.py` holds the objects equal to Python's.
-    fn new_partition(&self, values: [&Obj<'py>; 11]) -> PyResult<Obj<'py>> {
-        let tp = self.partition_cls.as_ptr() as *mut pyo3::ffi::PyTypeObject;
-        // SAFETY: `partition_cls` is the type whose member descriptors `slots` are (each checks,
-        // when it sets a slot, that the object is an instance of its class); the instance comes
-        // from the type's own allocator, with every slot empty.
-        let obj = rt::own(self.py, unsafe { pyo3::ffi::PyType_GenericAlloc(tp, 0) })?;
-        for (v, &at) in values.into_iter().zip(self.offsets.iter()) {
-            // SAFETY: `obj` is a new instance of exactly `partition_cls` (its allocator zero-fills
-            // it), and `at` is the offset of one of its object slots (`slot_offsets`): the slot is
-            // empty, and takes the new reference.
-            unsafe { *(obj.as_ptr().cast::<u8>().offset(at).cast::<*mut pyo3::ffi::PyObject>()) = v.clone().into_ptr() };
-        }
-        Ok(obj)
     }
 
     /// The address of slot `name` in `p` when `p`'s type is exactly `Partition` (so the offsets
@@ -266,10 +282,10 @@ impl<'py> Ctx<'py> {
         // SAFETY: reading the type of a live object; for an object of exactly `partition_cls`, the
         // offset lies inside its slots (`slot_offsets`).
         unsafe {
-            if pyo3::ffi::Py_TYPE(p.as_ptr()).cast::<pyo3::ffi::PyObject>() != self.partition_cls.as_ptr() {
+            if pyo3::ffi::Py_TYPE(p.as_ptr()).cast::<pyo3::ffi::PyObject>() != self.make.partition_cls.as_ptr() {
                 return None;
             }
-            Some(p.as_ptr().cast::<u8>().offset(self.offsets[name - KEPT.start]).cast())
+            Some(p.as_ptr().cast::<u8>().offset(self.make.offsets[name - KEPT.start]).cast())
         }
     }
 
@@ -318,51 +334,6 @@ impl<'py> Ctx<'py> {
         }
         Ok(())
     }
-
-    /// `intern(t, t) if t else EMPTY` for an array read raw: the tuple `num_array` would have made,
-    /// shared through `_ints`.
-    fn intern_raw(&self, v: &Raw<'_>) -> PyResult<Obj<'py>> {
-        let (t, data) = match *v {
-            Raw::Array(t, data) if !data.is_empty() => (t, data),
-            Raw::Null | Raw::Array(..) => return Ok(self.empty.clone()),
-            _ => return Err(pyo3::exceptions::PyTypeError::new_err("not an array")),
-        };
-        let mut interned = self.interned.borrow_mut();
-        if let Some(shared) = interned.by_type[t as usize].get(data) {
-            return Ok(shared.bind(self.py).clone());
-        }
-        let size = t.size();
-        let made = rt::tuple_with(self.py, data.len() / size, |i| match t {
-            Fx::Uuid => rt::bytes_obj(self.py, &data[i * size..(i + 1) * size]),
-            _ => rt::int(self.py, rt::element(t, data, i)),
-        })?;
-        let shared = match self.ints.get_item(&made)? {
-            Some(shared) => shared,
-            None => {
-                self.ints.set_item(&made, &made)?;
-                made
-            }
-        };
-        interned.by_type[t as usize].insert(data.to_vec(), shared.clone().unbind());
-        Ok(shared)
-    }
-
-    /// `Replayer._migrating_dirs(n)`: one shared tuple of n MIGRATING directories per n.
-    fn migrating_dirs(&self, n: usize) -> PyResult<Obj<'py>> {
-        let key = rt::int(self.py, n as i64)?;
-        if let Some(t) = self.migrating.get_item(&key)? {
-            return Ok(t);
-        }
-        let t = rt::tuple_with(self.py, n, |_| Ok::<_, PyErr>(self.migrating_dir.clone()))?;
-        self.migrating.set_item(key, &t)?;
-        Ok(t)
-    }
-
-    /// `dirs.count(MIGRATING_DIR) == len(dirs)` for uuids read raw (16 bytes each).
-    fn all_migrating(&self, dirs: &[u8]) -> PyResult<bool> {
-        let want = self.migrating_dir.cast::<PyBytes>()?.as_bytes();
-        Ok(dirs.chunks(16).all(|d| d == want))
-    }
 }
 
 /// What a run does with one record.
@@ -372,41 +343,24 @@ enum Step {
     Python,
 }
 
-/// `_partition_tuple` on a PartitionRecord read raw, its fields in the order of PARTITION_FIELDS.
-fn partition<'py>(c: &Ctx<'py>, f: &RawFields<'_>) -> PyResult<Step> {
-    let (Raw::Int(pid), Raw::Uuid(tid), Raw::Int(leader), Raw::Int(lrs), Raw::Int(le), Raw::Int(pe)) =
-        (f[0], f[1], f[6], f[7], f[8], f[9])
-    else {
+/// `_partition_tuple` on a PartitionRecord read raw (`value`), its fields in the order of
+/// PARTITION_FIELDS. Without a journal, a topic the run created keeps the record for later
+/// (`deferred.rs`).
+fn partition<'py>(c: &Ctx<'py>, f: &RawFields<'_>, value: &[u8]) -> PyResult<Step> {
+    let Some(topic_id) = partitions::plain_topic(f) else {
         return Ok(Step::Python);
     };
-    let (rep, isr, dirs) = (&f[2], &f[3], &f[10]);
-    let Some(partitions) = c.partitions_of(tid)? else {
+    let Some(known) = c.topic_of(topic_id)? else {
         return Ok(Step::Python);
     };
-    let dirs = match *dirs {
-        Raw::Array(Fx::Uuid, d) => d,
-        Raw::Null => &[],
-        _ => return Ok(Step::Python),
-    };
-    let Raw::Array(Fx::I32, rep_bytes) = *rep else {
-        return Ok(Step::Python);
-    };
-    let (n_dirs, n_rep) = (dirs.len() / 16, rep_bytes.len() / 4);
-    if (n_dirs != 0 && n_dirs != n_rep) || (lrs != 0 && lrs != 1) {
-        return Ok(Step::Python);
+    if let (Some(pending), None, Raw::Int(pid)) = (&known.pending, &c.journal, f[0]) {
+        if pending.get().defer(value, pid) {
+            return Ok(Step::Applied);
+        }
     }
-    let replicas = c.intern_raw(rep)?;
-    let directories =
-        if n_dirs == 0 || c.all_migrating(dirs)? { c.migrating_dirs(n_rep)? } else { c.intern_raw(&f[10])? };
-    let pid = rt::int(c.py, pid)?;
+    let partitions = c.partitions(topic_id, &known)?;
+    let (pid, p) = c.make.partition(f)?;
     c.keep_slot(&partitions, &pid)?;
-    let same_isr = matches!(*isr, Raw::Array(Fx::I32, d) if d == rep_bytes);
-    let isr = if same_isr { replicas.clone() } else { c.intern_raw(isr)? };
-    let (rem, add, elr, lke) = (c.intern_raw(&f[4])?, c.intern_raw(&f[5])?, c.intern_raw(&f[11])?, c.intern_raw(&f[12])?);
-    let (leader, lrs, le, pe) = (rt::int(c.py, leader)?, rt::int(c.py, lrs)?, rt::int(c.py, le)?, rt::int(c.py, pe)?);
-    // KEPT order: adding, directories, elr, isr, last_known_elr, leader, leader_epoch,
-    // leader_recovery_state, partition_epoch, removing, replicas
-    let p = c.new_partition([&add, &directories, &elr, &isr, &lke, &leader, &le, &lrs, &pe, &rem, &replicas])?;
     partitions.set_item(pid, p)?;
     Ok(Step::Applied)
 }
@@ -427,7 +381,17 @@ fn topic<'py>(c: &Ctx<'py>, d: &Obj<'py>) -> PyResult<Step> {
     }
     let partitions = rt::new_dict(c.py)?.cast_into::<PyDict>()?;
     let topic = c.topic_cls.call1((&name, &tid, &partitions))?;
-    c.set_topic(&tid, Some((&topic, &partitions)))?;
+    // its partitions wait until read, unless each change is journalled (`deferred.rs`)
+    let pending = match c.journal {
+        None if c.defer => {
+            let pending = Bound::new(c.py, Pending::new(c.stored()))?;
+            topic.setattr(attr(c.py, TOPIC_PENDING)?, &pending)?;
+            unpoisoned(&c.cache.get().deferred).push((pending.clone().unbind(), partitions.clone().unbind()));
+            Some(pending)
+        }
+        _ => None,
+    };
+    c.set_topic(&tid, Some((&topic, Known { partitions, pending })))?;
     c.keep_slot(&parts.by_name, &name)?;
     parts.by_name.set_item(&name, &topic)?;
     Ok(Step::Applied)
@@ -539,15 +503,26 @@ fn field<'py>(d: &Bound<'py, PyDict>, key: usize) -> PyResult<Option<Obj<'py>>> 
     d.get_item(name)
 }
 
-/// `_partition_change_tuple` (and `_merge_change`) on the decoded PARTITION_CHANGE_FIELDS tuple.
-fn partition_change<'py>(c: &Ctx<'py>, f: &RawFields<'_>) -> PyResult<Step> {
+/// `_partition_change_tuple` (and `_merge_change`) on the decoded PARTITION_CHANGE_FIELDS tuple
+/// (`value` read raw). Without a journal, a change of a partition whose topic's partitions are
+/// deferred is deferred too (`deferred.rs`).
+fn partition_change<'py>(c: &Ctx<'py>, f: &RawFields<'_>, value: &[u8]) -> PyResult<Step> {
+    if let Some((pid, tid)) = partitions::plain_change(f).filter(|_| c.journal.is_none()) {
+        let Some(known) = c.topic_of(tid)? else {
+            return Ok(Step::Python);
+        };
+        if known.pending.as_ref().is_some_and(|p| p.get().defer_change(value, pid)) {
+            return Ok(Step::Applied);
+        }
+    }
     let (Raw::Int(pid), Raw::Uuid(tid), Raw::Int(leader), Raw::Int(lrs_v)) = (f[0], f[1], f[3], f[7]) else {
         return Ok(Step::Python);
     };
     let (isr, rep, rem, add, dirs, elr, lke) = (&f[2], &f[4], &f[5], &f[6], &f[8], &f[9], &f[10]);
-    let Some(partitions) = c.partitions_of(tid)? else {
+    let Some(known) = c.topic_of(tid)? else {
         return Ok(Step::Python);
     };
+    let partitions = c.partitions(tid, &known)?;
     let Some(p) = partitions.get_item(rt::int(c.py, pid)?)? else {
         return Ok(Step::Python);
     };
@@ -562,10 +537,10 @@ fn partition_change<'py>(c: &Ctx<'py>, f: &RawFields<'_>) -> PyResult<Step> {
     }
     for (value, name) in [(isr, ISR), (rem, REMOVING), (add, ADDING), (elr, ELR), (lke, LAST_KNOWN_ELR)] {
         if !matches!(value, Raw::Null) {
-            c.set_slot(&p, name, &c.intern_raw(value)?)?;
+            c.set_slot(&p, name, &c.make.intern_raw(value)?)?;
         }
     }
-    if leader != c.no_leader_change {
+    if leader != c.make.no_leader_change {
         c.set_slot(&p, LEADER, &rt::int(c.py, leader)?)?;
         let le = c.slot(&p, LEADER_EPOCH)?.add(1)?;
         c.set_slot(&p, LEADER_EPOCH, &le)?;
@@ -601,7 +576,7 @@ fn partition_slots<'py>(slots: &Obj<'py>) -> PyResult<Vec<Obj<'py>>> {
 
 /// Ask the processor to bring the cache line at `p` in (a hint: any address will do, none faults).
 #[inline(always)]
-fn prefetch_line(p: *const u8) {
+pub fn prefetch_line(p: *const u8) {
     #[cfg(target_arch = "x86_64")]
     // SAFETY: a prefetch reads nothing the program sees and cannot fault, whatever the address.
     unsafe {
@@ -674,35 +649,54 @@ impl<'py> Ctx<'py> {
             return Err(pyo3::exceptions::PyValueError::new_err("the ignored-types mask must have 256 bytes"));
         }
         // taken out of the cache for the run; `Ctx::drop` puts them back however the run ends
-        let mut interned = std::mem::take(&mut *unpoisoned(&cache.get().inner));
+        let interned = std::mem::take(&mut *unpoisoned(&cache.get().inner)).for_ints(&ints);
         let topic_index = std::mem::take(&mut *unpoisoned(&cache.get().topics));
-        if interned.owner.as_ref().map(|o| o.as_ptr()) != Some(ints.as_ptr()) {
-            interned = Interned { owner: Some(ints.clone().into_any().unbind()), ..Interned::default() };
-        }
-        Ok(Ctx {
+        let make = Maker {
+            py,
+            partition_cls,
+            offsets,
+            empty: consts.get_item(1)?,
+            migrating_dir: consts.get_item(3)?,
+            no_leader_change: consts.get_item(4)?.extract()?,
+            migrating: replayer.getattr(attr(py, MIGRATING)?)?.cast_into::<PyDict>()?,
+            ints,
+            interned: std::cell::RefCell::new(interned),
+        };
+        let ctx = Ctx {
             py,
             image_parts: std::cell::OnceCell::new(),
             topics_by_id: replayer.getattr(attr(py, TOPICS_BY_ID)?)?.cast_into::<PyDict>()?,
-            ints,
             journal: if journal.is_none() { None } else { Some(journal.cast_into::<PyList>()?) },
-            migrating: replayer.getattr(attr(py, MIGRATING)?)?.cast_into::<PyDict>()?,
-            partition_cls,
+            defer: replayer.getattr(attr(py, DEFER_PARTITIONS)?)?.is_truthy()?,
             slots,
-            offsets,
+            make,
             last_topic: std::cell::RefCell::new(None),
             scattered: std::cell::Cell::new(false),
             replayer: replayer.clone(),
             topic_cls: consts.get_item(6)?,
             ignored,
             config_types: consts.get_item(8)?.cast_into::<PyDict>()?,
-            interned: std::cell::RefCell::new(interned),
             topic_index: std::cell::RefCell::new(topic_index),
             cache: cache.clone(),
-            empty: consts.get_item(1)?,
             missing: consts.get_item(2)?,
-            migrating_dir: consts.get_item(3)?,
-            no_leader_change: consts.get_item(4)?.extract()?,
-        })
+        };
+        if ctx.journal.is_some() {
+            ctx.make_deferred()?;
+        }
+        Ok(ctx)
+    }
+
+    /// Make every topic's deferred partitions, in the order the topics were made (a run that
+    /// keeps a journal: the partitions are what the image held before the journal began).
+    fn make_deferred(&self) -> PyResult<()> {
+        let deferred = std::mem::take(&mut *unpoisoned(&self.cache.get().deferred));
+        for (pending, partitions) in &deferred {
+            pending.get().make(&self.make, partitions.bind(self.py))?;
+        }
+        if !deferred.is_empty() {
+            self.topic_index.borrow_mut().settle_all();
+        }
+        Ok(())
     }
 
     /// `ReplayState._keep_slot`: journal `mapping[key]` (or its absence) before it changes.
@@ -779,10 +773,11 @@ impl<'py> Ctx<'py> {
     }
 
     /// Prefetch what the next records will look up, one link of the chain per distance: the index's
-    /// entry for record `i + FAR`, the topic's `partitions` dict for `i + AHEAD`, its table for
-    /// `i + NEAR`, the partition for `i + 1`. A log's partition changes name topics all over a big
-    /// cluster, and each one's lookups were a chain of cache misses the processor waited out one
-    /// after another. Hints only: what is read here decides nothing.
+    /// entry for record `i + FAR`, the topic's `partitions` dict (or its `Pending`) for `i + AHEAD`,
+    /// the dict's table (or the end of the deferred records) for `i + NEAR`, the partition for
+    /// `i + 1`. A log's partition changes name topics all over a big cluster, and each one's
+    /// lookups were a chain of cache misses the processor waited out one after another. Hints
+    /// only: what is read here decides nothing.
     fn prefetch(&self, buf: &[u8], records: &[entries::Frame], i: usize) {
         const FAR: usize = 8;
         const AHEAD: usize = 4;
@@ -802,17 +797,29 @@ impl<'py> Ctx<'py> {
                 prefetch_line(index.entry_address(id));
             }
         }
-        if let Some((d, _)) = topic_of(i + AHEAD) {
-            prefetch_line(d.cast());
+        if let Some(((d, pending), _)) = topic_of(i + AHEAD) {
+            match pending {
+                Some(p) => {
+                    prefetch_line(p.cast());
+                    prefetch_line(p.cast::<u8>().wrapping_add(64));
+                }
+                None => prefetch_line(d.cast()),
+            }
         }
-        if let Some((d, _)) = topic_of(i + NEAR) {
+        if let Some(((_, Some(p)), _)) = topic_of(i + NEAR) {
+            // SAFETY: the index holds a strong reference to `p`, a `Pending`.
+            let pending = unsafe { Bound::from_borrowed_ptr(self.py, p) };
+            if let Ok(pending) = pending.cast::<Pending>() {
+                pending.get().prefetch();
+            }
+        } else if let Some(((d, None), _)) = topic_of(i + NEAR) {
             // SAFETY: the index holds a strong reference to `d`, a dict: its object is read (the
             // pointer to its keys), never written, under the GIL.
             let keys = unsafe { (*d.cast::<pyo3::ffi::PyDictObject>()).ma_keys };
             prefetch_line(keys.cast());
             prefetch_line(keys.cast::<u8>().wrapping_add(64));
         }
-        if let Some((d, pid)) = topic_of(i + 1) {
+        if let Some(((d, None), pid)) = topic_of(i + 1) {
             // the partition itself, looked up now that the dict's table is near; an int key
             // from the small ints CPython keeps (no allocation), else no hint
             if (0..256).contains(&pid) {
@@ -862,7 +869,7 @@ impl<'py> Ctx<'py> {
             if p != v.len() {
                 return Ok(false);
             }
-            if v[1] == PARTITION_RECORD { partition(c, &fields)? } else { partition_change(c, &fields)? }
+            if v[1] == PARTITION_RECORD { partition(c, &fields, v)? } else { partition_change(c, &fields, v)? }
         } else {
             let Some(decode) = generated::decoder(v[1], v[2]) else {
                 return Ok(false);

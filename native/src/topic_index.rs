@@ -15,6 +15,25 @@
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
+use crate::deferred::Pending;
+use crate::replay::Known;
+
+/// What the index holds for a topic: its `partitions` dict and its deferred partitions, if any.
+struct Entry {
+    partitions: Py<PyDict>,
+    pending: Option<Py<Pending>>,
+}
+
+impl Entry {
+    fn new(known: &Known<'_>) -> Entry {
+        Entry { partitions: known.partitions.clone().unbind(), pending: known.pending.as_ref().map(|p| p.clone().unbind()) }
+    }
+
+    fn bind<'py>(&self, py: Python<'py>) -> Known<'py> {
+        Known { partitions: self.partitions.bind(py).clone(), pending: self.pending.as_ref().map(|p| p.bind(py).clone()) }
+    }
+}
+
 /// A topic id, as a uuid field is read.
 pub type TopicId = crate::id_table::Id;
 
@@ -43,7 +62,7 @@ pub struct TopicIndex {
     /// Its version when the entries were last known to agree with it; None: nothing is kept.
     version: Option<u64>,
     /// In a table whose entry for an id can be prefetched (`id_table.rs`).
-    partitions: crate::id_table::IdTable<Py<PyDict>>,
+    partitions: crate::id_table::IdTable<Entry>,
 }
 
 impl TopicIndex {
@@ -60,32 +79,46 @@ impl TopicIndex {
         self.version.is_some()
     }
 
-    /// `by_id[id].partitions` if the index knows it (it knows no other topic than `by_id` has).
-    pub fn get<'py>(&mut self, by_id: &Bound<'py, PyDict>, id: &[u8]) -> Option<Bound<'py, PyDict>> {
+    /// `by_id[id]`'s partitions if the index knows them (it knows no other topic than `by_id` has).
+    pub fn get<'py>(&mut self, by_id: &Bound<'py, PyDict>, id: &[u8]) -> Option<Known<'py>> {
         let id: &TopicId = id.try_into().ok()?;
         if !self.sync(by_id) {
             return None;
         }
-        self.partitions.get(id).map(|p| p.bind(by_id.py()).clone())
+        self.partitions.get(id).map(|e| e.bind(by_id.py()))
     }
 
-    /// Remember what `by_id[id].partitions` was just found to be by a lookup in `by_id`.
-    pub fn found(&mut self, by_id: &Bound<'_, PyDict>, id: &[u8], partitions: &Bound<'_, PyDict>) {
+    /// Remember what `by_id[id]`'s partitions were just found to be by a lookup in `by_id`.
+    pub fn found(&mut self, by_id: &Bound<'_, PyDict>, id: &[u8], known: &Known<'_>) {
         if let Ok(id) = TopicId::try_from(id) {
             if self.sync(by_id) {
-                self.partitions.insert(id, partitions.clone().unbind());
+                self.partitions.insert(id, Entry::new(known));
             }
         }
     }
 
-    /// `change()` changes `by_id` at `id` only (`partitions`: the new topic's, None when it was
+    /// `id`'s deferred partitions are made: its entry says so (prefetching then goes to its dict).
+    pub fn settle(&mut self, id: &[u8]) {
+        if let Some(e) = <&TopicId>::try_from(id).ok().and_then(|id| self.partitions.get_mut(id)) {
+            e.pending = None;
+        }
+    }
+
+    /// Every topic's deferred partitions are made (`settle` for all).
+    pub fn settle_all(&mut self) {
+        for e in self.partitions.values_mut() {
+            e.pending = None;
+        }
+    }
+
+    /// `change()` changes `by_id` at `id` only (`known`: the new topic's, None when it was
     /// removed); the index follows, and stays in step if it was before. Should `change` fail, the
     /// dict's version says whether the index still agrees with it.
     pub fn changing(
         &mut self,
         by_id: &Bound<'_, PyDict>,
         id: &[u8],
-        partitions: Option<&Bound<'_, PyDict>>,
+        known: Option<&Known<'_>>,
         change: impl FnOnce() -> PyResult<()>,
     ) -> PyResult<()> {
         let in_step = self.sync(by_id);
@@ -94,8 +127,8 @@ impl TopicIndex {
             return Ok(()); // no key of the index: the next lookup finds the dict's version moved
         };
         if in_step {
-            match partitions {
-                Some(p) => self.partitions.insert(id, p.clone().unbind()),
+            match known {
+                Some(k) => self.partitions.insert(id, Entry::new(k)),
                 None => drop(self.partitions.remove(&id)),
             }
             self.version = version(by_id);
@@ -103,11 +136,12 @@ impl TopicIndex {
         Ok(())
     }
 
-    /// The `partitions` dict held for `id`, without checking that the index agrees with the dict
-    /// it was filled from: a hint where to prefetch (`replay.rs`), never an answer.
-    pub fn peek(&self, id: &[u8]) -> Option<*mut pyo3::ffi::PyObject> {
+    /// The `partitions` dict and the `Pending` (if any) held for `id`, without checking that the
+    /// index agrees with the dict it was filled from: where to prefetch (`replay.rs`), never an
+    /// answer.
+    pub fn peek(&self, id: &[u8]) -> Option<(*mut pyo3::ffi::PyObject, Option<*mut pyo3::ffi::PyObject>)> {
         let id: &TopicId = id.try_into().ok()?;
-        self.partitions.get(id).map(|p| p.as_ptr())
+        self.partitions.get(id).map(|e| (e.partitions.as_ptr(), e.pending.as_ref().map(|p| p.as_ptr())))
     }
 
     /// Where `id`'s entry would be found (its probe's first slot), for a prefetch; null if none.

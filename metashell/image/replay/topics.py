@@ -84,10 +84,11 @@ class TopicRules(ReplayState):
             directories = self._migrating_dirs(len(replicas))
         else:
             directories = intern(dirs, dirs)
+        partitions = topic.partitions
         j = self.journal
         if j is not None:  # _keep_slot, inline: a million of these per snapshot
-            j.append((topic.partitions, pid, topic.partitions.get(pid, MISSING)))
-        topic.partitions[pid] = Partition(
+            j.append((partitions, pid, partitions.get(pid, MISSING)))
+        partitions[pid] = Partition(
             replicas,
             directories,
             replicas if isr == rep else intern(isr, isr) if isr else EMPTY,

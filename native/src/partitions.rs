@@ -1,0 +1,244 @@
+//! Making a `Partition` from a PartitionRecord read raw, exactly as `TopicRules._partition_tuple`
+//! makes it: its int lists interned through the replayer's `_ints`, its directories defaulting to
+//! the shared tuple of MIGRATING ones. Used by a replay run (`replay.rs`) and by a topic whose
+//! partitions were deferred (`deferred.rs`), so both make the same objects.
+
+use std::cell::RefCell;
+
+use pyo3::prelude::*;
+use pyo3::types::{PyBytes, PyDict};
+
+use crate::generated::RawFields;
+use crate::rt::{self, Fx, Obj, Raw};
+
+/// The replayer's interned tuples (`_ints`), found by the bytes of the array they were decoded
+/// from: a snapshot's million partitions share a few thousand replica lists, and looking one up by
+/// its bytes needs no tuple made first.
+#[derive(Default)]
+pub struct Interned {
+    /// The `_ints` dict every tuple here is in (a table found holding another is emptied first).
+    pub owner: Option<Py<PyAny>>,
+    /// By element type (`Fx as usize`): array bytes -> the shared tuple. Hashed with foldhash,
+    /// not the default SipHash (every partition record looks up two or three short arrays here:
+    /// about 6% of a snapshot's load). Like SipHash here it is seeded at random (per process and
+    /// map), so a forged log cannot be made of arrays known in advance to collide.
+    pub by_type: [foldhash::HashMap<Vec<u8>, Py<PyAny>>; 9],
+}
+
+impl Interned {
+    /// `self`, or an empty table if `self` holds another `_ints` dict's tuples.
+    pub fn for_ints(self, ints: &Bound<'_, PyDict>) -> Self {
+        if self.owner.as_ref().map(|o| o.as_ptr()) == Some(ints.as_ptr()) {
+            self
+        } else {
+            Interned { owner: Some(ints.clone().into_any().unbind()), ..Interned::default() }
+        }
+    }
+}
+
+/// The topic id of a PartitionRecord's fields (in the order of PARTITION_FIELDS) in their plain
+/// case (`replay.rs`: what Python applies without a fault or a warning, given that the topic
+/// exists), or None.
+pub fn plain_topic<'a>(f: &RawFields<'a>) -> Option<&'a [u8]> {
+    let (Raw::Int(_), Raw::Uuid(tid), Raw::Int(_), Raw::Int(lrs), Raw::Int(_), Raw::Int(_)) =
+        (f[0], f[1], f[6], f[7], f[8], f[9])
+    else {
+        return None;
+    };
+    let n_dirs = match f[10] {
+        Raw::Array(Fx::Uuid, d) => d.len() / 16,
+        Raw::Null => 0,
+        _ => return None,
+    };
+    let Raw::Array(Fx::I32, rep) = f[2] else {
+        return None;
+    };
+    let n_rep = rep.len() / 4;
+    if (n_dirs != 0 && n_dirs != n_rep) || (lrs != 0 && lrs != 1) {
+        return None;
+    }
+    Some(tid)
+}
+
+/// The partition id and topic id of a PartitionChangeRecord's fields (in the order of
+/// PARTITION_CHANGE_FIELDS) in their plain case (`replay.rs`: no replica or directory change, a
+/// valid recovery state; Python applies it without a fault if the partition exists), or None.
+pub fn plain_change<'a>(f: &RawFields<'a>) -> Option<(i64, &'a [u8])> {
+    let (Raw::Int(pid), Raw::Uuid(tid), Raw::Int(_), Raw::Int(lrs)) = (f[0], f[1], f[3], f[7]) else {
+        return None;
+    };
+    let plain = matches!(f[4], Raw::Null) && matches!(f[8], Raw::Null) && (-1..=1).contains(&lrs);
+    plain.then_some((pid, tid))
+}
+
+/// A `Partition`'s slots, as indexes into `Maker::offsets` (the order of `replay::KEPT`).
+pub mod slot {
+    pub const ADDING: usize = 0;
+    pub const ELR: usize = 2;
+    pub const ISR: usize = 3;
+    pub const LAST_KNOWN_ELR: usize = 4;
+    pub const LEADER: usize = 5;
+    pub const LEADER_EPOCH: usize = 6;
+    pub const LEADER_RECOVERY_STATE: usize = 7;
+    pub const PARTITION_EPOCH: usize = 8;
+    pub const REMOVING: usize = 9;
+}
+
+/// What making a partition needs from the model and the replayer.
+pub struct Maker<'py> {
+    pub py: Python<'py>,
+    pub partition_cls: Obj<'py>,
+    /// Where each slot (in `KEPT` order) sits in a `Partition` (`replay::slot_offsets`).
+    pub offsets: [isize; 11],
+    pub empty: Obj<'py>,
+    pub migrating_dir: Obj<'py>,
+    /// `NO_LEADER_CHANGE`: a change's leader when the leader stays.
+    pub no_leader_change: i64,
+    /// `Replayer._migrating`: n -> the shared tuple of n MIGRATING directories.
+    pub migrating: Bound<'py, PyDict>,
+    pub ints: Bound<'py, PyDict>,
+    pub interned: RefCell<Interned>,
+}
+
+impl<'py> Maker<'py> {
+    /// `(pid, Partition(...))` for a PartitionRecord's fields in their plain case (`plain_topic`).
+    pub fn partition(&self, f: &RawFields<'_>) -> PyResult<(Obj<'py>, Obj<'py>)> {
+        let not_plain = || pyo3::exceptions::PyValueError::new_err("not a plain PartitionRecord");
+        let (Raw::Int(pid), Raw::Int(leader), Raw::Int(lrs), Raw::Int(le), Raw::Int(pe), Raw::Array(Fx::I32, rep_bytes)) =
+            (f[0], f[6], f[7], f[8], f[9], f[2])
+        else {
+            return Err(not_plain());
+        };
+        let dirs = match f[10] {
+            Raw::Array(Fx::Uuid, d) => d,
+            _ => &[],
+        };
+        let (n_dirs, n_rep) = (dirs.len() / 16, rep_bytes.len() / 4);
+        let py = self.py;
+        let replicas = self.intern_raw(&f[2])?;
+        let directories =
+            if n_dirs == 0 || self.all_migrating(dirs)? { self.migrating_dirs(n_rep)? } else { self.intern_raw(&f[10])? };
+        let same_isr = matches!(f[3], Raw::Array(Fx::I32, d) if d == rep_bytes);
+        let isr = if same_isr { replicas.clone() } else { self.intern_raw(&f[3])? };
+        let (rem, add) = (self.intern_raw(&f[4])?, self.intern_raw(&f[5])?);
+        let (elr, lke) = (self.intern_raw(&f[11])?, self.intern_raw(&f[12])?);
+        let (leader, lrs, le, pe) = (rt::int(py, leader)?, rt::int(py, lrs)?, rt::int(py, le)?, rt::int(py, pe)?);
+        // KEPT order: adding, directories, elr, isr, last_known_elr, leader, leader_epoch,
+        // leader_recovery_state, partition_epoch, removing, replicas
+        let p = self.new_partition([&add, &directories, &elr, &isr, &lke, &leader, &le, &lrs, &pe, &rem, &replicas])?;
+        Ok((rt::int(py, pid)?, p))
+    }
+
+    /// `_partition_change_tuple` on a partition this maker made (`deferred.rs`: exactly a
+    /// `Partition`), for a PartitionChangeRecord's fields in their plain case (`plain_change`).
+    /// `replay::partition_change` does the same to any partition, journalled.
+    pub fn change(&self, p: &Obj<'py>, f: &RawFields<'_>) -> PyResult<()> {
+        // SAFETY: reading the type of a live object.
+        let exact = unsafe { pyo3::ffi::Py_TYPE(p.as_ptr()).cast::<pyo3::ffi::PyObject>() == self.partition_cls.as_ptr() };
+        let (true, Raw::Int(leader), Raw::Int(lrs)) = (exact, f[3], f[7]) else {
+            return Err(pyo3::exceptions::PyValueError::new_err("not a plain PartitionChangeRecord"));
+        };
+        for (value, at) in [(&f[2], slot::ISR), (&f[5], slot::REMOVING), (&f[6], slot::ADDING), (&f[9], slot::ELR), (&f[10], slot::LAST_KNOWN_ELR)] {
+            if !matches!(value, Raw::Null) {
+                self.set(p, at, &self.intern_raw(value)?);
+            }
+        }
+        if leader != self.no_leader_change {
+            self.set(p, slot::LEADER, &rt::int(self.py, leader)?);
+            let le = self.get(p, slot::LEADER_EPOCH)?.add(1)?;
+            self.set(p, slot::LEADER_EPOCH, &le);
+        }
+        if lrs != -1 {
+            self.set(p, slot::LEADER_RECOVERY_STATE, &rt::int(self.py, lrs)?);
+        }
+        let pe = self.get(p, slot::PARTITION_EPOCH)?.add(1)?;
+        self.set(p, slot::PARTITION_EPOCH, &pe);
+        Ok(())
+    }
+
+    /// Slot `at` of `p`, an instance of exactly `partition_cls` (`change` checks).
+    fn get(&self, p: &Obj<'py>, at: usize) -> PyResult<Obj<'py>> {
+        // SAFETY: `p` is exactly a `Partition` and `offsets[at]` one of its object slots.
+        let v = unsafe { *p.as_ptr().cast::<u8>().offset(self.offsets[at]).cast::<*mut pyo3::ffi::PyObject>() };
+        if v.is_null() {
+            return Err(pyo3::exceptions::PyAttributeError::new_err("a Partition slot is empty"));
+        }
+        // SAFETY: a slot holds a strong reference; this takes another.
+        Ok(unsafe { Bound::from_borrowed_ptr(self.py, v) })
+    }
+
+    /// Set slot `at` of `p` (as `get`), as `PyMember_SetOne` does: the new reference stored first,
+    /// then the old one released.
+    fn set(&self, p: &Obj<'py>, at: usize, v: &Obj<'py>) {
+        // SAFETY: as in `get`.
+        unsafe {
+            let slot = p.as_ptr().cast::<u8>().offset(self.offsets[at]).cast::<*mut pyo3::ffi::PyObject>();
+            let old = std::mem::replace(&mut *slot, v.clone().into_ptr());
+            pyo3::ffi::Py_XDECREF(old);
+        }
+    }
+
+    /// `Partition(...)` without running `Partition.__init__` (a Python frame per partition, a
+    /// fifth of a snapshot's replay): the instance is allocated by its type and each slot set at
+    /// its offset, which is what `__init__`'s assignments do. `values` are in `KEPT` order;
+    /// `tests/test_native_differential.py` holds the objects equal to Python's.
+    fn new_partition(&self, values: [&Obj<'py>; 11]) -> PyResult<Obj<'py>> {
+        let tp = self.partition_cls.as_ptr() as *mut pyo3::ffi::PyTypeObject;
+        // SAFETY: `partition_cls` is the type whose slot offsets `offsets` are (checked against its
+        // member descriptors and instance size in `replay::slot_offsets`); the instance comes from
+        // the type's own allocator, with every slot empty.
+        let obj = rt::own(self.py, unsafe { pyo3::ffi::PyType_GenericAlloc(tp, 0) })?;
+        for (v, &at) in values.into_iter().zip(self.offsets.iter()) {
+            // SAFETY: `obj` is a new instance of exactly `partition_cls` (its allocator zero-fills
+            // it), and `at` is the offset of one of its object slots: the slot is empty, and takes
+            // the new reference.
+            unsafe { *(obj.as_ptr().cast::<u8>().offset(at).cast::<*mut pyo3::ffi::PyObject>()) = v.clone().into_ptr() };
+        }
+        Ok(obj)
+    }
+
+    /// `intern(t, t) if t else EMPTY` for an array read raw: the tuple `num_array` would have made,
+    /// shared through `_ints`.
+    pub fn intern_raw(&self, v: &Raw<'_>) -> PyResult<Obj<'py>> {
+        let (t, data) = match *v {
+            Raw::Array(t, data) if !data.is_empty() => (t, data),
+            Raw::Null | Raw::Array(..) => return Ok(self.empty.clone()),
+            _ => return Err(pyo3::exceptions::PyTypeError::new_err("not an array")),
+        };
+        let mut interned = self.interned.borrow_mut();
+        if let Some(shared) = interned.by_type[t as usize].get(data) {
+            return Ok(shared.bind(self.py).clone());
+        }
+        let size = t.size();
+        let made = rt::tuple_with(self.py, data.len() / size, |i| match t {
+            Fx::Uuid => rt::bytes_obj(self.py, &data[i * size..(i + 1) * size]),
+            _ => rt::int(self.py, rt::element(t, data, i)),
+        })?;
+        let shared = match self.ints.get_item(&made)? {
+            Some(shared) => shared,
+            None => {
+                self.ints.set_item(&made, &made)?;
+                made
+            }
+        };
+        interned.by_type[t as usize].insert(data.to_vec(), shared.clone().unbind());
+        Ok(shared)
+    }
+
+    /// `Replayer._migrating_dirs(n)`: one shared tuple of n MIGRATING directories per n.
+    fn migrating_dirs(&self, n: usize) -> PyResult<Obj<'py>> {
+        let key = rt::int(self.py, n as i64)?;
+        if let Some(t) = self.migrating.get_item(&key)? {
+            return Ok(t);
+        }
+        let t = rt::tuple_with(self.py, n, |_| Ok::<_, PyErr>(self.migrating_dir.clone()))?;
+        self.migrating.set_item(key, &t)?;
+        Ok(t)
+    }
+
+    /// `dirs.count(MIGRATING_DIR) == len(dirs)` for uuids read raw (16 bytes each).
+    fn all_migrating(&self, dirs: &[u8]) -> PyResult<bool> {
+        let want = self.migrating_dir.cast::<PyBytes>()?.as_bytes();
+        Ok(dirs.chunks(16).all(|d| d == want))
+    }
+}

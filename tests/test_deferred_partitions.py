@@ -1,0 +1,147 @@
+"""A topic's partitions left as their records by the native engine until they are read
+(``native/src/deferred.rs``, ``Topic.partitions``): made then, they are what Python's rules make,
+in the same order, with the same faults, whatever came between; never while a journal is kept.
+The whole-pipeline differentials (``test_native_differential.py``) read every partition too."""
+
+from __future__ import annotations
+
+import gc
+import itertools
+from pathlib import Path
+from typing import Any
+
+import pytest
+from conftest import native_core
+from test_native_differential import _METADATA_VERSION, _faults, _loaded_and_replayed, _topics
+
+from metashell.image.model import Topic
+from metashell.protocol.metadata import encode_metadata_record
+
+TID = [bytes([t]) * 16 for t in range(1, 4)]
+
+
+@pytest.fixture(autouse=True)
+def _native() -> Any:
+    return native_core()
+
+
+def topic(t: int) -> bytes:
+    return encode_metadata_record("TopicRecord", 0, {"Name": f"t{t}", "TopicId": TID[t]})
+
+
+def partition(t: int, pid: int, replicas: tuple[int, ...] = (1, 2, 3), dirs: int | None = None) -> bytes:
+    data: dict[str, Any] = {
+        "PartitionId": pid,
+        "TopicId": TID[t],
+        "Replicas": list(replicas),
+        "Isr": list(replicas),
+        "Leader": replicas[0],
+        "LeaderEpoch": 3,
+        "PartitionEpoch": 5,
+    }
+    if dirs is not None:
+        data["Directories"] = [bytes([9]) * 16] * dirs
+    return encode_metadata_record("PartitionRecord", 2, data)
+
+
+def change(t: int, pid: int, **fields: Any) -> bytes:
+    return encode_metadata_record(
+        "PartitionChangeRecord", 2, {"PartitionId": pid, "TopicId": TID[t], **fields}
+    )
+
+
+def loaded(tmp_path: Path, values: list[bytes], batch: int = 1000) -> tuple[Any, Any]:
+    part = tmp_path / "__cluster_metadata-0"
+    part.mkdir()
+    return _loaded_and_replayed(part, [_METADATA_VERSION, *values], itertools.repeat(batch))
+
+
+def same_order(got: Any, want: Any) -> bool:
+    """Each topic's partitions in the order Python inserted them (dict equality ignores it)."""
+    return all(
+        list(t.partitions) == list(want.topics.by_id[tid].partitions) for tid, t in got.topics.by_id.items()
+    )
+
+
+def test_partitions_wait_until_read_then_are_pythons(tmp_path: Path) -> None:
+    values = [topic(0), partition(0, 2), partition(0, 0), partition(0, 1), topic(1), partition(1, 0)]
+    values += [change(0, 1, Leader=2), change(1, 0, Isr=[1, 2]), change(0, 1, Isr=[2, 3]), topic(2)]
+    got, want = loaded(tmp_path, values)
+    waiting = {t.name: len(t._pending) for t in got.image.topics.by_id.values()}
+    assert waiting == {"t0": 5, "t1": 2, "t2": 0}  # three partitions and two changes of t0 ...
+    assert sorted(got.image.topics.by_name) == ["t0", "t1", "t2"]  # ... names need none made
+    assert all(t._pending is not None for t in got.image.topics.by_id.values())
+    assert _topics(got.image) == _topics(want.image) and same_order(got.image, want.image)
+    assert all(t._pending is None for t in got.image.topics.by_id.values())
+    assert _faults(got, want)
+
+
+def test_what_python_applies_meets_the_partitions_made_first(tmp_path: Path) -> None:
+    """A record the native rules leave to Python (a directory count that does not match, a replica
+    change, an unknown partition) is applied after the deferred records before it, in every batch
+    size: the same partitions, order and faults as Python's rules one record at a time."""
+    values = [topic(0), partition(0, 0), partition(0, 1, dirs=2), partition(0, 2), change(0, 0, Leader=2)]
+    values += [change(0, 2, Replicas=[3, 2, 1]), change(0, 0, Isr=[1, 3]), change(0, 9, Leader=1)]
+    values += [partition(0, 3), topic(1), partition(1, 0), change(1, 0, Leader=3), partition(0, 0, (4, 5))]
+    for batch in (1, 2, 3, 1000):
+        case = tmp_path / str(batch)
+        case.mkdir()
+        got, want = loaded(case, values, batch)
+        assert _topics(got.image) == _topics(want.image) and same_order(got.image, want.image)
+        assert _faults(got, want) and got.faults
+
+
+def test_partitions_are_made_before_a_journal_begins(_native: Any) -> None:
+    """Deferred without a journal, then a journal set (as the loader sets one at the log): the run
+    makes every deferred partition first, unjournalled (the image held them before), and journals
+    the change alone."""
+    from metashell.image.replay import Replayer
+    from metashell.image.replay.native import _CONSTANTS
+
+    entries = [(i, 0, None, v) for i, v in enumerate([topic(0), partition(0, 0), partition(0, 1), topic(1)])]
+    r = Replayer()
+    cache = _native.ReplayCache()
+    assert _native.replay_run(r, entries, 0, _CONSTANTS, cache) == len(entries)
+    t0 = r.image.topics.by_id[TID[0]]
+    assert len(t0._pending) == 2
+    r.journal = []
+    assert _native.replay_run(r, [(9, 0, None, change(0, 1, Leader=2))], 0, _CONSTANTS, cache) == 1
+    assert len(t0._pending) == 0  # made, by the run
+    p1 = t0.partitions[1]
+    assert [e[0] for e in r.journal] == [p1] and r.journal[0][6] == 1  # kept: leader 1 before
+    assert (p1.leader, p1.leader_epoch, p1.partition_epoch) == (2, 4, 6)
+
+
+def test_no_partition_waits_where_a_timeline_is_kept(tmp_path: Path) -> None:
+    from metashell.image.loader import load_directory
+
+    part = tmp_path / "__cluster_metadata-0"
+    part.mkdir()
+    _loaded_and_replayed(part, [_METADATA_VERSION, topic(0), partition(0, 0)], itertools.repeat(9))
+    image = load_directory(part, timeline=True).image
+    assert [t._pending for t in image.topics.by_id.values()] == [None]
+
+
+def test_a_topic_compares_and_shows_its_partitions_not_its_slots(tmp_path: Path) -> None:
+    got, want = loaded(tmp_path, [topic(0), partition(0, 0)])
+    t = got.image.topics.by_id[TID[0]]
+    assert "_pending" not in repr(t) and "partitions={0: Partition(" in repr(t)
+    assert t == want.image.topics.by_id[TID[0]] and list(t.as_dict()) == ["id", "name", "partitions"]
+    t.partitions = {}
+    assert t.partitions == {} and t._pending is None
+    assert Topic("a", TID[0]) == Topic("a", TID[0], {})
+
+
+def test_waiting_partitions_keep_no_image_alive(tmp_path: Path) -> None:
+    """A `Pending` holds the model's classes and the replayer's tuple tables, never the image: a
+    load dropped unread leaves no topic behind (a cycle through a native object would)."""
+
+    def topics_alive() -> int:
+        gc.collect()
+        return sum(type(o) is Topic for o in gc.get_objects())
+
+    before = topics_alive()
+    got, _want = loaded(tmp_path, [topic(0), partition(0, 0), topic(1), partition(1, 0)])
+    assert any(t._pending is not None for t in got.image.topics.by_id.values())
+    del got, _want
+    assert topics_alive() == before
