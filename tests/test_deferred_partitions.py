@@ -145,3 +145,26 @@ def test_waiting_partitions_keep_no_image_alive(tmp_path: Path) -> None:
     assert any(t._pending is not None for t in got.image.topics.by_id.values())
     del got, _want
     assert topics_alive() == before
+
+
+def test_a_topic_is_made_with_its_own_slots_or_not_at_all(_native: Any) -> None:
+    """The run makes a Topic by setting its slots where its descriptors say (no ``__init__``), every
+    slot set; a topic class whose fields are not its own object slots is refused when a run starts."""
+    from metashell.image.replay import Replayer
+    from metashell.image.replay.native import _CONSTANTS
+
+    r = Replayer()
+    r.defer_partitions = False
+    assert _native.replay_run(r, [(0, 0, None, topic(0))], 0, _CONSTANTS, _native.ReplayCache()) == 1
+    made = r.image.topics.by_id[TID[0]]
+    assert type(made) is Topic and made == Topic("t0", TID[0], {}) and made._pending is None
+
+    class Named(Topic):
+        @property
+        def name(self) -> str:  # type: ignore[override]
+            return "shadowed"
+
+    foreign = list(_CONSTANTS)
+    foreign[6] = Named
+    with pytest.raises(TypeError, match="member descriptor"):
+        _native.replay_run(Replayer(), [], 0, tuple(foreign), _native.ReplayCache())

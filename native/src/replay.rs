@@ -31,7 +31,7 @@ const REMOVE_TOPIC_RECORD: u8 = 9;
 const CONFIG_RESOURCE_TOPIC: i64 = 2;
 
 /// Attribute names, made when the module is imported (`init`).
-const NAMES: [&str; 25] = [
+const NAMES: [&str; 26] = [
     "_topics_by_id",
     "_ints",
     "journal",
@@ -57,6 +57,7 @@ const NAMES: [&str; 25] = [
     "_partitions",
     "_pending",
     "defer_partitions",
+    "id",
 ];
 const TOPICS_BY_ID: usize = 0;
 const INTS: usize = 1;
@@ -82,6 +83,10 @@ const NAME: usize = 21;
 const TOPIC_PARTITIONS: usize = 22;
 const TOPIC_PENDING: usize = 23;
 const DEFER_PARTITIONS: usize = 24;
+const TOPIC_ID: usize = 25;
+/// The slots of a `Topic` a run sets (`Ctx::new_topic`): its partitions, its deferred partitions,
+/// its id and its name.
+const TOPIC_SLOTS: [usize; 4] = [TOPIC_PARTITIONS, TOPIC_PENDING, TOPIC_ID, NAME];
 
 /// The attribute names of a journalled partition, in order.
 pub fn kept_attributes() -> Vec<&'static str> {
@@ -135,6 +140,8 @@ pub struct Ctx<'py> {
     /// one batch from the Python path may need none of them).
     image_parts: std::cell::OnceCell<ImageParts<'py>>,
     topic_cls: Obj<'py>,
+    /// Where `Topic`'s `TOPIC_SLOTS` sit in an instance (checked as `Maker::offsets` are).
+    topic_offsets: [isize; 4],
     /// `ignored[api_key] != 0`: a record type replayed as nothing (`replay.IGNORED`; 256 bytes).
     ignored: Bound<'py, PyBytes>,
     /// `kafka_names.CONFIG_RESOURCE_TYPE_NAMES`: the config resource types Kafka knows.
@@ -249,6 +256,22 @@ impl<'py> Ctx<'py> {
             }
         }
         Ok(known.partitions.clone())
+    }
+
+    /// `Topic(name, id, partitions)` with `_pending` set, without running `Topic.__init__` (a
+    /// Python frame per topic): allocated by its type, each slot set at its offset (`values` in
+    /// `TOPIC_SLOTS` order), which is what `__init__`'s assignments do.
+    fn new_topic(&self, values: [&Obj<'py>; 4]) -> PyResult<Obj<'py>> {
+        let tp = self.topic_cls.as_ptr() as *mut pyo3::ffi::PyTypeObject;
+        // SAFETY: `topic_cls` is the type whose slot offsets `topic_offsets` are (checked against
+        // its member descriptors and instance size); the instance comes from its own allocator,
+        // with every slot empty (zero-filled), and each slot takes a new reference.
+        let obj = rt::own(self.py, unsafe { pyo3::ffi::PyType_GenericAlloc(tp, 0) })?;
+        for (v, &at) in values.into_iter().zip(self.topic_offsets.iter()) {
+            // SAFETY: as above: `at` is one of the new instance's empty object slots.
+            unsafe { *(obj.as_ptr().cast::<u8>().offset(at).cast::<*mut pyo3::ffi::PyObject>()) = v.clone().into_ptr() };
+        }
+        Ok(obj)
     }
 
     /// The maker a new topic's `Pending` shares with the replayer's others.
@@ -380,17 +403,17 @@ fn topic<'py>(c: &Ctx<'py>, d: &Obj<'py>) -> PyResult<Step> {
         parts.orphans.discard(&tid)?;
     }
     let partitions = rt::new_dict(c.py)?.cast_into::<PyDict>()?;
-    let topic = c.topic_cls.call1((&name, &tid, &partitions))?;
     // its partitions wait until read, unless each change is journalled (`deferred.rs`)
     let pending = match c.journal {
         None if c.defer => {
             let pending = Bound::new(c.py, Pending::new(c.stored()))?;
-            topic.setattr(attr(c.py, TOPIC_PENDING)?, &pending)?;
             unpoisoned(&c.cache.get().deferred).push((pending.clone().unbind(), partitions.clone().unbind()));
             Some(pending)
         }
         _ => None,
     };
+    let none = c.py.None().into_bound(c.py);
+    let topic = c.new_topic([partitions.as_any(), pending.as_ref().map_or(&none, |p| p.as_any()), &tid, &name])?;
     c.set_topic(&tid, Some((&topic, Known { partitions, pending })))?;
     c.keep_slot(&parts.by_name, &name)?;
     parts.by_name.set_item(&name, &topic)?;
@@ -554,7 +577,7 @@ fn partition_change<'py>(c: &Ctx<'py>, f: &RawFields<'_>, value: &[u8]) -> PyRes
 }
 
 /// `Partition`'s member descriptors for the slots named `NAMES[KEPT]`, in that order (what
-/// `Ctx::new_partition` sets), checked to be member descriptors; each also checks, when it sets a
+/// `Maker::new_partition` sets), checked to be member descriptors; each also checks, when it sets a
 /// slot, that the object is an instance of its class.
 fn partition_slots<'py>(slots: &Obj<'py>) -> PyResult<Vec<Obj<'py>>> {
     let bad = || pyo3::exceptions::PyTypeError::new_err("Partition's slots must be its member descriptors");
@@ -562,8 +585,20 @@ fn partition_slots<'py>(slots: &Obj<'py>) -> PyResult<Vec<Obj<'py>>> {
     if slots.len() != KEPT.len() {
         return Err(bad());
     }
-    let mut out = Vec::with_capacity(KEPT.len());
-    for d in slots.iter() {
+    member_descriptors(slots.iter())
+}
+
+/// `Topic`'s member descriptors for the slots `Ctx::new_topic` sets, in `TOPIC_SLOTS` order.
+fn topic_slots<'py>(cls: &Obj<'py>) -> PyResult<Vec<Obj<'py>>> {
+    let names = TOPIC_SLOTS.map(|i| attr(cls.py(), i).map(|n| cls.getattr(n)));
+    member_descriptors(names.into_iter().map(|d| d.and_then(|d| d)).collect::<PyResult<Vec<_>>>()?.into_iter())
+}
+
+/// `descriptors`, each checked to be a member descriptor.
+fn member_descriptors<'py>(descriptors: impl Iterator<Item = Obj<'py>>) -> PyResult<Vec<Obj<'py>>> {
+    let bad = || pyo3::exceptions::PyTypeError::new_err("a slot set natively must be a member descriptor");
+    let mut out = Vec::new();
+    for d in descriptors {
         // SAFETY: reading the type of a live object; PyMemberDescr_Type is a static type object.
         let is_member = unsafe { pyo3::ffi::Py_TYPE(d.as_ptr()) == &raw mut pyo3::ffi::PyMemberDescr_Type };
         if !is_member {
@@ -589,15 +624,15 @@ pub fn prefetch_line(p: *const u8) {
 /// Where each slot of `slots` sits in an instance of `cls`: each descriptor must be `cls`'s own,
 /// for a writable object slot (`Py_T_OBJECT_EX`) lying inside an instance of `cls`. A class that
 /// does not pass (a subclass's descriptor, a `__dict__` attribute) is refused, not guessed at.
-fn slot_offsets<'py>(cls: &Obj<'py>, slots: &[Obj<'py>]) -> PyResult<[isize; 11]> {
+fn slot_offsets<'py, const N: usize>(cls: &Obj<'py>, slots: &[Obj<'py>]) -> PyResult<[isize; N]> {
     const T_OBJECT_EX: std::ffi::c_int = 16; // Py_T_OBJECT_EX (structmember.h)
     const READONLY: std::ffi::c_int = 1; // Py_READONLY
-    let bad = || pyo3::exceptions::PyTypeError::new_err("Partition's slots must be its own object slots");
-    if slots.len() != 11 || !cls.is_instance_of::<pyo3::types::PyType>() {
+    let bad = || pyo3::exceptions::PyTypeError::new_err("the slots set natively must be the class's own object slots");
+    if slots.len() != N || !cls.is_instance_of::<pyo3::types::PyType>() {
         return Err(bad());
     }
     let tp = cls.as_ptr().cast::<pyo3::ffi::PyTypeObject>();
-    let mut out = [0isize; 11];
+    let mut out = [0isize; N];
     let word = std::mem::size_of::<*mut pyo3::ffi::PyObject>() as isize;
     for (d, at) in slots.iter().zip(out.iter_mut()) {
         // SAFETY: `d` is a member descriptor (checked by `partition_slots`), whose `d_member`
@@ -673,6 +708,10 @@ impl<'py> Ctx<'py> {
             last_topic: std::cell::RefCell::new(None),
             scattered: std::cell::Cell::new(false),
             replayer: replayer.clone(),
+            topic_offsets: {
+                let cls = consts.get_item(6)?;
+                slot_offsets(&cls, &topic_slots(&cls)?)?
+            },
             topic_cls: consts.get_item(6)?,
             ignored,
             config_types: consts.get_item(8)?.cast_into::<PyDict>()?,
