@@ -29,14 +29,16 @@ def topic(t: int) -> bytes:
     return encode_metadata_record("TopicRecord", 0, {"Name": f"t{t}", "TopicId": TID[t]})
 
 
-def partition(t: int, pid: int, replicas: tuple[int, ...] = (1, 2, 3), dirs: int | None = None) -> bytes:
+def partition(
+    t: int, pid: int, replicas: tuple[int, ...] = (1, 2, 3), dirs: int | None = None, epoch: int = 3
+) -> bytes:
     data: dict[str, Any] = {
         "PartitionId": pid,
         "TopicId": TID[t],
         "Replicas": list(replicas),
         "Isr": list(replicas),
         "Leader": replicas[0],
-        "LeaderEpoch": 3,
+        "LeaderEpoch": epoch,
         "PartitionEpoch": 5,
     }
     if dirs is not None:
@@ -68,7 +70,7 @@ def test_partitions_wait_until_read_then_are_pythons(tmp_path: Path) -> None:
     values += [change(0, 1, Leader=2), change(1, 0, Isr=[1, 2]), change(0, 1, Isr=[2, 3]), topic(2)]
     got, want = loaded(tmp_path, values)
     waiting = {t.name: len(t._pending) for t in got.image.topics.by_id.values()}
-    assert waiting == {"t0": 5, "t1": 2, "t2": 0}  # three partitions and two changes of t0 ...
+    assert waiting == {"t0": 3, "t1": 1, "t2": 0}  # the changes applied to them as they wait ...
     assert sorted(got.image.topics.by_name) == ["t0", "t1", "t2"]  # ... names need none made
     assert all(t._pending is not None for t in got.image.topics.by_id.values())
     assert _topics(got.image) == _topics(want.image) and same_order(got.image, want.image)
@@ -89,6 +91,19 @@ def test_what_python_applies_meets_the_partitions_made_first(tmp_path: Path) -> 
         got, want = loaded(case, values, batch)
         assert _topics(got.image) == _topics(want.image) and same_order(got.image, want.image)
         assert _faults(got, want) and got.faults
+
+
+def test_what_rows_cannot_hold_is_made_at_once_as_python_makes_it(tmp_path: Path) -> None:
+    """A topic of more than 1024 partitions numbered out of order (finding one would mean a scan) and
+    an epoch at int32's end (Python's ints go on past it) are not kept waiting: the same partitions
+    as Python's rules, in the same order."""
+    values = [topic(0), *(partition(0, pid) for pid in reversed(range(1100))), change(0, 7, Leader=2)]
+    values += [partition(0, 1099, (4, 5)), topic(1), partition(1, 0, epoch=2**31 - 1), partition(1, 1)]
+    values += [change(1, 0, Leader=2), change(1, 1, Leader=3), change(1, 0, Isr=[1])]
+    got, want = loaded(tmp_path, values)
+    assert _topics(got.image) == _topics(want.image) and same_order(got.image, want.image)
+    assert got.image.topics.by_id[TID[1]].partitions[0].leader_epoch == 2**31
+    assert _faults(got, want)
 
 
 def test_partitions_are_made_before_a_journal_begins(_native: Any) -> None:

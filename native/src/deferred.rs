@@ -1,16 +1,21 @@
-//! A topic's partitions kept as their records until something reads them.
+//! A topic's partitions kept as rows until something reads them.
 //!
 //! Making a million `Partition` objects was about 40% of a big snapshot's load (allocations, slots,
-//! dict inserts, interning), and the first answer (`ls /`, the TUI's first screen, `/brokers`)
-//! reads none of them. So a replay run that creates a topic without a journal gives it a `Pending`
-//! (its `_pending` slot, and the topic index's entry), and a plain PartitionRecord for that topic
-//! (`partitions::plain`: checked and decoded in full, so every fault is still found while loading)
-//! only appends its value here. The partitions are made, in record order and by the same
-//! `partitions::Maker` as the run, the first time anything needs them:
+//! dict inserts, interning), and the first answer (`ls /`, a broker, a topic's config) reads none
+//! of them. So a replay run that creates a topic without a journal (`Replayer.defer_partitions`)
+//! gives it a `Pending` (its `_pending` slot, and the topic index's entry), and a plain
+//! PartitionRecord for that topic (`partitions::plain_topic`: decoded in full and checked, so every
+//! fault is still found while loading) becomes a 48-byte `Row` here: its ints, and its arrays as
+//! ids in the replayer's `Tables` (each distinct array kept once). A plain PartitionChangeRecord
+//! of a waiting partition changes its row as `Maker::change` would change the partition. The
+//! partitions are made from the rows, in the dict's order and with `partitions::Maker` (the run's
+//! own), the first time anything needs them:
 //!
 //! * Python reads `Topic.partitions` (a property that calls `Pending.apply` first);
-//! * a replay run meets any other record for the topic's partitions (a change, or a PartitionRecord
-//!   while a journal is kept), or Python's rules do (through the property).
+//! * a replay run meets a record for the topic's partitions it cannot keep as a row (a change of a
+//!   partition it does not hold, a PartitionRecord while a journal is kept, a topic of more than
+//!   `MAX_SCANNED` partitions numbered out of order, an epoch past int32), or Python's rules do
+//!   (through the property); a journal, once begun, has them all made first (`replay.rs`).
 //!
 //! A `Pending` holds no reference to the image or the replayer (its `Stored` maker holds the model's
 //! classes and the replayer's `_ints` and `_migrating` tables, which hold tuples only), so no
@@ -21,11 +26,13 @@ use std::sync::{Arc, Mutex};
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
-use crate::generated;
+use crate::generated::RawFields;
 use crate::partitions::{Interned, Maker};
-use crate::rt::Raw;
+use crate::rt::{self, Fx, Raw};
 
-const PARTITION_RECORD: u8 = 3;
+/// `MIGRATING_DIR` (`image/model.py`): a replica's directory is not known (checked against the
+/// model's when a `Stored` is made).
+const MIGRATING_DIR: [u8; 16] = [0; 16];
 
 /// A `Maker` held between runs: what a `Pending` makes its partitions with when Python asks.
 pub struct Stored {
@@ -39,12 +46,17 @@ pub struct Stored {
     /// Its own table (the run's is in its `ReplayCache`, which a `Pending` must not hold: the
     /// cache holds the topic index, which holds the topics).
     interned: Mutex<Interned>,
+    /// The arrays its waiting partitions name.
+    tables: Mutex<Tables>,
 }
 
 impl Stored {
     /// The maker `m` is, kept (with an empty table of its own).
-    pub fn keep(m: &Maker<'_>) -> Arc<Stored> {
-        Arc::new(Stored {
+    pub fn keep(m: &Maker<'_>) -> PyResult<Arc<Stored>> {
+        if m.migrating_dir.cast::<pyo3::types::PyBytes>()?.as_bytes() != MIGRATING_DIR {
+            return Err(pyo3::exceptions::PyValueError::new_err("MIGRATING_DIR is not 16 zero bytes"));
+        }
+        Ok(Arc::new(Stored {
             partition_cls: m.partition_cls.clone().unbind(),
             offsets: m.offsets,
             empty: m.empty.clone().unbind(),
@@ -53,7 +65,8 @@ impl Stored {
             migrating: m.migrating.clone().unbind(),
             ints: m.ints.clone().unbind(),
             interned: Mutex::new(Interned::default()),
-        })
+            tables: Mutex::default(),
+        }))
     }
 
     /// Whether this maker is the one for `m`'s replayer (its `_ints` table).
@@ -82,122 +95,258 @@ impl Stored {
     }
 }
 
-/// A topic's deferred records, in record order.
+/// An int (or uuid) array's id in `Tables`: the empty array is 0; `MIGRATING` stands for a
+/// replica list's worth of MIGRATING directories (`Replayer._migrating_dirs`).
+type ArrayId = u32;
+const EMPTY: ArrayId = 0;
+const MIGRATING: ArrayId = u32::MAX;
+
+/// The arrays the waiting partitions of one replayer name, each kept once (a million partitions
+/// share a few thousand replica lists), and the tuple made for each once one is needed.
 #[derive(Default)]
-struct Deferred {
-    /// Each value as its length (4 bytes, native order) and its bytes.
-    values: Vec<u8>,
-    /// The partition ids its PartitionRecords made (a bit each): a change for one of them is
-    /// deferred too, any other goes to the rules that report it.
-    pids: Vec<u64>,
+pub struct Tables {
+    /// By element type (`Fx as usize`): bytes -> id.
+    ids: [foldhash::HashMap<Box<[u8]>, ArrayId>; 9],
+    arrays: Vec<(Fx, Box<[u8]>)>,
+    made: Vec<Option<Py<PyAny>>>,
 }
 
-/// Partition ids deferred at most: a topic with more (Kafka's own limit is far below) has its
-/// partitions made at once.
-const MAX_PID: i64 = 1 << 20;
-
-impl Deferred {
-    fn push(&mut self, value: &[u8]) -> bool {
-        let Ok(n) = u32::try_from(value.len()) else {
-            return false;
+impl Tables {
+    /// The id of an array read raw (`EMPTY` for a null or empty one).
+    fn id(&mut self, v: &Raw<'_>) -> Option<ArrayId> {
+        let (t, data) = match *v {
+            Raw::Array(t, data) if !data.is_empty() => (t, data),
+            Raw::Null | Raw::Array(..) => return Some(EMPTY),
+            _ => return None,
         };
-        if self.values.is_empty() {
-            self.values.reserve(16 * (value.len() + 4));
+        if let Some(&id) = self.ids[t as usize].get(data) {
+            return Some(id);
         }
-        self.values.extend_from_slice(&n.to_ne_bytes());
-        self.values.extend_from_slice(value);
-        true
+        if self.arrays.is_empty() {
+            self.arrays.push((Fx::I32, Box::default())); // EMPTY
+        }
+        let id = ArrayId::try_from(self.arrays.len()).ok().filter(|&id| id != MIGRATING)?;
+        self.arrays.push((t, Box::from(data)));
+        self.ids[t as usize].insert(Box::from(data), id);
+        Some(id)
     }
 
-    fn has(&self, pid: i64) -> bool {
-        (0..MAX_PID).contains(&pid) && self.pids.get(pid as usize / 64).is_some_and(|w| w & (1 << (pid % 64)) != 0)
+    /// The shared tuple for `id` (`n_replicas` for `MIGRATING`), made by `maker` the first time.
+    fn tuple<'py>(&mut self, maker: &Maker<'py>, id: ArrayId, n_replicas: usize) -> PyResult<Bound<'py, PyAny>> {
+        let py = maker.py;
+        match id {
+            EMPTY => return Ok(maker.empty.clone()),
+            MIGRATING => return maker.migrating_dirs(n_replicas),
+            _ => {}
+        }
+        let at = id as usize;
+        if let Some(Some(t)) = self.made.get(at) {
+            return Ok(t.bind(py).clone());
+        }
+        let (fx, data) = self.arrays.get(at).ok_or_else(|| pyo3::exceptions::PyRuntimeError::new_err("no such array"))?;
+        let t = maker.intern_raw(&Raw::Array(*fx, data))?;
+        if self.made.len() <= at {
+            self.made.resize_with(at + 1, || None);
+        }
+        self.made[at] = Some(t.clone().unbind());
+        Ok(t)
+    }
+
+    fn len(&self, id: ArrayId) -> usize {
+        self.arrays.get(id as usize).map_or(0, |(fx, data)| data.len() / fx.size())
     }
 }
 
-/// A topic's deferred partitions (module docstring); `None` once they are made.
+/// A partition waiting to be made: what `Partition`'s slots will hold, its arrays by id (48 bytes;
+/// the ints are the records' int32 and int8 fields; an epoch that would pass `i32::MAX` has the
+/// partitions made instead, where Python's ints go on).
+struct Row {
+    pid: i32,
+    leader: i32,
+    leader_epoch: i32,
+    partition_epoch: i32,
+    recovery: i8,
+    /// replicas, directories, isr, removing, adding, elr, last known elr
+    arrays: [ArrayId; 7],
+}
+
+/// The rows a topic keeps searched one by one when a partition id is not its place: a topic of
+/// more partitions, numbered otherwise, has its partitions made instead (bounding the work a
+/// forged log can ask for).
+const MAX_SCANNED: usize = 1024;
+
+/// A topic's waiting partitions, in the order Python's dict would hold them.
+#[derive(Default)]
+struct Rows(Vec<Row>);
+
+impl Rows {
+    /// Where partition `pid` is: `Ok(None)` if absent, `Err` if finding out would scan too far.
+    fn find(&self, pid: i32) -> Result<Option<usize>, ()> {
+        let rows = &self.0;
+        if let Some(at) = usize::try_from(pid).ok().filter(|&at| rows.get(at).is_some_and(|r| r.pid == pid)) {
+            return Ok(Some(at));
+        }
+        if rows.len() > MAX_SCANNED {
+            return Err(());
+        }
+        Ok(rows.iter().position(|r| r.pid == pid))
+    }
+}
+
+/// A topic's partitions waiting to be made (module docstring); `None` once they are made.
 #[pyclass(frozen, module = "metashell._native")]
 pub struct Pending {
-    deferred: Mutex<Option<Deferred>>,
+    rows: Mutex<Option<Rows>>,
     stored: Arc<Stored>,
 }
 
 impl Pending {
     pub fn new(stored: Arc<Stored>) -> Pending {
-        Pending { deferred: Mutex::new(Some(Deferred::default())), stored }
+        Pending { rows: Mutex::new(Some(Rows::default())), stored }
     }
 
-    /// Keep a plain PartitionRecord (`partitions::plain_topic`) for partition `pid` for later;
-    /// false once the partitions are made, or for a pid out of range (the record is then applied
-    /// at once, after the others).
-    pub fn defer(&self, value: &[u8], pid: i64) -> bool {
-        let mut deferred = crate::replay::unpoisoned(&self.deferred);
-        let Some(d) = deferred.as_mut() else {
+    /// Keep a plain PartitionRecord's fields (`partitions::plain_topic`) as a row; false once the
+    /// partitions are made, or where the row cannot be kept (the record is then applied at once,
+    /// after the partitions before it are made).
+    pub fn defer(&self, f: &RawFields<'_>) -> bool {
+        let mut rows = crate::replay::unpoisoned(&self.rows);
+        let Some(rows) = rows.as_mut() else {
             return false;
         };
-        if !(0..MAX_PID).contains(&pid) || !d.push(value) {
+        let (Raw::Int(pid), Raw::Int(leader), Raw::Int(recovery), Raw::Int(le), Raw::Int(pe), Raw::Array(_, rep)) =
+            (f[0], f[6], f[7], f[8], f[9], f[2])
+        else {
             return false;
+        };
+        let (Ok(pid), Ok(leader), Ok(recovery), Ok(le), Ok(pe)) =
+            (i32::try_from(pid), i32::try_from(leader), i8::try_from(recovery), i32::try_from(le), i32::try_from(pe))
+        else {
+            return false;
+        };
+        let Ok(at) = rows.find(pid) else {
+            return false;
+        };
+        let mut tables = crate::replay::unpoisoned(&self.stored.tables);
+        let dirs = match f[10] {
+            Raw::Array(_, d) if !d.is_empty() && !d.chunks(16).all(|d| d == MIGRATING_DIR) => tables.id(&f[10]),
+            _ => Some(MIGRATING),
+        };
+        let same_isr = matches!(f[3], Raw::Array(Fx::I32, d) if d == rep);
+        let arrays = (|| {
+            let replicas = tables.id(&f[2])?;
+            let isr = if same_isr { replicas } else { tables.id(&f[3])? };
+            Some([replicas, dirs?, isr, tables.id(&f[4])?, tables.id(&f[5])?, tables.id(&f[11])?, tables.id(&f[12])?])
+        })();
+        let Some(arrays) = arrays else {
+            return false;
+        };
+        let row = Row { pid, leader, leader_epoch: le, partition_epoch: pe, recovery, arrays };
+        match at {
+            Some(at) => rows.0[at] = row, // a dict keeps a key's place when its value is replaced
+            None => rows.0.push(row),
         }
-        let word = pid as usize / 64;
-        if d.pids.len() <= word {
-            d.pids.resize(word + 1, 0);
-        }
-        d.pids[word] |= 1 << (pid % 64);
         true
     }
 
-    /// Keep a plain PartitionChangeRecord (`partitions::plain_change`) of partition `pid` for later;
-    /// false once the partitions are made, or if no deferred record made partition `pid`.
-    pub fn defer_change(&self, value: &[u8], pid: i64) -> bool {
-        let mut deferred = crate::replay::unpoisoned(&self.deferred);
-        match deferred.as_mut() {
-            Some(d) if d.has(pid) => d.push(value),
-            _ => false,
+    /// Apply a plain PartitionChangeRecord's fields (`partitions::plain_change`) to its waiting
+    /// row, as `Maker::change` would to the partition; false once the partitions are made, or if
+    /// no row is partition `pid` (the change then goes to the rules that report it).
+    pub fn defer_change(&self, f: &RawFields<'_>, no_leader_change: i64) -> bool {
+        let mut rows = crate::replay::unpoisoned(&self.rows);
+        let Some(rows) = rows.as_mut() else {
+            return false;
+        };
+        let (Raw::Int(pid), Raw::Int(leader), Raw::Int(recovery)) = (f[0], f[3], f[7]) else {
+            return false;
+        };
+        let (Ok(pid), Ok(recovery)) = (i32::try_from(pid), i8::try_from(recovery)) else {
+            return false;
+        };
+        let Ok(Some(at)) = rows.find(pid) else {
+            return false;
+        };
+        let row = &rows.0[at];
+        let leader_changes = leader != no_leader_change;
+        let epochs = (
+            if leader_changes { row.leader_epoch.checked_add(1) } else { Some(row.leader_epoch) },
+            row.partition_epoch.checked_add(1),
+            i32::try_from(leader).ok(),
+        );
+        let (Some(le), Some(pe), Some(leader)) = epochs else {
+            return false;
+        };
+        let mut tables = crate::replay::unpoisoned(&self.stored.tables);
+        let mut arrays = rows.0[at].arrays;
+        // isr, removing, adding, elr, last known elr: set where the change names them
+        for (field, slot) in [(2, 2), (5, 3), (6, 4), (9, 5), (10, 6)] {
+            if !matches!(f[field], Raw::Null) {
+                let Some(id) = tables.id(&f[field]) else {
+                    return false;
+                };
+                arrays[slot] = id;
+            }
         }
+        let row = &mut rows.0[at];
+        row.arrays = arrays;
+        if leader_changes {
+            row.leader = leader;
+        }
+        row.leader_epoch = le;
+        if recovery != -1 {
+            row.recovery = recovery;
+        }
+        row.partition_epoch = pe;
+        true
     }
 
-    /// Make the deferred partitions into `partitions`, applying the deferred changes to them, in
-    /// record order (a no-op once made), with `maker`.
+    /// Make the waiting partitions into `partitions`, in order (a no-op once made), with `maker`.
     pub fn make(&self, maker: &Maker<'_>, partitions: &Bound<'_, PyDict>) -> PyResult<()> {
-        let Some(Deferred { values, .. }) = crate::replay::unpoisoned(&self.deferred).take() else {
+        let Some(Rows(rows)) = crate::replay::unpoisoned(&self.rows).take() else {
             return Ok(());
         };
-        let mut at = 0;
-        while at + 4 <= values.len() {
-            let n = u32::from_ne_bytes([values[at], values[at + 1], values[at + 2], values[at + 3]]) as usize;
-            // checked when it was deferred: a plain record, decoded in full
-            let broken = || pyo3::exceptions::PyRuntimeError::new_err("a deferred record no longer decodes");
-            let v = values.get(at + 4..at + 4 + n).filter(|v| v.len() >= 3).ok_or_else(broken)?;
-            at += 4 + n;
-            let decode = generated::raw_decoder(v[1], v[2]).ok_or_else(broken)?;
-            let mut p = 3;
-            let fields = decode(v, &mut p).map_err(|_| broken())?;
-            if v[1] == PARTITION_RECORD {
-                let (pid, partition) = maker.partition(&fields)?;
-                partitions.set_item(pid, partition)?;
-            } else {
-                let Raw::Int(pid) = fields[0] else {
-                    return Err(broken());
-                };
-                let partition = partitions.get_item(pid)?.ok_or_else(broken)?;
-                maker.change(&partition, &fields)?;
+        let py = maker.py;
+        let mut tables = crate::replay::unpoisoned(&self.stored.tables);
+        for r in &rows {
+            let n = tables.len(r.arrays[0]);
+            let mut t = [None, None, None, None, None, None, None];
+            for (slot, &id) in t.iter_mut().zip(r.arrays.iter()) {
+                *slot = Some(tables.tuple(maker, id, n)?);
+            }
+            let [Some(rep), Some(dirs), Some(isr), Some(rem), Some(add), Some(elr), Some(lke)] = t else {
+                unreachable!("every array was made above");
+            };
+            let (leader, le) = (rt::int(py, r.leader.into())?, rt::int(py, r.leader_epoch.into())?);
+            let (lrs, pe) = (rt::int(py, r.recovery.into())?, rt::int(py, r.partition_epoch.into())?);
+            // KEPT order: adding, directories, elr, isr, last_known_elr, leader, leader_epoch,
+            // leader_recovery_state, partition_epoch, removing, replicas
+            let p = maker.new_partition([&add, &dirs, &elr, &isr, &lke, &leader, &le, &lrs, &pe, &rem, &rep])?;
+            partitions.set_item(rt::int(py, r.pid.into())?, p)?;
+        }
+        // Putting a partition in tracked the dict (CPython tracks a dict given any object of a
+        // collected type): out of the collector's sight again, as its partitions are (they hold
+        // no cycle), or every collection after a load traverses a million of them through their
+        // dicts. A later insert tracks it again.
+        // SAFETY: `partitions` is a live dict; untracking checks that it is tracked.
+        unsafe {
+            if pyo3::ffi::PyObject_GC_IsTracked(partitions.as_ptr()) != 0 {
+                pyo3::ffi::PyObject_GC_UnTrack(partitions.as_ptr().cast());
             }
         }
         Ok(())
     }
 
-    /// Prefetch where the next deferred record goes (a hint: nothing is decided by it).
-    pub fn prefetch(&self) {
-        if let Ok(deferred) = self.deferred.try_lock() {
-            if let Some(d) = deferred.as_ref() {
-                crate::replay::prefetch_line(d.values.as_ptr().wrapping_add(d.values.len()));
-                crate::replay::prefetch_line(d.pids.as_ptr().cast());
+    /// Prefetch where partition `pid`'s row would be (a hint: nothing is decided by it).
+    pub fn prefetch(&self, pid: i32) {
+        if let Ok(rows) = self.rows.try_lock() {
+            if let (Some(rows), Ok(at)) = (rows.as_ref(), usize::try_from(pid)) {
+                crate::replay::prefetch_line(rows.0.as_ptr().wrapping_add(at).cast());
             }
         }
     }
 
     /// Whether its partitions wait to be made.
     pub fn waiting(&self) -> bool {
-        crate::replay::unpoisoned(&self.deferred).is_some()
+        crate::replay::unpoisoned(&self.rows).is_some()
     }
 }
 
@@ -211,17 +360,8 @@ impl Pending {
         self.stored.with(py, |maker| self.make(maker, partitions))
     }
 
-    /// How many records wait (0 once made; for tests).
+    /// How many partitions wait (0 once made; for tests).
     fn __len__(&self) -> usize {
-        let deferred = crate::replay::unpoisoned(&self.deferred);
-        let Some(Deferred { values, .. }) = deferred.as_ref() else {
-            return 0;
-        };
-        let (mut at, mut n) = (0, 0);
-        while at + 4 <= values.len() {
-            at += 4 + u32::from_ne_bytes([values[at], values[at + 1], values[at + 2], values[at + 3]]) as usize;
-            n += 1;
-        }
-        n
+        crate::replay::unpoisoned(&self.rows).as_ref().map_or(0, |rows| rows.0.len())
     }
 }

@@ -60,28 +60,15 @@ pub fn plain_topic<'a>(f: &RawFields<'a>) -> Option<&'a [u8]> {
     Some(tid)
 }
 
-/// The partition id and topic id of a PartitionChangeRecord's fields (in the order of
-/// PARTITION_CHANGE_FIELDS) in their plain case (`replay.rs`: no replica or directory change, a
-/// valid recovery state; Python applies it without a fault if the partition exists), or None.
-pub fn plain_change<'a>(f: &RawFields<'a>) -> Option<(i64, &'a [u8])> {
-    let (Raw::Int(pid), Raw::Uuid(tid), Raw::Int(_), Raw::Int(lrs)) = (f[0], f[1], f[3], f[7]) else {
+/// The topic id of a PartitionChangeRecord's fields (in the order of PARTITION_CHANGE_FIELDS) in
+/// their plain case (`replay.rs`: no replica or directory change, a valid recovery state; Python
+/// applies it without a fault if the partition exists), or None.
+pub fn plain_change<'a>(f: &RawFields<'a>) -> Option<&'a [u8]> {
+    let (Raw::Int(_), Raw::Uuid(tid), Raw::Int(_), Raw::Int(lrs)) = (f[0], f[1], f[3], f[7]) else {
         return None;
     };
     let plain = matches!(f[4], Raw::Null) && matches!(f[8], Raw::Null) && (-1..=1).contains(&lrs);
-    plain.then_some((pid, tid))
-}
-
-/// A `Partition`'s slots, as indexes into `Maker::offsets` (the order of `replay::KEPT`).
-pub mod slot {
-    pub const ADDING: usize = 0;
-    pub const ELR: usize = 2;
-    pub const ISR: usize = 3;
-    pub const LAST_KNOWN_ELR: usize = 4;
-    pub const LEADER: usize = 5;
-    pub const LEADER_EPOCH: usize = 6;
-    pub const LEADER_RECOVERY_STATE: usize = 7;
-    pub const PARTITION_EPOCH: usize = 8;
-    pub const REMOVING: usize = 9;
+    plain.then_some(tid)
 }
 
 /// What making a partition needs from the model and the replayer.
@@ -92,7 +79,7 @@ pub struct Maker<'py> {
     pub offsets: [isize; 11],
     pub empty: Obj<'py>,
     pub migrating_dir: Obj<'py>,
-    /// `NO_LEADER_CHANGE`: a change's leader when the leader stays.
+    /// `NO_LEADER_CHANGE`: a change's leader when the leader stays (`deferred.rs` changes rows).
     pub no_leader_change: i64,
     /// `Replayer._migrating`: n -> the shared tuple of n MIGRATING directories.
     pub migrating: Bound<'py, PyDict>,
@@ -129,60 +116,11 @@ impl<'py> Maker<'py> {
         Ok((rt::int(py, pid)?, p))
     }
 
-    /// `_partition_change_tuple` on a partition this maker made (`deferred.rs`: exactly a
-    /// `Partition`), for a PartitionChangeRecord's fields in their plain case (`plain_change`).
-    /// `replay::partition_change` does the same to any partition, journalled.
-    pub fn change(&self, p: &Obj<'py>, f: &RawFields<'_>) -> PyResult<()> {
-        // SAFETY: reading the type of a live object.
-        let exact = unsafe { pyo3::ffi::Py_TYPE(p.as_ptr()).cast::<pyo3::ffi::PyObject>() == self.partition_cls.as_ptr() };
-        let (true, Raw::Int(leader), Raw::Int(lrs)) = (exact, f[3], f[7]) else {
-            return Err(pyo3::exceptions::PyValueError::new_err("not a plain PartitionChangeRecord"));
-        };
-        for (value, at) in [(&f[2], slot::ISR), (&f[5], slot::REMOVING), (&f[6], slot::ADDING), (&f[9], slot::ELR), (&f[10], slot::LAST_KNOWN_ELR)] {
-            if !matches!(value, Raw::Null) {
-                self.set(p, at, &self.intern_raw(value)?);
-            }
-        }
-        if leader != self.no_leader_change {
-            self.set(p, slot::LEADER, &rt::int(self.py, leader)?);
-            let le = self.get(p, slot::LEADER_EPOCH)?.add(1)?;
-            self.set(p, slot::LEADER_EPOCH, &le);
-        }
-        if lrs != -1 {
-            self.set(p, slot::LEADER_RECOVERY_STATE, &rt::int(self.py, lrs)?);
-        }
-        let pe = self.get(p, slot::PARTITION_EPOCH)?.add(1)?;
-        self.set(p, slot::PARTITION_EPOCH, &pe);
-        Ok(())
-    }
-
-    /// Slot `at` of `p`, an instance of exactly `partition_cls` (`change` checks).
-    fn get(&self, p: &Obj<'py>, at: usize) -> PyResult<Obj<'py>> {
-        // SAFETY: `p` is exactly a `Partition` and `offsets[at]` one of its object slots.
-        let v = unsafe { *p.as_ptr().cast::<u8>().offset(self.offsets[at]).cast::<*mut pyo3::ffi::PyObject>() };
-        if v.is_null() {
-            return Err(pyo3::exceptions::PyAttributeError::new_err("a Partition slot is empty"));
-        }
-        // SAFETY: a slot holds a strong reference; this takes another.
-        Ok(unsafe { Bound::from_borrowed_ptr(self.py, v) })
-    }
-
-    /// Set slot `at` of `p` (as `get`), as `PyMember_SetOne` does: the new reference stored first,
-    /// then the old one released.
-    fn set(&self, p: &Obj<'py>, at: usize, v: &Obj<'py>) {
-        // SAFETY: as in `get`.
-        unsafe {
-            let slot = p.as_ptr().cast::<u8>().offset(self.offsets[at]).cast::<*mut pyo3::ffi::PyObject>();
-            let old = std::mem::replace(&mut *slot, v.clone().into_ptr());
-            pyo3::ffi::Py_XDECREF(old);
-        }
-    }
-
     /// `Partition(...)` without running `Partition.__init__` (a Python frame per partition, a
     /// fifth of a snapshot's replay): the instance is allocated by its type and each slot set at
     /// its offset, which is what `__init__`'s assignments do. `values` are in `KEPT` order;
     /// `tests/test_native_differential.py` holds the objects equal to Python's.
-    fn new_partition(&self, values: [&Obj<'py>; 11]) -> PyResult<Obj<'py>> {
+    pub fn new_partition(&self, values: [&Obj<'py>; 11]) -> PyResult<Obj<'py>> {
         let tp = self.partition_cls.as_ptr() as *mut pyo3::ffi::PyTypeObject;
         // SAFETY: `partition_cls` is the type whose slot offsets `offsets` are (checked against its
         // member descriptors and instance size in `replay::slot_offsets`); the instance comes from
@@ -193,6 +131,18 @@ impl<'py> Maker<'py> {
             // it), and `at` is the offset of one of its object slots: the slot is empty, and takes
             // the new reference.
             unsafe { *(obj.as_ptr().cast::<u8>().offset(at).cast::<*mut pyo3::ffi::PyObject>()) = v.clone().into_ptr() };
+        }
+        // Out of the cyclic collector's sight: a partition holds tuples of ints and uuids and ints,
+        // so it is never part of a cycle, and a million of them made after a load (when its pause
+        // is over: `Topic.partitions`) had every collection traverse them again, the full ones
+        // many times: about half the time it took to make them. CPython does the same to its own
+        // tuples and dicts of atoms.
+        // SAFETY: `obj` is the live object just made, tracked by its type's allocator if the type
+        // is a collected one (untracking checks that it is tracked).
+        unsafe {
+            if pyo3::ffi::PyType_IS_GC(tp) != 0 {
+                pyo3::ffi::PyObject_GC_UnTrack(obj.as_ptr().cast());
+            }
         }
         Ok(obj)
     }
@@ -226,7 +176,7 @@ impl<'py> Maker<'py> {
     }
 
     /// `Replayer._migrating_dirs(n)`: one shared tuple of n MIGRATING directories per n.
-    fn migrating_dirs(&self, n: usize) -> PyResult<Obj<'py>> {
+    pub fn migrating_dirs(&self, n: usize) -> PyResult<Obj<'py>> {
         let key = rt::int(self.py, n as i64)?;
         if let Some(t) = self.migrating.get_item(&key)? {
             return Ok(t);

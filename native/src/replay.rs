@@ -275,11 +275,11 @@ impl<'py> Ctx<'py> {
     }
 
     /// The maker a new topic's `Pending` shares with the replayer's others.
-    fn stored(&self) -> Arc<Stored> {
+    fn stored(&self) -> PyResult<Arc<Stored>> {
         let mut stored = unpoisoned(&self.cache.get().stored);
         match &*stored {
-            Some(s) if s.serves(&self.make) => s.clone(),
-            _ => stored.insert(Stored::keep(&self.make)).clone(),
+            Some(s) if s.serves(&self.make) => Ok(s.clone()),
+            _ => Ok(stored.insert(Stored::keep(&self.make)?).clone()),
         }
     }
 
@@ -369,15 +369,15 @@ enum Step {
 /// `_partition_tuple` on a PartitionRecord read raw (`value`), its fields in the order of
 /// PARTITION_FIELDS. Without a journal, a topic the run created keeps the record for later
 /// (`deferred.rs`).
-fn partition<'py>(c: &Ctx<'py>, f: &RawFields<'_>, value: &[u8]) -> PyResult<Step> {
+fn partition<'py>(c: &Ctx<'py>, f: &RawFields<'_>) -> PyResult<Step> {
     let Some(topic_id) = partitions::plain_topic(f) else {
         return Ok(Step::Python);
     };
     let Some(known) = c.topic_of(topic_id)? else {
         return Ok(Step::Python);
     };
-    if let (Some(pending), None, Raw::Int(pid)) = (&known.pending, &c.journal, f[0]) {
-        if pending.get().defer(value, pid) {
+    if let (Some(pending), None) = (&known.pending, &c.journal) {
+        if pending.get().defer(f) {
             return Ok(Step::Applied);
         }
     }
@@ -406,7 +406,7 @@ fn topic<'py>(c: &Ctx<'py>, d: &Obj<'py>) -> PyResult<Step> {
     // its partitions wait until read, unless each change is journalled (`deferred.rs`)
     let pending = match c.journal {
         None if c.defer => {
-            let pending = Bound::new(c.py, Pending::new(c.stored()))?;
+            let pending = Bound::new(c.py, Pending::new(c.stored()?))?;
             unpoisoned(&c.cache.get().deferred).push((pending.clone().unbind(), partitions.clone().unbind()));
             Some(pending)
         }
@@ -529,12 +529,12 @@ fn field<'py>(d: &Bound<'py, PyDict>, key: usize) -> PyResult<Option<Obj<'py>>> 
 /// `_partition_change_tuple` (and `_merge_change`) on the decoded PARTITION_CHANGE_FIELDS tuple
 /// (`value` read raw). Without a journal, a change of a partition whose topic's partitions are
 /// deferred is deferred too (`deferred.rs`).
-fn partition_change<'py>(c: &Ctx<'py>, f: &RawFields<'_>, value: &[u8]) -> PyResult<Step> {
-    if let Some((pid, tid)) = partitions::plain_change(f).filter(|_| c.journal.is_none()) {
+fn partition_change<'py>(c: &Ctx<'py>, f: &RawFields<'_>) -> PyResult<Step> {
+    if let Some(tid) = partitions::plain_change(f).filter(|_| c.journal.is_none()) {
         let Some(known) = c.topic_of(tid)? else {
             return Ok(Step::Python);
         };
-        if known.pending.as_ref().is_some_and(|p| p.get().defer_change(value, pid)) {
+        if known.pending.as_ref().is_some_and(|p| p.get().defer_change(f, c.make.no_leader_change)) {
             return Ok(Step::Applied);
         }
     }
@@ -845,11 +845,11 @@ impl<'py> Ctx<'py> {
                 None => prefetch_line(d.cast()),
             }
         }
-        if let Some(((_, Some(p)), _)) = topic_of(i + NEAR) {
+        if let Some(((_, Some(p)), pid)) = topic_of(i + NEAR) {
             // SAFETY: the index holds a strong reference to `p`, a `Pending`.
             let pending = unsafe { Bound::from_borrowed_ptr(self.py, p) };
             if let Ok(pending) = pending.cast::<Pending>() {
-                pending.get().prefetch();
+                pending.get().prefetch(pid);
             }
         } else if let Some(((d, None), _)) = topic_of(i + NEAR) {
             // SAFETY: the index holds a strong reference to `d`, a dict: its object is read (the
@@ -908,7 +908,7 @@ impl<'py> Ctx<'py> {
             if p != v.len() {
                 return Ok(false);
             }
-            if v[1] == PARTITION_RECORD { partition(c, &fields, v)? } else { partition_change(c, &fields, v)? }
+            if v[1] == PARTITION_RECORD { partition(c, &fields)? } else { partition_change(c, &fields)? }
         } else {
             let Some(decode) = generated::decoder(v[1], v[2]) else {
                 return Ok(false);
