@@ -17,6 +17,7 @@ give its figures); here hypothesis draws a few thousand.
 
 from __future__ import annotations
 
+import gc
 import itertools
 import json
 import os
@@ -592,6 +593,32 @@ def test_the_native_batch_loop_takes_the_plain_log_batches(monkeypatch: pytest.M
     assert positions == sorted(set(positions)) and all(
         a.last_offset < b.base_offset for a, b in itertools.pairwise(logged)
     )
+
+
+def test_no_batch_read_before_is_held_while_the_bulk_applies_a_file(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A snapshot's header batch (a control batch, read by Python) holds the chunk it was read
+    from; the loader and the reader let it go before the native bulk applies the rest of the file,
+    or a big snapshot's first 16 MiB stay in memory (and a fresh buffer is faulted in) for the
+    whole load."""
+    from metashell.image import native_batches
+    from metashell.image.loader import load_file
+    from metashell.log import bulk
+    from metashell.log.batch import RecordBatch
+
+    if native_batches.NATIVE is None:
+        pytest.skip("the Python engine reads every batch itself; CI runs this file on the native engine too")
+    alive: list[int] = []
+    real = bulk.LogCursor.run
+
+    def run(self: Any, *args: Any) -> int:
+        gc.collect()
+        alive.append(sum(type(o) is RecordBatch for o in gc.get_objects()))
+        return int(real(self, *args))
+
+    monkeypatch.setattr(bulk.LogCursor, "run", run)
+    snapshot = next((FIXTURES / "demo" / "__cluster_metadata-0").glob("*.checkpoint"))
+    load_file(snapshot)
+    assert alive and max(alive) == 0
 
 
 def test_the_native_replay_of_configs_is_pythons(native: Any) -> None:

@@ -406,6 +406,9 @@ class ImageLoader:
                     if until is not None and item.kind == "log":
                         last = min(batch.base_offset + batch.last_offset_delta, until)
                     self.apply_batch(batch, item.records, last_offset=last)
+                # nothing here may hold the batch (and its chunk) while the reader goes on: the
+                # native bulk applies the rest of the file inside the next ``next(items)``
+                del item, batch
             if snapshot_step is not None:
                 self._finish_snapshot_step(snapshot_step)
 

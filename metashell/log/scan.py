@@ -197,6 +197,7 @@ class BatchScan:
                     else:
                         batch.decoded = batch.stats = None
                     yield batch
+                    del batch  # it holds ``buf``: not while the bulk applies what follows (reader.py)
                     pos += size
                     continue
             # Slow path: work out exactly what is wrong (or compressed, or the end of the data).
@@ -312,6 +313,7 @@ class BatchScan:
                         where = base + pos if e.offset is None else e.offset
                 if problem is None:
                     yield batch
+                    del batch
                     pos += size
                     continue
             # an invalid batch: the tail object finds out whether anything follows it
