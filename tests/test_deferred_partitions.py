@@ -108,12 +108,13 @@ def test_what_rows_cannot_hold_is_made_at_once_as_python_makes_it(tmp_path: Path
 
 def test_partitions_are_made_before_a_journal_begins(_native: Any) -> None:
     """Deferred without a journal, then a journal set (as the loader sets one at the log): the run
-    makes every deferred partition first, unjournalled (the image held them before), and journals
-    the change alone."""
+    makes the topic's waiting partitions first, unjournalled (the image held them before), and
+    journals the change alone; another topic's wait on."""
     from metashell.image.replay import Replayer
     from metashell.image.replay.native import _CONSTANTS
 
-    entries = [(i, 0, None, v) for i, v in enumerate([topic(0), partition(0, 0), partition(0, 1), topic(1)])]
+    values = [topic(0), partition(0, 0), partition(0, 1), topic(1), partition(1, 0)]
+    entries = [(i, 0, None, v) for i, v in enumerate(values)]
     r = Replayer()
     cache = _native.ReplayCache()
     assert _native.replay_run(r, entries, 0, _CONSTANTS, cache) == len(entries)
@@ -122,6 +123,7 @@ def test_partitions_are_made_before_a_journal_begins(_native: Any) -> None:
     r.journal = []
     assert _native.replay_run(r, [(9, 0, None, change(0, 1, Leader=2))], 0, _CONSTANTS, cache) == 1
     assert len(t0._pending) == 0  # made, by the run
+    assert len(r.image.topics.by_id[TID[1]]._pending) == 1
     p1 = t0.partitions[1]
     assert [e[0] for e in r.journal] == [p1] and r.journal[0][6] == 1  # kept: leader 1 before
     assert (p1.leader, p1.leader_epoch, p1.partition_epoch) == (2, 4, 6)

@@ -15,7 +15,8 @@
 //! * a replay run meets a record for the topic's partitions it cannot keep as a row (a change of a
 //!   partition it does not hold, a PartitionRecord while a journal is kept, a topic of more than
 //!   `MAX_SCANNED` partitions numbered out of order, an epoch past int32), or Python's rules do
-//!   (through the property); a journal, once begun, has them all made first (`replay.rs`).
+//!   (through the property). A run keeping a journal makes a topic's partitions, unjournalled
+//!   (the image held them before the journal began), before it journals a change to them.
 //!
 //! A `Pending` holds no reference to the image or the replayer (its `Stored` maker holds the model's
 //! classes and the replayer's `_ints` and `_migrating` tables, which hold tuples only), so no
@@ -122,12 +123,20 @@ impl Tables {
         if let Some(&id) = self.ids[t as usize].get(data) {
             return Some(id);
         }
+        // memory asked for first (a failed allocation in Rust aborts): without it, no row is kept
+        self.arrays.try_reserve(2).ok()?;
+        self.ids[t as usize].try_reserve(1).ok()?;
+        let (mut kept, mut key) = (Vec::new(), Vec::new());
+        kept.try_reserve_exact(data.len()).ok()?;
+        key.try_reserve_exact(data.len()).ok()?;
+        kept.extend_from_slice(data);
+        key.extend_from_slice(data);
         if self.arrays.is_empty() {
             self.arrays.push((Fx::I32, Box::default())); // EMPTY
         }
         let id = ArrayId::try_from(self.arrays.len()).ok().filter(|&id| id != MIGRATING)?;
-        self.arrays.push((t, Box::from(data)));
-        self.ids[t as usize].insert(Box::from(data), id);
+        self.arrays.push((t, kept.into_boxed_slice()));
+        self.ids[t as usize].insert(key.into_boxed_slice(), id);
         Some(id)
     }
 
@@ -146,6 +155,7 @@ impl Tables {
         let (fx, data) = self.arrays.get(at).ok_or_else(|| pyo3::exceptions::PyRuntimeError::new_err("no such array"))?;
         let t = maker.intern_raw(&Raw::Array(*fx, data))?;
         if self.made.len() <= at {
+            self.made.try_reserve(at + 1 - self.made.len()).map_err(|_| pyo3::exceptions::PyMemoryError::new_err(()))?;
             self.made.resize_with(at + 1, || None);
         }
         self.made[at] = Some(t.clone().unbind());
@@ -241,6 +251,9 @@ impl Pending {
             return false;
         };
         let row = Row { pid, leader, leader_epoch: le, partition_epoch: pe, recovery, arrays };
+        if at.is_none() && rows.0.try_reserve(1).is_err() {
+            return false; // no memory for the row (a failed allocation in Rust aborts): made at once
+        }
         match at {
             Some(at) => rows.0[at] = row, // a dict keeps a key's place when its value is replaced
             None => rows.0.push(row),

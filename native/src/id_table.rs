@@ -55,10 +55,6 @@ impl<V> IdTable<V> {
         self.find(id).and_then(|i| self.slots[i].as_mut().map(|(_, v)| v))
     }
 
-    pub fn values_mut(&mut self) -> impl Iterator<Item = &mut V> {
-        self.slots.iter_mut().filter_map(|s| s.as_mut().map(|(_, v)| v))
-    }
-
     /// The address of the slot `id`'s probe starts at, for a prefetch (null when empty).
     pub fn home_address(&self, id: &Id) -> *const u8 {
         if self.slots.is_empty() {
@@ -67,9 +63,11 @@ impl<V> IdTable<V> {
         (&self.slots[self.home(id)] as *const Option<(Id, V)>).cast()
     }
 
-    pub fn insert(&mut self, id: Id, value: V) {
-        if (self.len + 1) * 2 > self.slots.len() {
-            self.grow();
+    /// Put `value` at `id`; false (the table unchanged) if it had to grow and the memory was not
+    /// there: an allocation that fails in Rust would abort the process, so it is asked for first.
+    pub fn insert(&mut self, id: Id, value: V) -> bool {
+        if (self.len + 1) * 2 > self.slots.len() && !self.grow() {
+            return false;
         }
         let mask = self.slots.len() - 1;
         let mut i = self.home(&id);
@@ -78,11 +76,11 @@ impl<V> IdTable<V> {
                 None => {
                     self.slots[i] = Some((id, value));
                     self.len += 1;
-                    return;
+                    return true;
                 }
                 Some((k, v)) if *k == id => {
                     *v = value;
-                    return;
+                    return true;
                 }
                 Some(_) => i = (i + 1) & mask,
             }
@@ -118,13 +116,19 @@ impl<V> IdTable<V> {
         self.len
     }
 
-    fn grow(&mut self) {
+    fn grow(&mut self) -> bool {
         let size = (self.slots.len() * 2).max(16);
-        let old = std::mem::replace(&mut self.slots, (0..size).map(|_| None).collect());
+        let mut slots = Vec::new();
+        if slots.try_reserve_exact(size).is_err() {
+            return false;
+        }
+        slots.resize_with(size, || None);
+        let old = std::mem::replace(&mut self.slots, slots);
         self.len = 0;
         for (k, v) in old.into_iter().flatten() {
-            self.insert(k, v);
+            self.insert(k, v); // room enough: no growing again
         }
+        true
     }
 }
 

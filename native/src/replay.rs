@@ -174,10 +174,6 @@ pub struct ReplayCache {
     topics: std::sync::Mutex<TopicIndex>,
     /// The maker the topics' `Pending`s share (`deferred.rs`), made by the first that needs it.
     stored: std::sync::Mutex<Option<Arc<Stored>>>,
-    /// The topics given a `Pending` (it, their `partitions`), in the order they were made: a run
-    /// that keeps a journal makes them all first, in that order (a log's changes would otherwise
-    /// make them one topic at a time, all over the cluster).
-    deferred: std::sync::Mutex<Vec<(Py<Pending>, Py<PyDict>)>>,
 }
 
 /// A topic as a run finds it: its `partitions` dict and, while they wait, its deferred partitions.
@@ -199,7 +195,6 @@ impl ReplayCache {
             inner: Default::default(),
             topics: Default::default(),
             stored: Default::default(),
-            deferred: Default::default(),
         }
     }
 
@@ -407,7 +402,6 @@ fn topic<'py>(c: &Ctx<'py>, d: &Obj<'py>) -> PyResult<Step> {
     let pending = match c.journal {
         None if c.defer => {
             let pending = Bound::new(c.py, Pending::new(c.stored()?))?;
-            unpoisoned(&c.cache.get().deferred).push((pending.clone().unbind(), partitions.clone().unbind()));
             Some(pending)
         }
         _ => None,
@@ -697,7 +691,7 @@ impl<'py> Ctx<'py> {
             ints,
             interned: std::cell::RefCell::new(interned),
         };
-        let ctx = Ctx {
+        Ok(Ctx {
             py,
             image_parts: std::cell::OnceCell::new(),
             topics_by_id: replayer.getattr(attr(py, TOPICS_BY_ID)?)?.cast_into::<PyDict>()?,
@@ -718,24 +712,7 @@ impl<'py> Ctx<'py> {
             topic_index: std::cell::RefCell::new(topic_index),
             cache: cache.clone(),
             missing: consts.get_item(2)?,
-        };
-        if ctx.journal.is_some() {
-            ctx.make_deferred()?;
-        }
-        Ok(ctx)
-    }
-
-    /// Make every topic's deferred partitions, in the order the topics were made (a run that
-    /// keeps a journal: the partitions are what the image held before the journal began).
-    fn make_deferred(&self) -> PyResult<()> {
-        let deferred = std::mem::take(&mut *unpoisoned(&self.cache.get().deferred));
-        for (pending, partitions) in &deferred {
-            pending.get().make(&self.make, partitions.bind(self.py))?;
-        }
-        if !deferred.is_empty() {
-            self.topic_index.borrow_mut().settle_all();
-        }
-        Ok(())
+        })
     }
 
     /// `ReplayState._keep_slot`: journal `mapping[key]` (or its absence) before it changes.

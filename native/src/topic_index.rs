@@ -91,22 +91,22 @@ impl TopicIndex {
     /// Remember what `by_id[id]`'s partitions were just found to be by a lookup in `by_id`.
     pub fn found(&mut self, by_id: &Bound<'_, PyDict>, id: &[u8], known: &Known<'_>) {
         if let Ok(id) = TopicId::try_from(id) {
-            if self.sync(by_id) {
-                self.partitions.insert(id, Entry::new(known));
+            if self.sync(by_id) && !self.partitions.insert(id, Entry::new(known)) {
+                self.forget(); // no memory to grow: the lookups go to the dict
             }
         }
+    }
+
+    /// Empty, and in step with no dict: the next lookup starts again from the dict.
+    fn forget(&mut self) {
+        self.partitions.clear();
+        self.owner = None;
+        self.version = None;
     }
 
     /// `id`'s deferred partitions are made: its entry says so (prefetching then goes to its dict).
     pub fn settle(&mut self, id: &[u8]) {
         if let Some(e) = <&TopicId>::try_from(id).ok().and_then(|id| self.partitions.get_mut(id)) {
-            e.pending = None;
-        }
-    }
-
-    /// Every topic's deferred partitions are made (`settle` for all).
-    pub fn settle_all(&mut self) {
-        for e in self.partitions.values_mut() {
             e.pending = None;
         }
     }
@@ -127,11 +127,18 @@ impl TopicIndex {
             return Ok(()); // no key of the index: the next lookup finds the dict's version moved
         };
         if in_step {
-            match known {
+            let kept = match known {
                 Some(k) => self.partitions.insert(id, Entry::new(k)),
-                None => drop(self.partitions.remove(&id)),
+                None => {
+                    drop(self.partitions.remove(&id));
+                    true
+                }
+            };
+            if kept {
+                self.version = version(by_id);
+            } else {
+                self.forget(); // no memory to grow: the lookups go to the dict
             }
-            self.version = version(by_id);
         }
         Ok(())
     }
