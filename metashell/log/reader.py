@@ -310,9 +310,7 @@ class PlanReader:
             self.records += len(records)
             LOAD.at(batch.position - step.position, self.records)
             yield _new_tuple(BatchRead, (kind, batch, records, step))
-            # let the batch go before the next is read: it holds its chunk (16 MiB or more), and
-            # the native bulk applies the rest of the file inside the next step of this loop
-            del batch, records
+            del batch, records  # its chunk is not to be held while the native bulk applies the rest
         if cursor is not None and self._take_bulk(cursor):
             last_type = -1  # the last batch was a data batch
         if first:
