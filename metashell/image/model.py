@@ -214,9 +214,9 @@ class Partition(_Slotted):
 class Topic(_Slotted):
     """``TopicImage``: name, 16-byte id and ``partitions`` {partition index: :class:`Partition`}.
 
-    The native engine may leave a topic's partitions as their records (``_pending``, see
-    ``native/src/deferred.rs``) until they are first read: ``partitions`` makes them then, in record
-    order, into the same dict.  Everything outside the replay reads them through ``partitions``."""
+    The native engine may keep a topic's partitions as rows (``_pending``, see
+    ``native/src/deferred.rs``) until they are first read: ``partitions`` makes them then, in order,
+    into the same dict.  Everything outside the replay reads them through ``partitions``."""
 
     __slots__ = ("_partitions", "_pending", "id", "name")
     _fields = ("id", "name", "partitions")

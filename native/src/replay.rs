@@ -790,7 +790,7 @@ impl<'py> Ctx<'py> {
 
     /// Prefetch what the next records will look up, one link of the chain per distance: the index's
     /// entry for record `i + FAR`, the topic's `partitions` dict (or its `Pending`) for `i + AHEAD`,
-    /// the dict's table (or the end of the deferred records) for `i + NEAR`, the partition for
+    /// the dict's table (or the partition's waiting row) for `i + NEAR`, the partition for
     /// `i + 1`. A log's partition changes name topics all over a big cluster, and each one's
     /// lookups were a chain of cache misses the processor waited out one after another. Hints
     /// only: what is read here decides nothing.

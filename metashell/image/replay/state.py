@@ -100,8 +100,8 @@ class ReplayState:
         self.journal: Journal | None = None
         """When set, every change to the image is written down here (``timeline.py``)."""
         self.defer_partitions = True
-        """The native engine may leave the partitions of the topics it makes as their records until
-        they are read (``Topic.partitions``, ``native/src/deferred.rs``); never while journaling."""
+        """The native engine may keep the partitions of the topics it makes as rows until they are
+        read (``Topic.partitions``, ``native/src/deferred.rs``); never while journaling."""
         self._ints: dict[tuple[Any, ...], tuple[Any, ...]] = {}
         self._intern = self._ints.setdefault
         self._topics_by_id = self._image.topics.by_id
