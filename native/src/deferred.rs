@@ -7,7 +7,7 @@
 //! PartitionRecord for that topic (`partitions::plain_topic`: decoded in full and checked, so every
 //! fault is still found while loading) becomes a 48-byte `Row` here: its ints, and its arrays as
 //! ids in the replayer's `Tables` (each distinct array kept once). A plain PartitionChangeRecord
-//! of a waiting partition changes its row as `Maker::change` would change the partition. The
+//! of a waiting partition changes its row as `replay::partition_change` changes a partition. The
 //! partitions are made from the rows, in the dict's order and with `partitions::Maker` (the run's
 //! own), the first time anything needs them:
 //!
@@ -28,12 +28,8 @@ use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
 use crate::generated::RawFields;
-use crate::partitions::{Interned, Maker};
+use crate::partitions::{self, Interned, Maker};
 use crate::rt::{self, Fx, Raw};
-
-/// `MIGRATING_DIR` (`image/model.py`): a replica's directory is not known (checked against the
-/// model's when a `Stored` is made).
-const MIGRATING_DIR: [u8; 16] = [0; 16];
 
 /// A `Maker` held between runs: what a `Pending` makes its partitions with when Python asks.
 pub struct Stored {
@@ -41,6 +37,8 @@ pub struct Stored {
     offsets: [isize; 11],
     empty: Py<PyAny>,
     migrating_dir: Py<PyAny>,
+    /// `migrating_dir`'s bytes, which a row's directories are compared with while it is kept.
+    migrating_bytes: Box<[u8]>,
     no_leader_change: i64,
     migrating: Py<PyDict>,
     ints: Py<PyDict>,
@@ -54,10 +52,8 @@ pub struct Stored {
 impl Stored {
     /// The maker `m` is, kept (with an empty table of its own).
     pub fn keep(m: &Maker<'_>) -> PyResult<Arc<Stored>> {
-        if m.migrating_dir.cast::<pyo3::types::PyBytes>()?.as_bytes() != MIGRATING_DIR {
-            return Err(pyo3::exceptions::PyValueError::new_err("MIGRATING_DIR is not 16 zero bytes"));
-        }
         Ok(Arc::new(Stored {
+            migrating_bytes: m.migrating_bytes()?.into(),
             partition_cls: m.partition_cls.clone().unbind(),
             offsets: m.offsets,
             empty: m.empty.clone().unbind(),
@@ -237,10 +233,8 @@ impl Pending {
             return false;
         };
         let mut tables = crate::replay::unpoisoned(&self.stored.tables);
-        let dirs = match f[10] {
-            Raw::Array(_, d) if !d.is_empty() && !d.chunks(16).all(|d| d == MIGRATING_DIR) => tables.id(&f[10]),
-            _ => Some(MIGRATING),
-        };
+        let dirs =
+            if partitions::migrating_default(&f[10], &self.stored.migrating_bytes) { Some(MIGRATING) } else { tables.id(&f[10]) };
         let same_isr = matches!(f[3], Raw::Array(Fx::I32, d) if d == rep);
         let arrays = (|| {
             let replicas = tables.id(&f[2])?;
@@ -262,7 +256,7 @@ impl Pending {
     }
 
     /// Apply a plain PartitionChangeRecord's fields (`partitions::plain_change`) to its waiting
-    /// row, as `Maker::change` would to the partition; false once the partitions are made, or if
+    /// row, as `replay::partition_change` does to a partition; false once the partitions are made, or if
     /// no row is partition `pid` (the change then goes to the rules that report it).
     pub fn defer_change(&self, f: &RawFields<'_>, no_leader_change: i64) -> bool {
         let mut rows = crate::replay::unpoisoned(&self.rows);
@@ -321,13 +315,9 @@ impl Pending {
         let mut tables = crate::replay::unpoisoned(&self.stored.tables);
         for r in &rows {
             let n = tables.len(r.arrays[0]);
-            let mut t = [None, None, None, None, None, None, None];
-            for (slot, &id) in t.iter_mut().zip(r.arrays.iter()) {
-                *slot = Some(tables.tuple(maker, id, n)?);
-            }
-            let [Some(rep), Some(dirs), Some(isr), Some(rem), Some(add), Some(elr), Some(lke)] = t else {
-                unreachable!("every array was made above");
-            };
+            let mut tuple = |i: usize| tables.tuple(maker, r.arrays[i], n);
+            let (rep, dirs, isr, rem) = (tuple(0)?, tuple(1)?, tuple(2)?, tuple(3)?);
+            let (add, elr, lke) = (tuple(4)?, tuple(5)?, tuple(6)?);
             let (leader, le) = (rt::int(py, r.leader.into())?, rt::int(py, r.leader_epoch.into())?);
             let (lrs, pe) = (rt::int(py, r.recovery.into())?, rt::int(py, r.partition_epoch.into())?);
             // KEPT order: adding, directories, elr, isr, last_known_elr, leader, leader_epoch,

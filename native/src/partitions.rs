@@ -71,6 +71,16 @@ pub fn plain_change<'a>(f: &RawFields<'a>) -> Option<&'a [u8]> {
     plain.then_some(tid)
 }
 
+/// `defaultToMigrating`: a plain PartitionRecord's directories (`f[10]`: uuids or null) are the
+/// shared MIGRATING ones when none is listed or every one is `migrating` (the model's
+/// `MIGRATING_DIR`). The rule of both the run (`Maker::partition`) and a waiting row (`deferred.rs`).
+pub fn migrating_default(dirs: &Raw<'_>, migrating: &[u8]) -> bool {
+    match *dirs {
+        Raw::Array(_, d) => d.chunks(16).all(|d| d == migrating),
+        _ => true,
+    }
+}
+
 /// What making a partition needs from the model and the replayer.
 pub struct Maker<'py> {
     pub py: Python<'py>,
@@ -96,15 +106,13 @@ impl<'py> Maker<'py> {
         else {
             return Err(not_plain());
         };
-        let dirs = match f[10] {
-            Raw::Array(Fx::Uuid, d) => d,
-            _ => &[],
-        };
-        let (n_dirs, n_rep) = (dirs.len() / 16, rep_bytes.len() / 4);
         let py = self.py;
         let replicas = self.intern_raw(&f[2])?;
-        let directories =
-            if n_dirs == 0 || self.all_migrating(dirs)? { self.migrating_dirs(n_rep)? } else { self.intern_raw(&f[10])? };
+        let directories = if migrating_default(&f[10], self.migrating_bytes()?) {
+            self.migrating_dirs(rep_bytes.len() / 4)?
+        } else {
+            self.intern_raw(&f[10])?
+        };
         let same_isr = matches!(f[3], Raw::Array(Fx::I32, d) if d == rep_bytes);
         let isr = if same_isr { replicas.clone() } else { self.intern_raw(&f[3])? };
         let (rem, add) = (self.intern_raw(&f[4])?, self.intern_raw(&f[5])?);
@@ -186,9 +194,8 @@ impl<'py> Maker<'py> {
         Ok(t)
     }
 
-    /// `dirs.count(MIGRATING_DIR) == len(dirs)` for uuids read raw (16 bytes each).
-    fn all_migrating(&self, dirs: &[u8]) -> PyResult<bool> {
-        let want = self.migrating_dir.cast::<PyBytes>()?.as_bytes();
-        Ok(dirs.chunks(16).all(|d| d == want))
+    /// The model's `MIGRATING_DIR`, as bytes.
+    pub fn migrating_bytes(&self) -> PyResult<&[u8]> {
+        Ok(self.migrating_dir.cast::<PyBytes>()?.as_bytes())
     }
 }

@@ -361,8 +361,8 @@ enum Step {
     Python,
 }
 
-/// `_partition_tuple` on a PartitionRecord read raw (`value`), its fields in the order of
-/// PARTITION_FIELDS. Without a journal, a topic the run created keeps the record for later
+/// `_partition_tuple` on a PartitionRecord read raw, its fields in the order of PARTITION_FIELDS.
+/// Without a journal, a topic the run created keeps the partition as a row for later
 /// (`deferred.rs`).
 fn partition<'py>(c: &Ctx<'py>, f: &RawFields<'_>) -> PyResult<Step> {
     let Some(topic_id) = partitions::plain_topic(f) else {
@@ -400,10 +400,7 @@ fn topic<'py>(c: &Ctx<'py>, d: &Obj<'py>) -> PyResult<Step> {
     let partitions = rt::new_dict(c.py)?.cast_into::<PyDict>()?;
     // its partitions wait until read, unless each change is journalled (`deferred.rs`)
     let pending = match c.journal {
-        None if c.defer => {
-            let pending = Bound::new(c.py, Pending::new(c.stored()?))?;
-            Some(pending)
-        }
+        None if c.defer => Some(Bound::new(c.py, Pending::new(c.stored()?))?),
         _ => None,
     };
     let none = c.py.None().into_bound(c.py);
@@ -520,9 +517,8 @@ fn field<'py>(d: &Bound<'py, PyDict>, key: usize) -> PyResult<Option<Obj<'py>>> 
     d.get_item(name)
 }
 
-/// `_partition_change_tuple` (and `_merge_change`) on the decoded PARTITION_CHANGE_FIELDS tuple
-/// (`value` read raw). Without a journal, a change of a partition whose topic's partitions are
-/// deferred is deferred too (`deferred.rs`).
+/// `_partition_change_tuple` (and `_merge_change`) on the decoded PARTITION_CHANGE_FIELDS tuple.
+/// Without a journal, a change of a partition waiting as a row changes the row (`deferred.rs`).
 fn partition_change<'py>(c: &Ctx<'py>, f: &RawFields<'_>) -> PyResult<Step> {
     if let Some(tid) = partitions::plain_change(f).filter(|_| c.journal.is_none()) {
         let Some(known) = c.topic_of(tid)? else {
@@ -673,6 +669,7 @@ impl<'py> Ctx<'py> {
         let partition_cls = consts.get_item(0)?;
         let slots = partition_slots(&consts.get_item(5)?)?;
         let offsets = slot_offsets(&partition_cls, &slots)?;
+        let topic_cls = consts.get_item(6)?;
         let ignored = consts.get_item(7)?.cast_into::<PyBytes>()?;
         if ignored.as_bytes().len() != 256 {
             return Err(pyo3::exceptions::PyValueError::new_err("the ignored-types mask must have 256 bytes"));
@@ -702,11 +699,8 @@ impl<'py> Ctx<'py> {
             last_topic: std::cell::RefCell::new(None),
             scattered: std::cell::Cell::new(false),
             replayer: replayer.clone(),
-            topic_offsets: {
-                let cls = consts.get_item(6)?;
-                slot_offsets(&cls, &topic_slots(&cls)?)?
-            },
-            topic_cls: consts.get_item(6)?,
+            topic_offsets: slot_offsets(&topic_cls, &topic_slots(&topic_cls)?)?,
+            topic_cls,
             ignored,
             config_types: consts.get_item(8)?.cast_into::<PyDict>()?,
             topic_index: std::cell::RefCell::new(topic_index),
@@ -822,18 +816,22 @@ impl<'py> Ctx<'py> {
                 None => prefetch_line(d.cast()),
             }
         }
-        if let Some(((_, Some(p)), pid)) = topic_of(i + NEAR) {
-            // SAFETY: the index holds a strong reference to `p`, a `Pending`.
-            let pending = unsafe { Bound::from_borrowed_ptr(self.py, p) };
-            if let Ok(pending) = pending.cast::<Pending>() {
-                pending.get().prefetch(pid);
+        match topic_of(i + NEAR) {
+            Some(((_, Some(p)), pid)) => {
+                // SAFETY: the index holds a strong reference to `p`, a `Pending`.
+                let pending = unsafe { Bound::from_borrowed_ptr(self.py, p) };
+                if let Ok(pending) = pending.cast::<Pending>() {
+                    pending.get().prefetch(pid);
+                }
             }
-        } else if let Some(((d, None), _)) = topic_of(i + NEAR) {
-            // SAFETY: the index holds a strong reference to `d`, a dict: its object is read (the
-            // pointer to its keys), never written, under the GIL.
-            let keys = unsafe { (*d.cast::<pyo3::ffi::PyDictObject>()).ma_keys };
-            prefetch_line(keys.cast());
-            prefetch_line(keys.cast::<u8>().wrapping_add(64));
+            Some(((d, None), _)) => {
+                // SAFETY: the index holds a strong reference to `d`, a dict: its object is read
+                // (the pointer to its keys), never written, under the GIL.
+                let keys = unsafe { (*d.cast::<pyo3::ffi::PyDictObject>()).ma_keys };
+                prefetch_line(keys.cast());
+                prefetch_line(keys.cast::<u8>().wrapping_add(64));
+            }
+            None => {}
         }
         if let Some(((d, None), pid)) = topic_of(i + 1) {
             // the partition itself, looked up now that the dict's table is near; an int key
