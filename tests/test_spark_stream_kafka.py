@@ -25,11 +25,16 @@ def _stream(spark: Any, cluster: Any) -> Any:
     )
 
 
-def _collecting(spark: Any, cluster: Any, checkpoint: Path, into: list[dict[str, Any]]) -> Any:
-    def keep(df: Any, _batch_id: int) -> None:
-        into.extend(
-            r.asDict() for r in df.select("offset", "record_type", "topic_name", "in_snapshot").collect()
-        )
+def _collecting(
+    spark: Any, cluster: Any, checkpoint: Path, into: list[dict[str, Any]], batches: list[int] | None = None
+) -> Any:
+    """A checkpointed query whose micro-batches' rows go to ``into`` (and their ids to ``batches``)."""
+
+    def keep(df: Any, batch_id: int) -> None:
+        rows = [r.asDict() for r in df.select("offset", "record_type", "topic_name", "in_snapshot").collect()]
+        if batches is not None:
+            batches.append(batch_id)  # before the rows: whoever sees a row sees its batch
+        into.extend(rows)
 
     return (
         _stream(spark, cluster)
@@ -100,9 +105,19 @@ def test_topics_stream_into_a_memory_sink_and_a_restart_neither_repeats_nor_lose
 
     checkpoint = tmp_path / "checkpoint"
     first: list[dict[str, Any]] = []
-    query = _collecting(spark, cluster, checkpoint, first)
+    batches: list[int] = []
+    query = _collecting(spark, cluster, checkpoint, first, batches)
     try:
         _until("the first run catching up", lambda: "while-running" in topics(first))
+        # The rows reach ``first`` inside foreachBatch, before Spark commits the batch to the
+        # checkpoint: stopping then would have the restart run that batch again. A batch's
+        # progress is reported after its commit. (Not processAllAvailable: the quorum writes a
+        # NoOpRecord every 500 ms, so the source never runs dry and it never returns.)
+        kept = batches[-1]
+        _until(
+            "the first run's batches committed",
+            lambda: (query.lastProgress or {}).get("batchId", -1) >= kept,
+        )
     finally:
         query.stop()
     create("while-stopped")
