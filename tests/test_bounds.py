@@ -61,7 +61,7 @@ def run_limited(headroom_mb: int, *argv: str) -> subprocess.CompletedProcess[str
 
 def test_the_batch_index_stays_within_its_bound(tmp_path: Path) -> None:
     """docs/safety.md: 45 bytes per batch read.  400,000 one-record batches load under a limit of
-    40 MiB (reading in 16 MiB chunks) plus 64 bytes a batch (growth and resizing included); a named
+    40 MiB (reading in 4 MiB chunks) plus 64 bytes a batch (growth and resizing included); a named
     tuple per batch (~370 bytes) needed 148 MB more and failed here."""
     n = 400_000
     one = build_batch(0, 1, [encode_metadata_record("NoOpRecord", 0, {})], 1_700_000_000_000)

@@ -598,7 +598,7 @@ def test_the_native_batch_loop_takes_the_plain_log_batches(monkeypatch: pytest.M
 def test_no_batch_read_before_is_held_while_the_bulk_applies_a_file(monkeypatch: pytest.MonkeyPatch) -> None:
     """A snapshot's header batch (a control batch, read by Python) holds the chunk it was read
     from; the loader and the reader let it go before the native bulk applies the rest of the file,
-    or a big snapshot's first 16 MiB stay in memory (and a fresh buffer is faulted in) for the
+    or a big snapshot's first chunk stays in memory (and a fresh buffer is faulted in) for the
     whole load."""
     from metashell.image import native_batches
     from metashell.image.loader import load_file

@@ -1,8 +1,12 @@
 """Reading the batches of one file (segment, snapshot, bootstrap.checkpoint) in bounded memory.
 
-A file is read in chunks (16 MiB by default) rather than all at once or through mmap: memory stays
+A file is read in chunks (4 MiB by default) rather than all at once or through mmap: memory stays
 bounded for multi-GB segments and snapshots, and a file that Kafka truncates or deletes while we
-read it cannot crash the process (an mmap would SIGBUS).  Files are opened read-only and never
+read it cannot crash the process (an mmap would SIGBUS).  The chunk is small because its memory is
+rarely reused as it is (the load's own allocations take it once freed), so each chunk read is
+mostly fresh pages, faulted in one by one: 16 MiB chunks had a 1M-partition snapshot's load fault
+in 35 MB more (9,000 page faults, about 35 ms of kernel time) than 4 MiB.  A batch longer than a chunk
+is read whole all the same.  Files are opened read-only and never
 locked; nothing is written.
 """
 
@@ -25,7 +29,7 @@ if TYPE_CHECKING:
 
 __all__ = ["DEFAULT_CHUNK", "iter_file_batches", "open_regular", "read_batch_at"]
 
-DEFAULT_CHUNK = 16 * 1024 * 1024
+DEFAULT_CHUNK = 4 * 1024 * 1024
 #: How much zero-filled data past a batchLength of 0 is read to confirm a pre-allocated tail (holes
 #: in a sparse file are skipped with SEEK_DATA and cost nothing).  Past it the rest is taken as zeros:
 #: a 20 GB zero-filled segment must not take a minute to open.
@@ -135,7 +139,7 @@ def iter_file_batches(
             if scan.stop != "more":
                 return
             # The unread end of this chunk is read again with the next one rather than joined to
-            # it: ``keep + more`` made and page-faulted a second 16 MiB object per chunk (0.1 s of
+            # it: ``keep + more`` made and page-faulted a second chunk-sized object per chunk (0.1 s of
             # a 138 MB snapshot's load); the re-read comes from the page cache.
             kept = len(buf) - scan.stop_pos
             want = kept + max(chunk_size, scan.need - kept, HEADER_SIZE_UP_TO_MAGIC + 1)
