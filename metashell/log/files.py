@@ -142,7 +142,10 @@ def iter_file_batches(
             # it: ``keep + more`` made and page-faulted a second chunk-sized object per chunk (0.1 s of
             # a 138 MB snapshot's load); the re-read comes from the page cache.
             kept = len(buf) - scan.stop_pos
-            want = kept + max(chunk_size, scan.need - kept, HEADER_SIZE_UP_TO_MAGIC + 1)
+            # At least the batch the scan stopped in, and the next one's length with it: reading a
+            # batch longer than a chunk (a snapshot's run to 8 MiB) to its last byte left the next
+            # read a chunk that could not hold the next one, read again at once.
+            want = max(kept + chunk_size, scan.need + HEADER_SIZE_UP_TO_MAGIC + 1)
             base += scan.stop_pos
             # Never ask for more than the file holds: a batch header may claim 2 GiB, and read(n)
             # allocates n bytes before it knows how many it gets.
