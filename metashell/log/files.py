@@ -2,12 +2,11 @@
 
 A file is read in chunks (4 MiB by default) rather than all at once or through mmap: memory stays
 bounded for multi-GB segments and snapshots, and a file that Kafka truncates or deletes while we
-read it cannot crash the process (an mmap would SIGBUS).  The chunk is small because its memory is
-rarely reused as it is (the load's own allocations take it once freed), so each chunk read is
-mostly fresh pages, faulted in one by one: 16 MiB chunks had a 1M-partition snapshot's load fault
-in 35 MB more (9,000 page faults, about 35 ms of kernel time) than 4 MiB.  A batch longer than a chunk
-is read whole all the same.  Files are opened read-only and never
-locked; nothing is written.
+read it cannot crash the process (an mmap would SIGBUS).  The chunk is small because a freed
+chunk's memory is mostly taken by the load's own allocations before the next read, which then
+faults in fresh pages one by one: 16 MiB chunks had a 1M-partition snapshot's load fault in 35 MB
+more (9,000 page faults, about 35 ms of kernel time) than 4 MiB.  A batch longer than a chunk is
+read whole all the same.  Files are opened read-only and never locked; nothing is written.
 """
 
 from __future__ import annotations
@@ -139,8 +138,8 @@ def iter_file_batches(
             if scan.stop != "more":
                 return
             # The unread end of this chunk is read again with the next one rather than joined to
-            # it: ``keep + more`` made and page-faulted a second chunk-sized object per chunk (0.1 s of
-            # a 138 MB snapshot's load); the re-read comes from the page cache.
+            # it: ``keep + more`` made and page-faulted a second chunk-sized object per chunk (0.1 s
+            # of a 138 MB snapshot's load); the re-read comes from the page cache.
             kept = len(buf) - scan.stop_pos
             # At least the batch the scan stopped in, and the next one's length with it: reading a
             # batch longer than a chunk (a snapshot's run to 8 MiB) to its last byte left the next
@@ -151,7 +150,7 @@ def iter_file_batches(
             # allocates n bytes before it knows how many it gets.
             left = max(os.fstat(fd).st_size - base, 0)
             f.seek(base)
-            buf = b""  # freed first (unless a batch yielded holds it): the next chunk reuses its memory
+            buf = b""  # freed first (unless a batch yielded holds it): the next chunk may reuse it
             buf = f.read(min(want, left + 1))
             eof = len(buf) < want
             pos = 0
