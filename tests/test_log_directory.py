@@ -423,6 +423,35 @@ def test_until_offset_picks_older_snapshot_and_seek(tmp_path: Path) -> None:
     assert got2 == got and reader2.batches < 10
     entry = next(e for e in full.index if e.base_offset == 30)
     assert read_batch_at(entry.source, entry.position).base_offset == 30
+    # the index's columns give the same entry points as its rows, for every offset
+    from metashell.log.batch_index import BatchIndex
+    from metashell.log.plans import full_plan, log_plan
+
+    oldest = PlanReader(full_plan(d))
+    list(oldest)
+    assert isinstance(oldest.index, BatchIndex) and {e.source for e in oldest.index if e.kind == "log"} == {
+        s.source for s in d.plan().steps if s.kind == "log"
+    } | {str(d.segments[0].path)}
+    for start in range(42):
+        assert log_plan(d, start, oldest.index).steps == log_plan(d, start, list(oldest.index)).steps, start
+
+
+def test_offset_spans_are_read_again_when_a_segment_changes(tmp_path: Path) -> None:
+    """``at N`` checks N against the offsets the segments cover, kept per file while its size, mtime
+    and inode stay the same: a segment cut short (or appended to) is read again."""
+    from metashell.log.headers import offset_spans
+
+    seg0 = log_bytes(*[(i, i + 3) for i in range(0, 30, 3)])
+    root = make_dir(tmp_path, segments={0: seg0, 40: log_bytes((40, 45))}, snapshots={})
+    paths = [s.path for s in open_metadata_dir(root).segments]
+    assert offset_spans(paths) == [(0, 29), (40, 44)]
+    assert offset_spans(paths) == [(0, 29), (40, 44)]  # kept
+    one = log_bytes((27, 30))
+    with open(paths[0], "r+b") as f:
+        f.truncate(len(seg0) - len(one))  # the last batch (27-29) cut off
+    assert offset_spans(paths) == [(0, 26), (40, 44)]
+    paths[1].unlink()
+    assert offset_spans(paths) == [(0, 26)]
 
 
 # ------------------------------------------------------------------------------------------ damage

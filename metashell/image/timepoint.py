@@ -15,7 +15,7 @@ from typing import NamedTuple
 
 from metashell.errors import MetashellError
 from metashell.log.directory import MetadataLogDir
-from metashell.log.headers import BatchHeader, batch_headers
+from metashell.log.headers import BatchHeader, batch_headers, offset_spans
 from metashell.log.reader import BatchIndexEntry
 from metashell.numbers import is_int, is_natural
 from metashell.times import duration_ms, iso_utc
@@ -104,22 +104,16 @@ def _offset_at(times: list[tuple[int, int]], ms: int, asked: str) -> int:
     return best
 
 
-def rebuildable(d: MetadataLogDir, headers: list[BatchHeader] | None = None) -> list[tuple[int, int]]:
+def rebuildable(d: MetadataLogDir, spans: list[tuple[int, int]] | None = None) -> list[tuple[int, int]]:
     """The offsets whose image ``d`` can rebuild, as inclusive ranges in order.
 
     A point is rebuildable from the start of the log (a log that starts at 0) or from a snapshot
     (its end offset - 1), then on through log batches without a gap.  Two snapshots with their
     segments deleted in between leave the offsets between them out: loading there would silently
-    give the older snapshot's image.  ``headers``: :func:`~metashell.log.headers.batch_headers` of its segments, when
-    they were read already."""
-    if headers is None:
-        headers = batch_headers(s.path for s in d.segments)
-    spans: list[list[int]] = []
-    for base, last, *_rest in sorted(headers):
-        if spans and base <= spans[-1][1] + 1:
-            spans[-1][1] = max(spans[-1][1], last)
-        else:
-            spans.append([base, last])
+    give the older snapshot's image.  ``spans``: :func:`~metashell.log.headers.offset_spans` of its
+    segments, when they were read already."""
+    if spans is None:
+        spans = offset_spans(s.path for s in d.segments)
     ranges = [(0, spans[0][1])] if spans and spans[0][0] == 0 else []
     for snap in d.snapshots:
         if snap.is_bootstrap:
@@ -149,15 +143,15 @@ def resolve_in_dir(
     kind, value = parse_point(text)
     if kind == "offset" and any(not s.is_bootstrap and s.end_offset - 1 == value for s in d.snapshots):
         return ResolvedPoint(value)  # a snapshot's own point is rebuildable from it: no log to read
-    headers = batch_headers(s.path for s in d.segments)  # read once: for a time, and for the ranges
-    if kind == "ago":
-        kind, value = "time", _log_end_time(headers, text) - value
-    if kind == "time":
+    if kind != "offset":  # a time: every header's, read now (a node may have appended)
+        headers = batch_headers(s.path for s in d.segments)
+        if kind == "ago":
+            kind, value = "time", _log_end_time(headers, text) - value
         known = [(e.last_offset, e.max_timestamp) for e in index or () if e.kind == "log"]
         if not any(ts <= value for _last, ts in known):
             known = [(h.last_offset, h.max_timestamp) for h in headers]
         value = _offset_at(known, value, text)
-    ranges = rebuildable(d, headers)
+    ranges = rebuildable(d)
     if not ranges:
         if d.segments:
             raise PointError(

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from metashell.errors import MetashellError
+from metashell.log.batch_index import BatchIndex
 from metashell.log.files import iter_file_batches
 from metashell.log.problems import LogWarning, unheard
 
@@ -149,11 +150,14 @@ class ReadPlan:
         """
         best: dict[str, int] = {}
         covered: set[str] = set()
-        for e in index or ():
-            if e.kind == "log":
-                covered.add(e.source)
-                if e.base_offset <= self.start_offset and e.position >= best.get(e.source, -1):
-                    best[e.source] = e.position
+        if isinstance(index, BatchIndex):
+            covered, best = index.log_starts(self.start_offset)
+        else:
+            for e in index or ():
+                if e.kind == "log":
+                    covered.add(e.source)
+                    if e.base_offset <= self.start_offset and e.position >= best.get(e.source, -1):
+                        best[e.source] = e.position
         steps = []
         for s in self.steps:
             if s.kind == "log" and s.position == 0:
