@@ -206,6 +206,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         _err(f"{prog_name()}: error: {_one_line(e)} (see {prog_name()} --help)")
         return EXIT_USAGE
     except MetashellError as e:
+        _release(e)
         _err(f"error: {_one_line(e)}")
         return EXIT_ERROR
     except KeyboardInterrupt:
@@ -221,8 +222,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         where = f"{e.filename}: " if getattr(e, "filename", None) else ""
         _err(f"error: {where}{e.strerror or e}")
         return EXIT_ERROR
-    except MemoryError:
+    except MemoryError as e:
         # the loader names the file and batch (LoadMemoryError); this is anywhere else
+        _release(e)
         _err("error: out of memory")
         return EXIT_ERROR
     except SystemExit:
@@ -244,15 +246,35 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_ERROR
 
 
+def _release(e: BaseException) -> None:
+    """Let go of what the failed work held before saying why it failed. An exception's traceback
+    (and its cause's and context's) keeps every frame it passed through alive, the loader's half-made
+    image among them: at the edge of memory, formatting the one-line error then failed too, and a
+    traceback reached the terminal."""
+    seen: set[int] = set()
+    chain: BaseException | None = e
+    while chain is not None and id(chain) not in seen:
+        seen.add(id(chain))
+        chain.__traceback__ = None
+        chain = chain.__cause__ or chain.__context__
+    import gc
+
+    gc.collect()
+
+
 def _err(line: str) -> None:
     try:
         sys.stdout.flush()
     except (BrokenPipeError, OSError, ValueError):
         _silence_stdout()
     try:
-        sys.stderr.write(visible(line) + "\n")
+        try:
+            text = visible(line) + "\n"
+        except MemoryError:  # even now: a line of our own, with nothing from the input in it
+            text = "error: out of memory\n"
+        sys.stderr.write(text)
         sys.stderr.flush()
-    except (OSError, ValueError):
+    except (OSError, ValueError, MemoryError):
         pass
 
 
