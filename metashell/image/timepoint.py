@@ -15,7 +15,7 @@ from typing import NamedTuple
 
 from metashell.errors import MetashellError
 from metashell.log.directory import MetadataLogDir
-from metashell.log.headers import BatchHeader, batch_headers, offset_spans
+from metashell.log.headers import BatchHeader, batch_headers, merged_ranges, offset_spans
 from metashell.log.reader import BatchIndexEntry
 from metashell.numbers import is_int, is_natural
 from metashell.times import duration_ms, iso_utc
@@ -121,13 +121,7 @@ def rebuildable(d: MetadataLogDir, spans: list[tuple[int, int]] | None = None) -
         point = snap.end_offset - 1
         reach = next((b for a, b in spans if a <= point + 1 <= b + 1), point)
         ranges.append((point, max(point, reach)))
-    merged: list[tuple[int, int]] = []
-    for lo, hi in sorted(ranges):
-        if merged and lo <= merged[-1][1] + 1:
-            merged[-1] = (merged[-1][0], max(merged[-1][1], hi))
-        else:
-            merged.append((lo, hi))
-    return merged
+    return merged_ranges(ranges)
 
 
 def _ranges_text(ranges: list[tuple[int, int]]) -> str:

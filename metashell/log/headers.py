@@ -17,7 +17,7 @@ from metashell.errors import MetashellError
 from .files import iter_file_batches
 from .problems import unheard
 
-__all__ = ["BatchHeader", "batch_headers", "offset_spans"]
+__all__ = ["BatchHeader", "batch_headers", "merged_ranges", "offset_spans"]
 
 
 class BatchHeader(NamedTuple):
@@ -79,15 +79,15 @@ def offset_spans(paths: Iterable[str | os.PathLike[str]]) -> list[tuple[int, int
         key = (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
         kept = _SPANS.get(name)
         if kept is None or kept[0] != key:
-            found = _merged((h.base_offset, h.last_offset) for h in batch_headers([name]))
+            found = merged_ranges((h.base_offset, h.last_offset) for h in batch_headers([name]))
             if len(_SPANS) >= _SPANS_KEPT:
                 _SPANS.clear()
             kept = _SPANS[name] = (key, found)
         spans.extend(kept[1])
-    return _merged(spans)
+    return merged_ranges(spans)
 
 
-def _merged(ranges: Iterable[tuple[int, int]]) -> list[tuple[int, int]]:
+def merged_ranges(ranges: Iterable[tuple[int, int]]) -> list[tuple[int, int]]:
     """Inclusive ranges joined where they overlap or touch, in order."""
     out: list[list[int]] = []
     for base, last in sorted(ranges):
