@@ -5,10 +5,10 @@
     python bench/time_travel.py --scale 0.1    # quick run
 
 The directory is the one ``bench/load.py`` generates (``bench/metagen.py``, cached under bench/out/).
-Two child processes load it the way the CLI does, with and without the journal that makes moving
-through time cheap (``image/timeline.py``), so its cost in load time and peak RSS is measured on its
-own.  In the first, after the load, each command runs through the shell's command engine (output
-into a counting sink):
+Child processes load it the way the CLI does, without and with the journal that makes moving
+through time cheap (``image/timeline.py``), in turn (``--repeat``, 5 of each), so its cost in load
+time and peak RSS is measured on its own: the ratio of the medians.  In one more, after a load with
+the journal, each command runs through the shell's command engine (output into a counting sink):
 
 * ``history`` of one partition and of one topic (every record that changed it, old -> new);
 * ``log --type PartitionChangeRecord`` over the last 2,000 offsets of the tail, and ``log`` of 2,000
@@ -24,6 +24,7 @@ import argparse
 import datetime as _dt
 import io
 import json
+import statistics
 import subprocess
 import sys
 import time
@@ -64,7 +65,7 @@ def _child(root: str, timeline: bool, commands: bool) -> dict:
     end_load = source.travel.end()
     timeline_obj = end_load.timeline
     assert timeline_obj is not None
-    out["journal_entries"] = len(timeline_obj.entries)
+    out["journal_entries"] = timeline_obj.changes()
     out["journal_mb_estimate"] = round(timeline_obj.memory_bytes() / 2**20)
     image = source.image
     # the partition the tail changed most often (a history worth reading), and its topic
@@ -72,11 +73,21 @@ def _child(root: str, timeline: bool, commands: bool) -> dict:
 
     from metashell.image.model import Partition
 
-    counts = Counter(id(e[0]) for e in timeline_obj.entries if type(e[0]) is Partition)
+    # what each change is of: a partition, or (a native run's change of a waiting row) a topic's
+    # rows and a partition id; found without making any topic's partitions
+    counts: Counter[tuple[int, int | None]] = Counter()
+    for e in timeline_obj.entries:
+        if type(e) is not tuple:
+            counts.update((id(o), pid) for o, pid in e.targets())
+        elif type(e[0]) is Partition:
+            counts[(id(e[0]), None)] += 1
     busiest = counts.most_common(1)[0][0]
-    topic, pid = next(
-        (t.name, i) for t in image.topics.by_id.values() for i, p in t.partitions.items() if id(p) == busiest
-    )
+    key, pid = busiest
+    topics = list(image.topics.by_id.values())
+    if pid is None:
+        topic, pid = next((t.name, i) for t in topics for i, p in t._partitions.items() if id(p) == key)
+    else:
+        topic = next(t.name for t in topics if id(t._pending) == key)
     out["history_changes"] = counts[busiest]
     start, end = timeline_obj.start, image.provenance.offset
     shell = Shell(source.root, io.StringIO(), io.StringIO(), Settings())
@@ -128,17 +139,35 @@ def _spawn(root: str, timeline: bool, commands: bool) -> dict:
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     metagen.add_size_arguments(ap)
+    ap.add_argument(
+        "--repeat",
+        type=int,
+        default=5,
+        help="loads without and with the journal, taken in turn (default 5 of each): their medians are compared",
+    )
     args = ap.parse_args()
     params = metagen.params_from(args)
     data = metagen.ensure(params, args.out)
     root = str(data.root)
-    without = _spawn(root, False, False)
+    # in turn, so that a machine busy for a while slows both alike; one load of each is not a
+    # measurement here (two loads of the same kind differed by 30% on this VM)
+    loads: dict[bool, list[dict]] = {False: [], True: []}
+    for _ in range(max(1, args.repeat)):
+        for timeline in (False, True):
+            loads[timeline].append(_spawn(root, timeline, False))
     with_tl = _spawn(root, True, True)
     print("\n" + metagen.machine_line(root))
-    print(f"load without journal: {without['load_s']} s, peak RSS {without['rss_mb']} MB")
+    median = {k: statistics.median(r["load_s"] for r in v) for k, v in loads.items()}
+    for timeline, label in ((False, "without journal"), (True, "with journal   ")):
+        runs = loads[timeline]
+        print(
+            f"load {label}: {median[timeline]:.2f} s median of {len(runs)} "
+            f"({min(r['load_s'] for r in runs):.2f}-{max(r['load_s'] for r in runs):.2f}), "
+            f"peak RSS {max(r['rss_mb'] for r in runs)} MB"
+        )
     print(
-        f"load with journal:    {with_tl['load_s']} s, peak RSS {with_tl['rss_mb']} MB "
-        f"({with_tl['journal_entries']:,} entries, ~{with_tl['journal_mb_estimate']} MB estimated)"
+        f"journal cost: {median[True] / median[False]:.2f}x the load without it "
+        f"({with_tl['journal_entries']:,} changes, ~{with_tl['journal_mb_estimate']} MB estimated)"
     )
     print(f"\n{'command':<62} {'s':>7} {'lines':>8}")
     print("-" * 79)
@@ -146,7 +175,8 @@ def main() -> int:
         print(f"{r['command']:<62} {r['s']:>7.3f} {r.get('lines', ''):>8}")
         if "each" in r:
             print(f"    each move: {', '.join(f'{x:.3f}' for x in r['each'])}")
-    metagen.save_results(args.out, "time-travel", {"without": without, "with": with_tl})
+    results = {"without": loads[False], "with": loads[True], "ratio": round(median[True] / median[False], 3)}
+    metagen.save_results(args.out, "time-travel", {**results, "commands": with_tl})
     return 0
 
 

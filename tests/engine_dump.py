@@ -29,6 +29,15 @@ def _digest(value: Any) -> str:
     return hashlib.sha256(json.dumps(value).encode()).hexdigest()
 
 
+def _changes_at(timeline: Any) -> list[int]:
+    """Each mark's place in the journal counted in changes, which both engines agree on (a native
+    ``ChangeRun`` holds many changes in one entry: ``native/src/journal.rs``)."""
+    counts = [0]
+    for e in timeline.entries:
+        counts.append(counts[-1] + (1 if type(e) is tuple else len(e)))
+    return [counts[n] for n in timeline._length]
+
+
 def dump(directory: Path) -> dict[str, Any]:
     result = load_directory(directory, timeline=True)
     offsets = [e.last_offset for e in result.index] if result.index else []
@@ -57,7 +66,9 @@ def dump(directory: Path) -> dict[str, Any]:
                 journal[str(o)] = _tree(result, "/image")
         timeline.move_to(None)
     marks = (
-        None if timeline is None else [list(t) for t in (timeline._last, timeline._length, timeline._prov)]
+        None
+        if timeline is None
+        else [list(t) for t in (timeline._last, _changes_at(timeline), timeline._prov)]
     )
     if timeline is not None:
         marks.append(list(timeline._txn_open))

@@ -1,6 +1,7 @@
 """A topic's partitions left as their records by the native engine until they are read
 (``native/src/deferred.rs``, ``Topic.partitions``): made then, they are what Python's rules make,
-in the same order, with the same faults, whatever came between; never while a journal is kept.
+in the same order, with the same faults, whatever came between; with a journal, their changes are
+journalled as rows (``native/src/journal.rs``).
 The whole-pipeline differentials (``test_native_differential.py``) read every partition too."""
 
 from __future__ import annotations
@@ -106,37 +107,88 @@ def test_what_rows_cannot_hold_is_made_at_once_as_python_makes_it(tmp_path: Path
     assert _faults(got, want)
 
 
-def test_partitions_are_made_before_a_journal_begins(_native: Any) -> None:
-    """Deferred without a journal, then a journal set (as the loader sets one at the log): the run
-    makes the topic's waiting partitions first, unjournalled (the image held them before), and
-    journals the change alone; another topic's wait on."""
+def _journalled(native: Any, values: list[bytes], changes: list[bytes]) -> tuple[Any, Any]:
+    """A native replayer given ``values`` unjournalled (its topics' partitions wait as rows), then
+    ``changes`` with a journal; and a Python replayer given both."""
     from metashell.image.replay import Replayer
     from metashell.image.replay.native import _CONSTANTS
 
-    values = [topic(0), partition(0, 0), partition(0, 1), topic(1), partition(1, 0)]
+    fast, slow = Replayer(), Replayer()
+    cache = native.ReplayCache()
     entries = [(i, 0, None, v) for i, v in enumerate(values)]
-    r = Replayer()
-    cache = _native.ReplayCache()
-    assert _native.replay_run(r, entries, 0, _CONSTANTS, cache) == len(entries)
-    t0 = r.image.topics.by_id[TID[0]]
-    assert len(t0._pending) == 2
-    r.journal = []
-    assert _native.replay_run(r, [(9, 0, None, change(0, 1, Leader=2))], 0, _CONSTANTS, cache) == 1
-    assert len(t0._pending) == 0  # made, by the run
-    assert len(r.image.topics.by_id[TID[1]]._pending) == 1
-    p1 = t0.partitions[1]
-    assert [e[0] for e in r.journal] == [p1] and r.journal[0][6] == 1  # kept: leader 1 before
-    assert (p1.leader, p1.leader_epoch, p1.partition_epoch) == (2, 4, 6)
+    assert native.replay_run(fast, entries, 0, _CONSTANTS, cache) == len(entries)
+    fast.journal = []
+    later = [(100 + i, 0, None, v) for i, v in enumerate(changes)]
+    assert native.replay_run(fast, later, 0, _CONSTANTS, cache) == len(later)
+    for off, _ts, _key, value in entries + later:
+        slow.replay_value(value, off)
+    return fast, slow
 
 
-def test_no_partition_waits_where_a_timeline_is_kept(tmp_path: Path) -> None:
+def test_a_journal_keeps_a_waiting_rows_change_as_its_old_row(_native: Any) -> None:
+    """With a journal, a change of a partition still waiting as a row changes the row (nothing is
+    made) and the journal keeps the old row in a ``ChangeRun`` (``native/src/journal.rs``); walked
+    back and forth it swaps the row while the partitions wait, and the partition made from it once
+    they are made: the image equals Python's at both ends, either way."""
+    from metashell.image.timeline import _walk
+
+    values = [topic(0), partition(0, 0), partition(0, 1), topic(1), partition(1, 0)]
+    changes = [change(0, 1, Leader=2), change(0, 1, Isr=[2, 3]), change(1, 0, Leader=3)]
+    for made_after in (False, True):
+        fast, slow = _journalled(_native, values, changes)
+        t0, t1 = fast.image.topics.by_id[TID[0]], fast.image.topics.by_id[TID[1]]
+        pending = t0._pending
+        assert len(pending) == 2 and len(t1._pending) == 1  # nothing made
+        [run] = fast.journal
+        assert type(run) is _native.ChangeRun and len(run) == 3
+        assert run.targets() == [(pending, 1), (pending, 1), (t1._pending, 0)]
+        before = _journalled(_native, values, [])[0]
+        if made_after:
+            _walk(fast.journal, 1, 0)  # back while waiting, then made, then forth and back again
+            assert _topics(fast.image) == _topics(before.image)
+            _walk(fast.journal, 0, 1)
+        assert _topics(fast.image) == _topics(slow.image)
+        assert len(pending) == 0  # read: made
+        _walk(fast.journal, 1, 0)
+        assert _topics(fast.image) == _topics(before.image)
+        _walk(fast.journal, 0, 1)
+        assert _topics(fast.image) == _topics(slow.image)
+
+
+def test_a_made_partitions_change_is_journalled_as_the_slots_it_replaced(_native: Any) -> None:
+    """A change of a made partition moves the values it replaced into the run (the very objects:
+    walked back, the partition holds them again), and a run is not appended to once anything
+    else follows it in the journal."""
+    from metashell.image.replay.native import _CONSTANTS
+    from metashell.image.timeline import _walk
+
+    fast, _slow = _journalled(_native, [topic(0), partition(0, 0)], [])
+    p = fast.image.topics.by_id[TID[0]].partitions[0]
+    isr, leader_epoch = p.isr, p.leader_epoch
+    later = [change(0, 0, Isr=[1]), topic(1), change(0, 0, Leader=3)]
+    assert _native.replay_run(fast, [(9, 0, None, v) for v in later], 0, _CONSTANTS, _native.ReplayCache())
+    first, _topic_slot, _name_slot, second = fast.journal
+    assert [type(first), type(second)] == [_native.ChangeRun] * 2
+    assert first.targets() == [(p, None)] and len(second) == 1
+    assert (p.isr, p.leader, p.leader_epoch, p.partition_epoch) == ((1,), 3, 4, 7)
+    _walk(fast.journal, 4, 0)
+    assert p.isr is isr and p.leader_epoch is leader_epoch and (p.leader, p.partition_epoch) == (1, 5)
+    _walk(fast.journal, 0, 4)
+    assert (p.isr, p.leader, p.leader_epoch, p.partition_epoch) == ((1,), 3, 4, 7)
+
+
+def test_a_topic_the_journalled_log_makes_is_made_at_once(tmp_path: Path) -> None:
+    """A topic the journalled log makes has its partitions made at once (their records are
+    journalled as dict slots); the image is Python's, at every offset."""
     from metashell.image.loader import load_directory
 
     part = tmp_path / "__cluster_metadata-0"
     part.mkdir()
-    _loaded_and_replayed(part, [_METADATA_VERSION, topic(0), partition(0, 0)], itertools.repeat(9))
-    image = load_directory(part, timeline=True).image
-    assert [t._pending for t in image.topics.by_id.values()] == [None]
+    values = [_METADATA_VERSION, topic(0), partition(0, 0), change(0, 0, Leader=2)]
+    _loaded_and_replayed(part, values, itertools.repeat(2))
+    result = load_directory(part, timeline=True)
+    assert [t._pending for t in result.image.topics.by_id.values()] == [None]
+    assert result.timeline is not None and result.timeline.changes() == 5
 
 
 def test_a_topic_compares_and_shows_its_partitions_not_its_slots(tmp_path: Path) -> None:

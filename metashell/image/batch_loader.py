@@ -156,9 +156,6 @@ class ImageLoader:
         self.kafka_file_mode = kafka_file_mode
         self.keep_timeline = keep_timeline and not kafka_file_mode
         """Journal the log batches (after the snapshot) into :attr:`timeline`."""
-        # a journal needs every partition made before the log's first change to it: made as the
-        # snapshot is read, in its order (the native engine would otherwise defer them)
-        self.replayer.defer_partitions = not self.keep_timeline
         self.timeline: Timeline | None = None
         self._snapshot_header_ts: int | None = None
         self.skip_deltas: dict[int, int] = dict(skip_deltas)

@@ -8,12 +8,16 @@ replaced".  Applying an entry **swaps** the value in the image with the one in t
 same entry undoes its change when the journal is walked backwards and redoes it when walked
 forwards -- no second copy of the image, and a move costs only the changes between the two points.
 
-Entries are tuples, in the order the changes were made:
+Entries are, in the order the changes were made:
 
 * ``(mapping, key, value)``: a dict slot (``value`` is :data:`MISSING` when the key was absent);
 * ``(obj, *state)``: the whole state of a slotted object that is changed in place (a
   :class:`~metashell.image.model.Partition`, a broker registration, the quorum, features, producer
-  ids): the object followed by its ``__slots__`` values, in slot order (:func:`kept`).
+  ids): the object followed by its ``__slots__`` values, in slot order (:func:`kept`);
+* with the native engine, a ``ChangeRun`` (``native/src/journal.rs``) for each run of partition
+  changes in a batch: what each change replaced, kept natively (a waiting partition's old row, or
+  the slots a made one's change replaced); ``run.swap(backwards)`` swaps them all, in order or in
+  reverse, and ``len(run)`` is how many entries Python's journal would hold for them.
 
 Objects keep their identity across moves (a dict slot gets back the very object it held), so an
 entry written against ``topic.partitions`` still finds that dict after the topic was deleted and
@@ -22,7 +26,8 @@ published; a point inside a batch is reached from the mark before it by replayin
 batch up to the point with a scratch journal, which the next move undoes first.
 
 Memory: one entry per change -- about 150 bytes for a PartitionChangeRecord (the partition and
-the 11 values it replaced), ~80 bytes for a dict slot -- plus ~60 bytes of marks per batch.
+the 11 values it replaced; 64 bytes in a native run), ~80 bytes for a dict slot -- plus ~60 bytes
+of marks per batch.
 """
 
 from __future__ import annotations
@@ -76,8 +81,12 @@ def _walk(entries: list[Any], start: int, stop: int) -> None:
     """Apply entries ``start .. stop - 1`` forwards, or ``start - 1`` down to ``stop`` backwards when
     ``stop < start``: each time the image takes the entry's value and the entry keeps the image's."""
     partition = Partition
-    for k in range(start - 1, stop - 1, -1) if stop < start else range(start, stop):
+    backwards = stop < start
+    for k in range(start - 1, stop - 1, -1) if backwards else range(start, stop):
         e = entries[k]
+        if type(e) is not tuple:  # a native run of partition changes: swapped in Rust
+            e.swap(backwards)
+            continue
         obj = e[0]
         if type(obj) is partition:  # most of a long log: spelled out, no call per entry
             entries[k] = (
@@ -140,6 +149,11 @@ class Timeline:
         self._length = array("q")
         self._prov = array("q")  # offset, epoch, timestamp, records, batches (5 per mark)
         self._txn_open = bytearray()  # a metadata transaction is open after the batch
+        # The marks taken while loading, as bytes per column, put into the arrays once (`_settle`):
+        # an array grown a few thousand marks at a time is copied whole each time it outgrows its
+        # 1/16 spare room (the allocator copies: the load's large buffers have raised its mmap
+        # threshold), which copied about 16 times its final size, 200 MB for a million-record log.
+        self._chunks: list[tuple[bytes, bytes, bytes, bytes]] = []
         self._end_prov: tuple[int, ...] = ()
         self._end_sources: list[str] = []
         self.applied = 0
@@ -154,18 +168,22 @@ class Timeline:
     def mark(self, last_offset: int, txn_open: bool) -> None:
         """A batch ending at ``last_offset`` was applied."""
         p = self.image.provenance
-        self._last.append(last_offset)
-        self._length.append(len(self.entries))
-        self._prov.extend((p.offset, p.epoch, p.timestamp, p.records, p.batches))
-        self._txn_open.append(txn_open)
+        prov = array("q", (p.offset, p.epoch, p.timestamp, p.records, p.batches))
+        last, length = array("q", (last_offset,)), array("q", (len(self.entries),))
+        self._chunks.append((last.tobytes(), length.tobytes(), prov.tobytes(), bytes((txn_open,))))
 
     def extend_marks(self, last: bytes, length: bytes, prov: bytes, txn_open: bytes) -> None:
         """The marks of a run of batches the native batch loop applied, as :meth:`mark` would have
         made them one by one (native-endian int64 columns; ``prov`` five to a mark)."""
-        self._last.frombytes(last)
-        self._length.frombytes(length)
-        self._prov.frombytes(prov)
-        self._txn_open += txn_open
+        self._chunks.append((last, length, prov, txn_open))
+
+    def _settle(self) -> None:
+        """The marks taken since the last call, into the arrays (each grown once)."""
+        if self._chunks:
+            chunks, self._chunks = self._chunks, []
+            for i, column in enumerate((self._last, self._length, self._prov)):
+                column.frombytes(b"".join(c[i] for c in chunks))
+            self._txn_open += b"".join(c[3] for c in chunks)
 
     def finish(self, segment_bases: dict[str, int], enter: Callable[[int, Journal], None]) -> None:
         """The load is over (including what it applies after the log, e.g. quorum-state).
@@ -174,6 +192,7 @@ class Timeline:
         ``enter(offset, journal)``: replays the batch holding an offset up to it, journaling into
         ``journal`` (the loader knows where each batch is); needed for points inside a batch.
         """
+        self._settle()
         self._segment_bases = segment_bases
         self._enter = enter
         self.applied = len(self.entries)
@@ -185,13 +204,18 @@ class Timeline:
         return self._end_prov[0] if self._end_prov else self.start
 
     def memory_bytes(self) -> int:
-        """An estimate of what the journal costs (entries, their states, the marks)."""
-        per_entry = 0
-        for e in self.entries[:1000]:
-            per_entry += 56 + 8 * len(e)
-        n = len(self.entries)
-        average = per_entry / min(n, 1000) if n else 0
-        return int(n * (average + 8)) + len(self._last) * 64
+        """An estimate of what the journal costs (entries, their states, the marks): the tuples'
+        average from the first thousand, the native runs' own figures."""
+        runs = [e for e in self.entries if type(e) is not tuple]
+        sample = [e for e in self.entries[:1000] if type(e) is tuple]
+        average = sum(56 + 8 * len(e) for e in sample) / len(sample) if sample else 0
+        tuples = len(self.entries) - len(runs)
+        runs_bytes = sum(int(r.memory_bytes()) for r in runs)
+        return int(tuples * average) + runs_bytes + len(self.entries) * 8 + len(self._last) * 64
+
+    def changes(self) -> int:
+        """How many changes the journal holds (a native run counts the changes it holds)."""
+        return sum(1 if type(e) is tuple else len(e) for e in self.entries)
 
     # ------------------------------------------------------------------ moving
 
@@ -202,6 +226,7 @@ class Timeline:
             return True
         if offset < self.start:
             return False
+        self._settle()
         i = self._mark_at_or_before(offset)
         last = self._last[i] if i >= 0 else self.start
         return last == offset or (self._enter is not None and not (i >= 0 and self._txn_open[i]))
@@ -210,6 +235,7 @@ class Timeline:
         """Put the image at ``offset`` (None or past the end: the end of the log)."""
         if not self.can_reach(offset):
             raise ValueError(f"offset {offset} cannot be reached through the journal")
+        self._settle()
         with gc_paused():  # each swap makes a tuple: no collections over the image meanwhile
             self._move(offset)
 

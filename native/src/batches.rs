@@ -272,6 +272,7 @@ pub fn apply<'py>(
                     f.end(last, !open)?;
                 }
                 if let Some(journal) = &hooks.journal {
+                    ctx.seal()?;
                     let (offset, epoch, timestamp) = prov.current()?;
                     marks.last.push(last);
                     marks.length.push(journal.len() as i64);

@@ -16,13 +16,16 @@
 //!   partition it does not hold, a PartitionRecord while a journal is kept, a topic of more than
 //!   `MAX_SCANNED` partitions numbered out of order, an epoch past int32), or Python's rules do
 //!   (through the property). A run keeping a journal makes a topic's partitions, unjournalled
-//!   (the image held them before the journal began), before it journals a change to them.
+//!   (the image held them before the journal began), before it journals any change to them but
+//!   a plain PartitionChangeRecord's: that one changes the row, and the journal keeps the old row
+//!   (`journal.rs`; the partitions then made from the rows are kept in `made`, where the journal's
+//!   row changes find them). A topic made while journalling has no rows.
 //!
 //! A `Pending` holds no reference to the image or the replayer (its `Stored` maker holds the model's
 //! classes and the replayer's `_ints` and `_migrating` tables, which hold tuples only), so no
 //! reference cycle runs through it.
 
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 use pyo3::prelude::*;
@@ -155,7 +158,7 @@ impl Tables {
         let (fx, data) = self.arrays.get(at).ok_or_else(|| pyo3::exceptions::PyRuntimeError::new_err("no such array"))?;
         let t = maker.intern_raw(&Raw::Array(*fx, data))?;
         if self.made.len() <= at {
-            self.made.try_reserve(at + 1 - self.made.len()).map_err(|_| pyo3::exceptions::PyMemoryError::new_err(()))?;
+            self.made.try_reserve(at + 1 - self.made.len()).map_err(rt::no_memory)?;
             self.made.resize_with(at + 1, || None);
         }
         self.made[at] = Some(t.clone().unbind());
@@ -169,9 +172,11 @@ impl Tables {
 
 /// A partition waiting to be made: what `Partition`'s slots will hold, its arrays by id (48 bytes;
 /// the ints are the records' int32 and int8 fields; an epoch that would pass `i32::MAX` has the
-/// partitions made instead, where Python's ints go on).
-struct Row {
-    pid: i32,
+/// partitions made instead, where Python's ints go on). Copied whole into the time-travel journal
+/// when a change of it is journalled (`journal.rs`).
+#[derive(Clone, Copy)]
+pub struct Row {
+    pub pid: i32,
     leader: i32,
     leader_epoch: i32,
     partition_epoch: i32,
@@ -221,16 +226,38 @@ impl Rows {
 /// The most rows a topic's first row makes room for.
 const HINT_LIMIT: usize = 4096;
 
+/// What a partition made from `r` holds, in `KEPT` order: adding, directories, elr, isr,
+/// last_known_elr, leader, leader_epoch, leader_recovery_state, partition_epoch, removing, replicas.
+fn values<'py>(maker: &Maker<'py>, tables: &mut Tables, r: &Row) -> PyResult<[Bound<'py, PyAny>; 11]> {
+    let py = maker.py;
+    let n = tables.len(r.arrays[0]);
+    let mut tuple = |i: usize| tables.tuple(maker, r.arrays[i], n);
+    let (rep, dirs, isr, rem) = (tuple(0)?, tuple(1)?, tuple(2)?, tuple(3)?);
+    let (add, elr, lke) = (tuple(4)?, tuple(5)?, tuple(6)?);
+    let (leader, le) = (rt::int(py, r.leader.into())?, rt::int(py, r.leader_epoch.into())?);
+    let (lrs, pe) = (rt::int(py, r.recovery.into())?, rt::int(py, r.partition_epoch.into())?);
+    Ok([add, dirs, elr, isr, lke, leader, le, lrs, pe, rem, rep])
+}
+
 /// A topic's partitions waiting to be made (module docstring); `None` once they are made.
 #[pyclass(frozen, module = "metashell._native")]
 pub struct Pending {
     rows: Mutex<Option<Rows>>,
     stored: Arc<Stored>,
+    /// A change of a row was journalled (`journal.rs`): the partitions made from the rows are
+    /// kept here too, in row order, so that the journal's row changes find them.
+    journalled: AtomicBool,
+    made: Mutex<Vec<Py<PyAny>>>,
 }
 
 impl Pending {
     pub fn new(stored: Arc<Stored>) -> Pending {
-        Pending { rows: Mutex::new(Some(Rows::default())), stored }
+        Pending {
+            rows: Mutex::new(Some(Rows::default())),
+            stored,
+            journalled: AtomicBool::new(false),
+            made: Mutex::default(),
+        }
     }
 
     /// Keep a plain PartitionRecord's fields (`partitions::plain_topic`) as a row; false once the
@@ -281,22 +308,22 @@ impl Pending {
     }
 
     /// Apply a plain PartitionChangeRecord's fields (`partitions::plain_change`) to its waiting
-    /// row, as `replay::partition_change` does to a partition; false once the partitions are made, or if
-    /// no row is partition `pid` (the change then goes to the rules that report it).
-    pub fn defer_change(&self, f: &RawFields<'_>, no_leader_change: i64) -> bool {
+    /// row, as `replay::partition_change` does to a partition; returns where the row is and what it
+    /// was, or None once the partitions are made, or if no row is partition `pid` (the change then
+    /// goes to the rules that report it). `journalled`: the old row goes into the journal.
+    pub fn defer_change(&self, f: &RawFields<'_>, no_leader_change: i64, journalled: bool) -> Option<(u32, Row)> {
         let mut rows = crate::replay::unpoisoned(&self.rows);
-        let Some(rows) = rows.as_mut() else {
-            return false;
-        };
+        let rows = rows.as_mut()?;
         let (Raw::Int(pid), Raw::Int(leader), Raw::Int(recovery)) = (f[0], f[3], f[7]) else {
-            return false;
+            return None;
         };
         let (Ok(pid), Ok(recovery)) = (i32::try_from(pid), i8::try_from(recovery)) else {
-            return false;
+            return None;
         };
         let Ok(Some(at)) = rows.find(pid) else {
-            return false;
+            return None;
         };
+        let index = u32::try_from(at).ok()?;
         let row = &rows.0[at];
         let leader_changes = leader != no_leader_change;
         let epochs = (
@@ -305,20 +332,19 @@ impl Pending {
             i32::try_from(leader).ok(),
         );
         let (Some(le), Some(pe), Some(leader)) = epochs else {
-            return false;
+            return None;
         };
         let mut tables = crate::replay::unpoisoned(&self.stored.tables);
         let mut arrays = rows.0[at].arrays;
         // isr, removing, adding, elr, last known elr: set where the change names them
         for (field, slot) in [(2, 2), (5, 3), (6, 4), (9, 5), (10, 6)] {
             if !matches!(f[field], Raw::Null) {
-                let Some(id) = tables.id(&f[field]) else {
-                    return false;
-                };
+                let id = tables.id(&f[field])?;
                 arrays[slot] = id;
             }
         }
         let row = &mut rows.0[at];
+        let old = *row;
         row.arrays = arrays;
         if leader_changes {
             row.leader = leader;
@@ -328,7 +354,10 @@ impl Pending {
             row.recovery = recovery;
         }
         row.partition_epoch = pe;
-        true
+        if journalled {
+            self.journalled.store(true, Ordering::Relaxed);
+        }
+        Some((index, old))
     }
 
     /// Make the waiting partitions into `partitions`, in order (a no-op once made), with `maker`.
@@ -338,16 +367,17 @@ impl Pending {
         };
         let py = maker.py;
         let mut tables = crate::replay::unpoisoned(&self.stored.tables);
+        let journalled = self.journalled.load(Ordering::Relaxed);
+        let mut made = crate::replay::unpoisoned(&self.made);
+        if journalled {
+            made.try_reserve_exact(rows.len()).map_err(rt::no_memory)?;
+        }
         for r in &rows {
-            let n = tables.len(r.arrays[0]);
-            let mut tuple = |i: usize| tables.tuple(maker, r.arrays[i], n);
-            let (rep, dirs, isr, rem) = (tuple(0)?, tuple(1)?, tuple(2)?, tuple(3)?);
-            let (add, elr, lke) = (tuple(4)?, tuple(5)?, tuple(6)?);
-            let (leader, le) = (rt::int(py, r.leader.into())?, rt::int(py, r.leader_epoch.into())?);
-            let (lrs, pe) = (rt::int(py, r.recovery.into())?, rt::int(py, r.partition_epoch.into())?);
-            // KEPT order: adding, directories, elr, isr, last_known_elr, leader, leader_epoch,
-            // leader_recovery_state, partition_epoch, removing, replicas
-            let p = maker.new_partition([&add, &dirs, &elr, &isr, &lke, &leader, &le, &lrs, &pe, &rem, &rep])?;
+            let v = values(maker, &mut tables, r)?;
+            let p = maker.new_partition([&v[0], &v[1], &v[2], &v[3], &v[4], &v[5], &v[6], &v[7], &v[8], &v[9], &v[10]])?;
+            if journalled {
+                made.push(p.clone().unbind());
+            }
             partitions.set_item(rt::int(py, r.pid.into())?, p)?;
         }
         // Putting a partition in tracked the dict (CPython tracks a dict given any object of a
@@ -361,6 +391,33 @@ impl Pending {
             }
         }
         Ok(())
+    }
+
+    /// Swap the row at `index` with `row` (a journalled change: `journal.rs`); false once the
+    /// partitions are made.
+    pub fn swap_row(&self, index: u32, row: &mut Row) -> bool {
+        let mut rows = crate::replay::unpoisoned(&self.rows);
+        match rows.as_mut().and_then(|rows| rows.0.get_mut(index as usize)) {
+            Some(at) => {
+                std::mem::swap(at, row);
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// The partition made from the row at `index`, if the rows are made (and journalled).
+    pub fn made(&self, py: Python<'_>, index: u32) -> Option<Py<PyAny>> {
+        crate::replay::unpoisoned(&self.made).get(index as usize).map(|p| p.clone_ref(py))
+    }
+
+    /// The values of a partition's slots (`KEPT` order) that `row` stands for, as `make` makes them.
+    pub fn row_values<'py>(&self, py: Python<'py>, row: &Row) -> PyResult<[Bound<'py, PyAny>; 11]> {
+        let kept = self.stored.with(py, |maker| {
+            let v = values(maker, &mut crate::replay::unpoisoned(&self.stored.tables), row)?;
+            Ok(v.map(Bound::unbind))
+        })?;
+        Ok(kept.map(|o| o.into_bound(py)))
     }
 
     /// Prefetch where partition `pid`'s row would be (a hint: nothing is decided by it).

@@ -145,7 +145,7 @@ pub type Frame = (i64, i64, Span);
 pub fn frame(d: &[u8], pos: usize, end: usize, count: usize, base_offset: i64, base_ts: i64) -> Result<(Vec<Frame>, [u64; 4]), Failure> {
     // memory asked for first: a failed allocation in Rust aborts the process (found under a memory
     // limit: "memory allocation of 2789440 bytes failed"); a MemoryError names the file and batch
-    let no_memory = |_| pyo3::exceptions::PyMemoryError::new_err(());
+    let no_memory = rt::no_memory;
     let mut out = Vec::new();
     out.try_reserve_exact(count.min(end.saturating_sub(pos))).map_err(no_memory)?;
     let stats = walk(d, pos, end, count, base_offset, base_ts, |offset, ts, _key, value| {

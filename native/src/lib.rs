@@ -35,6 +35,7 @@ mod entries;
 mod file_deltas;
 mod generated;
 mod id_table;
+mod journal;
 mod json;
 mod partitions;
 mod records_table;
@@ -264,6 +265,7 @@ fn apply_log_batches<'py>(
     let marked = journal.is_some();
     let hooks = batches::Hooks { one_record, provenance, journal, file };
     let (done, marks, error) = batches::apply(py, buf, pos, end, base, &mut cur, &ctx, &hooks);
+    let error = error.or(ctx.seal().err()); // the changes of a batch an error stopped, into their run
     let columns = [
         batches::column(py, &done.position)?,
         batches::column(py, &done.base)?,
@@ -331,6 +333,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(apply_log_batches, m)?)?;
     m.add_class::<replay::ReplayCache>()?;
     m.add_class::<deferred::Pending>()?;
+    m.add_class::<journal::ChangeRun>()?;
     m.add_function(wrap_pyfunction!(partition_attributes, m)?)?;
     m.add_function(wrap_pyfunction!(decode_entries, m)?)?;
     m.add_function(wrap_pyfunction!(decode_value, m)?)?;

@@ -17,6 +17,7 @@ use pyo3::types::{PyBytes, PyDict, PyList, PySet, PyString, PyTuple};
 use crate::generated;
 use crate::entries;
 use crate::deferred::{Pending, Stored};
+use crate::journal::{self, ChangeRun};
 use crate::generated::RawFields;
 use crate::partitions::{self, Interned, Maker};
 use crate::rt::{self, Obj, Raw};
@@ -149,6 +150,10 @@ pub struct Ctx<'py> {
     /// The cache's topic index, taken out for the run and put back when the run ends (`Drop`).
     topic_index: std::cell::RefCell<TopicIndex>,
     cache: Bound<'py, ReplayCache>,
+    /// The journal's current run of partition changes (`change_run`).
+    run: std::cell::RefCell<Option<(Bound<'py, ChangeRun>, usize)>>,
+    /// The current run's changes until they go into it (`flush`).
+    staged: std::cell::RefCell<journal::Changes>,
 }
 
 /// What the topic and config rules change beside the replayer's own tables.
@@ -160,6 +165,13 @@ pub struct ImageParts<'py> {
 
 impl Drop for Ctx<'_> {
     fn drop(&mut self) {
+        // after an error (the exits that return normally sealed already): never a second panic
+        // while unwinding from one, which would abort the interpreter
+        if let (Ok(mut run), Ok(mut staged)) = (self.run.try_borrow_mut(), self.staged.try_borrow_mut()) {
+            if let Some((done, _)) = run.take() {
+                let _ = done.get().take(&mut staged);
+            }
+        }
         *unpoisoned(&self.cache.get().inner) = std::mem::take(self.make.interned.get_mut());
         *unpoisoned(&self.cache.get().topics) = std::mem::take(self.topic_index.get_mut());
     }
@@ -518,14 +530,25 @@ fn field<'py>(d: &Bound<'py, PyDict>, key: usize) -> PyResult<Option<Obj<'py>>> 
 }
 
 /// `_partition_change_tuple` (and `_merge_change`) on the decoded PARTITION_CHANGE_FIELDS tuple.
-/// Without a journal, a change of a partition waiting as a row changes the row (`deferred.rs`).
+/// A change of a partition waiting as a row changes the row (`deferred.rs`); a journal keeps what
+/// it replaced in the batch's `ChangeRun` (`journal.rs`).
 fn partition_change<'py>(c: &Ctx<'py>, f: &RawFields<'_>) -> PyResult<Step> {
-    if let Some(tid) = partitions::plain_change(f).filter(|_| c.journal.is_none()) {
+    if let Some(tid) = partitions::plain_change(f) {
         let Some(known) = c.topic_of(tid)? else {
             return Ok(Step::Python);
         };
-        if known.pending.as_ref().is_some_and(|p| p.get().defer_change(f, c.make.no_leader_change)) {
-            return Ok(Step::Applied);
+        if let Some(pending) = &known.pending {
+            let nlc = c.make.no_leader_change;
+            match &c.journal {
+                None if pending.get().defer_change(f, nlc, false).is_some() => return Ok(Step::Applied),
+                None => {}
+                Some(j) => {
+                    c.change_run(j)?;
+                    if c.staged.borrow_mut().change_row(pending, |p| p.defer_change(f, nlc, true))? {
+                        return Ok(Step::Applied);
+                    }
+                }
+            }
         }
     }
     let (Raw::Int(pid), Raw::Uuid(tid), Raw::Int(leader), Raw::Int(lrs_v)) = (f[0], f[1], f[3], f[7]) else {
@@ -542,27 +565,36 @@ fn partition_change<'py>(c: &Ctx<'py>, f: &RawFields<'_>) -> PyResult<Step> {
     if !matches!(rep, Raw::Null) || !matches!(dirs, Raw::Null) || !(-1..=1).contains(&lrs_v) {
         return Ok(Step::Python);
     }
+    // the new values by slot (`KEPT` order), made in Python's order (its interning order)
+    let mut new: [Option<Obj<'py>>; 11] = Default::default();
+    for (value, name) in [(isr, ISR), (rem, REMOVING), (add, ADDING), (elr, ELR), (lke, LAST_KNOWN_ELR)] {
+        if !matches!(value, Raw::Null) {
+            new[name - KEPT.start] = Some(c.make.intern_raw(value)?);
+        }
+    }
+    if leader != c.make.no_leader_change {
+        new[LEADER - KEPT.start] = Some(rt::int(c.py, leader)?);
+        new[LEADER_EPOCH - KEPT.start] = Some(c.slot(&p, LEADER_EPOCH)?.add(1)?);
+    }
+    if lrs_v != -1 {
+        new[LEADER_RECOVERY_STATE - KEPT.start] = Some(rt::int(c.py, lrs_v)?);
+    }
+    new[PARTITION_EPOCH - KEPT.start] = Some(c.slot(&p, PARTITION_EPOCH)?.add(1)?);
+    let new: Vec<(usize, Obj<'py>)> = new.into_iter().enumerate().filter_map(|(i, v)| Some((i, v?))).collect();
     if let Some(j) = &c.journal {
+        c.change_run(j)?;
+        if c.staged.borrow_mut().set_slots(c.layout(), &p, &new)? {
+            return Ok(Step::Applied);
+        }
+        // not exactly a `Partition` (a subclass put there by Python code): Python's entry
         let kept = rt::tuple_with(c.py, 12, |i| {
             if i == 0 { Ok(p.clone()) } else { c.slot(&p, KEPT.start + i - 1) }
         })?;
         j.append(kept)?;
     }
-    for (value, name) in [(isr, ISR), (rem, REMOVING), (add, ADDING), (elr, ELR), (lke, LAST_KNOWN_ELR)] {
-        if !matches!(value, Raw::Null) {
-            c.set_slot(&p, name, &c.make.intern_raw(value)?)?;
-        }
+    for (i, v) in &new {
+        c.set_slot(&p, KEPT.start + i, v)?;
     }
-    if leader != c.make.no_leader_change {
-        c.set_slot(&p, LEADER, &rt::int(c.py, leader)?)?;
-        let le = c.slot(&p, LEADER_EPOCH)?.add(1)?;
-        c.set_slot(&p, LEADER_EPOCH, &le)?;
-    }
-    if lrs_v != -1 {
-        c.set_slot(&p, LEADER_RECOVERY_STATE, &rt::int(c.py, lrs_v)?)?;
-    }
-    let pe = c.slot(&p, PARTITION_EPOCH)?.add(1)?;
-    c.set_slot(&p, PARTITION_EPOCH, &pe)?;
     Ok(Step::Applied)
 }
 
@@ -653,7 +685,10 @@ pub fn run<'py>(
     consts: &Bound<'py, PyTuple>,
     cache: &Bound<'py, ReplayCache>,
 ) -> PyResult<usize> {
-    Ctx::new(py, replayer, consts, cache)?.run(entries, start)
+    let ctx = Ctx::new(py, replayer, consts, cache)?;
+    let done = ctx.run(entries, start);
+    ctx.seal()?;
+    done
 }
 
 impl<'py> Ctx<'py> {
@@ -706,7 +741,43 @@ impl<'py> Ctx<'py> {
             topic_index: std::cell::RefCell::new(topic_index),
             cache: cache.clone(),
             missing: consts.get_item(2)?,
+            run: std::cell::RefCell::new(None),
+            staged: Default::default(),
         })
+    }
+
+    /// Make sure the journal's last entry is the current `ChangeRun`, which the changes staged
+    /// next belong to: the one made last, while it is still the journal's last entry and no mark
+    /// came since (`seal`), else a new one (the last one's changes go into it first).
+    fn change_run(&self, j: &Bound<'py, PyList>) -> PyResult<()> {
+        let mut run = self.run.borrow_mut();
+        if let Some((r, len)) = run.as_ref() {
+            // SAFETY: `j` is a live list of `len` items (checked first): item `len - 1` is read
+            // without a reference taken, and only compared.
+            if j.len() == *len && unsafe { pyo3::ffi::PyList_GET_ITEM(j.as_ptr(), *len as isize - 1) } == r.as_ptr() {
+                return Ok(());
+            }
+        }
+        if let Some((done, _)) = run.take() {
+            done.get().take(&mut self.staged.borrow_mut())?;
+        }
+        let r = Bound::new(self.py, ChangeRun::new(self.layout()))?;
+        j.append(&r)?;
+        *run = Some((r, j.len()));
+        Ok(())
+    }
+
+    fn layout(&self) -> journal::Layout<'_> {
+        journal::Layout { partition_cls: &self.make.partition_cls, offsets: &self.make.offsets }
+    }
+
+    /// A batch ends here (its journal mark is taken), or the replay run: the staged changes go
+    /// into their run, and the next change starts a new one.
+    pub fn seal(&self) -> PyResult<()> {
+        if let Some((done, _)) = self.run.borrow_mut().take() {
+            done.get().take(&mut self.staged.borrow_mut())?;
+        }
+        Ok(())
     }
 
     /// `ReplayState._keep_slot`: journal `mapping[key]` (or its absence) before it changes.
@@ -904,3 +975,4 @@ impl<'py> Ctx<'py> {
         Ok(matches!(step, Step::Applied))
     }
 }
+

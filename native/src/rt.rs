@@ -130,6 +130,13 @@ pub fn length(b: &[u8], p: &mut usize, flex: bool, short: bool) -> R<i64> {
     }
 }
 
+/// The MemoryError for a failed reservation (`try_reserve`): memory is always asked for first, as a
+/// failed allocation in Rust aborts the process, and a MemoryError is reported as one line naming
+/// the file and the byte offset.
+pub fn no_memory<E>(_: E) -> PyErr {
+    pyo3::exceptions::PyMemoryError::new_err(())
+}
+
 /// A new reference from the C API, or the Python exception it set (a MemoryError, when memory runs
 /// out). Every object is made through here: PyO3's infallible constructors panic on NULL, and a
 /// panic is not how metashell reports a full memory.
