@@ -22,7 +22,7 @@
 //! A run never spans a batch mark (`Ctx::seal`), so a walk to a mark applies whole runs only; and a
 //! run is only appended to while it is the journal's last entry. A replay run writes its changes
 //! into one reused buffer (`Changes`) and moves them into their run when the run ends, before
-//! anything else can read the journal (`Ctx::flush`). `tests/engine_dump.py` holds the
+//! anything else can read the journal (`Ctx::seal`, `Ctx::change_run`). `tests/engine_dump.py` holds the
 //! native journal equal to Python's at every offset and in its marks, counting a run as the
 //! changes it holds (`__len__`).
 
@@ -79,7 +79,7 @@ fn slot(cls: *mut ffi::PyObject, offsets: &[isize; 11], p: &Obj<'_>, i: usize) -
     }
 }
 
-/// The changes a replay run journals before they go into their `ChangeRun` (`Ctx::flush`): one
+/// The changes a replay run journals before they go into their `ChangeRun` (`Ctx::seal`): one
 /// buffer, reused, so each change is written where the last one was (cached), and each run gets
 /// its changes in one exact allocation. A run's changes kept in the run as they came cost a
 /// vector growing 4, 8, 16, a lock per change, and the wait for each write to new memory.

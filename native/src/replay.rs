@@ -152,7 +152,7 @@ pub struct Ctx<'py> {
     cache: Bound<'py, ReplayCache>,
     /// The journal's current run of partition changes (`change_run`).
     run: std::cell::RefCell<Option<(Bound<'py, ChangeRun>, usize)>>,
-    /// The current run's changes until they go into it (`flush`).
+    /// The current run's changes until they go into it (`seal`, or `change_run` moving on).
     staged: std::cell::RefCell<journal::Changes>,
 }
 
