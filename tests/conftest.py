@@ -32,6 +32,7 @@ if str(SCRIPTS) not in sys.path:
     sys.path.insert(0, str(SCRIPTS))
 
 import kafka_harness  # needs the sys.path entry above
+import tui_wait  # noqa: F401  (under METASHELL_TUI_NO_SLACK=1 it takes the slack out of pilot.pause)
 
 # --------------------------------------------------------------------------------------------------
 # a clean environment: the suite must not pass or fail by what the caller happened to have set

@@ -22,6 +22,7 @@ from rich.text import Text
 from textual.pilot import Pilot
 from textual.screen import ModalScreen
 from textual.widgets import DataTable, Static, Tree
+from tui_wait import palette_hit, run_keys, run_line, settled, until
 
 import metashell.tui.metadata_tree as tui_tree
 from metashell.shell.sources import open_directory
@@ -43,7 +44,7 @@ def drive(
 
     async def main() -> None:
         async with app.run_test(size=(120, 40)) as pilot:
-            await pilot.pause()
+            await settled(pilot)
             await steps(app, pilot)
 
     asyncio.run(main())
@@ -51,21 +52,8 @@ def drive(
 
 
 async def command(app: MetashellApp, pilot: Pilot[Any], line: str) -> str:
-    await pilot.press("colon")
-    await pilot.press(*line)
-    await pilot.press("enter")
-    await pilot.pause()
-    await finished(app, pilot)
+    await run_line(pilot, line)
     return _text(app.shown)
-
-
-async def finished(app: MetashellApp, pilot: Pilot[Any], timeout: float = 60.0) -> None:
-    """Wait until a command handed to a worker (describe, health, find ...) has ended and shown."""
-    deadline = time.monotonic() + timeout
-    while app.command_running():
-        assert time.monotonic() < deadline, "the command did not end"
-        await pilot.pause(0.02)
-    await pilot.pause()
 
 
 def test_first_screen_lists_the_root_and_a_topic_is_a_partition_table() -> None:
@@ -84,15 +72,14 @@ def test_first_screen_lists_the_root_and_a_topic_is_a_partition_table() -> None:
         )
         assert facts in _text(app.query_one("#facts", Static).render())
         app.go_to("/topics/orders")
-        await pilot.pause()
+        await settled(pilot)
         table = _text(app.shown)
         assert "Topic: orders" in table and "PartitionCount: 6" in table
         assert (
             table.count("\n0 ") + table.count("\n5 ") == 2 and "none" in table
         )  # leaders: the broker is fenced
         assert tree.cursor_node is not None and tree.cursor_node.data == "/topics/orders"
-        await app.workers.wait_for_complete()  # the health report, in a thread
-        await pilot.pause()
+        await settled(pilot)  # the health report, worked out in a thread
         assert app.badges["/brokers/1"] == "fenced" and app.badges["/topics/orders"] == "offline"
         assert "CRITICAL: 12 offline partition(s)" in app.sub_title
         assert str(tree.cursor_node.label) == "orders  offline"
@@ -104,15 +91,14 @@ def test_back_forward_and_history_of_the_selection() -> None:
     async def steps(app: MetashellApp, pilot: Pilot[Any]) -> None:
         app.go_to("/topics/orders")
         app.go_to("/brokers/1")
-        await pilot.pause()
+        await settled(pilot)
         await pilot.press("left_square_bracket")
-        await pilot.pause()
+        await settled(pilot)
         assert app.selected == "/topics/orders"
         await pilot.press("right_square_bracket")
-        await pilot.pause()
+        await settled(pilot)
         assert app.selected == "/brokers/1"
-        await pilot.press("h")
-        await pilot.pause()
+        await run_keys(pilot, "h")
         assert "RegisterBrokerRecord" in _text(app.shown)
 
     drive(DEMO, steps)
@@ -124,10 +110,10 @@ def test_keys_expand_and_select() -> None:
         brokers = next(c for c in tree.root.children if c.data == "/brokers")
         tree.move_cursor(brokers)
         await pilot.press("space")  # expand
-        await pilot.pause()
+        await settled(pilot)
         assert [c.data for c in brokers.children] == ["/brokers/1"]
         await pilot.press("down")
-        await pilot.pause()
+        await settled(pilot)
         assert app.selected == "/brokers/1"
         shown = _text(app.shown)
         assert "listeners" in shown and '"fenced": true' in shown and "PLAINTEXT" in shown
@@ -160,7 +146,7 @@ def test_at_moves_the_whole_view_through_time() -> None:
         await command(app, pilot, "at 365")
         assert json.loads(await command(app, pilot, "cat /topics/slowmove/0"))["replicas"] == [4]
         app.go_to("/topics/slowmove/0")
-        await pilot.pause()
+        await settled(pilot)
         assert '"adding_replicas"' not in _text(app.shown) and '"addingReplicas": []' in _text(app.shown)
         await command(app, pilot, "at")
         assert app.shell.point is None and "at @" not in app.sub_title
@@ -177,16 +163,10 @@ def test_after_at_every_view_describes_the_point_shown() -> None:
     assert out.startswith("HEALTHY")
 
     async def steps(app: MetashellApp, pilot: Pilot[Any]) -> None:
-        for _ in range(100):
-            if app.health is not None:
-                break
-            await pilot.pause(0.05)
+        await settled(pilot)
         assert app.health is not None and not app.health.healthy and "/topics/orders" in app.badges
         await command(app, pilot, "at 50")
-        for _ in range(100):
-            if app.health is not None:
-                break
-            await pilot.pause(0.05)
+        await settled(pilot)
         assert app.health is not None and app.health.healthy, app.health.verdict()
         assert "/topics/orders" not in app.badges
         assert app.sub_title.startswith("at @50") and "HEALTHY" in app.sub_title
@@ -194,16 +174,13 @@ def test_after_at_every_view_describes_the_point_shown() -> None:
         tree = app.query_one("#tree", Tree)
         topics = next(c for c in tree.root.children if c.data == "/topics")
         topics.expand()
-        await pilot.pause()
+        await settled(pilot)
         assert all("offline" not in c.label.plain for c in topics.children)
         await command(app, pilot, "at 30")  # the tree stays expanded across a move in time
         topics = next(c for c in tree.root.children if c.data == "/topics")
         assert topics.is_expanded and {c.label.plain.split()[0] for c in topics.children} >= {"orders"}
         await command(app, pilot, "at")
-        for _ in range(100):
-            if app.health is not None:
-                break
-            await pilot.pause(0.05)
+        await settled(pilot)
         assert app.health is not None and not app.health.healthy
 
     drive(DEMO, steps)
@@ -218,7 +195,7 @@ def test_ctrl_p_opens_the_palette_and_a_command_gives_the_tree_back_its_focus() 
         await command(app, pilot, "ls /topics")
         assert isinstance(app.focused, Tree)
         await pilot.press("ctrl+p")
-        await pilot.pause()
+        await settled(pilot)
         assert isinstance(app.screen, CommandPalette)
 
     drive(DEMO, steps)
@@ -230,11 +207,11 @@ def test_search_finds_paths_by_name() -> None:
         assert "/topics/payments" in app.search_paths("pym")  # letters in order
         assert list(app.search_paths("zzzz")) == []
         await pilot.press("slash")
-        await pilot.pause()
+        await settled(pilot)
         await pilot.press(*"paym")
-        await pilot.pause(0.5)
+        await until(pilot, lambda: "payments" in palette_hit(app), "the palette lists payments")
         await pilot.press("enter")
-        await pilot.pause()
+        await settled(pilot)
         assert app.selected == "/topics/payments"
 
     drive(DEMO, steps)
@@ -247,14 +224,14 @@ def test_big_directories_are_paged(monkeypatch: pytest.MonkeyPatch) -> None:
         tree = app.query_one("#tree", Tree)
         assert [str(c.label) for c in tree.root.children][-1].startswith("... ")
         app.go_to("/topics")  # pages through / until it is there
-        await pilot.pause()
+        await settled(pilot)
         topics = next(c for c in tree.root.children if c.data == "/topics")
         topics.expand()
-        await pilot.pause()
+        await settled(pilot)
         labels = [str(c.label).split("  ")[0] for c in topics.children]
         assert labels == ["clickstream", "orders", "... 1 more"]
         app.go_to("/topics/payments")  # past the page: loads the rest
-        await pilot.pause()
+        await settled(pilot)
         assert [c.data for c in topics.children] == [
             "/topics/clickstream",
             "/topics/orders",
@@ -282,11 +259,16 @@ def test_an_svg_screenshot_for_the_incident_notes(tmp_path: Path) -> None:
     drive(DEMO, steps, start_path="/topics/orders")  # quits at once after the screenshot
     svg = (tmp_path / "incident.svg").read_text()
     assert svg.startswith("<svg") and "Topic:" in svg and "orders" in svg
+
     # nothing is left waiting on the app that quit (Textual's own delivery thread once was, and the
     # interpreter then waited for it for ever at exit)
-    time.sleep(0.5)
-    stuck = [t.name for t in threading.enumerate() if t is not threading.main_thread() and not t.daemon]
-    assert not stuck
+    def stuck() -> list[str]:
+        return [t.name for t in threading.enumerate() if t is not threading.main_thread() and not t.daemon]
+
+    deadline = time.monotonic() + 60
+    while stuck() and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert not stuck()
 
 
 def test_the_palette_screenshot_lands_in_the_current_directory_without_a_downloads_folder(
@@ -299,7 +281,7 @@ def test_the_palette_screenshot_lands_in_the_current_directory_without_a_downloa
 
     async def steps(app: MetashellApp, pilot: Pilot[Any]) -> None:
         saved.append(app.deliver_screenshot())  # what Ctrl-P "Screenshot" calls
-        await pilot.pause()
+        await settled(pilot)
 
     drive(DEMO, steps)
     assert saved[0] is not None and Path(saved[0]).parent == tmp_path
@@ -323,7 +305,7 @@ def test_every_corpus_directory_opens_and_shows_its_topics(corpus: Path) -> None
         image = app.shell.root.ctx.image
         for name in sorted(image.topics.by_name)[:3]:
             app.go_to(f"/topics/{name}")
-            await pilot.pause()
+            await settled(pilot)
             assert f"PartitionCount: {len(image.topics.by_name[name].partitions)}" in _text(app.shown)
         out = await command(app, pilot, "ls /brokers")
         assert out.split() == [str(b) for b in sorted(image.cluster.brokers)]
@@ -398,19 +380,19 @@ def test_the_help_screen_lists_keys_and_commands_and_filters_as_you_type() -> No
 
     async def steps(app: MetashellApp, pilot: Pilot[Any]) -> None:
         await pilot.press("question_mark")
-        await pilot.pause()
+        await settled(pilot)
         screen = app.screen
         assert isinstance(screen, HelpScreen)
         everything = {row[1] for row in screen.shown}
         assert {"q", "y", "o", "[", "?", ":history", ":describe", ":at"} <= everything
         await pilot.press(*"hist")
-        await pilot.pause()
+        await settled(pilot)
         assert {row[1] for row in screen.shown} == {"h", ":history"}
         await pilot.press(*" command")  # every word must match
-        await pilot.pause()
+        await settled(pilot)
         assert [row[1] for row in screen.shown] == [":history"]
         await pilot.press("escape")
-        await pilot.pause()
+        await settled(pilot)
         assert not isinstance(app.screen, HelpScreen)
         assert app.focused is app.query_one("#tree", Tree)
 
@@ -441,7 +423,7 @@ def test_control_characters_in_metadata_are_shown_visibly_everywhere(tmp_path: P
         for line in ("ls -l /topics", "find /", "cat /brokers/1/*", "describe", "health"):
             clean(await command(app, pilot, line), line)
         await pilot.press("question_mark")
-        await pilot.pause()
+        await settled(pilot)
 
     drive(tmp_path, steps)
 
@@ -459,7 +441,7 @@ async def visit_all(app: MetashellApp, pilot: Pilot[Any], check: Callable[[Any],
         check(item)
         if item.allow_expand and not item.children:
             item.expand()
-            await pilot.pause()
+            await settled(pilot)
         todo.extend(item.children)
     return seen
 
@@ -527,17 +509,13 @@ def test_watch_streams_into_the_pane_and_escape_stops_it_leaving_the_ui_responsi
 
     async def steps(app: MetashellApp, pilot: Pilot[Any]) -> None:
         await pilot.press("colon", *"watch --interval 0.1 /topics", "enter")
-        await pilot.pause(0.3)
+        await until(pilot, lambda: "watching /topics from offset" in _text(app.shown), "watch streamed")
         assert app.command_running()
-        assert "watching /topics from offset" in _text(app.shown)
-        start = time.monotonic()
         await pilot.press("escape")
-        while app.command_running():
-            assert time.monotonic() - start < 2.0, "watch did not stop within 2 s"
-            await pilot.pause(0.02)
+        await until(pilot, lambda: not app.command_running(), "Escape stopped watch")
         assert isinstance(app.focused, Tree)
-        out = await command(app, pilot, "pwd")  # the UI answers at once
-        assert out.strip() == "/" and time.monotonic() - start < 2.0
+        out = await command(app, pilot, "pwd")  # the UI answers
+        assert out.strip() == "/"
 
     drive(copy, steps)
 
@@ -599,26 +577,24 @@ def test_command_output_never_wraps_and_w_gives_it_the_whole_width() -> None:
         assert pane.size.width <= app.query_one("#detail-scroll").size.width
         tree = app.query_one("#tree", Tree)
         await pilot.press("escape", "w")
-        await pilot.pause()
+        await settled(pilot)
         assert not tree.display
         assert app.query_one("#detail-scroll").outer_size.width == 160
         await pilot.press("w")
-        await pilot.pause()
+        await settled(pilot)
         assert tree.display and tree.has_focus
         app.go_to("/topics/orders/0")
-        await pilot.pause()
-        await pilot.press("h")
-        await finished(app, pilot)
-        await pilot.pause(0.1)
+        await settled(pilot)
+        await run_keys(pilot, "h")
         scroll = app.query_one("#detail-scroll")
         assert "partition created" in _text(app.shown)
-        assert scroll.scroll_y == scroll.max_scroll_y  # at the newest entry
+        assert scroll.scroll_y == scroll.max_scroll_y  # two lines: at the newest entry, unscrolled
 
     app = MetashellApp(open_directory(str(DEMO), lambda _w: None, True))
 
     async def main() -> None:
         async with app.run_test(size=(160, 12)) as pilot:
-            await pilot.pause()
+            await settled(pilot)
             await steps(app, pilot)
 
     asyncio.run(main())
@@ -626,10 +602,9 @@ def test_command_output_never_wraps_and_w_gives_it_the_whole_width() -> None:
 
 def test_the_overview_counts_agree_with_the_tree_and_the_hint_follows_the_finding() -> None:
     async def steps(app: MetashellApp, pilot: Pilot[Any]) -> None:
-        await app.workers.wait_for_complete()
-        await pilot.pause()
+        await settled(pilot)
         app.go_to("/")
-        await pilot.pause()
+        await settled(pilot)
         shown = _text(app.shown)
         features = len(app.shell.root.child("features").child_names())
         assert re.search(rf"^features +{features} *$", shown, re.MULTILINE), shown
@@ -637,14 +612,14 @@ def test_the_overview_counts_agree_with_the_tree_and_the_hint_follows_the_findin
         assert "next: describe --unavailable-partitions" in shown
         assert ":health lists them" not in shown
         app.go_to("/topics/orders")
-        await pilot.pause()
+        await settled(pilot)
         shown = _text(app.shown)
         assert "Configs: cleanup.policy=delete,max.message.bytes=2097152,retention.ms=604800000" in shown
         tree = app.query_one("#tree", Tree)
         orders = tree.cursor_node
         assert orders is not None
         orders.expand()
-        await pilot.pause()
+        await settled(pilot)
         labels = {c.data: c.label.plain for c in orders.children}
         assert labels["/topics/orders/0"] == "0  offline"  # partitions carry badges too
 
@@ -667,7 +642,7 @@ def test_at_80_columns_a_long_name_keeps_both_ends_and_its_badge(tmp_path: Path)
         tree = app.query_one("#tree", tui_tree.MetadataTree)
         tree.badges = {"/topics/audit.cdc.v1-0004845": "offline"}
         app.go_to("/topics/audit.cdc.v1-0004845")
-        await pilot.pause()
+        await settled(pilot)
         from textual.geometry import Region
 
         strips = tree.render_lines(Region(0, 0, tree.size.width, tree.size.height))
@@ -687,7 +662,7 @@ def test_at_80_columns_a_long_name_keeps_both_ends_and_its_badge(tmp_path: Path)
 
     async def main() -> None:
         async with app.run_test(size=(80, 24)) as pilot:
-            await pilot.pause()
+            await settled(pilot)
             await steps(app, pilot)
 
     asyncio.run(main())
@@ -707,11 +682,7 @@ def test_background_work_waits_while_keys_are_pressed() -> None:
         assert app.health is None  # it waits at its first pace point
         await pilot.press("down")  # a key: the UI answers at once
         app.ui_first.last_input = 0.0
-        for _ in range(200):
-            if app.health is not None:
-                break
-            await pilot.pause(0.02)
-        assert app.health is not None
+        await until(pilot, lambda: app.health is not None, "the report came once the keys stopped")
 
     drive(DEMO, steps)
 
@@ -723,8 +694,7 @@ def test_the_tui_walkthrough_in_the_docs() -> None:
     cluster = shared_required("corpus", "ftmhxp+real-time-data-streaming-pipeline@kafka1")
 
     async def steps(app: MetashellApp, pilot: Pilot[Any]) -> None:
-        await app.workers.wait_for_complete()
-        await pilot.pause()
+        await settled(pilot)
         # 1. the first screen
         assert "CRITICAL: 51 offline partition(s)" in app.sub_title
         shown = _text(app.shown)
@@ -737,16 +707,14 @@ def test_the_tui_walkthrough_in_the_docs() -> None:
             "the last, broker 2, at 2025-11-19T19:34:39.657Z (offset 13055)"
         ) in shown
         await pilot.press("escape", "w")
-        await pilot.pause()
+        await settled(pilot)
         assert not app.query_one("#tree", Tree).display
         await pilot.press("w")
         # 3. /brokers/2 (badged fenced), h: its history at the newest entry
         app.go_to("/brokers/2")
-        await pilot.pause()
+        await settled(pilot)
         assert app.badges["/brokers/2"] == "fenced"
-        await pilot.press("h")
-        await finished(app, pilot)
-        await pilot.pause(0.1)
+        await run_keys(pilot, "h")
         lines = _text(app.shown).splitlines()
         newest = [ln for ln in lines if ln.strip()][-1]
         assert newest.split()[0] == "13055" and newest.rstrip().endswith("broker fenced")
@@ -755,17 +723,11 @@ def test_the_tui_walkthrough_in_the_docs() -> None:
         assert scroll.scroll_y == scroll.max_scroll_y
         # 4. before the first shutdown, then back
         await command(app, pilot, "at 12896")
-        for _ in range(200):
-            if app.health is not None:
-                break
-            await pilot.pause(0.05)
+        await settled(pilot)
         assert app.sub_title.startswith("at @12896") and "HEALTHY" in app.sub_title
         assert not app.badges
         await command(app, pilot, "at")
-        for _ in range(200):
-            if app.health is not None:
-                break
-            await pilot.pause(0.05)
+        await settled(pilot)
         assert "CRITICAL" in app.sub_title
 
     drive(cluster, steps)
@@ -780,7 +742,7 @@ def test_node_shows_another_node_s_metadata() -> None:
 
     async def main() -> None:
         async with app.run_test(size=(120, 40)) as pilot:
-            await pilot.pause()
+            await settled(pilot)
             first = app.shell.root.ctx.image.provenance.offset
             shown = await command(app, pilot, "node")
             assert "* node 1 " in shown and "  node 4 " in shown
@@ -803,10 +765,10 @@ def test_n_shows_the_nodes_side_by_side_and_switches() -> None:
 
     async def main() -> None:
         async with app.run_test(size=(160, 40)) as pilot:
-            await pilot.pause()
+            await settled(pilot)
             first = app.shell.root.ctx.image.provenance.offset
             await pilot.press("n")
-            await pilot.pause()
+            await settled(pilot)
             screen = app.screen
             assert isinstance(screen, NodesScreen)
             table = screen.query_one("#nodes-table", DataTable)
@@ -816,11 +778,8 @@ def test_n_shows_the_nodes_side_by_side_and_switches() -> None:
             assert rows[0][3] == "431" and rows[0][7] == "nothing"
             assert rows[1][7] == "1: 430..430"  # the broker lacks the last election
             await pilot.press("down", "enter")
-            await pilot.pause()
-            for _ in range(100):
-                if app.shell.root.ctx.image.provenance.offset != first:
-                    break
-                await pilot.pause(0.05)
+            await until(pilot, lambda: app.shell.root.ctx.image.provenance.offset != first, "node 4 shown")
+            await settled(pilot)
             assert "kafka-4.4-broker" in app.facts_line()
 
     asyncio.run(main())
@@ -831,10 +790,10 @@ def test_n_is_offered_only_with_several_nodes() -> None:
 
     async def main() -> None:
         async with app.run_test(size=(100, 30)) as pilot:
-            await pilot.pause()
+            await settled(pilot)
             assert app.check_action("nodes", ()) is False  # hidden from the footer, and inert
             await pilot.press("n")
-            await pilot.pause()
+            await settled(pilot)
             assert not isinstance(app.screen, ModalScreen)
 
     asyncio.run(main())

@@ -15,6 +15,8 @@ from typing import Any
 
 import pytest
 from conftest import FIXTURES
+from tui_wait import until
+from tui_wait import until as wait_until
 
 from metashell.cli import main
 from metashell.image import pacing
@@ -49,8 +51,7 @@ def run_app(source: Any, until: Any, timeout: float = 60.0) -> tuple[MetashellAp
 
     async def main() -> None:
         async with app.run_test(size=(120, 40)) as pilot:
-            while app.first_screen_at is None:
-                await pilot.pause(0.01)
+            await wait_until(pilot, lambda: app.first_screen_at is not None, "the first screen")
             first.update(
                 point=app.shell.point,
                 title=app.sub_title,
@@ -59,10 +60,7 @@ def run_app(source: Any, until: Any, timeout: float = 60.0) -> tuple[MetashellAp
                 shown=str(app.shown),
             )
             looked.set()
-            deadline = time.monotonic() + timeout
-            while not until(app):
-                assert time.monotonic() < deadline, "the end of the log never came"
-                await pilot.pause(0.02)
+            await wait_until(pilot, lambda: until(app), "the end of the log came", timeout)
             await pilot.pause()
 
     asyncio.run(main())
@@ -171,10 +169,12 @@ def test_quitting_while_the_end_loads_stops_the_load(long_logs: None) -> None:
     source = catch_up.open_behind(str(FIXTURE), lambda _w: None, True)
     assert source is not None and source.travel is not None
     quit_ = threading.Event()
+    started = threading.Event()
     finished = threading.Event()
     load_end = source.travel._load_end
 
     def held() -> Any:
+        started.set()
         quit_.wait(30)
         try:
             return load_end()
@@ -186,9 +186,8 @@ def test_quitting_while_the_end_loads_stops_the_load(long_logs: None) -> None:
 
     async def main() -> None:
         async with app.run_test(size=(120, 40)) as pilot:
-            while app.first_screen_at is None:
-                await pilot.pause(0.01)
-            await pilot.pause(0.2)  # the load has started, and waits
+            await until(pilot, lambda: app.first_screen_at is not None, "the first screen")
+            await until(pilot, started.is_set, "the load started")  # (and waits)
             await pilot.press("q")
 
     def quit_soon() -> None:

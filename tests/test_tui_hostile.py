@@ -20,6 +20,7 @@ from test_tui import _text, drive, visit_all
 from textual.command import CommandPalette
 from textual.pilot import Pilot
 from textual.widgets import OptionList, Tree
+from tui_wait import palette_hit, settled, until
 
 from metashell.tui.app import MetashellApp
 from metashell.tui.detail import literal
@@ -87,7 +88,7 @@ def test_markup_in_metadata_is_shown_literally_and_never_acts(tmp_path: Path, na
 
         assert await visit_all(app, pilot, check) > 40
         app.go_to(f"/topics/{name}")
-        await pilot.pause()
+        await settled(pilot)
         shown = _text(app.shown)
         assert f"Topic: {name}" in shown, shown
         assert not _acting_cells(app, ("#tree", "#detail-scroll", "#facts", "Header"))
@@ -99,13 +100,13 @@ def test_markup_in_metadata_is_shown_literally_and_never_acts(tmp_path: Path, na
             for x in range(region.x, min(region.x + len(name) + 12, region.right), 2):
                 if region.y <= y < region.bottom:
                     await pilot.click(offset=(x, y))
-        await pilot.pause()
+        await settled(pilot)
         assert app.redact
         app.go_to("/brokers/1")
         await pilot.press("y")  # copy path: a notification quoting the path
-        await pilot.pause()
+        await settled(pilot)
         app.notify(f"leader {name}")  # the live leader note quotes metadata too
-        await pilot.pause()
+        await settled(pilot)
         assert not _acting_cells(app, ("#tree", "#detail-scroll", "#facts"))
 
     app = drive(tmp_path, steps)
@@ -128,9 +129,9 @@ def test_the_search_palette_shows_escapes_visibly(tmp_path: Path) -> None:
     async def steps(app: MetashellApp, pilot: Pilot[Any]) -> None:
         app._searchable()
         await pilot.press("slash")
-        await pilot.pause()
+        await settled(pilot)
         await pilot.press(*"ev")
-        await pilot.pause(0.5)
+        await until(pilot, lambda: "/topics/ev" in palette_hit(app), "the palette's hit")
         palette = app.screen
         assert isinstance(palette, CommandPalette)
         options = palette.query_one(OptionList)
@@ -139,7 +140,7 @@ def test_the_search_palette_shows_escapes_visibly(tmp_path: Path) -> None:
         for prompt in prompts:
             assert not CONTROL.search(prompt), repr(prompt)
         await pilot.press("enter")
-        await pilot.pause()
+        await settled(pilot)
         assert app.selected == f"/topics/{name}"
 
     drive(tmp_path, steps)
@@ -153,7 +154,7 @@ def test_a_name_with_a_slash_is_labelled_whole(tmp_path: Path) -> None:
         tree = app.query_one("#tree", Tree)
         topics = next(c for c in tree.root.children if c.data == "/topics")
         topics.expand()
-        await pilot.pause()
+        await settled(pilot)
         labels = [c.label.plain for c in topics.children]
         assert "left/right" in labels, labels
 
@@ -192,7 +193,7 @@ def test_any_name_shows_literally_in_every_node(tmp_path_factory: Any, name: str
 
         assert await visit_all(app, pilot, check) > 40
         app.go_to(f"/topics/{name}")
-        await pilot.pause()
+        await settled(pilot)
         shown = _text(app.shown)
         assert visible(name) in shown.replace("\n", ""), shown
         assert not CONTROL.search(shown.replace("\n", "")), shown

@@ -7,6 +7,7 @@ from typing import Any
 
 import pytest
 from conftest import REPO
+from tui_wait import run_line, settled
 
 from metashell.shell.sources import open_directory
 from metashell.tui.app import MetashellApp
@@ -23,8 +24,7 @@ def demo_app(monkeypatch: pytest.MonkeyPatch) -> Any:
 
 
 async def _settle(pilot: Any) -> None:
-    await pilot.app.workers.wait_for_complete()  # health badges drawn
-    await pilot.pause()
+    await settled(pilot)  # the start path drawn, the health report and badges in
 
 
 @pytest.mark.parametrize("size", [(80, 24), (160, 50)], ids=["80x24", "160x50"])
@@ -44,10 +44,6 @@ def test_a_broker_record(snap_compare: Any, demo_app: Any) -> None:
 def test_command_output(snap_compare: Any, demo_app: Any) -> None:
     async def run(pilot: Any) -> None:
         await _settle(pilot)
-        await pilot.press("colon", *"describe --unavailable-partitions", "enter")
-        await pilot.pause()
-        while pilot.app.command_running():  # describe runs on a worker
-            await pilot.pause(0.02)
-        await pilot.pause()
+        await run_line(pilot, "describe --unavailable-partitions")  # on a worker: waited for
 
     assert snap_compare(demo_app(), terminal_size=(160, 50), run_before=run)

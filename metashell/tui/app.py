@@ -10,8 +10,9 @@ line under them.  The app wires the parts together; each lives in its own module
 * **Nodes** (``n``, :mod:`.nodes`): several ``-d`` side by side, and a switcher between them.
 * **A long log** (:mod:`.catch_up`): the newest snapshot first, the end loaded behind it.
 * **Health** (:mod:`.health_behind`): the report and the tree's badges, worked out behind the UI.
-* **Moving around**: only where a run of arrow keys stops is drawn (:mod:`.arrowing`); back and
-  forward (:mod:`.visits`).
+* **Live** (:mod:`.live_follow`): what the quorum commits, applied every second.
+* **Moving around**: which path is chosen and drawn is one piece of state (:mod:`.selection`);
+  only where a run of arrow keys stops is drawn (:mod:`.arrowing`); back and forward (:mod:`.visits`).
 * **Out of the TUI** (:mod:`.hand_off`): the pager, screenshots, the clipboard.
 * Layout: ``app.tcss``; keys: :attr:`MetashellApp.BINDINGS`; the ``?`` screen: :mod:`.help`.
 """
@@ -41,7 +42,7 @@ from metashell.shell.session import Settings, Shell
 from metashell.shell.sources import Source
 from metashell.shell.words import quote_word
 
-from . import catch_up, hand_off, health_behind, status
+from . import catch_up, hand_off, health_behind, live_follow, status
 from .arrowing import Arrowing
 from .command_runner import CommandDone, CommandOutput, CommandRunner
 from .detail import detail
@@ -49,6 +50,7 @@ from .help import HelpScreen, help_rows
 from .metadata_tree import PAGE, MetadataTree, is_gap
 from .nodes import show_nodes
 from .search import PathSearch
+from .selection import Selection
 from .ui_first import HEARTBEAT, UiFirst
 from .visits import Visits
 
@@ -107,13 +109,15 @@ class MetashellApp(App[int]):
         self.errors = io.StringIO()
         self.shell = Shell(source.root, self.output, self.errors, Settings(redact=redact))
         self.shell.attach(source)
-        self.selected = "/"
+        self.selection = Selection()
+        """The path chosen and whether its draw is owed: the one state the detail pane follows."""
         self.health: HealthReport | None = None
+        self.health_due = True
+        """A report for the image shown is still to come (after the first screen, ``at``, a live change)."""
         self.paused = False
         self.visits = Visits()
         self.shown: RenderableType = Text("")
         """What the detail pane shows (for tests and the screenshot)."""
-        self._command_shown = False
         self.last_leader: tuple[int, int] | None = None
         self.leader_changes: list[tuple[int, int]] = []
         """Live mode: (leader, epoch) each time the quorum's changed while the TUI ran."""
@@ -123,7 +127,7 @@ class MetashellApp(App[int]):
         """Where background work waits while keys come and the UI is busy (:mod:`.ui_first`)."""
         self.first_screen_at: float | None = None
         """``time.perf_counter()`` when the first screen had been drawn (for the benchmark)."""
-        self.arrowing = Arrowing(self.show, self.set_timer)
+        self.arrowing = Arrowing(self.selection, self.draw_selected, self.set_timer)
 
     def notify(
         self,
@@ -139,6 +143,16 @@ class MetashellApp(App[int]):
         super().notify(
             visible(message), title=visible(title), severity=severity, timeout=timeout, markup=markup
         )
+
+    @property
+    def selected(self) -> str:
+        """The path chosen (:attr:`Selection.path`): changed only through :attr:`selection`."""
+        return self.selection.path
+
+    @property
+    def command_shown(self) -> bool:
+        """The detail pane shows a command's output, not the selected node."""
+        return self.selection.command_shown
 
     @property
     def tree_view(self) -> MetadataTree:
@@ -187,7 +201,7 @@ class MetashellApp(App[int]):
         self.call_after_refresh(self._first_screen_drawn)
         self.set_interval(HEARTBEAT, self.ui_first.beat)
         if self.source.travel is None and self.source.refresh is not None:  # live: follow the log
-            self.set_interval(1.0, self._follow)
+            self.set_interval(1.0, partial(live_follow.follow, self))
 
     def facts_line(self) -> str:
         """The header's second line (:func:`.status.facts_line`)."""
@@ -211,6 +225,7 @@ class MetashellApp(App[int]):
 
     def check_health(self) -> None:
         """Work the health report out again, behind the UI (:mod:`.health_behind`; the newest wins)."""
+        self.health_due = True
         self.run_worker(partial(health_behind.work_out, self), thread=True, exclusive=True, group="health")
 
     async def on_event(self, event: events.Event) -> None:
@@ -226,30 +241,12 @@ class MetashellApp(App[int]):
 
     def _health_done(self, report: HealthReport, badges: dict[str, str]) -> None:
         self.health = report
+        self.health_due = False
         self.badges = badges
         self.tree_view.relabel(self.tree_view.root)
         self.refresh_header()
-        if self.selected in ("/", "/health") and not self._command_shown:  # now with the report
-            self.show(self.selected)
-
-    def _follow(self) -> None:
-        """Live mode, every second: apply what the quorum committed; refresh what is shown."""
-        assert self.source.refresh is not None
-        if self.paused or self.command_running():  # a command's thread reads (watch: moves) the image
-            self.refresh_header()
-            return
-        status.tell_leader_change(self)
-        image = self.shell.root.ctx.image
-        before = image.provenance.offset
-        self.source.refresh()
-        after = image.provenance.offset
-        if after != before:
-            self.tree_view.forget_index()
-            tree = self.tree_view
-            tree.refill(tree.root, "/")
-            self.show(self.selected)
-            self.check_health()
-        self.refresh_header()
+        if self.selected in ("/", "/health") and not self.command_shown:  # now with the report
+            self.draw_selected()
 
     def action_pause(self) -> None:
         """Stop following the live log (and start again); the status counts what arrived meanwhile."""
@@ -263,15 +260,31 @@ class MetashellApp(App[int]):
         data = event.node.data
         if data is None or is_gap(data) or event.node is not self.tree_view.cursor_node:
             return  # (a highlight the cursor has since left, by go_to or later keys, is stale)
-        if data != self.selected:
-            self.arrowing.highlighted(data)  # a run of arrow keys draws where the cursor stops
-        else:  # a run that came back to the row shown: what it put off is not drawn
-            self.arrowing.cancel()
+        if self.selection.stale(data):  # the cursor before a go_to, which is about to move it
+            return
+        if data != self.selection.placing:  # (go_to's own target is chosen and drawn already)
+            self.arrowing.highlighted(data)  # a run of arrow keys draws where the cursor rests
+
+    def settled(self) -> bool:
+        """Whether the screen follows from the state with nothing still to come: the chosen path
+        drawn (or answered by a command) where the cursor is, no command running, the health
+        report in.  What the tests wait for, instead of waiting for time."""
+        cursor = self.tree_view.cursor_node
+        on_choice = (
+            cursor is None or cursor.data is None or is_gap(cursor.data) or cursor.data == self.selected
+        )
+        return self.selection.settled and on_choice and not self.command_running() and not self.health_due
 
     def show(self, path: str) -> None:
-        """Put ``path``'s node in the detail pane."""
+        """Choose ``path`` and put its node in the detail pane."""
+        self.selection.choose(path)
+        self.draw_selected()
+
+    def draw_selected(self) -> None:
+        """Put the chosen path's node in the detail pane (whatever is chosen *now*)."""
+        path = self.selection.path
         node = self.tree_view.node_at(path)
-        self.selected = path
+        self.selection.drawn()
         if path == "/health" and self.health is None:  # not worked out a second time, here
             self._put(Text("health: the report is being worked out in the background...", style="italic"))
             return
@@ -284,10 +297,11 @@ class MetashellApp(App[int]):
         """Show ``renderable`` in the detail pane.  A command's output is text that never wraps
         (a ``log`` row is one line, scrolled sideways when wider than the pane; ``w`` gives the pane
         the whole width) unless it is sentences (``wrap``: ``health``); the views of a node fit
-        the pane.  A draw :mod:`.arrowing` had put off is dropped: this one came after it."""
-        self.arrowing.cancel()
+        the pane.  A command's output answers the choice: a draw :mod:`.arrowing` had put off is
+        no longer owed."""
+        if command:
+            self.selection.answered()
         self.shown = renderable
-        self._command_shown = command
         pane = self.query_one("#detail", Static)
         sideways = command and not wrap
         if sideways and isinstance(renderable, Text):
@@ -301,15 +315,19 @@ class MetashellApp(App[int]):
         if remember:
             self.visits.went_to(path)
         tree = self.tree_view
-        item = tree.expand_to(path)
-        target = item
+        target = tree.expand_to(path)
+        ticket = self.selection.place(target.data or "/")
+        tree.put_cursor(target)  # a highlight queued before now (focus, earlier keys) is then stale
 
-        def place() -> None:  # line numbers exist once the expanded tree is laid out again
-            tree.move_cursor(target)
+        def place() -> None:  # scrolled there once the tree has its size
+            if not self.selection.current(ticket):  # a later go_to moves the cursor instead
+                return
+            tree.put_cursor(target)
             tree.scroll_to_node(target, animate=False)
+            self.selection.placed(ticket)  # highlights of other rows are the user's again
 
         self.call_after_refresh(place)
-        self.show(item.data or "/")
+        self.draw_selected()
 
     # ------------------------------------------------------------------ search
 

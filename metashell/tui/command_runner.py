@@ -156,11 +156,14 @@ class CommandRunner:
         """Open the next command's output at its end (the ``h`` key: the newest history entry)."""
         self.prose = False
         """The running line writes sentences: its output wraps (:func:`is_prose`)."""
+        self.taken = 0
+        """How many lines were handed to :meth:`run_command` (what a test waits for after Enter)."""
 
     def run_command(self, line: str) -> int | None:
         """Run ``line`` through the shell's command engine, as its commands' TUI modes say
         (:mod:`.command_runner`); the output goes to the detail pane.  Returns the status of a line
         run inline, None for one handed to a worker (its output arrives later)."""
+        self.taken += 1
         if self.command_running():
             self.app._put(Text("a command is running: Escape stops it", style="red"), command=True)
             return 1

@@ -44,7 +44,7 @@ def shown_text(app: MetashellApp, width: int = 200) -> str:
     """The detail pane as plain text: a file's whole value, otherwise the pane rendered without
     styles (control characters were made visible when it was built)."""
     node = app.tree_view.node_at(app.selected)
-    if node is not None and not node.is_dir and not app._command_shown:
+    if node is not None and not node.is_dir and not app.command_shown:
         return visible_output(node.text(app.redact))
     console = Console(
         file=io.StringIO(), width=width, color_system=None, force_terminal=False, legacy_windows=False

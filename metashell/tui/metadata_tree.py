@@ -134,6 +134,15 @@ class MetadataTree(Tree[str]):
             item = found
         return item
 
+    def put_cursor(self, item: TreeNode[str]) -> None:
+        """Move the cursor onto ``item`` now: the rows are laid out first (``last_line`` builds
+        them), so a row just expanded has its line number and the cursor never lands on a stale
+        one (a node not yet laid out has line -1, which the tree would clamp to the root).  Not
+        scrolled: before the first layout the tree has no height to scroll in (the caller scrolls
+        after the refresh)."""
+        if self.last_line >= 0 and item.line >= 0:
+            self.cursor_line = item.line
+
     def relabel(self, item: TreeNode[str]) -> None:
         for child in item.children:
             if child.data and not _is_gap(child.data):

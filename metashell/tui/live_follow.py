@@ -1,0 +1,36 @@
+"""Live mode (``-q``): every second, apply what the quorum committed and refresh what is shown.
+
+Not while paused (``p``) or while a command runs: a command's thread reads the image (``watch``
+moves it), and the two must not change it under each other.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from . import status
+
+if TYPE_CHECKING:
+    from .app import MetashellApp
+
+__all__ = ["follow"]
+
+
+def follow(app: MetashellApp) -> None:
+    """On the UI thread, once a second (the app's interval)."""
+    assert app.source.refresh is not None
+    if app.paused or app.command_running():
+        app.refresh_header()
+        return
+    status.tell_leader_change(app)
+    image = app.shell.root.ctx.image
+    before = image.provenance.offset
+    app.source.refresh()
+    if image.provenance.offset != before:
+        app.tree_view.forget_index()
+        tree = app.tree_view
+        tree.refill(tree.root, "/")
+        if not app.command_shown:
+            app.draw_selected()  # the choice, as the new image has it
+        app.check_health()
+    app.refresh_header()
