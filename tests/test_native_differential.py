@@ -201,10 +201,10 @@ def test_every_record_of_every_fixture_and_corpus_file(native: Any) -> None:
                 values += 1
                 if value is not None:
                     taken += assert_same_value(native, value, json_taken=True)
-    assert batches > 1000 and values > 10_000 and controls > 100
     assert taken == values  # every real record takes the fast path on both engines
-    if not CORPUS.is_dir():
+    if not CORPUS.is_dir():  # (the counts below are the corpus's: the fixtures alone hold fewer)
         pytest.skip(f"fixtures compared ({values} records); corpus not available: {CORPUS} is absent")
+    assert batches > 1000 and values > 10_000 and controls > 100
 
 
 # ------------------------------------------------------------------------------ generated values
