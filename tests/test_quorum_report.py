@@ -142,7 +142,7 @@ def test_directories_of_two_clusters_are_refused_unless_asked() -> None:
     status, _, err = run_cli("-d", str(FIXTURES / "demo"), "-d", str(other), "quorum")
     assert status == 1 and "the directories are of different clusters" in err and "--mixed-clusters" in err
     status, out, _ = run_cli("-d", str(FIXTURES / "demo"), "-d", str(other), "--mixed-clusters", "quorum")
-    assert status == 0 and out.startswith("2 node(s)")
+    assert status == 0 and "\n2 node(s)" in out
 
 
 def test_a_broker_s_copy_lacks_what_came_after_it_stopped() -> None:
@@ -184,7 +184,12 @@ def test_a_static_quorum_s_rebuild_copies_the_most_up_to_date_log() -> None:
     """The corpus cluster (kraft.version 0): every voter's directory is given, so each step is a copy
     from the chosen node; no directory id is needed (the real-Kafka test covers a dynamic quorum)."""
     paths = [shared_required("corpus", NODES.format(n)) for n in (1, 2, 3)]
-    status, out, err = run_cli(*[a for p in paths for a in ("-d", str(p))], "--json", "quorum")
+    dirs = [a for p in paths for a in ("-d", str(p))]
+    status, out, err = run_cli(*dirs, "--json", "quorum")
+    assert status == 0, err
+    report = json.loads(out)
+    assert report["verdict"]["verdict"] == "MAJORITY" and report["rebuild"] is None  # nothing to rebuild
+    status, out, err = run_cli(*dirs, "--json", "quorum", "--rebuild-from", report["mostUpToDate"])
     assert status == 0, err
     plan = json.loads(out)["rebuild"]
     assert plan["kraftVersion"] == 0 and [v["directoryId"] for v in plan["voters"]] == [None] * 3

@@ -28,6 +28,8 @@ from metashell.log.plans import log_plan
 from .changelog import iter_log
 from .quorum_rebuild import rebuild_plan
 from .quorum_report import NodeReport, TimelineEvent, node_report
+from .quorum_validity import Validity, validate
+from .quorum_verdict import state_words, tied, verdict_json, verdict_lines
 
 __all__ = ["NodeLog", "QuorumAnalysis", "analyse", "first_difference"]
 
@@ -49,6 +51,8 @@ class NodeLog:
     directory: MetadataLogDir
     report: NodeReport
     batches: list[BatchKey]
+    validity: Validity = field(default_factory=Validity)
+    """Whether its files validate (:mod:`.quorum_validity`): only then can a rebuild copy them."""
 
     @property
     def up_to_date(self) -> tuple[int, int]:
@@ -64,6 +68,40 @@ class QuorumAnalysis:
     """The log end offset that a majority of the voters present reach (None: too few voters read)."""
     divergence: dict[tuple[str, str], int | None] = field(default_factory=dict)
     """(node, node) -> the first offset where their logs differ (None: one is a prefix of the other)."""
+    rebuild_from: str | None = None
+    """The node an operator asked the rebuild steps from (``quorum --rebuild-from``)."""
+
+    @property
+    def voters_here(self) -> list[int]:
+        """The voter ids whose directories were given (a voter given twice counts once)."""
+        return sorted({n.report.node_id for n in self.nodes if n.report.node_id in self.voters})
+
+    @property
+    def whole_voters_here(self) -> list[int]:
+        """The voter ids given whose files validate (a damaged copy is no voter to count on)."""
+        return sorted({n.report.node_id for n in self.candidates if n.report.node_id is not None})
+
+    @property
+    def majority_here(self) -> bool:
+        """Whether the voters given whose files validate are a majority of the voter set."""
+        return bool(self.voters) and len(self.whole_voters_here) > len(self.voters) // 2
+
+    @property
+    def candidates(self) -> list[NodeLog]:
+        """Voters whose files validate: the only nodes a rebuild may copy."""
+        return [n for n in self.nodes if n.report.role == "voter" and n.validity.whole]
+
+    @property
+    def rebuild_source(self) -> NodeLog | None:
+        """The node the steps copy: the one asked for, else the most up-to-date candidate."""
+        if self.rebuild_from is not None:
+            return next((n for n in self.nodes if n.label == self.rebuild_from), None)
+        return max(self.candidates, key=lambda n: n.up_to_date, default=None)
+
+    @property
+    def rebuild_shown(self) -> bool:
+        """Steps are printed only when the voters given cannot form a majority, or when asked."""
+        return self.rebuild_from is not None or (len(self.nodes) > 0 and not self.majority_here)
 
     @property
     def committed_below(self) -> tuple[int, str] | None:
@@ -86,11 +124,15 @@ class QuorumAnalysis:
         return max(self.nodes, key=lambda n: n.up_to_date)
 
     def lines(self) -> Iterator[str]:
+        yield from verdict_lines(self)
+        yield ""
         yield f"{len(self.nodes)} node(s); voters {self.voters or 'unknown'}"
         for n in sorted(self.nodes, key=lambda n: n.label):
             r = n.report
             end = "no log" if r.log_end is None else f"log end offset {r.log_end}, last epoch {r.last_epoch}"
-            yield f"  node {n.label}: {r.role}, {end}"
+            if r.log_start is not None and r.log_end is not None and r.log_end <= r.log_start:
+                end = f"no batch after its snapshot (log end offset {r.log_end}), last epoch {r.last_epoch}"
+            yield f"  node {n.label}: {r.role}, {end}; {state_words(r.quorum_state)}"
         if self.majority_end is None:
             yield "majority: too few voters' directories to say what a majority holds"
         else:
@@ -112,8 +154,9 @@ class QuorumAnalysis:
                 yield f"logs of nodes {a} and {b} differ from offset {where}"
         if not any(v is not None for v in self.divergence.values()):
             yield "no two logs differ where both hold data (the shorter ones are behind, not diverged)"
-        best = self.most_up_to_date
-        yield f"most up to date (last epoch, then log end offset): node {best.label}"
+        best, tie = self.most_up_to_date, tied(self)
+        who = f"nodes {', '.join(tie)} (the same log)" if tie else f"node {best.label}"
+        yield f"most up to date (last epoch, then log end offset): {who}"
         for n in sorted(self.nodes, key=lambda n: n.label):
             risky = self.at_risk(n)
             if risky:
@@ -122,18 +165,21 @@ class QuorumAnalysis:
                 yield from (f"  {line}" for line in risky)
         if len(self.nodes) > 1:
             yield ""
-            yield "if the quorum had to be rebuilt from one node (after a lost majority):"
+            yield "what rebuilding the quorum from one node would lose (only ever after a lost majority):"
             for n in sorted(self.nodes, key=lambda n: n.label):
+                if not n.validity.whole:
+                    yield f"  from node {n.label}: not a candidate: its log does not validate (above)"
+                    continue
                 lost = self.losses(n)
                 said = (
                     "; ".join(f"node {o}'s offsets {a}..{b - 1} ({b - a})" for o, a, b in lost) or "nothing"
                 )
                 mark = " (most up to date)" if n is self.most_up_to_date else ""
                 yield f"  from node {n.label}{mark}: loses {said}"
-            plan = rebuild_plan(self)
-            if plan is not None:
-                yield ""
-                yield from plan.lines()
+        plan = rebuild_plan(self) if self.rebuild_shown else None
+        if plan is not None:
+            yield ""
+            yield from plan.lines()
         yield ""
         yield "timeline across the nodes (leaders, voters, kraft.version; nodes that hold each):"
         for event, labels in self.timeline():
@@ -180,7 +226,10 @@ class QuorumAnalysis:
 
     def as_json(self) -> dict[str, Any]:
         return {
-            "nodes": [{"label": n.label, **n.report.as_json()} for n in self.nodes],
+            "verdict": verdict_json(self),
+            "nodes": [
+                {"label": n.label, **n.report.as_json(), "validity": n.validity.as_json()} for n in self.nodes
+            ],
             "voters": self.voters,
             "majorityLogEndOffset": self.majority_end,
             "committedBelow": None if self.committed_below is None else self.committed_below[0],
@@ -194,7 +243,9 @@ class QuorumAnalysis:
                 n.label: [{"node": o, "fromOffset": a, "toOffset": b - 1} for o, a, b in self.losses(n)]
                 for n in self.nodes
             },
-            "rebuild": None if (plan := rebuild_plan(self)) is None else plan.as_json(),
+            "rebuild": None
+            if not self.rebuild_shown or (plan := rebuild_plan(self)) is None
+            else plan.as_json(),
             "timeline": [{**e.as_json(), "nodes": labels} for e, labels in self.timeline()],
         }
 
@@ -218,23 +269,27 @@ def first_difference(a: list[BatchKey], b: list[BatchKey]) -> int | None:
     return None
 
 
-def analyse(directories: list[tuple[str, MetadataLogDir]]) -> QuorumAnalysis:
+def analyse(directories: list[tuple[str, MetadataLogDir]], rebuild_from: str | None = None) -> QuorumAnalysis:
     """Several nodes' directories, labelled (see the module docstring)."""
     nodes = []
     for label, d in directories:
         headers = batch_headers(s.path for s in d.segments)  # read once: for the report and the keys
-        nodes.append(NodeLog(label, d, node_report(d, headers), _keys(headers)))
+        nodes.append(NodeLog(label, d, node_report(d, headers), _keys(headers), validate(d, headers)))
     voters: list[int] = []
     for n in sorted(nodes, key=lambda n: n.up_to_date, reverse=True):
         if n.report.voters:
             voters = n.report.voters
             break
-    present = [n for n in nodes if n.report.node_id in voters]
-    ends = sorted((n.report.log_end or 0 for n in present), reverse=True)
+    held: dict[int, int] = {}  # a voter given twice (a copy) counts once, with the shorter log
+    for n in nodes:
+        if n.report.node_id in voters:
+            end = n.report.log_end or 0
+            held[n.report.node_id] = min(end, held.get(n.report.node_id, end))
+    ends = sorted(held.values(), reverse=True)
     majority = len(voters) // 2 + 1
     majority_end = ends[majority - 1] if voters and len(ends) >= majority else None
     divergence = {}
     for i, a in enumerate(nodes):
         for b in nodes[i + 1 :]:
             divergence[(a.label, b.label)] = first_difference(a.batches, b.batches)
-    return QuorumAnalysis(nodes, voters, majority_end, divergence)
+    return QuorumAnalysis(nodes, voters, majority_end, divergence, rebuild_from)

@@ -105,13 +105,14 @@ def _log_dir(node: NodeLog) -> Path:
 
 
 def rebuild_plan(analysis: QuorumAnalysis) -> RebuildPlan | None:
-    """The steps from the most up-to-date voter (None: no voter's directory was given)."""
-    voters_here = [n for n in analysis.nodes if n.report.role == "voter"]
-    if not voters_here:
+    """The steps from :attr:`QuorumAnalysis.rebuild_source` (the node asked for, else the most
+    up-to-date voter whose files validate); None when there is none, or it is not a voter whose
+    files validate: no step ever copies a damaged or forged log over the others."""
+    chosen = analysis.rebuild_source
+    if chosen is None or chosen.report.role != "voter" or not chosen.validity.whole:
         return None
-    chosen = max(voters_here, key=lambda n: n.up_to_date)
     level, voters = _voter_set(chosen)
-    cluster = chosen.report.cluster_id or "CLUSTER_ID"
+    cluster = _quote(chosen.report.cluster_id) if chosen.report.cluster_id else '"$CLUSTER_ID"'
     by_id = {n.report.node_id: n for n in analysis.nodes}
     dirs = {vid: _log_dir(by_id[vid]) if vid in by_id else None for vid in sorted(voters)}
     chosen_id = chosen.report.node_id
@@ -154,7 +155,8 @@ def rebuild_plan(analysis: QuorumAnalysis) -> RebuildPlan | None:
         dir_id = voters.get(vid)
         if level and dir_id:
             commands[0] += " --no-initial-controllers"
-            commands.append(f"sed -i 's/^directory.id=.*/directory.id={dir_id}/' {target}/meta.properties")
+            edit = f"s/^directory.id=.*/directory.id={dir_id}/"
+            commands.append(f"sed -i {_quote(edit)} {target}/meta.properties")
             says += (
                 f"; the voter set names node {vid} by directory id {dir_id}, so its new meta.properties must "
                 "carry that id (a step Kafka documents nowhere: without it, no majority can ever form again)"
@@ -185,5 +187,7 @@ def _backup(log_dir: Path) -> str:
     return f"mkdir -p {backup} && cp -a {_quote(log_dir)}/{PARTITION} {backup}/"
 
 
-def _quote(path: Path) -> str:
-    return shlex.quote(str(path))
+def _quote(value: Path | str) -> str:
+    """Every value a printed command interpolates, quoted for a POSIX shell: a cluster id, a path or
+    a directory id from a node's files is data, and pasting the step must not run any of it."""
+    return shlex.quote(str(value))

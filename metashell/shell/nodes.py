@@ -16,6 +16,7 @@ from metashell.errors import MetashellError
 from metashell.image.loader import load_directory
 from metashell.log import open_metadata_dir
 from metashell.log.directory import MetadataLogDir
+from metashell.safe_text import visible
 from metashell.tree import Node, build_root
 
 from .sources import Source, SourceError, Warn, open_directory
@@ -30,11 +31,14 @@ def _labelled(paths: list[str]) -> list[tuple[str, str, MetadataLogDir]]:
     """(label, path, listing) per directory: the label is its ``node.id``, else its folder's name."""
     out: list[tuple[str, str, MetadataLogDir]] = []
     seen: set[str] = set()
+    places: dict[Path, str] = {}
+    disks: dict[str, tuple[str, int | None]] = {}
     for path in paths:
         try:
             d = open_metadata_dir(path)
         except MetashellError as e:
             raise SourceError(str(e)) from None  # it names the path already
+        _one_node_once(path, d, places, disks)
         node = d.meta.node_id if d.meta is not None else None
         label = str(node) if node is not None else Path(d.log_dir or d.path or path).name
         base, n = label, 2
@@ -43,6 +47,31 @@ def _labelled(paths: list[str]) -> list[tuple[str, str, MetadataLogDir]]:
         seen.add(label)
         out.append((label, path, d))
     return out
+
+
+def _one_node_once(
+    path: str, d: MetadataLogDir, places: dict[Path, str], disks: dict[str, tuple[str, int | None]]
+) -> None:
+    """Refuse a directory given twice (by its real path: a symlink or ``..`` is the same place) and
+    two directories with one ``directory.id`` but different node ids (one is another's disk with its
+    meta.properties changed): counted as two voters, either would claim a majority that is not there.
+    Two copies of one node (same node id) are kept, told apart, and counted once as a voter."""
+    where = (d.path or d.log_dir or Path(path)).resolve()
+    if where in places:
+        raise SourceError(
+            f"-d {visible(path)} and -d {visible(places[where])} are the same directory ({visible(str(where))}): give each node once"
+        )
+    places[where] = path
+    disk = d.meta.directory_id if d.meta is not None else None
+    node = d.meta.node_id if d.meta is not None else None
+    if disk:
+        other = disks.get(disk)
+        if other is not None and other[1] != node:
+            raise SourceError(
+                f"-d {visible(path)} (node {node}) and -d {visible(other[0])} (node {other[1]}) carry the same "
+                f"directory.id {visible(disk)}: one is a copy of the other's disk; give each node once"
+            )
+        disks.setdefault(disk, (path, node))
 
 
 def open_nodes(

@@ -6,18 +6,29 @@ from typing import TYPE_CHECKING
 
 from ...safe_text import visible
 from ..registry import Command, TuiMode, register
-from ..spec import JSON_OPT, CommandError, CommandSpec, Parsed
+from ..spec import JSON_OPT, CommandError, CommandSpec, Option, Parsed
 
 if TYPE_CHECKING:
     from ..session import Shell
 
 
 def run_quorum(shell: Shell, p: Parsed) -> None:
+    from dataclasses import replace
+
     from metashell.image.quorum_nodes import analyse  # imported when run: one-shot starts stay fast
     from metashell.image.quorum_rebuild import rebuild_plan
 
+    asked = p.opts["rebuild_from"]
+    assert asked is None or isinstance(asked, str)
     if shell.source is not None and shell.source.quorum is not None:  # several -d: compare them
         analysis = shell.source.quorum()
+        if asked is not None:
+            if asked not in {n.label for n in analysis.nodes}:
+                raise CommandError(
+                    f"quorum: --rebuild-from {visible(asked)}: no such node here "
+                    f"({', '.join(sorted(n.label for n in analysis.nodes))})"
+                )
+            analysis = replace(analysis, rebuild_from=asked)
         if shell.wants_json(p):
             shell.emit_json(analysis.as_json())
             return
@@ -28,12 +39,25 @@ def run_quorum(shell: Shell, p: Parsed) -> None:
         raise CommandError("quorum: needs a metadata directory (-d); live mode: cat /quorum")
     # one node: its report, and the rebuild steps from it when it is a voter (a lone survivor)
     label = str(d.meta.node_id) if d.meta is not None and d.meta.node_id is not None else "this node"
-    alone = analyse([(label, d)])
-    report, plan = alone.nodes[0].report, rebuild_plan(alone)
+    if asked is not None and asked != label:
+        raise CommandError(f"quorum: --rebuild-from {visible(asked)}: this directory is node {label}")
+    alone = analyse([(label, d)], rebuild_from=asked)
+    node = alone.nodes[0]
+    report = node.report
+    plan = rebuild_plan(alone) if alone.rebuild_shown else None
     if shell.wants_json(p):
-        shell.emit_json({**report.as_json(), "rebuild": None if plan is None else plan.as_json()})
+        shell.emit_json(
+            {
+                **report.as_json(),
+                "validity": node.validity.as_json(),
+                "rebuild": None if plan is None else plan.as_json(),
+            }
+        )
         return
-    lines = [*report.lines(), *(["", *plan.lines()] if plan is not None else [])]
+    said = [
+        f"its files do not validate, so no rebuild step copies them: {why}" for why in node.validity.problems
+    ]
+    lines = [*report.lines(), *said, *(["", *plan.lines()] if plan is not None else [])]
     shell.write("".join(visible(line) + "\n" for line in lines))
 
 
@@ -43,7 +67,17 @@ register(
             "quorum",
             "Say this node's place in the controller quorum, and every leader and voter change; "
             "with several -d, where their logs differ and what a majority of voters holds.",
-            options=(JSON_OPT,),
+            options=(
+                Option(
+                    ("--rebuild-from",),
+                    "rebuild_from",
+                    "Print the steps that rebuild the quorum from node ID's log even when a majority is "
+                    "here (they are printed unasked only when the voters given are not a majority); "
+                    "refused for a node whose files do not validate.",
+                    metavar="ID",
+                ),
+                JSON_OPT,
+            ),
             notes=(
                 (
                     "From the directory alone (the quorum may be down): meta.properties, quorum-state, "
