@@ -54,11 +54,11 @@ def verdict(a: QuorumAnalysis) -> tuple[str, str]:
         )
     broken = [n.label for n in a.nodes if n.report.node_id in a.voters and not n.validity.whole]
     if broken:
-        return (
-            "MAJORITY",
+        sentence = (
             f"{count}, and the logs that validate agree on everything a majority holds: the quorum needs no "
-            f"rebuild, only the copy of node(s) {_ids(broken)} does",
+            f"rebuild, only the copy of node(s) {_ids(broken)} does"
         )
+        return "MAJORITY", sentence
     return "MAJORITY", f"{count}, and their logs agree on everything a majority holds: no rebuild is needed"
 
 
