@@ -16,7 +16,6 @@ import struct
 from pathlib import Path
 from typing import Any
 
-import pytest
 from conftest import FIXTURES, shared_required
 from test_cli import run_cli
 
