@@ -46,6 +46,12 @@ def _snapshot_first(args: argparse.Namespace, warn: Callable[[str], None], redac
     return open_behind(args.directory[0], warn, redact)
 
 
+def _only_doctor(args: argparse.Namespace) -> bool:
+    """Whether the one-shot commands are ``doctor`` alone (it runs on a damaged directory)."""
+    lines = [" ".join(args.command)] if args.command else list(args.commands or ())
+    return bool(lines) and all(line.split()[:1] == ["doctor"] and ";" not in line for line in lines)
+
+
 def _may_travel(commands: Sequence[str]) -> bool:
     """Whether one-shot commands may move through time (then the load keeps its journal): any
     word that names a command the registry says travels (:attr:`Command.travels`)."""
@@ -133,14 +139,22 @@ def run(
                     args.directory, warn, redact, salvage=args.salvage, mixed=args.mixed_clusters
                 )
             elif args.directory:
-                source = _snapshot_first(args, warn, redact) or open_directory(
-                    args.directory[0],
-                    warn,
-                    redact,
-                    salvage=args.salvage,
-                    at=args.at,
-                    timeline=not one_shot or _may_travel(args.commands or args.command),
-                )
+                try:
+                    source = _snapshot_first(args, warn, redact) or open_directory(
+                        args.directory[0],
+                        warn,
+                        redact,
+                        salvage=args.salvage,
+                        at=args.at,
+                        timeline=not one_shot or _may_travel(args.commands or args.command),
+                    )
+                except MetashellError as e:
+                    if args.salvage or not _only_doctor(args):
+                        raise
+                    # doctor is the integrity tool of record: a damaged log is what it must report,
+                    # so it reads around the damage (and names every damaged batch) instead of refusing
+                    warn(f"{e}; doctor reads what is whole around it (as --salvage loads)")
+                    source = open_directory(args.directory[0], warn, redact, salvage=True, at=args.at)
             else:
                 source = open_file(args.snapshot, warn, redact, salvage=args.salvage, at=args.at)
     else:
@@ -173,10 +187,10 @@ def run(
                 if args.command:
                     status = shell.run_words([Word.plain(w) for w in args.command])
                 for line in args.commands or ():
-                    status |= shell.run_line(line)
+                    status = max(status, shell.run_line(line))
             except ExitShell:
                 pass
-            return EXIT_ERROR if status else EXIT_OK
+            return status if 0 <= status <= 3 else EXIT_ERROR  # (--exit-code: 0-3, the worst)
         from metashell.shell.repl import run_plain  # not for one-shot: it starts sooner without
 
         if not interactive:

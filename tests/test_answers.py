@@ -129,7 +129,7 @@ def test_each_rule_on_a_known_image() -> None:
         ),
     ]
     status, out, _ = run(img, "health --exit-code")
-    assert status == 1 and out.startswith("CRITICAL: 2 offline partition(s)")
+    assert status == 2 and out.startswith("CRITICAL: 2 offline partition(s)")  # monitoring: 2 CRITICAL
 
 
 def test_min_isr_unknown_is_said_not_guessed() -> None:
@@ -148,7 +148,7 @@ def test_health_on_the_demo() -> None:
     assert any(ln.startswith("  broker 1 (epoch 13): fenced since") for ln in lines)
     assert "  12 of them belong to a finding above" in lines  # listed once, under "offline"
     assert sum(1 for ln in lines if ln.startswith("  orders-0:")) == 1
-    assert run_cli("-d", str(DEMO), "health", "--exit-code")[0] == 1
+    assert run_cli("-d", str(DEMO), "health", "--exit-code")[0] == 2  # CRITICAL
     status, out, _ = run_cli("-d", str(DEMO), "--json", "health")
     doc = json.loads(out)
     assert doc["healthy"] is False and doc["partitions"] == 12
@@ -265,7 +265,9 @@ def test_metadata_with_no_records_is_no_data_not_healthy(tmp_path: Path) -> None
     (part_dir / "00000000000000000000.log").write_bytes(b"")
     (part_dir / "00000000000000000000.index").write_bytes(b"")
     status, out, _err = run_cli("-d", str(tmp_path), "-c", "health --exit-code")
-    assert status == 1 and out.startswith("NO DATA: the metadata holds no record"), out
+    assert status == 3 and out.startswith("NO DATA: the metadata holds no record"), out  # UNKNOWN
+    status, out, _err = run_cli("-d", str(tmp_path), "-c", "doctor --exit-code")
+    assert status == 3 and out.startswith("NO DATA: the directory holds no snapshot and no batch"), out
     status, out, _err = run_cli("-d", str(tmp_path), "--json", "-c", "health")
     doc = json.loads(out)
     assert doc["healthy"] is False and doc["noData"] is True and doc["verdict"].startswith("NO DATA")

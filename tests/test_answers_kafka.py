@@ -212,7 +212,7 @@ def test_health_names_the_known_damage(degraded: dict[str, Any]) -> None:
     assert not report.healthy and report.verdict().startswith("CRITICAL: 2 offline partition(s)")
 
     status, out, _ = run_cli("-d", str(degraded["dir"]), "health", "--exit-code")
-    assert status == 1 and "lonely-0: leader none" in out
+    assert status == 2 and "lonely-0: leader none" in out  # CRITICAL, as monitoring plugins say
     status, out, _ = run_cli("-d", str(degraded["dir"]), "--json", "health")
     assert status == 0 and json.loads(out)["healthy"] is False
 

@@ -23,7 +23,7 @@ from typing import Any
 
 from metashell.errors import MetashellError
 from metashell.log.directory import MetadataLogDir, PlanStep, ReadPlan, SnapshotFile
-from metashell.log.headers import batch_headers
+from metashell.log.headers import batch_headers, merged_ranges
 from metashell.log.plans import from_snapshot, full_plan
 from metashell.protocol.uuid import uuid_to_str
 
@@ -31,6 +31,7 @@ from .batch_loader import LoadResult
 from .image import MetadataImage
 from .kafka_names import CONFIG_RESOURCE_TOPIC
 from .loader import load_plan
+from .log_validity import validate
 
 __all__ = [
     "CHECKS",
@@ -60,19 +61,47 @@ class DoctorFinding:
 
 @dataclass
 class DoctorReport:
+    """The findings, and a verdict that follows from their severities by one rule:
+
+    * ``INCONSISTENT``: an error (a damaged batch, a gap inside the log, epochs out of order, a
+      snapshot unlike the replay before it, a partition or transaction Kafka would never write);
+    * ``CONSISTENT WITH NOTES``: warnings only (references to what is not there);
+    * ``CONSISTENT``: nothing worse than information (what retention removed, what was not checked);
+    * ``NO DATA``: no batch and no snapshot at all (empty files are no evidence of anything).
+
+    ``doctor --exit-code`` gives 0, 1, 2 and 3 for them, as monitoring plugins do."""
+
     checked: list[str]
     """The checks that ran (their titles), whether or not they found anything."""
     findings: list[DoctorFinding]
+    no_data: str = ""
+    """Why there is nothing to examine, or ""."""
 
     @property
     def clean(self) -> bool:
-        return not any(f.severity in (ERROR, WARNING) for f in self.findings)
+        return not self.no_data and not any(f.severity in (ERROR, WARNING) for f in self.findings)
+
+    @property
+    def word(self) -> str:
+        if self.no_data:
+            return "NO DATA"
+        if any(f.severity == ERROR for f in self.findings):
+            return "INCONSISTENT"
+        return "CONSISTENT WITH NOTES" if any(f.severity == WARNING for f in self.findings) else "CONSISTENT"
+
+    @property
+    def exit_status(self) -> int:
+        return {"CONSISTENT": 0, "CONSISTENT WITH NOTES": 1, "INCONSISTENT": 2, "NO DATA": 3}[self.word]
 
     def verdict(self) -> str:
-        if self.clean:
+        word = self.word
+        if word == "NO DATA":
+            return f"NO DATA: {self.no_data}"
+        if word == "CONSISTENT":
             return f"CONSISTENT: {len(self.checked)} check(s), nothing wrong"
-        bad = [f for f in self.findings if f.severity in (ERROR, WARNING)]
-        return "INCONSISTENT: " + "; ".join(f"{len(f.items)} {f.title}" for f in bad)
+        severities = (ERROR, WARNING) if word == "INCONSISTENT" else (WARNING,)
+        bad = [f for f in self.findings if f.severity in severities]
+        return f"{word}: " + "; ".join(f"{len(f.items)} {f.title}" for f in bad)
 
     def lines(self, show_all: bool = False) -> Iterator[str]:
         yield self.verdict()
@@ -90,6 +119,7 @@ class DoctorReport:
     def as_json(self) -> dict[str, Any]:
         return {
             "clean": self.clean,
+            "word": self.word,
             "verdict": self.verdict(),
             "checked": self.checked,
             "findings": [f.as_json() for f in self.findings],
@@ -111,46 +141,40 @@ def examine(image: MetadataImage, end: LoadResult, d: MetadataLogDir | None) -> 
         findings.extend(f for f in check(image, end, d) if f.items)
     order = {ERROR: 0, WARNING: 1, INFO: 2}
     findings.sort(key=lambda f: order[f.severity])
-    return DoctorReport(checked, findings)
+    return DoctorReport(checked, findings, _no_data(image, d))
+
+
+def _no_data(image: MetadataImage, d: MetadataLogDir | None) -> str:
+    """Why there is nothing to examine: no batch in any segment and no snapshot (or "")."""
+    if d is None:
+        return "" if image.provenance.offset >= 0 else "the file holds no batch"
+    if any(not s.is_bootstrap for s in d.snapshots) or batch_headers(s.path for s in d.segments):
+        return ""
+    return "the directory holds no snapshot and no batch (empty or zero-byte files)"
 
 
 # -- the log ------------------------------------------------------------------------------------------
 
 
-def check_log_order(_image: MetadataImage, _end: LoadResult, d: MetadataLogDir | None) -> list[DoctorFinding]:
+def check_log_files(_image: MetadataImage, _end: LoadResult, d: MetadataLogDir | None) -> list[DoctorFinding]:
+    """The files by the rules of :mod:`.log_validity` (the same rules ``quorum`` holds a rebuild
+    source to): every damaged batch, read past where the framing allows; offsets missing inside the
+    log; epochs out of order or against leader-epoch-checkpoint and quorum-state."""
     assert d is not None
-    order, epochs, checkpoint = [], [], []
-    prev_last, prev_epoch = -1, -1
-    first_of_epoch: dict[int, int] = {}
-    for base, last, _ts, epoch, _crc, name, position in batch_headers(s.path for s in d.segments):
-        where = f"{name} at byte {position}"
-        if prev_last >= 0 and base <= prev_last:
-            order.append(f"offsets {base}..{last} ({where}) do not come after offset {prev_last}")
-        if epoch < prev_epoch:
-            epochs.append(f"offset {base} ({where}): epoch {epoch} after epoch {prev_epoch}")
-        first_of_epoch.setdefault(epoch, base)
-        prev_last, prev_epoch = max(prev_last, last), max(prev_epoch, epoch)
-    if d.leader_epochs and first_of_epoch:
-        log_start = min(first_of_epoch.values())
-        said = dict(d.leader_epochs)
-        for epoch, start in sorted(first_of_epoch.items()):
-            if epoch in said and start > log_start and said[epoch] != start:
-                checkpoint.append(
-                    f"epoch {epoch} starts at offset {start} in the log; the checkpoint says {said[epoch]}"
-                )
-        for epoch, start in sorted(said.items()):
-            if epoch not in first_of_epoch and start >= log_start and start <= prev_last:
-                checkpoint.append(
-                    f"epoch {epoch} (from offset {start} says the checkpoint) has no batch in the log"
-                )
+    validity = validate(d, batch_headers(s.path for s in d.segments))
     return [
-        DoctorFinding("offset-order", ERROR, "batch(es) whose offsets do not follow the log", order),
-        DoctorFinding("epoch-order", ERROR, "batch(es) whose leader epoch goes back", epochs),
         DoctorFinding(
-            "leader-epoch-checkpoint",
-            WARNING,
-            "epoch(s) where leader-epoch-checkpoint and the log disagree",
-            checkpoint,
+            "damaged-batches", ERROR, "damaged batch(es) (file, byte, base offset)", validity.damaged
+        ),
+        DoctorFinding("log-gaps", ERROR, "offset range(s) missing inside the log", validity.gaps),
+        DoctorFinding(
+            "epoch-order",
+            ERROR,
+            "leader epoch(s) out of order, or against leader-epoch-checkpoint or quorum-state",
+            validity.epochs,
+        ),
+        DoctorFinding(
+            "log-notes", INFO, "note(s) on the files (harmless as Kafka reads them)", validity.notes
         ),
     ]
 
@@ -158,21 +182,53 @@ def check_log_order(_image: MetadataImage, _end: LoadResult, d: MetadataLogDir |
 # -- snapshots ----------------------------------------------------------------------------------------
 
 
-def _older_plan(d: MetadataLogDir, snap: SnapshotFile) -> ReadPlan | None:
-    """The older data that reaches ``snap``'s end: the log from 0, or an older snapshot and the log."""
-    if d.segments and d.segments[0].base_offset == 0:
+def _older_plan(d: MetadataLogDir, snap: SnapshotFile, spans: list[tuple[int, int]]) -> ReadPlan | str:
+    """The older data that reaches ``snap``'s end without crossing an offset held by no file: the
+    log from 0, or an older snapshot and the log from its end; else why there is none.  (A replay
+    that ran across offsets retention had deleted called a healthy trimmed directory INCONSISTENT.)"""
+    last = snap.end_offset - 1
+
+    def reaches(start: int) -> bool:  # one contiguous run of batches from ``start`` to ``last``
+        return any(a <= start <= b + 1 and b >= last for a, b in spans) or start > last
+
+    if d.segments and d.segments[0].base_offset == 0 and reaches(0):
         return full_plan(d)
     older = [s for s in d.snapshots if not s.is_bootstrap and s.end_offset < snap.end_offset]
-    return from_snapshot(d, max(older, key=lambda s: s.end_offset)) if older else None
+    for s in sorted(older, key=lambda s: -s.end_offset):
+        if reaches(s.end_offset):
+            return from_snapshot(d, s)
+    if not spans or spans[0][0] > last:
+        return "no older data reaches it (the oldest data on disk)"
+    if not older and spans[0][0] > 0:
+        return (
+            f"the oldest snapshot on disk: the log before it starts at offset {spans[0][0]} (retention "
+            "deleted what came before, as Kafka does once a snapshot covers it)"
+        )
+    start = spans[0][0]
+    if older and start > max(s.end_offset for s in older):
+        newest_older = max(s.end_offset for s in older)
+        return (
+            f"no older data reaches it: the log starts at offset {start}, after the older snapshots "
+            f"(the newest ends at {newest_older}): retention deleted offsets {newest_older}..{start - 1}"
+        )
+    return (
+        f"no older data reaches it without crossing offsets held by no file (the log holds {_spans(spans)})"
+    )
+
+
+def _spans(spans: list[tuple[int, int]]) -> str:
+    shown = ", ".join(f"{a}..{b}" for a, b in spans[:4])
+    return shown + (" ..." if len(spans) > 4 else "")
 
 
 def check_snapshots(_image: MetadataImage, _end: LoadResult, d: MetadataLogDir | None) -> list[DoctorFinding]:
     assert d is not None
     differ, unchecked = [], []
+    spans = merged_ranges((h.base_offset, h.last_offset) for h in batch_headers(s.path for s in d.segments))
     for snap in sorted((s for s in d.snapshots if not s.is_bootstrap), key=lambda s: s.end_offset):
-        older = _older_plan(d, snap)
-        if older is None:
-            unchecked.append(f"{snap.path.name}: no older data reaches it (the oldest snapshot)")
+        older = _older_plan(d, snap, spans)
+        if isinstance(older, str):
+            unchecked.append(f"{snap.path.name}: {older}")
             continue
         alone = ReadPlan(
             [PlanStep("snapshot", snap.path, str(snap.path), snapshot=snap)], snap, snap.end_offset
@@ -327,7 +383,7 @@ def check_load(image: MetadataImage, end: LoadResult, _d: MetadataLogDir | None)
 
 
 CHECKS: list[tuple[str, Check, bool]] = [
-    ("log order and epochs", check_log_order, True),
+    ("batches, offsets and epochs of the files", check_log_files, True),
     ("snapshots against the log", check_snapshots, True),
     ("partitions", check_partitions, False),
     ("references", check_references, False),

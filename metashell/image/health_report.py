@@ -151,6 +151,16 @@ class HealthReport:
     def healthy(self) -> bool:
         return not self.problems and not self.no_data
 
+    @property
+    def exit_status(self) -> int:
+        """``health --exit-code``, as monitoring plugins report (Nagios, Icinga, Sensu): 0 HEALTHY,
+        1 DEGRADED (warnings), 2 CRITICAL, 3 NO DATA (nothing to judge)."""
+        if self.no_data:
+            return 3
+        if any(f.severity == CRITICAL for f in self.findings):
+            return 2
+        return 1 if self.problems else 0
+
     def as_json(self, with_items: bool = True) -> dict[str, Any]:
         return {
             "healthy": self.healthy,

@@ -26,9 +26,9 @@ from metashell.log.headers import BatchHeader, batch_headers
 from metashell.log.plans import log_plan
 
 from .changelog import iter_log
+from .log_validity import Validity, validate
 from .quorum_rebuild import rebuild_plan
 from .quorum_report import NodeReport, TimelineEvent, node_report
-from .quorum_validity import Validity, validate
 from .quorum_verdict import state_words, tied, verdict_json, verdict_lines
 
 __all__ = ["NodeLog", "QuorumAnalysis", "analyse", "first_difference"]
@@ -52,7 +52,7 @@ class NodeLog:
     report: NodeReport
     batches: list[BatchKey]
     validity: Validity = field(default_factory=Validity)
-    """Whether its files validate (:mod:`.quorum_validity`): only then can a rebuild copy them."""
+    """Whether its files validate (:mod:`.log_validity`): only then can a rebuild copy them."""
 
     @property
     def up_to_date(self) -> tuple[int, int]:

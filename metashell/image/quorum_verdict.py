@@ -11,7 +11,7 @@ header-only "up to date" rule, damaged or not.  Now the verdict comes first, by 
   what a majority holds are an uncommitted tail Raft truncates; logs that part *below* it hold
   different records where both say they are committed, which no restart mends;
 * **no majority is here**: the quorum cannot elect a leader from these nodes alone; the steps
-  rebuild it from the most up-to-date node whose files validate (:mod:`.quorum_validity`), and
+  rebuild it from the most up-to-date node whose files validate (:mod:`.log_validity`), and
   say what that loses;
 * a node whose files do not validate is named with why, and is never a rebuild source
   (``quorum --rebuild-from`` refuses it too).

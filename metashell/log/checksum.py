@@ -23,7 +23,7 @@ __all__ = ["crc32c"]
 _C_MODULE = "crc32c._crc32c"
 
 
-def package_crc32c() -> Callable[[Any], int]:
+def package_crc32c() -> Callable[..., int]:
     """The ``crc32c`` package's ``crc32c`` function, loaded without the package's ``__init__``."""
     module = sys.modules.get(_C_MODULE)
     if module is None:
@@ -32,7 +32,7 @@ def package_crc32c() -> Callable[[Any], int]:
         from crc32c import crc32c as imported
 
         return imported
-    fn: Callable[[Any], int] = module.crc32c
+    fn: Callable[..., int] = module.crc32c
     return fn
 
 

@@ -196,7 +196,9 @@ class Shell:
         self.note(message)
 
     def run_line(self, line: str, remember: bool = True) -> int:
-        """Run every ``;``-separated command of ``line``; return 0 if all succeeded, else 1.
+        """Run every ``;``-separated command of ``line``; return the worst status (0 if all
+        succeeded; ``--exit-code`` statuses are 0-3, as monitoring plugins report, so they combine by
+        the worst rather than bit by bit).
 
         ``remember`` appends the line to the in-memory history first (JLine adds the line before
         running it, so ``history`` shows itself).  :class:`ExitShell` propagates.
@@ -215,10 +217,10 @@ class Shell:
                 self.error(str(e))
                 return 1
             if pipe_to is not None:
-                status |= self._run_piped(commands, pipe_to)
+                status = max(status, self._run_piped(commands, pipe_to))
                 continue
             for words in commands:
-                status |= self.run_words(words)
+                status = max(status, self.run_words(words))
         return status
 
     def _run_piped(self, commands: list[list[Word]], shell_command: str) -> int:

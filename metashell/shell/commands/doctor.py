@@ -25,8 +25,8 @@ def run_doctor(shell: Shell, p: Parsed) -> None:
     else:
         # one item, one line: a topic name's newline is escaped (it could forge another line)
         shell.write("".join(visible(line) + "\n" for line in report.lines(show_all=bool(p.opts["all"]))))
-    if p.opts["exit_code"] and not report.clean:
-        shell.status = 1
+    if p.opts["exit_code"]:
+        shell.status = report.exit_status
 
 
 register(
@@ -35,7 +35,12 @@ register(
             "doctor",
             "Check that the metadata is consistent with itself: log order, snapshots, references.",
             options=(
-                Option(("--exit-code",), "exit_code", "Exit with status 1 when anything is inconsistent."),
+                Option(
+                    ("--exit-code",),
+                    "exit_code",
+                    "Exit as monitoring plugins do: 0 CONSISTENT, 1 CONSISTENT WITH NOTES, 2 INCONSISTENT, "
+                    "3 NO DATA.",
+                ),
                 Option(("--all",), "all", "List every affected item, not the first few."),
                 JSON_OPT,
             ),

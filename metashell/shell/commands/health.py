@@ -25,8 +25,8 @@ def run_health(shell: Shell, p: Parsed) -> None:
     else:
         lines = answers.health_lines(report, show_all=bool(p.opts["all"]))
         shell.write_painted("".join(line + "\n" for line in lines), colour.health)
-    if p.opts["exit_code"] and not report.healthy:
-        shell.status = 1
+    if p.opts["exit_code"]:
+        shell.status = report.exit_status
 
 
 register(
@@ -38,7 +38,7 @@ register(
                 Option(
                     ("--exit-code",),
                     "exit_code",
-                    "Exit with status 1 when anything is unhealthy (for cron and monitoring).",
+                    "Exit as monitoring plugins do: 0 HEALTHY, 1 DEGRADED, 2 CRITICAL, 3 NO DATA.",
                 ),
                 Option(("--all",), "all", "List every affected item, not the first few."),
                 JSON_OPT,
