@@ -246,3 +246,40 @@ def test_log_follows_salvage(tmp_path: Path) -> None:
     assert status == 0, err
     offsets = [int(line.split()[0]) for line in out.splitlines()]
     assert offsets[-1] == base - 1 and offsets == sorted(offsets)
+
+
+def test_a_salvaged_verdict_carries_its_point(tmp_path: Path) -> None:
+    """``--salvage health`` said HEALTHY (or CRITICAL) for a point far before the log's end, and only
+    stderr said so: the verdict line, ``--json`` and the TUI's title now carry "as of offset N"."""
+    import asyncio
+
+    from tui_wait import settled
+
+    from metashell.log.headers import batch_headers
+    from metashell.shell.sources import open_directory
+    from metashell.tui.app import MetashellApp
+
+    root = tmp_path / "kafka-4.4"  # its log runs 20 offsets past its newest snapshot
+    shutil.copytree(FIXTURES / "kafka-4.4", root)
+    last = max((root / PART).glob("*.log"))
+    headers = batch_headers([last])
+    hit = headers[-2]  # after the newest snapshot, and not the last batch (a torn tail is not damage)
+    assert hit.base_offset >= int(newest_snapshot(root).name.split("-")[0])  # (its end offset)
+    data = bytearray(last.read_bytes())
+    data[hit.position + 70] ^= 0xFF
+    last.write_bytes(bytes(data))
+    end = headers[-1].last_offset
+    status, out, _err = run_cli("-d", str(root), "--salvage", "health")
+    first = out.splitlines()[0]
+    assert status == 0 and f"; as of offset {hit.base_offset - 1} (" in first
+    assert first.endswith(f"{end - hit.base_offset + 1} later offset(s) unreadable (--salvage)"), first
+    _status, out, _err = run_cli("-d", str(root), "--salvage", "--json", "health")
+    assert json.loads(out)["asOf"].startswith(f"as of offset {hit.base_offset - 1} (")
+    app = MetashellApp(open_directory(str(root), lambda _w: None, True, salvage=True))
+
+    async def main() -> None:
+        async with app.run_test(size=(160, 40)) as pilot:
+            await settled(pilot)
+            assert f"as of offset {hit.base_offset - 1} (" in app.sub_title
+
+    asyncio.run(main())

@@ -32,6 +32,7 @@ from .health_report import CRITICAL, INFO, NO_LEADER, WARNING, Finding, HealthRe
 from .image import MetadataImage
 from .kafka_names import CONFIG_RESOURCE_TOPIC
 from .model import RESERVED_DIRS, Partition
+from .salvage_point import salvage_point
 from .wording import broker_state
 
 __all__ = [
@@ -309,8 +310,15 @@ def _check_health(image: MetadataImage, pace: Callable[[], None] | None) -> Heal
             )
     order = {CRITICAL: 0, WARNING: 1, INFO: 2}
     findings.sort(key=lambda f: order[f.severity])
+    point = salvage_point(image)
     return HealthReport(
-        findings, len(brokers), len(image.topics.by_id), partitions, dict(leaders), _no_data(image)
+        findings,
+        len(brokers),
+        len(image.topics.by_id),
+        partitions,
+        dict(leaders),
+        _no_data(image),
+        point.words() if point is not None else "",
     )
 
 

@@ -139,6 +139,8 @@ class HealthReport:
     partitions: int
     leaders_per_broker: dict[int, int]
     no_data: str = ""
+    as_of: str = ""
+    """A salvaged image's point (:mod:`.salvage_point`): every verdict on it says so."""
     """Why there is nothing to judge (no broker, controller or topic), or "": an empty image is not
     a healthy cluster, and ``health --exit-code`` must not pass it."""
 
@@ -169,6 +171,7 @@ class HealthReport:
             "topics": self.topics,
             "partitions": self.partitions,
             "noData": bool(self.no_data),
+            "asOf": self.as_of or None,
             "leadersPerBroker": {str(b): n for b, n in sorted(self.leaders_per_broker.items())},
             "findings": [
                 f.as_json()
@@ -179,6 +182,10 @@ class HealthReport:
         }
 
     def verdict(self) -> str:
+        said = self._verdict()
+        return f"{said}; {self.as_of}" if self.as_of else said
+
+    def _verdict(self) -> str:
         scope = f"{self.brokers} broker(s), {self.topics} topic(s), {self.partitions} partition(s)"
         if self.no_data:
             return f"NO DATA: {self.no_data}"

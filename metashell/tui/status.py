@@ -32,6 +32,8 @@ def status_line(app: MetashellApp) -> str:
         parts.append(app.source.status())
     if app.health is not None:
         parts.append(app.health.verdict().split(";")[0].split(" (")[0])
+        if app.health.as_of:  # a salvaged image: the verdict is for that point, not the log's end
+            parts.append(app.health.as_of)
     elif app.shell.point and app.source.behind != LOADING:  # else checked once at the end
         parts.append("health: checking")
     parts.append(f"cluster {app.source.cluster_id}" if app.source.cluster_id else "")
