@@ -173,3 +173,11 @@ def test_the_same_directory_twice_is_refused(tmp_path: Path) -> None:
     status, _out, err = _quorum([node1, copy])
     if "directory.id" in (node1 / "meta.properties").read_text():
         assert status == 1 and "carry the same directory.id" in err
+
+
+def test_a_folder_of_node_directories_suggests_a_d_per_node(tmp_path: Path) -> None:
+    for name in ("node1", "node 4"):
+        shutil.copytree(FIXTURES / "kafka-4.4-split-c1", tmp_path / name)
+    status, _out, err = run_cli("-d", str(tmp_path), "quorum")
+    assert status == 1 and "it holds 2 node directories: give one -d per node" in err
+    assert f"-d {shlex.quote(str(tmp_path / 'node 4'))}" in err  # quoted, to paste

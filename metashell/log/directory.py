@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import os
 import re
+import shlex
 from collections.abc import Collection
 from pathlib import Path
 
@@ -194,6 +195,19 @@ def _looks_like_partition_dir(p: Path) -> bool:
     return any(_SEGMENT_RE.match(n) or parse_snapshot_name(n) or n == "quorum-state" for n in names)
 
 
+def _nodes_hint(p: Path) -> str:
+    """For a folder of node directories (each holding a metadata log dir): the ``-d`` per node
+    form, since one ``-d`` reads one node (a fleet folder is the Spark export's input)."""
+    try:
+        nodes = sorted(c for c in p.iterdir() if (c / PARTITION_DIR).is_dir())
+    except OSError:
+        return ""
+    if not nodes:
+        return ""
+    words = " ".join(f"-d {shlex.quote(str(c))}" for c in nodes[:5]) + (" ..." if len(nodes) > 5 else "")
+    return f"; it holds {len(nodes)} node directories: give one -d per node ({words})"
+
+
 def open_metadata_dir(path: str | os.PathLike[str]) -> MetadataLogDir:
     """Open a ``__cluster_metadata-0`` folder, or the log dir holding one (``--directory``).
 
@@ -215,7 +229,7 @@ def open_metadata_dir(path: str | os.PathLike[str]) -> MetadataLogDir:
     else:
         raise MetadataDirError(
             f"{p}: not a KRaft metadata log directory (no {PARTITION_DIR} folder, "
-            f"no .log or .checkpoint files)"
+            f"no .log or .checkpoint files){_nodes_hint(p)}"
         )
     d = MetadataLogDir(part, log_dir)
     if part is None:
