@@ -37,12 +37,31 @@ def test_a_real_cluster_is_blocked_by_every_node_that_does_not_support_the_level
 
 
 def test_a_voter_without_registration_blocks(tmp_path: Path) -> None:
-    """Kafka 4.4's split fixture unregistered controller 3 (UnregisterControllerRecord, KIP-1312):
-    it is still a voter, so the controller would refuse -- it may not support the level."""
-    status, doc = _check(FIXTURES / "kafka-4.4-split-c1", "4.4-IV2")
+    """Controllers 1 and 2 registered (up to 3.9-IV0), voter 3 never did: the controller would refuse
+    3.9-IV0 from 3.7-IV4 -- voter 3 may not support it."""
+    records = [
+        rec("FeatureLevelRecord", 0, {"Name": "metadata.version", "FeatureLevel": 19}),
+        _controller(1, 21),
+        _controller(2, 21),
+    ]
+    status, doc = _check(_dir(tmp_path, records, [1, 2, 3]), "3.9-IV0")
     assert status == 1
     assert [b["node"] for b in doc["blockers"]] == ["controller 3"]
     assert doc["blockers"][0]["reason"].startswith("has not registered")
+
+
+def test_the_default_target_is_the_highest_level_every_node_supports(tmp_path: Path) -> None:
+    """No --to (or --to latest): the highest level every registered node supports; the level in force
+    says so (it used to say "nothing blocks it", as if something were to be done)."""
+    status, out, err = run_cli("-d", str(FIXTURES / "kafka-4.4-split-c1"), "upgrade-check", "--exit-code")
+    assert status == 0 and out.startswith("metadata.version 4.4-IV2 (33): already in force"), err
+    records = [
+        rec("FeatureLevelRecord", 0, {"Name": "metadata.version", "FeatureLevel": 19}),
+        _controller(1, 21),
+        _controller(2, 20),
+    ]
+    status, doc = _check(_dir(tmp_path, records, [1, 2]), "latest")
+    assert status == 0 and doc["target"] == 20 and not doc["blocked"] and not doc["inForce"]
 
 
 def _controller(cid: int, max_mv: int) -> bytes:
@@ -134,9 +153,7 @@ def test_turning_elr_on_says_what_it_does_to_broker_level_min_isr(tmp_path: Path
 
 def test_a_target_that_names_no_level_is_refused() -> None:
     status, _, err = run_cli("-d", str(FIXTURES / "demo"), "upgrade-check", "--to", "banana")
-    assert status == 1 and "give a metadata.version (3.9-IV0 or 21) or FEATURE=LEVEL" in err
-    status, _, err = run_cli("-d", str(FIXTURES / "demo"), "upgrade-check")
-    assert status == 1 and "--to LEVEL is required" in err
+    assert status == 1 and "give a metadata.version (3.9-IV0 or 21), FEATURE=LEVEL, or latest" in err
 
 
 def test_a_level_whose_dependencies_are_not_finalized_is_blocked() -> None:

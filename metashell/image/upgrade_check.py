@@ -47,18 +47,44 @@ class TargetError(ValueError):
     """``--to`` names no feature level."""
 
 
-def parse_target(text: str) -> tuple[str, int]:
-    """``3.9-IV0``, ``21`` (metadata.version levels) or ``FEATURE=LEVEL``."""
+LATEST = "latest"
+"""``--to latest`` (the default), or ``FEATURE=latest``: the highest level every registered node supports."""
+
+
+def parse_target(text: str, image: MetadataImage | None = None) -> tuple[str, int]:
+    """``3.9-IV0``, ``21`` (metadata.version levels), ``FEATURE=LEVEL``, ``latest`` or
+    ``FEATURE=latest`` (the last two need the ``image``: :func:`latest_level`)."""
     feature, sep, level = text.partition("=")
     if not sep:
         feature, level = METADATA_VERSION, text
     feature = feature.strip()
     level = level.strip()
+    if level == LATEST and image is not None:
+        return feature, latest_level(image, feature)
     if feature == METADATA_VERSION and level in _BY_NAME:
         return feature, _BY_NAME[level]
     if level.isascii() and level.isdigit():
         return feature, int(level)
-    raise TargetError(f"upgrade-check: --to {text}: give a metadata.version (3.9-IV0 or 21) or FEATURE=LEVEL")
+    raise TargetError(
+        f"upgrade-check: --to {text}: give a metadata.version (3.9-IV0 or 21), FEATURE=LEVEL, or latest"
+    )
+
+
+def latest_level(image: MetadataImage, feature: str) -> int:
+    """The highest level of ``feature`` that every registered broker (and, from metadata.version
+    3.7-IV0, controller) supports, as the controller checks them; for metadata.version no higher
+    than the newest level metashell knows.  With no registration: the level in force."""
+    mv = image.features.metadata_version or 0
+    ranges = [b.supported_features for b in image.cluster.brokers.values()]
+    if mv >= CONTROLLER_REGISTRATION:
+        ranges += [c.supported_features for c in image.cluster.controllers.values()]
+    current = mv if feature == METADATA_VERSION else image.features.finalized.get(feature, 0)
+    if not ranges:
+        return current
+    top = min(r.get(feature, (0, 0))[1] for r in ranges)
+    if feature == METADATA_VERSION:
+        top = min(top, max(METADATA_VERSION_NAMES))
+    return max(top, current) if top >= current else top
 
 
 @dataclass(frozen=True)
@@ -87,7 +113,14 @@ class UpgradeCheck:
             return f"{metadata_version_name(level)} ({level})"
         return str(level)
 
+    @property
+    def in_force(self) -> bool:
+        return self.target == self.current
+
     def lines(self) -> Iterator[str]:
+        if self.in_force and not self.blocked:
+            yield f"{self.feature} {self._level(self.current)}: already in force (nothing to finalize)"
+            return
         verdict = "BLOCKED" if self.blocked else "nothing blocks it"
         yield f"{self.feature} {self._level(self.current)} -> {self._level(self.target)}: {verdict}"
         for b in self.blockers:
@@ -103,6 +136,7 @@ class UpgradeCheck:
             "current": self.current,
             "target": self.target,
             "blocked": self.blocked,
+            "inForce": self.in_force,
             "blockers": [{"node": b.node, "reason": b.reason, "clear": b.clear} for b in self.blockers],
             "changes": self.changes,
             "checked": self.checked,
@@ -125,6 +159,8 @@ def check_upgrade(image: MetadataImage, feature: str, target: int) -> UpgradeChe
     mv = features.metadata_version or 0
     current = mv if feature == METADATA_VERSION else features.finalized.get(feature, 0)
     check = UpgradeCheck(feature, current, target)
+    if target == current:  # nothing to finalize: what would block a change blocks nothing here
+        return check
     if feature == METADATA_VERSION:
         if target < MINIMUM_KRAFT:
             check.blockers.append(

@@ -22,13 +22,13 @@ def run_upgrade_check(shell: Shell, p: Parsed) -> None:
     )
 
     raw = p.opts.get("to")
-    if not isinstance(raw, str):
-        raise CommandError("upgrade-check: --to LEVEL is required (3.9-IV0, 21, or FEATURE=LEVEL)")
+    text = raw if isinstance(raw, str) else "latest"  # the highest level every node supports
+    image = shell.image()
     try:
-        feature, level = parse_target(raw)
+        feature, level = parse_target(text, image)
     except TargetError as e:
         raise CommandError(str(e)) from None
-    check = check_upgrade(shell.image(), feature, level)
+    check = check_upgrade(image, feature, level)
     if shell.wants_json(p):
         shell.emit_json(check.as_json())
     else:
@@ -39,7 +39,7 @@ def run_upgrade_check(shell: Shell, p: Parsed) -> None:
 
 def _targets(context: CompletionContext) -> list[str]:
     finalized = context.root.ctx.image.features.finalized
-    return sorted(METADATA_VERSION_NAMES.values()) + [f"{name}=" for name in sorted(finalized)]
+    return ["latest", *sorted(METADATA_VERSION_NAMES.values())] + [f"{name}=" for name in sorted(finalized)]
 
 
 register(
@@ -51,7 +51,8 @@ register(
                 Option(
                     ("--to",),
                     "to",
-                    "The target: a metadata.version (3.9-IV0 or its level, 21) or FEATURE=LEVEL.",
+                    "The target: a metadata.version (3.9-IV0 or its level, 21), FEATURE=LEVEL, or latest "
+                    "(the default; FEATURE=latest too): the highest level every registered node supports.",
                     "LEVEL",
                 ),
                 Option(("--exit-code",), "exit_code", "Exit with status 1 when something blocks it."),
