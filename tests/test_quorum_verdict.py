@@ -181,3 +181,20 @@ def test_a_folder_of_node_directories_suggests_a_d_per_node(tmp_path: Path) -> N
     status, _out, err = run_cli("-d", str(tmp_path), "quorum")
     assert status == 1 and "it holds 2 node directories: give one -d per node" in err
     assert f"-d {shlex.quote(str(tmp_path / 'node 4'))}" in err  # quoted, to paste
+
+
+def test_a_flapping_quorum_is_summarised() -> None:
+    """59 elections in nine hours, epochs jumping by up to seven, were listed raw."""
+    from metashell.image.quorum_report import TimelineEvent, leader_history
+
+    hour = 3_600_000
+    epochs = [1 + n + (6 if n == 30 else 0) for n in range(59)]
+    events = [
+        TimelineEvent(n * 10, e, n * 9 * hour // 58, "LeaderChange", "", {"LeaderId": 1 + n % 3}, "x.log")
+        for n, e in enumerate(epochs)
+    ]
+    said = leader_history(events)
+    assert said is not None and said.startswith("FLAPPING: 59 leader elections in 9.0 h (6.6 an hour)")
+    assert "epochs rose by up to 7" in said and "votes that failed" in said
+    calm = leader_history(events[:2])
+    assert calm is not None and not calm.startswith("FLAPPING")
