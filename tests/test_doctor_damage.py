@@ -120,3 +120,25 @@ def test_a_directory_of_empty_files_is_no_data(tmp_path: Path) -> None:
         (part / name).write_bytes(b"")
     status, doc, _err = _doctor(tmp_path)
     assert status == 3 and doc["word"] == "NO DATA" and not doc["clean"]
+
+
+def test_history_and_log_on_a_trimmed_directory_start_where_the_log_continues(tmp_path: Path) -> None:
+    """Retention left an old snapshot (50) behind the log start (130): a replay from it ran across
+    offsets 50..129, which no file holds. history and log now start at the snapshot the log
+    continues from (155), and say that what came before is not on disk."""
+    d = _copy(tmp_path)
+    part = _part(d)
+    for name in (
+        "00000000000000000000.log",
+        "00000000000000000065.log",
+        "00000000000000000096-0000000001.checkpoint",
+    ):
+        (part / name).unlink()
+    (part / "leader-epoch-checkpoint").write_text("0\n2\n1 155\n2 165\n")
+    status, out, err = run_cli("-d", str(d), "history", "/configs/topic/orders")
+    assert status == 0, err
+    lines = out.splitlines()
+    assert lines and all(int(ln.split()[0]) >= 154 for ln in lines), out  # nothing from snapshot 50
+    assert "(snapshot: the state at this offset; older records are not on disk)" in lines[0]
+    status, out, err = run_cli("-d", str(d), "log")
+    assert status == 0 and int(out.split()[0]) == 154 and "gap" not in err, err

@@ -191,8 +191,12 @@ class ReadPlan:
 
 def full_plan(d: "MetadataLogDir", start: int | None = None) -> ReadPlan:
     """Everything the directory still holds, oldest first: the whole log when it starts at 0, else
-    the oldest snapshot and the log after it.  With ``start``, from the newest snapshot at or before
-    it instead (what ``log --from`` needs: the state there, then the records)."""
+    the oldest snapshot the log continues from and the log after it.  With ``start``, from the newest
+    snapshot at or before it instead (what ``log --from`` needs: the state there, then the records).
+
+    A snapshot older than the log's first batch is passed over: retention deleted the offsets
+    between its end and the log start, and a replay from it ran straight across them (``history``
+    then said "no record in these files changed it" of topics the newer snapshot holds)."""
     if start is not None:
         snap = d.latest_snapshot(start - 1)
         if snap is not None:
@@ -206,7 +210,9 @@ def full_plan(d: "MetadataLogDir", start: int | None = None) -> ReadPlan:
     snaps = [s for s in d.snapshots if not s.is_bootstrap]
     if not snaps:
         return d.plan()
-    return from_snapshot(d, min(snaps, key=lambda s: s.end_offset))
+    first = d.segments[0].base_offset if d.segments else None
+    reached = [s for s in snaps if first is None or s.end_offset >= first]
+    return from_snapshot(d, min(reached or snaps, key=lambda s: s.end_offset))
 
 
 def log_plan(d: "MetadataLogDir", start: int, index: Sequence[Any] | None = None) -> ReadPlan:

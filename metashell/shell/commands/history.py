@@ -77,7 +77,11 @@ def _metadata_history(shell: Shell, p: Parsed) -> None:
             shell.emit_json({"path": join(comps), **change.as_json()})
             continue
         when = iso_time(change.timestamp) or "-"
-        where = " (snapshot)" if change.from_snapshot else ""
+        where = (
+            " (snapshot: the state at this offset; older records are not on disk)"
+            if change.from_snapshot
+            else ""
+        )
         shell.write(
             f"{change.offset:>8}  {when}  epoch {change.epoch:<3} {change.record:<31} "
             f"{visible(change.summary)}{where}\n"
