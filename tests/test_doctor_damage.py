@@ -142,3 +142,8 @@ def test_history_and_log_on_a_trimmed_directory_start_where_the_log_continues(tm
     assert "(snapshot: the state at this offset; older records are not on disk)" in lines[0]
     status, out, err = run_cli("-d", str(d), "log")
     assert status == 0 and int(out.split()[0]) == 154 and "gap" not in err, err
+    status, out, err = run_cli("-d", str(d), "log", "--from", "-1000d")  # before the oldest record
+    assert status == 0 and int(out.split()[0]) >= 154
+    assert "is before the oldest record on disk: from offset 49" in err  # snapshot 50 rebuilds 49
+    status, out, err = run_cli("-d", str(d), "log", "--from", "10", "--to", "20")  # all of it before
+    assert status == 1 and out == "" and "before the earliest this directory can rebuild, offset 49" in err

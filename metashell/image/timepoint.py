@@ -34,6 +34,15 @@ class PointError(MetashellError):
     """A point in time that is malformed or outside what the files hold."""
 
 
+class BeforeEarliest(PointError):
+    """A point before the oldest the files hold; ``earliest``: the first offset they can rebuild
+    (None: unknown).  ``log --from -1h`` on a 40-minute log starts there instead of failing."""
+
+    def __init__(self, message: str, earliest: int | None = None) -> None:
+        super().__init__(message)
+        self.earliest = earliest
+
+
 class ResolvedPoint(NamedTuple):
     """``offset`` to rebuild up to (inclusive)."""
 
@@ -100,7 +109,7 @@ def _offset_at(times: list[tuple[int, int]], ms: int, asked: str) -> int:
     if best is None:
         first = min((ts for _l, ts in times if ts >= 0), default=None)
         when = "" if first is None else f" (the oldest batch left was appended at {iso_utc(first)})"
-        raise PointError(f"at: {asked}: before the oldest batch this log still holds{when}")
+        raise BeforeEarliest(f"at: {asked}: before the oldest batch this log still holds{when}")
     return best
 
 
@@ -144,7 +153,11 @@ def resolve_in_dir(
         known = [(e.last_offset, e.max_timestamp) for e in index or () if e.kind == "log"]
         if not any(ts <= value for _last, ts in known):
             known = [(h.last_offset, h.max_timestamp) for h in headers]
-        value = _offset_at(known, value, text)
+        try:
+            value = _offset_at(known, value, text)
+        except BeforeEarliest as e:
+            reach = rebuildable(d)
+            raise BeforeEarliest(str(e), reach[0][0] if reach else None) from None
     ranges = rebuildable(d)
     if not ranges:
         if d.segments:
@@ -155,10 +168,11 @@ def resolve_in_dir(
         raise PointError(f"at: {text}: this directory holds no log or snapshot to rebuild from")
     earliest = ranges[0][0]
     if value < earliest:
-        raise PointError(
+        raise BeforeEarliest(
             f"at: {text}: offset {value} is before the earliest this directory can rebuild, "
             f"offset {earliest} (older log segments were deleted after a snapshot); it can rebuild "
-            f"offsets {_ranges_text(ranges)}"
+            f"offsets {_ranges_text(ranges)}",
+            earliest,
         )
     if value <= ranges[-1][1] and not any(lo <= value <= hi for lo, hi in ranges):
         raise PointError(

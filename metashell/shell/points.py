@@ -32,11 +32,44 @@ def point_option(shell: Shell, p: Parsed, name: str) -> int | None:
         return None
     text = str(raw)
     if is_int(text):
-        return parse_int(text)
+        return _checked_offset(shell, p, name, parse_int(text))
     if shell.travel is None:
         raise CommandError(f"{p.spec.name}: --{name} {raw}: a time needs a file source (-d or -s)")
+    from metashell.image.timepoint import BeforeEarliest  # a time or duration: the files are read anyway
+
     try:
         offset = shell.travel.offset_of(text)
+    except BeforeEarliest as e:
+        if name != "from" or e.earliest is None:
+            raise CommandError(f"{p.spec.name}: --{name} {str(e).removeprefix('at: ')}") from None
+        # a start before the oldest record on disk starts at the oldest: said, not refused
+        shell.note(
+            f"{p.spec.name}: --from {raw} is before the oldest record on disk: from offset {e.earliest}, "
+            "the earliest these files can rebuild (retention deleted what came before)"
+        )
+        return e.earliest
     except MetashellError as e:
         raise CommandError(f"{p.spec.name}: --{name} {str(e).removeprefix('at: ')}") from None
     return offset + 1 if name == "from" else offset
+
+
+def _checked_offset(shell: Shell, p: Parsed, name: str, offset: int) -> int:
+    """An offset typed: one before what the files can rebuild starts there (``--from``) or is
+    explained as ``--at`` explains it (``--to``: nothing there to show, and exit 0 said nothing)."""
+    if shell.travel is None:
+        return offset
+    from metashell.image.timepoint import BeforeEarliest, PointError
+
+    try:
+        shell.travel.offset_of(str(offset))
+    except BeforeEarliest as e:
+        if name == "to" or e.earliest is None:
+            raise CommandError(f"{p.spec.name}: --{name} {str(e).removeprefix('at: ')}") from None
+        shell.note(
+            f"{p.spec.name}: --from {offset} is before the oldest record on disk: from offset {e.earliest}, "
+            "the earliest these files can rebuild (retention deleted what came before)"
+        )
+        return e.earliest
+    except PointError:
+        pass  # past the end, or in a stretch between snapshots: the command reads what is there
+    return offset
