@@ -287,7 +287,7 @@ def test_errors_in_one_shot_mode() -> None:
     status, out, err = run_cli("-d", str(LOGDIR), "cat", "/nope")
     assert (status, out) == (1, "") and one_line(err) == "cat: /nope: No such file or directory."
     status, out, err = run_cli("-d", str(LOGDIR), "-c", "blah")
-    assert status == 1 and one_line(err).startswith("invalid choice: 'blah' (choose from 'at', 'cat', 'cd'")
+    assert status == 2 and one_line(err).startswith("invalid choice: 'blah' (choose from 'at', 'cat', 'cd'")
     status, out, err = run_cli("-d", str(LOGDIR), "-c", "ls /nope; pwd")
     assert (status, out) == (1, "/\n") and one_line(err) == "ls: /nope: no such file or directory."
     status, out, err = run_cli("-d", str(LOGDIR), "-c", "cat /image/topics")
@@ -295,7 +295,7 @@ def test_errors_in_one_shot_mode() -> None:
     status, out, err = run_cli("-d", str(LOGDIR), "-c", "cd /image/provenance")
     assert status == 1 and one_line(err) == "cd: /image/provenance: not a directory."
     status, out, err = run_cli("-d", str(LOGDIR), "-c", "ls -z")
-    assert status == 1 and one_line(err).startswith("ls: unrecognized arguments: '-z'")
+    assert status == 2 and one_line(err).startswith("ls: unrecognized arguments: '-z'")
 
 
 @needs_shared

@@ -183,7 +183,7 @@ def test_a_fifo_in_a_directory_does_not_block(tmp_path: Path) -> None:
         (["-c", "watch --interval inf /topics"], 1, "not a positive number of seconds"),
         (["-c", "watch --interval nan /topics"], 1, "not a positive number of seconds"),
         (["-c", "watch --interval 1e999 /topics"], 1, "not a positive number of seconds"),
-        (["-c", "tree -L ³ /"], 1, "could not convert"),
+        (["-c", "tree -L ³ /"], 2, "could not convert"),  # a usage error: 2
     ],
 )
 def test_numbers_that_are_digits_only_to_isdigit(args: list[str], status: int, message: str) -> None:

@@ -294,9 +294,9 @@ def test_find_filters_and_json() -> None:
     rows = [json.loads(line) for line in out.splitlines()]
     assert rows[0] == {"path": "/image/features/finalized_group.version", "type": "file", "kind": "kafka"}
     _, err, status = run("find / -type x")
-    assert status == 1 and err.startswith("find: argument -type: invalid choice: 'x'")
+    assert status == 2 and err.startswith("find: argument -type: invalid choice: 'x'")
     _, err, status = run("find / -name")
-    assert status == 1 and err == "find: argument -name: expected one argument\n"
+    assert status == 2 and err == "find: argument -name: expected one argument\n"
 
 
 def test_tree() -> None:
@@ -313,7 +313,7 @@ def test_tree() -> None:
     out, _, _ = run("tree --json -L 1 /image/cluster")
     assert json.loads(out) == {"path": "/image/cluster", "tree": {"brokers": None, "controllers": None}}
     _, err, status = run("tree -L x /")
-    assert status == 1 and "could not convert 'x'" in err
+    assert status == 2 and "could not convert 'x'" in err
 
 
 def test_cd_pwd() -> None:
@@ -385,24 +385,24 @@ def test_bad_commands() -> None:
         "'at', 'cat', 'cd', 'clear', 'describe', 'diff', 'doctor', 'exit', 'find', 'grep', 'health'"
         in choices
     )
-    assert run("blah") == ("", f"invalid choice: 'blah' (choose from {choices})\n", 1)
+    assert run("blah") == ("", f"invalid choice: 'blah' (choose from {choices})\n", 2)  # usage
     _, err, _ = run("tr /")
     assert err.startswith("invalid choice: 'tr': did you mean 'tree'?")
     _, err, _ = run("lss")
     assert err.startswith("invalid choice: 'lss': did you mean 'ls'?")
     _, err, status = run("cat")
-    assert status == 1 and err.startswith("cat: too few arguments")
+    assert status == 2 and err.startswith("cat: too few arguments")
     _, err, status = run("cd a b")
-    assert status == 1 and err.startswith("cd: unrecognized arguments: 'b'")
+    assert status == 2 and err.startswith("cd: unrecognized arguments: 'b'")
     _, err, status = run("ls -x")
-    assert status == 1 and err.startswith("ls: unrecognized arguments: '-x'")
+    assert status == 2 and err.startswith("ls: unrecognized arguments: '-x'")
     _, err, status = run("pwd extra")
-    assert status == 1 and err.startswith("pwd: unrecognized arguments: 'extra'")
+    assert status == 2 and err.startswith("pwd: unrecognized arguments: 'extra'")
     _, err, status = run("ls 'unterminated")
     assert (err, status) == ("unterminated ' quote\n", 1)
     # A failing command does not stop the next one on the same line.
     out, err, status = run("blah; pwd")
-    assert out == "/\n" and status == 1
+    assert out == "/\n" and status == 2  # the worst of the line: a usage error
 
 
 def test_double_dash_and_empty_line() -> None:

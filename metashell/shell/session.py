@@ -27,7 +27,7 @@ from . import registry
 from .colour import Painter
 from .output import colorize_json, json_line
 from .sources import open_other
-from .spec import CommandError, Parsed
+from .spec import CommandError, CommandUsageError, Parsed
 from .suggest import close_matches
 from .words import Word, split_commands, split_pipe, split_segments
 
@@ -278,6 +278,9 @@ class Shell:
                 self.write(parsed.spec.help_text() + "\n")
             else:
                 registry.command(parsed.spec.name).run(self, parsed)
+        except CommandUsageError as e:
+            self.error(str(e))
+            self.status = 2  # usage, as the command line's own (README: 0 success, 1 error, 2 usage)
         except (CommandError, MetashellError) as e:
             self.error(str(e))
         except (BrokenPipeError, ExitShell, CommandStopped):

@@ -20,7 +20,13 @@ from .words import Word
 
 
 class CommandError(MetashellError):
-    """A usage error inside the shell (bad option, missing argument): one line, status 1."""
+    """A command that cannot do what it was asked (a path that is not there, a point outside the
+    files): one line, status 1."""
+
+
+class CommandUsageError(CommandError):
+    """A command line its spec does not accept (an unknown command or option, a missing or
+    extra argument): one line, status 2, as the command line's own usage errors (argparse's)."""
 
 
 class Option(NamedTuple):
@@ -132,7 +138,7 @@ def parse(words: list[Word], specs: Mapping[str, CommandSpec]) -> Parsed:
     name = words[0].literal
     spec = specs.get(name)
     if spec is None:
-        raise CommandError(unknown_command_message(name, sorted(specs)))
+        raise CommandUsageError(unknown_command_message(name, sorted(specs)))
     by_flag = {f: o for o in spec.options for f in o.flags}
     opts: dict[str, object] = {o.dest: (None if o.metavar else False) for o in spec.options}
     args: list[Word] = []
@@ -165,26 +171,28 @@ def parse(words: list[Word], specs: Mapping[str, CommandSpec]) -> Parsed:
             if _looks_negative_number(t) and spec.positional is not None:
                 args.append(w)
                 continue
-            raise CommandError(f"{name}: unrecognized arguments: '{t}' ({spec.usage(False)})")
+            raise CommandUsageError(f"{name}: unrecognized arguments: '{t}' ({spec.usage(False)})")
         if opt.metavar is None:
             if value is not None:
-                raise CommandError(f"{name}: option {key} takes no value")
+                raise CommandUsageError(f"{name}: option {key} takes no value")
             opts[opt.dest] = True
             continue
         if value is None:
             if i >= len(words):
-                raise CommandError(f"{name}: argument {key}: expected one argument")
+                raise CommandUsageError(f"{name}: argument {key}: expected one argument")
             # The value of -name is a glob: keep its escapes.
             value = words[i].text if opt.dest == "name" else words[i].literal
             i += 1
         if opt.choices and value not in opt.choices:
             choices = ", ".join(f"'{c}'" for c in opt.choices)
-            raise CommandError(f"{name}: argument {key}: invalid choice: '{value}' (choose from {choices})")
+            raise CommandUsageError(
+                f"{name}: argument {key}: invalid choice: '{value}' (choose from {choices})"
+            )
         if opt.type is int:
             try:
                 opts[opt.dest] = parse_int(value)
             except ValueError:
-                raise CommandError(
+                raise CommandUsageError(
                     f"{name}: argument {key}: could not convert '{value}' to Integer"
                 ) from None
         else:
@@ -194,10 +202,10 @@ def parse(words: list[Word], specs: Mapping[str, CommandSpec]) -> Parsed:
     pos = spec.positional
     nargs = pos.nargs if pos else "0"
     if nargs in ("+", "1") and not args:
-        raise CommandError(f"{name}: too few arguments ({spec.usage(False)})")
+        raise CommandUsageError(f"{name}: too few arguments ({spec.usage(False)})")
     if (nargs == "0" and args) or (nargs in ("?", "1") and len(args) > 1):
         extra = args[0 if nargs == "0" else 1].text
-        raise CommandError(f"{name}: unrecognized arguments: '{extra}' ({spec.usage(False)})")
+        raise CommandUsageError(f"{name}: unrecognized arguments: '{extra}' ({spec.usage(False)})")
     return Parsed(spec, args, opts)
 
 
