@@ -290,6 +290,11 @@ def check_usage(args: argparse.Namespace) -> None:
             f"give commands either with -c or as words after the options, not both "
             f"(got -c and {' '.join(args.command)!r})"
         )
+    if args.diff_with and (args.commands or args.command):
+        raise UsageError(
+            "--diff-with is the one-shot form of 'diff --with DIR': give it alone, or put "
+            "'diff --with DIR' among the -c commands (it was silently dropped)"
+        )
     if args.tui and (args.commands or args.command or args.diff_with):
         raise UsageError("--tui is interactive: give commands in its command line (':'), not with -c")
     if args.path is not None and not args.tui:

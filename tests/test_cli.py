@@ -598,3 +598,10 @@ def test_one_shot_cat_imports_only_what_it_needs(engine: str) -> None:
     loaded = set(modules.split())
     assert status == "0"
     assert [m for m in ONE_SHOT_NEVER_IMPORTS if m in loaded] == []
+
+
+def test_diff_with_and_commands_are_refused_together() -> None:
+    """``--diff-with DIR -c "ls"`` ran the commands, dropped the diff and exited 0 (issue 55)."""
+    demo = str(Path(__file__).resolve().parents[1] / "fixtures" / "demo")
+    status, out, err = run_cli("-d", demo, "--diff-with", demo, "-c", "ls /topics")
+    assert status == 2 and out == "" and "--diff-with is the one-shot form of 'diff --with DIR'" in err
