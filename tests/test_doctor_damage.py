@@ -16,7 +16,10 @@ from typing import Any
 
 import pytest
 from conftest import FIXTURES
+from hypothesis import HealthCheck, given, settings
 from test_cli import run_cli
+from test_damage_fuzz import PART, Damage, _batches, _damage, _segments, damages
+from test_damage_fuzz import SOURCE as FUZZED
 
 from metashell.log.headers import batch_headers
 
@@ -147,3 +150,45 @@ def test_history_and_log_on_a_trimmed_directory_start_where_the_log_continues(tm
     assert "is before the oldest record on disk: from offset 49" in err  # snapshot 50 rebuilds 49
     status, out, err = run_cli("-d", str(d), "log", "--from", "10", "--to", "20")  # all of it before
     assert status == 1 and out == "" and "before the earliest this directory can rebuild, offset 49" in err
+
+
+@pytest.fixture(scope="module")
+def whole_log(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The damage fuzz's directory: its fixture with the snapshots removed (every segment is read)."""
+    root = tmp_path_factory.mktemp("whole") / "logdir"
+    shutil.copytree(FUZZED, root)
+    for snap in (root / PART).glob("*.checkpoint"):
+        snap.unlink()
+    return root
+
+
+@settings(max_examples=120, deadline=None, suppress_health_check=list(HealthCheck))
+@given(d=damages())
+def test_doctor_never_calls_damage_consistent(
+    whole_log: Path, tmp_path_factory: pytest.TempPathFactory, d: Damage
+) -> None:
+    """The damage fuzz's damages (a torn write, a flipped byte, a forged base offset, a lying
+    lastOffsetDelta or record count resealed under a new CRC, a wrong batch length), anywhere in a
+    real Kafka 4.4 log: doctor, without --salvage, is INCONSISTENT naming the damaged file -- or,
+    for the very last batch of the log, which Kafka's recovery truncates, notes it."""
+    segments = _segments(whole_log)
+    seg = d.segment % len(segments)
+    batches = _batches(segments[seg])
+    index = d.batch % len(batches)
+    pos, size, _base = batches[index]
+    work = tmp_path_factory.mktemp("damaged") / "logdir"
+    shutil.copytree(whole_log, work)
+    damaged = _segments(work)[seg]
+    _damage(damaged, pos, size, d)
+    status, out, err = run_cli("-d", str(work), "--json", "doctor", "--exit-code")
+    assert "internal error" not in err and "Traceback" not in err, err
+    doc = json.loads(out)
+    # the log's last batch, or a batch of the last segment that reads as cut short (torn, or a length
+    # past the file's end): as the load and Kafka's recovery, doctor takes it for a torn tail (a note)
+    last = seg == len(segments) - 1 and (index == len(batches) - 1 or d.kind in ("torn", "batch_length"))
+    if doc["word"] != "INCONSISTENT":
+        assert last, (d, doc["verdict"])
+        return
+    assert status == 2
+    items = [i for f in doc["findings"] if f["severity"] == "error" for i in f["items"]]
+    assert any(damaged.name in i for i in items), (d, items)

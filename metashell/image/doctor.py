@@ -374,7 +374,17 @@ def check_load(image: MetadataImage, end: LoadResult, _d: MetadataLogDir | None)
         if image.features.metadata_version is None and (image.cluster.brokers or image.topics.by_id)
         else []
     )
+    stopped = [
+        f"{s.source} byte {s.position}: {s.reason}" if s.position is not None else f"{s.source}: {s.reason}"
+        for s in end.image.provenance.salvaged
+    ]
     return [
+        DoctorFinding(
+            "load-stopped",
+            ERROR,
+            "place(s) the load stopped at (a batch that does not decode as it claims)",
+            stopped,
+        ),
         DoctorFinding(
             "open-transaction", ERROR, "metadata transaction(s) left open at the end of the log", open_txn
         ),
