@@ -19,6 +19,7 @@ import shutil
 import struct
 from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 import pytest
 from conftest import FIXTURES
@@ -123,6 +124,33 @@ def damages(draw: st.DrawFn) -> Damage:
     )
 
 
+class Damaged(NamedTuple):
+    """A copy of a whole log with one damage applied: where, and in which batch."""
+
+    root: Path
+    file: Path
+    segment: int
+    segments: int
+    batch: int
+    batches: int
+    position: int
+    size: int
+
+
+def damaged_copy(whole: Path, factory: pytest.TempPathFactory, d: Damage) -> Damaged:
+    """``whole`` copied, and ``d`` applied to the batch it names (segment and batch modulo the counts)."""
+    segments = _segments(whole)
+    seg = d.segment % len(segments)
+    batches = _batches(segments[seg])
+    index = d.batch % len(batches)
+    pos, size, _base = batches[index]
+    work = factory.mktemp("damaged") / "logdir"
+    shutil.copytree(whole, work)
+    damaged = _segments(work)[seg]
+    _damage(damaged, pos, size, d)
+    return Damaged(work, damaged, seg, len(segments), index, len(batches), pos, size)
+
+
 _reference_cache: dict[tuple[int, int], tuple[object, int]] = {}
 
 
@@ -131,17 +159,7 @@ _reference_cache: dict[tuple[int, int], tuple[object, int]] = {}
 def test_damage_anywhere_never_passes_for_a_real_log(
     intact: Path, tmp_path_factory: pytest.TempPathFactory, d: Damage
 ) -> None:
-    segments = _segments(intact)
-    seg = d.segment % len(segments)
-    batches = _batches(segments[seg])
-    index = d.batch % len(batches)
-    pos, size, _base = batches[index]
-
-    work = tmp_path_factory.mktemp("damaged") / "logdir"
-    shutil.copytree(intact, work)
-    damaged = _segments(work)[seg]
-    _damage(damaged, pos, size, d)
-
+    work, damaged, seg, count, index, _batches_in_it, pos, size = damaged_copy(intact, tmp_path_factory, d)
     key = (seg, index)
     if key not in _reference_cache:
         ref_root = _truncated(intact, tmp_path_factory.mktemp("reference") / "logdir", seg, pos)
@@ -157,7 +175,7 @@ def test_damage_anywhere_never_passes_for_a_real_log(
         assert getattr(e, "offset", None) is not None and pos <= e.offset <= pos + size, (d, str(e))
     else:
         # only damage at the very end of the log may load: as Kafka's recovery, cut at that batch
-        assert seg == len(segments) - 1, (d, [str(w) for w in loaded.warnings])
+        assert seg == count - 1, (d, [str(w) for w in loaded.warnings])
         assert image_state(loaded.image) == expected, d
         assert any(
             w.source == str(damaged) and w.position is not None and pos <= w.position <= pos + size

@@ -18,7 +18,7 @@ import pytest
 from conftest import FIXTURES
 from hypothesis import HealthCheck, given, settings
 from test_cli import run_cli
-from test_damage_fuzz import PART, Damage, _batches, _damage, _segments, damages
+from test_damage_fuzz import PART, Damage, damaged_copy, damages
 from test_damage_fuzz import SOURCE as FUZZED
 
 from metashell.log.headers import batch_headers
@@ -171,21 +171,13 @@ def test_doctor_never_calls_damage_consistent(
     lastOffsetDelta or record count resealed under a new CRC, a wrong batch length), anywhere in a
     real Kafka 4.4 log: doctor, without --salvage, is INCONSISTENT naming the damaged file -- or,
     for the very last batch of the log, which Kafka's recovery truncates, notes it."""
-    segments = _segments(whole_log)
-    seg = d.segment % len(segments)
-    batches = _batches(segments[seg])
-    index = d.batch % len(batches)
-    pos, size, _base = batches[index]
-    work = tmp_path_factory.mktemp("damaged") / "logdir"
-    shutil.copytree(whole_log, work)
-    damaged = _segments(work)[seg]
-    _damage(damaged, pos, size, d)
+    work, damaged, seg, count, index, batches, _pos, _size = damaged_copy(whole_log, tmp_path_factory, d)
     status, out, err = run_cli("-d", str(work), "--json", "doctor", "--exit-code")
     assert "internal error" not in err and "Traceback" not in err, err
     doc = json.loads(out)
     # the log's last batch, or a batch of the last segment that reads as cut short (torn, or a length
     # past the file's end): as the load and Kafka's recovery, doctor takes it for a torn tail (a note)
-    last = seg == len(segments) - 1 and (index == len(batches) - 1 or d.kind in ("torn", "batch_length"))
+    last = seg == count - 1 and (index == batches - 1 or d.kind in ("torn", "batch_length"))
     if doc["word"] != "INCONSISTENT":
         assert last, (d, doc["verdict"])
         return
