@@ -50,15 +50,19 @@ def _segments(root: Path) -> list[Path]:
     return sorted((root / PART).glob("*.log"))
 
 
-@pytest.fixture(scope="module")
-def intact(tmp_path_factory: pytest.TempPathFactory) -> Path:
+def whole_copy(factory: pytest.TempPathFactory) -> Path:
     """The fixture with its snapshots removed, so that every segment is replayed."""
-    root = tmp_path_factory.mktemp("intact") / "logdir"
+    root = factory.mktemp("intact") / "logdir"
     shutil.copytree(SOURCE, root)
     for snap in (root / PART).glob("*.checkpoint"):
         snap.unlink()
     assert len(_segments(root)) >= 4
     return root
+
+
+@pytest.fixture(scope="module")
+def intact(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return whole_copy(tmp_path_factory)
 
 
 def _batches(path: Path) -> list[tuple[int, int, int]]:

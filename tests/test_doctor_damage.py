@@ -18,8 +18,7 @@ import pytest
 from conftest import FIXTURES
 from hypothesis import HealthCheck, given, settings
 from test_cli import run_cli
-from test_damage_fuzz import PART, Damage, damaged_copy, damages
-from test_damage_fuzz import SOURCE as FUZZED
+from test_damage_fuzz import Damage, damaged_copy, damages, whole_copy
 
 from metashell.log.headers import batch_headers
 
@@ -155,11 +154,7 @@ def test_history_and_log_on_a_trimmed_directory_start_where_the_log_continues(tm
 @pytest.fixture(scope="module")
 def whole_log(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The damage fuzz's directory: its fixture with the snapshots removed (every segment is read)."""
-    root = tmp_path_factory.mktemp("whole") / "logdir"
-    shutil.copytree(FUZZED, root)
-    for snap in (root / PART).glob("*.checkpoint"):
-        snap.unlink()
-    return root
+    return whole_copy(tmp_path_factory)
 
 
 @settings(max_examples=120, deadline=None, suppress_health_check=list(HealthCheck))
