@@ -130,6 +130,8 @@ def _next_step(a: QuorumAnalysis, word: str) -> str:
         return "keep every copy, and compare the nodes' records where they part (`node ID`, `log --from`)"
     if word == "NO VOTER SET":
         return "give the voters' directories (-d per node)"
+    if not a.voters_here:
+        return f"give the voters' directories (voters {_ids(a.voters)}; the nodes here are not voters)"
     if source is None:
         return "no voter here has files that validate: no rebuild step can be printed safely"
     return f"give the other voters' directories if they exist; else rebuild from node {source.label} (below)"
