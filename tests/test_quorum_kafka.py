@@ -379,3 +379,69 @@ def test_following_the_rebuild_steps_brings_the_quorum_back(incident: Incident) 
     assert plan["kraftVersion"] == 1
     assert incident.facts["voters_after_rebuild"] == {1, 2, 3}
     assert incident.facts["topics_after_rebuild"] >= TOPICS
+
+
+def _text(paths: dict[int, Path], *options: str) -> str:
+    proc = metashell(*_dirs(paths), "quorum", *options)
+    assert proc.returncode == 0, proc.stderr
+    return proc.stdout
+
+
+def test_the_verdicts_on_what_real_kafka_left(incident: Incident) -> None:
+    """Issue 53: the verdict first, on the copies real Kafka left. With the lagging node's copy, the
+    three voters are here and agree on what a majority holds: MAJORITY, and no playbook. With the
+    leader's disk lost, the survivor and the lagging node are still two of three: MAJORITY. The
+    survivor alone is NO MAJORITY, and only then come the steps, from it."""
+    survivor, lagging, leader = (incident.facts[k] for k in ("survivor", "lagging", "leader"))
+    report = _report(incident.copies["lagging"])
+    assert report["verdict"]["verdict"] == "MAJORITY" and report["rebuild"] is None, report["verdict"]
+    lost = incident.copies["lost"]
+    two = {n: lost[n] for n in (survivor, lagging, 4)}
+    report = _report(two)
+    assert report["verdict"]["verdict"] == "MAJORITY" and report["verdict"]["votersHere"] == sorted(
+        [survivor, lagging]
+    )
+    alone = {n: lost[n] for n in (survivor, 4)}
+    report = _report(alone)
+    assert report["verdict"]["verdict"] == "NO MAJORITY"
+    assert report["rebuild"] is not None and report["rebuild"]["from"] == str(survivor)
+    assert leader not in report["verdict"]["votersHere"]
+    out = os.environ.get("METASHELL_DOCS_OUT")  # docs/quorum.md's outputs, with the copies' paths named
+    if out:
+        for name, paths in (("lagging", incident.copies["lagging"]), ("two", two), ("alone", alone)):
+            text = _text(paths).replace(
+                str(incident.root / ("lagging" if name == "lagging" else "lost")), "/incident"
+            )
+            Path(out, f"quorum-{name}.txt").write_text(text)
+
+
+def test_doctor_agrees_with_kafka_dump_log_on_a_damaged_copy(incident: Incident, tmp_path: Path) -> None:
+    """doctor is CONSISTENT (or with notes) on every copy Kafka left, and on a copy with bytes flipped in two batches
+    names exactly the batches kafka-dump-log calls ``isvalid: false``, by byte position."""
+    from metashell.log.headers import batch_headers
+
+    for copies in incident.copies.values():
+        for path in copies.values():
+            proc = metashell("-d", path, "--json", "doctor")
+            assert proc.returncode == 0, proc.stderr
+            assert json.loads(proc.stdout)["word"] in ("CONSISTENT", "CONSISTENT WITH NOTES"), (
+                path,
+                proc.stdout,
+            )
+    node = tmp_path / "damaged"
+    shutil.copytree(incident.copies["lagging"][1], node)
+    segment = min((node / "__cluster_metadata-0").glob("*.log"))
+    headers = batch_headers([segment])
+    hit = [headers[len(headers) // 3], headers[len(headers) // 2]]
+    data = bytearray(segment.read_bytes())
+    for h in hit:
+        data[h.position + 70] ^= 0x5A
+    segment.write_bytes(bytes(data))
+    dumped = get_dist("4.4.0").run("kafka-dump-log", "--files", segment, timeout=180)
+    assert dumped.returncode == 0, dumped.stderr
+    invalid = [int(m.group(1)) for m in re.finditer(r"position: (\d+) .*isvalid: false", dumped.stdout)]
+    assert invalid == [h.position for h in hit]
+    proc = metashell("-d", node, "--json", "doctor", "--exit-code")
+    assert proc.returncode == 2, proc.stderr
+    found = {f["key"]: f["items"] for f in json.loads(proc.stdout)["findings"]}
+    assert [int(i.split(" byte ")[1].split()[0]) for i in found["damaged-batches"]] == invalid
