@@ -125,7 +125,24 @@ def _next_step(a: QuorumAnalysis, word: str) -> str:
             f"(`quorum --rebuild-from {source.label}` prints the steps), then start the controllers"
         )
     if word == "MAJORITY":
-        return "start the controllers as they are; `quorum --rebuild-from ID` prints rebuild steps anyway"
+        missing = [v for v in a.voters if v not in a.voters_here]
+        dynamic = any(
+            e.kind == "KRaftVersion" and int(e.data.get("KRaftVersion") or 0) >= 1
+            for n in a.nodes
+            for e in n.report.events
+        )
+        how = (
+            "kafka-metadata-quorum.sh remove-controller, then add-controller for its new disk (a dynamic "
+            "voter set names it by directory id)"
+            if dynamic
+            else "kafka-storage.sh format with the cluster id on its new disk, then start it (a static voter set)"
+        )
+        later = (
+            f"; a voter whose disk is lost ({_ids(missing)} not given here) is replaced once the quorum runs: {how}"
+            if missing
+            else ""
+        )
+        return f"start the controllers as they are{later}; `quorum --rebuild-from ID` prints rebuild steps anyway"
     if word.startswith("MAJORITY,"):
         return "keep every copy, and compare the nodes' records where they part (`node ID`, `log --from`)"
     if word == "NO VOTER SET":
