@@ -64,10 +64,17 @@ def node_rows(analysis: QuorumAnalysis, shown: str | None) -> list[tuple[str, li
             "-" if r.last_epoch is None else r.last_epoch,
             _beyond(analysis, n),
             _parts(analysis, n.label),
-            "; ".join(f"{o}: {a}..{b - 1}" for o, a, b in analysis.losses(n)) or "nothing",
+            _loses(analysis, n),
         ]
         rows.append((n.label, [_cell(c) for c in cells]))
     return rows
+
+
+def _loses(analysis: QuorumAnalysis, n: NodeLog) -> str:
+    """What rebuilding from ``n`` would lose; a node whose files do not validate is never a source."""
+    if not n.validity.whole:
+        return "not a source: its files do not validate (:quorum says why)"
+    return "; ".join(f"{o}: {a}..{b - 1}" for o, a, b in analysis.losses(n)) or "nothing"
 
 
 def _beyond(analysis: QuorumAnalysis, n: NodeLog) -> str:
