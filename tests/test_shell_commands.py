@@ -422,3 +422,18 @@ def test_word_splitting() -> None:
     assert cmds[0][4].literal == "g*h"
     with pytest.raises(ParseError):
         split_commands('ls "x')
+
+
+def test_out_of_memory_in_a_command_is_one_line_naming_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``internal error in diff: MemoryError:`` with no message (issue 55): a command that runs out of
+    memory after the load says so in one line naming the command, status 1."""
+    real = registry.command("diff")
+
+    def starved(_shell: object, _parsed: object) -> None:
+        raise MemoryError
+
+    monkeypatch.setattr(registry, "command", lambda name: real._replace(run=starved))
+    out, err, status = run("diff")
+    assert status == 1 and out == ""
+    assert err.startswith("diff: out of memory (the command needs more memory than this process may use")
+    assert err.count("\n") == 1 and "internal error" not in err

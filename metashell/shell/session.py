@@ -285,11 +285,28 @@ class Shell:
             self.error(str(e))
         except (BrokenPipeError, ExitShell, CommandStopped):
             raise  # the reader went away / exit / stopped: the caller stops
+        except MemoryError as e:  # loading, moving in time, diffing, rendering: one line, not "internal"
+            said = " ".join(str(e).split())  # the loader's names the file and batch
+            e.__traceback__ = None  # let what the command made go before the line is made
+            del e
+            self._out_of_memory(words[0].text, said)
         except Exception as e:  # noqa: BLE001 - a bug in one command must not end the session
             self.error(f"internal error in {words[0].text}: {type(e).__name__}: {' '.join(str(e).split())}")
         self._tell_end_warnings()
         self.out.flush()
         return self.status
+
+    def _out_of_memory(self, command: str, said: str) -> None:
+        """One line for a command that ran out of memory, naming the command; if even that line
+        cannot be made, a line with nothing of the input in it."""
+        try:
+            self.error(
+                f"{command}: out of memory{': ' + said if said else ''} (the command needs more memory "
+                "than this process may use: ulimit -v, a container limit)"
+            )
+        except MemoryError:
+            self.status = 1
+            self.err.write("error: out of memory\n")
 
     def heard(self, warning: object) -> None:
         """The ``warn`` of a command that reads the files itself (``history``, ``log``): what it
