@@ -115,8 +115,11 @@ def build_parser(prog: str | None = None) -> argparse.ArgumentParser:
     p.add_argument(
         "--snapshot",
         "-s",
+        "--checkpoint",  # the name Kafka's shell is moving to (KAFKA-20668)
+        dest="snapshot",
         metavar="SNAPSHOT",
-        help="The metadata snapshot file to read: one .checkpoint or .log file, as Kafka's shell does.",
+        help="The metadata snapshot file to read: one .checkpoint or .log file, as Kafka's shell does "
+        "(--checkpoint is the same option).",
     )
     p.add_argument(
         "--bootstrap-controller",

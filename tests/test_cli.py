@@ -605,3 +605,17 @@ def test_diff_with_and_commands_are_refused_together() -> None:
     demo = str(Path(__file__).resolve().parents[1] / "fixtures" / "demo")
     status, out, err = run_cli("-d", demo, "--diff-with", demo, "-c", "ls /topics")
     assert status == 2 and out == "" and "--diff-with is the one-shot form of 'diff --with DIR'" in err
+
+
+def test_checkpoint_is_another_name_for_snapshot() -> None:
+    """Kafka's shell is moving to ``--checkpoint FILE`` (KAFKA-20668): the same option here."""
+    snap = max(
+        (Path(__file__).resolve().parents[1] / "fixtures" / "demo" / "__cluster_metadata-0").glob(
+            "*.checkpoint"
+        )
+    )
+    assert run_cli("--checkpoint", str(snap), "ls", "/topics") == run_cli(
+        "--snapshot", str(snap), "ls", "/topics"
+    )
+    status, out, _err = run_cli("--checkpoint", str(snap), "ls", "/topics")
+    assert status == 0 and "orders" in out.split()
