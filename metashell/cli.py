@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, TextIO
 from metashell import __version__
 from metashell.arguments import build_parser, check_usage, join_point_values, prog_name
 from metashell.engine import require as require_engine
-from metashell.errors import MetashellError, UsageError
+from metashell.errors import DecodeError, MetashellError, UsageError
 from metashell.safe_text import visible, visible_output
 
 if TYPE_CHECKING:
@@ -148,7 +148,7 @@ def run(
                         at=args.at,
                         timeline=not one_shot or _may_travel(args.commands or args.command),
                     )
-                except MetashellError as e:
+                except DecodeError as e:  # damage in the files (not a missing or unreadable path)
                     if args.salvage or not _only_doctor(args):
                         raise
                     # doctor is the integrity tool of record: a damaged log is what it must report,

@@ -179,3 +179,8 @@ def test_doctor_never_calls_damage_consistent(
     assert status == 2
     items = [i for f in doc["findings"] if f["severity"] == "error" for i in f["items"]]
     assert any(damaged.name in i for i in items), (d, items)
+
+
+def test_doctor_on_a_path_that_is_not_there_is_one_line() -> None:
+    status, out, err = run_cli("-d", "/nonexistent/metashell-doctor", "doctor")
+    assert status == 1 and out == "" and err.count("\n") == 1 and "no such file or directory" in err
