@@ -91,8 +91,18 @@ class NodeLog:
     directory: MetadataLogDir
     report: NodeReport
     batches: BatchKeys
-    validity: Validity = field(default_factory=Validity)
-    """Whether its files validate (:mod:`.log_validity`): only then can a rebuild copy them."""
+    checked: Validity | None = None
+    """:attr:`validity` once worked out."""
+
+    @property
+    def validity(self) -> Validity:
+        """Whether its files validate (:mod:`.log_validity`): only then can a rebuild copy them.
+        Worked out when first asked (``quorum``, the verdict): it reads every batch with its CRC,
+        which a session of several ``-d`` opened for ``ls`` need not pay for."""
+        if self.checked is None:
+            d = self.directory
+            self.checked = validate(d, batch_headers(s.path for s in d.segments))
+        return self.checked
 
     @property
     def up_to_date(self) -> tuple[int, int]:
@@ -317,7 +327,7 @@ def analyse(directories: list[tuple[str, MetadataLogDir]], rebuild_from: str | N
     nodes = []
     for label, d in directories:
         headers = batch_headers(s.path for s in d.segments)  # read once: for the report and the keys
-        nodes.append(NodeLog(label, d, node_report(d, headers), BatchKeys(headers), validate(d, headers)))
+        nodes.append(NodeLog(label, d, node_report(d, headers), BatchKeys(headers)))
         del headers  # (a node's headers are its largest transient: let each go before the next)
     voters: list[int] = []
     for n in sorted(nodes, key=lambda n: n.up_to_date, reverse=True):
