@@ -40,11 +40,27 @@ examples:
   metashell -s DIR/__cluster_metadata-0/00000000000000000042-0000000001.checkpoint ls /image
   echo "find /brokers" | metashell -d DIR               commands from stdin
   metashell -q ctrl1:9093,ctrl2:9093 --config client.properties
-  metashell -d DIR health --exit-code                  cron / monitoring: status 1 when unhealthy
+  metashell -d DIR health --exit-code                  monitoring: 0 OK, 1 DEGRADED, 2 CRITICAL, 3 NO DATA
 
 stdout carries only results; errors are one line on stderr.
 exit status: 0 success, 1 any error, 2 bad usage, 130 interrupted.
 """
+
+
+class _Print(argparse.Action):
+    """An option that prints what ``make(value)`` makes and exits, before any source is needed
+    (as ``--version`` does): ``--completion bash``, ``--man``."""
+
+    def __init__(self, *args: object, make: object = None, **kwargs: object) -> None:
+        self.make = make
+        super().__init__(*args, **kwargs)  # type: ignore[arg-type]
+
+    def __call__(
+        self, parser: argparse.ArgumentParser, namespace: object, values: object, option: object = None
+    ) -> None:
+        sys.stdout.write(self.make(values))  # type: ignore[operator]
+        sys.stdout.flush()
+        parser.exit(0)
 
 
 class _Parser(argparse.ArgumentParser):
@@ -200,6 +216,21 @@ def build_parser(prog: str | None = None) -> argparse.ArgumentParser:
     )
     p.add_argument(
         "--path", metavar="PATH", help="With --tui: start with this path selected (e.g. /topics/orders)."
+    )
+    p.add_argument(
+        "--completion",
+        choices=("bash", "zsh", "fish"),
+        action=_Print,
+        make=lambda shell: __import__("metashell.completion", fromlist=["x"]).completion_script(shell),
+        help="Print a completion script for bash, zsh or fish, and exit: "
+        'eval "$(metashell --completion bash)" (docs/install.md).',
+    )
+    p.add_argument(
+        "--man",
+        nargs=0,
+        action=_Print,
+        make=lambda _value: __import__("metashell.completion", fromlist=["x"]).man_page(),
+        help="Print the man page (roff), and exit: man -l <(metashell --man).",
     )
     p.add_argument(
         "--version",
