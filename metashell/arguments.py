@@ -47,6 +47,18 @@ exit status: 0 success, 1 any error, 2 bad usage, 130 interrupted.
 """
 
 
+def _completion(shell: str) -> str:
+    from metashell.completion import completion_script  # only when asked: a start stays fast
+
+    return completion_script(shell)
+
+
+def _man(_value: object) -> str:
+    from metashell.completion import man_page
+
+    return man_page()
+
+
 class _Print(argparse.Action):
     """An option that prints what ``make(value)`` makes and exits, before any source is needed
     (as ``--version`` does): ``--completion bash``, ``--man``."""
@@ -221,7 +233,7 @@ def build_parser(prog: str | None = None) -> argparse.ArgumentParser:
         "--completion",
         choices=("bash", "zsh", "fish"),
         action=_Print,
-        make=lambda shell: __import__("metashell.completion", fromlist=["x"]).completion_script(shell),
+        make=_completion,
         help="Print a completion script for bash, zsh or fish, and exit: "
         'eval "$(metashell --completion bash)" (docs/install.md).',
     )
@@ -229,7 +241,7 @@ def build_parser(prog: str | None = None) -> argparse.ArgumentParser:
         "--man",
         nargs=0,
         action=_Print,
-        make=lambda _value: __import__("metashell.completion", fromlist=["x"]).man_page(),
+        make=_man,
         help="Print the man page (roff), and exit: man -l <(metashell --man).",
     )
     p.add_argument(
