@@ -10,7 +10,9 @@ import shutil
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -27,6 +29,20 @@ pytestmark = [
 PROMPT = re.compile(r"metadata-log-dir:(/[^ \x1b]*)\s*(\x1b\[[0-9;?]*[A-Za-z])*\s*>>")
 SGR_COLOUR = re.compile(r"\x1b\[(?:[0-9;]*;)?(?:3[0-7]|9[0-7]|38;5;\d+)m")
 ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
+
+
+_CHILDREN: list[Any] = []
+"""Every REPL a test started: closed after the test, passed or failed (a failed test left one
+walking 20k partitions a hundred times, beside the rest of the suite)."""
+
+
+@pytest.fixture(autouse=True)
+def _close_children() -> Iterator[None]:
+    yield
+    while _CHILDREN:
+        child = _CHILDREN.pop()
+        if child.isalive():
+            child.close(force=True)
 
 
 def spawn(
@@ -63,6 +79,7 @@ def spawn(
         timeout=20,
         dimensions=(30, 100),
     )
+    _CHILDREN.append(child)
     child.expect_exact("[ Kafka Metadata Shell")
     child.expect(PROMPT)
     return child
@@ -162,6 +179,7 @@ def test_readme_command_opens_the_demo_cluster(tmp_path: Path) -> None:
         timeout=600,  # a new venv, and pip from an empty cache
         dimensions=(30, 120),
     )
+    _CHILDREN.append(child)
     child.expect_exact("[ Kafka Metadata Shell")
     prompt = re.compile(r"demo:/\s*(\x1b\[[0-9;?]*[A-Za-z])*\s*>>")
     child.expect(prompt, timeout=30)
@@ -264,6 +282,7 @@ def _spawn_big(tmp_path: Path, big_dir: Path, **env_changes: str):  # type: igno
         timeout=30,
         dimensions=(30, 200),
     )
+    _CHILDREN.append(child)
     prompt = re.compile(re.escape(big_dir.name[-12:]) + r":(/[^ \x1b]*)\s*(\x1b\[[0-9;?]*[A-Za-z])*\s*>>")
     child.expect(prompt)
     return child, prompt
