@@ -45,13 +45,14 @@ class BatchKeys:
     four columns of 8-byte integers (a tuple per batch took about 200 bytes: three nodes of two
     million batches held 2 GB)."""
 
-    __slots__ = ("base", "crc", "epoch", "last")
+    __slots__ = ("_digest", "base", "crc", "epoch", "last")
 
     def __init__(self, headers: list[BatchHeader]) -> None:
         self.base = array("q", (h.base_offset for h in headers))
         self.last = array("q", (h.last_offset for h in headers))
         self.epoch = array("q", (h.epoch for h in headers))
         self.crc = array("q", (h.crc for h in headers))
+        self._digest: bytes | None = None
 
     def __len__(self) -> int:
         return len(self.base)
@@ -69,11 +70,13 @@ class BatchKeys:
     __hash__ = None  # type: ignore[assignment]
 
     def digest(self) -> bytes:
-        """A fingerprint of the whole list: equal logs, equal digests."""
-        h = hashlib.blake2b(digest_size=16)
-        for column in (self.base, self.last, self.epoch, self.crc):
-            h.update(column.tobytes())
-        return h.digest()
+        """A fingerprint of the whole list: equal logs, equal digests (worked out once)."""
+        if self._digest is None:
+            h = hashlib.blake2b(digest_size=16)
+            for column in (self.base, self.last, self.epoch, self.crc):
+                h.update(column.tobytes())
+            self._digest = h.digest()
+        return self._digest
 
     def same(self, i: int, other: BatchKeys, j: int) -> bool:
         return (
@@ -263,7 +266,8 @@ class QuorumAnalysis:
             if other is node:
                 continue
             theirs = other.report.log_end or 0
-            start = first_difference(node.batches, other.batches)
+            same = node.batches.digest() == other.batches.digest()  # copies of one log: not walked
+            start = None if same else first_difference(node.batches, other.batches)
             start = mine if start is None else start
             if theirs > start:
                 out.append((other.label, start, theirs))
@@ -343,9 +347,8 @@ def analyse(directories: list[tuple[str, MetadataLogDir]], rebuild_from: str | N
     majority = len(voters) // 2 + 1
     majority_end = ends[majority - 1] if voters and len(ends) >= majority else None
     divergence = {}
-    digests = [n.batches.digest() for n in nodes]  # copies of one log are not walked pair by pair
-    for i, a in enumerate(nodes):
-        for k, b in enumerate(nodes[i + 1 :], i + 1):
-            same = digests[i] == digests[k]
+    for i, a in enumerate(nodes):  # copies of one log (equal digests) are not walked pair by pair
+        for b in nodes[i + 1 :]:
+            same = a.batches.digest() == b.batches.digest()
             divergence[(a.label, b.label)] = None if same else first_difference(a.batches, b.batches)
     return QuorumAnalysis(nodes, voters, majority_end, divergence, rebuild_from)
