@@ -408,6 +408,8 @@ def test_the_verdicts_on_what_real_kafka_left(incident: Incident) -> None:
     assert leader not in report["verdict"]["votersHere"]
     out = os.environ.get("METASHELL_DOCS_OUT")  # docs/quorum.md's outputs, with the copies' paths named
     if out:
+        keep = ("survivor", "lagging", "leader", "high_watermark", "replication")
+        Path(out, "facts.json").write_text(json.dumps({k: incident.facts[k] for k in keep}, default=str))
         for name, paths in (("lagging", incident.copies["lagging"]), ("two", two), ("alone", alone)):
             text = _text(paths).replace(
                 str(incident.root / ("lagging" if name == "lagging" else "lost")), "/incident"
