@@ -23,7 +23,7 @@ from typing import Any
 
 from metashell.errors import MetashellError
 from metashell.log.directory import MetadataLogDir, PlanStep, ReadPlan, SnapshotFile
-from metashell.log.headers import batch_headers, merged_ranges
+from metashell.log.headers import batch_headers, offset_spans
 from metashell.log.plans import from_snapshot, full_plan
 from metashell.protocol.uuid import uuid_to_str
 
@@ -148,7 +148,7 @@ def _no_data(image: MetadataImage, d: MetadataLogDir | None) -> str:
     """Why there is nothing to examine: no batch in any segment and no snapshot (or "")."""
     if d is None:
         return "" if image.provenance.offset >= 0 else "the file holds no batch"
-    if any(not s.is_bootstrap for s in d.snapshots) or batch_headers(s.path for s in d.segments):
+    if any(not s.is_bootstrap for s in d.snapshots) or offset_spans(s.path for s in d.segments):
         return ""
     return "the directory holds no snapshot and no batch (empty or zero-byte files)"
 
@@ -224,7 +224,7 @@ def _spans(spans: list[tuple[int, int]]) -> str:
 def check_snapshots(_image: MetadataImage, _end: LoadResult, d: MetadataLogDir | None) -> list[DoctorFinding]:
     assert d is not None
     differ, unchecked = [], []
-    spans = merged_ranges((h.base_offset, h.last_offset) for h in batch_headers(s.path for s in d.segments))
+    spans = offset_spans(s.path for s in d.segments)  # (read once per file state, shared with _no_data)
     for snap in sorted((s for s in d.snapshots if not s.is_bootstrap), key=lambda s: s.end_offset):
         older = _older_plan(d, snap, spans)
         if isinstance(older, str):

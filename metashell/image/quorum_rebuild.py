@@ -36,7 +36,7 @@ from metashell.protocol.uuid import uuid_to_str
 if TYPE_CHECKING:
     from .quorum_nodes import NodeLog, QuorumAnalysis
 
-__all__ = ["RebuildPlan", "Step", "rebuild_plan"]
+__all__ = ["RebuildPlan", "Step", "rebuild_plan", "voter_set"]
 
 PARTITION = "__cluster_metadata-0"
 
@@ -81,7 +81,7 @@ class RebuildPlan:
         }
 
 
-def _voter_set(chosen: NodeLog) -> tuple[int, dict[int, str | None]]:
+def voter_set(chosen: NodeLog) -> tuple[int, dict[int, str | None]]:
     """kraft.version and the voters (with directory ids) from the chosen node's last records."""
     level = 0
     voters: dict[int, str | None] = dict.fromkeys(chosen.report.voters)
@@ -111,7 +111,7 @@ def rebuild_plan(analysis: QuorumAnalysis) -> RebuildPlan | None:
     chosen = analysis.rebuild_source
     if chosen is None or chosen.report.role != "voter" or not chosen.validity.whole:
         return None
-    level, voters = _voter_set(chosen)
+    level, voters = voter_set(chosen)
     cluster = _quote(chosen.report.cluster_id) if chosen.report.cluster_id else '"$CLUSTER_ID"'
     by_id = {n.report.node_id: n for n in analysis.nodes}
     dirs = {vid: _log_dir(by_id[vid]) if vid in by_id else None for vid in sorted(voters)}

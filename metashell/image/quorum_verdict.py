@@ -21,6 +21,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from .quorum_rebuild import voter_set
+
 if TYPE_CHECKING:
     from .quorum_nodes import QuorumAnalysis
 
@@ -126,11 +128,7 @@ def _next_step(a: QuorumAnalysis, word: str) -> str:
         )
     if word == "MAJORITY":
         missing = [v for v in a.voters if v not in a.voters_here]
-        dynamic = any(
-            e.kind == "KRaftVersion" and int(e.data.get("KRaftVersion") or 0) >= 1
-            for n in a.nodes
-            for e in n.report.events
-        )
+        dynamic = any(voter_set(n)[0] >= 1 for n in a.nodes)  # kraft.version 1: voters by directory id
         how = (
             "kafka-metadata-quorum.sh remove-controller, then add-controller for its new disk (a dynamic "
             "voter set names it by directory id)"
