@@ -13,6 +13,8 @@ from metashell.numbers import is_int, parse_int
 from .spec import CommandError, Option, Parsed
 
 if TYPE_CHECKING:
+    from metashell.image.timepoint import BeforeEarliest
+
     from .session import Shell
 
 FROM_OPT = Option(
@@ -40,14 +42,7 @@ def point_option(shell: Shell, p: Parsed, name: str) -> int | None:
     try:
         offset = shell.travel.offset_of(text)
     except BeforeEarliest as e:
-        if name != "from" or e.earliest is None:
-            raise CommandError(f"{p.spec.name}: --{name} {str(e).removeprefix('at: ')}") from None
-        # a start before the oldest record on disk starts at the oldest: said, not refused
-        shell.note(
-            f"{p.spec.name}: --from {raw} is before the oldest record on disk: from offset {e.earliest}, "
-            "the earliest these files can rebuild (retention deleted what came before)"
-        )
-        return e.earliest
+        return _from_the_earliest(shell, p, name, raw, e)
     except MetashellError as e:
         raise CommandError(f"{p.spec.name}: --{name} {str(e).removeprefix('at: ')}") from None
     return offset + 1 if name == "from" else offset
@@ -63,13 +58,19 @@ def _checked_offset(shell: Shell, p: Parsed, name: str, offset: int) -> int:
     try:
         shell.travel.offset_of(str(offset))
     except BeforeEarliest as e:
-        if name == "to" or e.earliest is None:
-            raise CommandError(f"{p.spec.name}: --{name} {str(e).removeprefix('at: ')}") from None
-        shell.note(
-            f"{p.spec.name}: --from {offset} is before the oldest record on disk: from offset {e.earliest}, "
-            "the earliest these files can rebuild (retention deleted what came before)"
-        )
-        return e.earliest
+        return _from_the_earliest(shell, p, name, offset, e)
     except PointError:
         pass  # past the end, or in a stretch between snapshots: the command reads what is there
     return offset
+
+
+def _from_the_earliest(shell: Shell, p: Parsed, name: str, raw: object, e: BeforeEarliest) -> int:
+    """A point before the oldest record on disk: ``--from`` starts at the earliest point the files
+    can rebuild, and says so; ``--to`` (nothing there to show) is explained as ``--at`` explains it."""
+    if name != "from" or e.earliest is None:
+        raise CommandError(f"{p.spec.name}: --{name} {str(e).removeprefix('at: ')}") from None
+    shell.note(
+        f"{p.spec.name}: --from {raw} is before the oldest record on disk: from offset {e.earliest}, "
+        "the earliest these files can rebuild (retention deleted what came before)"
+    )
+    return e.earliest
