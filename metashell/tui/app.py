@@ -275,11 +275,6 @@ class MetashellApp(App[int]):
         )
         return self.selection.settled and on_choice and not self.command_running() and not self.health_due
 
-    def show(self, path: str) -> None:
-        """Choose ``path`` and put its node in the detail pane."""
-        self.selection.choose(path)
-        self.draw_selected()
-
     def draw_selected(self) -> None:
         """Put the chosen path's node in the detail pane (whatever is chosen *now*)."""
         path = self.selection.path
