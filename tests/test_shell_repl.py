@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import re
+import signal
 import shutil
 import subprocess
 import sys
@@ -268,8 +269,11 @@ def big_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return Path(metagen.generate(params, tmp_path_factory.mktemp("big"), log=lambda *a: None).root)
 
 
-def _spawn_big(tmp_path: Path, big_dir: Path, **env_changes: str):  # type: ignore[no-untyped-def]
-    """The REPL on the generated directory, with paging on (no PAGER: ``less -FRX``)."""
+def _spawn_big(  # type: ignore[no-untyped-def]
+    tmp_path: Path, big_dir: Path, sigint_ignored: bool = False, **env_changes: str
+):
+    """The REPL on the generated directory, with paging on (no PAGER: ``less -FRX``).
+    ``sigint_ignored``: started as ``cmd &`` from a script starts it (SIGINT ignored)."""
     env = dict(os.environ)
     env.update(TERM="xterm", PROMPT_TOOLKIT_NO_CPR="1", NO_COLOR="1", METASHELL_HISTFILE=str(tmp_path / "h"))
     env.update(env_changes)
@@ -281,6 +285,7 @@ def _spawn_big(tmp_path: Path, big_dir: Path, **env_changes: str):  # type: igno
         encoding="utf-8",
         timeout=30,
         dimensions=(30, 200),
+        preexec_fn=(lambda: signal.signal(signal.SIGINT, signal.SIG_IGN)) if sigint_ignored else None,
     )
     _CHILDREN.append(child)
     prompt = re.compile(re.escape(big_dir.name[-12:]) + r":(/[^ \x1b]*)\s*(\x1b\[[0-9;?]*[A-Za-z])*\s*>>")
@@ -327,8 +332,12 @@ def test_what_was_shown_stays_and_the_rest_goes_to_the_pager(tmp_path: Path, big
     child.expect(pexpect.EOF)
 
 
-def test_ctrl_c_stops_a_running_command(tmp_path: Path, big_dir: Path) -> None:
-    child, prompt = _spawn_big(tmp_path, big_dir)
+@pytest.mark.parametrize("sigint_ignored", [False, True], ids=["foreground", "started-with-sigint-ignored"])
+def test_ctrl_c_stops_a_running_command(tmp_path: Path, big_dir: Path, sigint_ignored: bool) -> None:
+    """Also when the shell was started with SIGINT ignored, as ``cmd &`` in a script or a CI runner
+    starts it: Python then installs no KeyboardInterrupt handler, and the REPL must (a busy CI run
+    saw ``^C`` echoed and the line run on to its end)."""
+    child, prompt = _spawn_big(tmp_path, big_dir, sigint_ignored=sigint_ignored)
     # 100 walks over 20k partitions (tens of seconds); "pwd" first tells us it started, and the
     # line's last command says whether the walks ran to their end: Ctrl-C must stop them before it
     child.send("pwd; " + "find / -name zzz; " * 100 + "cd /image; pwd\r")

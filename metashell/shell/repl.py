@@ -13,6 +13,7 @@
 
 from __future__ import annotations
 
+import signal
 import sys
 from collections.abc import Callable
 from typing import TextIO
@@ -50,6 +51,16 @@ def _toolbar_text(status: StatusFn | None) -> str:
     return visible(_status(status))
 
 
+def ctrl_c_interrupts() -> None:
+    """Make Ctrl-C raise :class:`KeyboardInterrupt` in this process, whatever it inherited.
+
+    Python installs that handler only when SIGINT was not ignored at start, and a process started in
+    the background by a non-interactive shell (``cmd &`` in a script, CI runners, ``nohup``) starts
+    with SIGINT ignored.  An interactive shell owns its terminal's Ctrl-C (bash resets it the same
+    way), so without this a user's Ctrl-C would be echoed as ``^C`` and the command would run on."""
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+
+
 def run_repl(
     shell: Shell, *, label: str, banner: str, status: StatusFn | None = None, paging: bool = True
 ) -> int:
@@ -66,6 +77,7 @@ def run_repl(
 
     history = open_history(history_path())
     shell.history[:0] = loaded_lines(history)
+    ctrl_c_interrupts()
 
     bindings = KeyBindings()
 
@@ -140,6 +152,8 @@ def run_plain(
     to stdout, which carries only results.
     """
     status = 0
+    if prompt is not None:
+        ctrl_c_interrupts()  # a person at a terminal: Ctrl-C is theirs
     while True:
         if prompt is not None:
             stream = prompt_stream or sys.stderr
