@@ -102,6 +102,40 @@ def test_a_deleted_middle_segment_is_a_gap(tmp_path: Path) -> None:
     assert gap.startswith(f"offsets {first}..") and "missing" in gap
 
 
+def test_health_on_a_log_with_a_hole_says_its_image_is_partial(tmp_path: Path) -> None:
+    """The image loaded across a deleted segment lacks what it held: health's verdict says so in its
+    line and its JSON, instead of a bare HEALTHY/CRITICAL over a partial image.  (The newer snapshots
+    go too: with one past the hole, the load would start there and its image be whole.)"""
+    d = _copy(tmp_path)
+    for name in ("00000000000000000130.log", "00000000000000000155-0000000001.checkpoint"):
+        (_part(d) / name).unlink()
+    (_part(d) / "00000000000000000230-0000000002.checkpoint").unlink()
+    status, out, _err = run_cli("-d", str(d), "--json", "health")
+    report = json.loads(out)
+    assert status == 0 and report["missingFromLog"], report
+    assert "partial image: offsets " in report["verdict"]
+    whole = json.loads(run_cli("-d", str(SOURCE), "--json", "health")[1])
+    assert whole["missingFromLog"] == [] and "partial" not in whole["verdict"]
+
+
+def test_a_snapshot_the_log_does_not_continue_is_inconsistent(tmp_path: Path) -> None:
+    """Only an old snapshot, and the log starting after it (the segment holding its end and every
+    newer snapshot gone): the image is partial, so doctor cannot say CONSISTENT."""
+    d = _copy(tmp_path)
+    part = _part(d)
+    oldest = min(part.glob("*.checkpoint"))
+    end = int(oldest.name.split("-")[0])
+    for snap in part.glob("*.checkpoint"):
+        if snap != oldest:
+            snap.unlink()
+    for seg in sorted(part.glob("*.log")):
+        if int(seg.name.split(".")[0]) <= end:
+            seg.unlink()
+    status, doc, _err = _doctor(d)
+    assert status == 2 and doc["word"] == "INCONSISTENT", doc
+    assert _found(doc)["partial-image"], doc
+
+
 def test_a_forged_epoch_outside_the_crc(tmp_path: Path) -> None:
     d = _copy(tmp_path)
     segment = _part(d) / "00000000000000000215.log"

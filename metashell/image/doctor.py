@@ -378,7 +378,15 @@ def check_load(image: MetadataImage, end: LoadResult, _d: MetadataLogDir | None)
         f"{s.source} byte {s.position}: {s.reason}" if s.position is not None else f"{s.source}: {s.reason}"
         for s in end.image.provenance.salvaged
     ]
+    # the load started from a snapshot the log does not continue: the image lacks what lay between
+    partial = [str(w) for w in end.warnings if w.kind == "partial-image"]
     return [
+        DoctorFinding(
+            "partial-image",
+            ERROR,
+            "offsets missing between the snapshot loaded and the log (the image is partial)",
+            partial,
+        ),
         DoctorFinding(
             "load-stopped",
             ERROR,

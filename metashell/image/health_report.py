@@ -139,10 +139,13 @@ class HealthReport:
     partitions: int
     leaders_per_broker: dict[int, int]
     no_data: str = ""
-    as_of: str = ""
-    """A salvaged image's point (:mod:`.salvage_point`): every verdict on it says so."""
     """Why there is nothing to judge (no broker, controller or topic), or "": an empty image is not
     a healthy cluster, and ``health --exit-code`` must not pass it."""
+    as_of: str = ""
+    """A salvaged image's point (:mod:`.salvage_point`): every verdict on it says so."""
+    missing: list[str] = field(default_factory=list)
+    """Offsets the load found in no file (a deleted segment, a snapshot the log does not continue):
+    the image lacks what they held, so every verdict on it says so (``doctor`` names the files)."""
 
     @property
     def problems(self) -> list[Finding]:
@@ -172,6 +175,7 @@ class HealthReport:
             "partitions": self.partitions,
             "noData": bool(self.no_data),
             "asOf": self.as_of or None,
+            "missingFromLog": self.missing,
             "leadersPerBroker": {str(b): n for b, n in sorted(self.leaders_per_broker.items())},
             "findings": [
                 f.as_json()
@@ -183,6 +187,8 @@ class HealthReport:
 
     def verdict(self) -> str:
         said = self._verdict()
+        if self.missing:
+            said += f"; partial image: {'; '.join(self.missing)} (doctor names the files)"
         return f"{said}; {self.as_of}" if self.as_of else said
 
     def _verdict(self) -> str:

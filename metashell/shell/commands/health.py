@@ -18,6 +18,7 @@ def run_health(shell: Shell, p: Parsed) -> None:
 
     image = shell.image()
     report = check_health(image)
+    report.missing = _missing_from_log(shell)
     if shell.full_plan is not None:  # the log can say why (live mode has only the image)
         explain(report, image, shell.full_plan(None))
     if shell.wants_json(p):
@@ -27,6 +28,22 @@ def run_health(shell: Shell, p: Parsed) -> None:
         shell.write_painted("".join(line + "\n" for line in lines), colour.health)
     if p.opts["exit_code"]:
         shell.status = report.exit_status
+
+
+def _missing_from_log(shell: Shell) -> list[str]:
+    """What the load of the image shown found missing from the log (``gap``: offsets between two
+    batches; ``partial-image``: between the snapshot loaded and the log), one phrase each."""
+    if (
+        shell.travel is None or shell.point is not None
+    ):  # live, or a point in time: the end's gaps do not apply
+        return []
+    found = []
+    for w in shell.travel.end().warnings:
+        if getattr(w, "kind", None) == "gap":
+            found.append(str(w.message))
+        elif getattr(w, "kind", None) == "partial-image":
+            found.append(str(w.message).removesuffix(": the image is partial"))
+    return found
 
 
 register(
