@@ -447,3 +447,62 @@ def test_doctor_agrees_with_kafka_dump_log_on_a_damaged_copy(incident: Incident,
     assert proc.returncode == 2, proc.stderr
     found = {f["key"]: f["items"] for f in json.loads(proc.stdout)["findings"]}
     assert [int(i.split(" byte ")[1].split()[0]) for i in found["damaged-batches"]] == invalid
+
+
+def test_damaged_copies_of_the_quorum_kafka_left(incident: Incident, tmp_path: Path) -> None:
+    """Issue 53 on the real quorum's copies: a node given twice (a symlink) is refused; a hostile
+    ``cluster.id`` stays one shell word in every printed step; a node with a flipped byte mid-log,
+    or a deleted middle segment, is named and never the rebuild source."""
+    import shlex
+
+    from metashell.log.headers import batch_headers
+
+    lagging = incident.copies["lagging"]
+    voters = {n: p for n, p in lagging.items() if n in (1, 2, 3)}
+    first = min(voters)
+    link = tmp_path / "again"
+    link.symlink_to(voters[first])
+    proc = metashell("-d", voters[first], "-d", link, "quorum")
+    assert proc.returncode == 1 and "are the same directory" in proc.stderr, proc.stderr
+
+    hostile = "abc;echo INJECTED;#"
+    copies = {}
+    for n, path in voters.items():
+        copies[n] = tmp_path / f"node-{n}"
+        shutil.copytree(path, copies[n])
+        props = copies[n] / "meta.properties"
+        props.write_text(
+            "".join(
+                f"cluster.id={hostile}\n" if ln.startswith("cluster.id=") else ln
+                for ln in props.read_text().splitlines(keepends=True)
+            )
+        )
+    alone = {incident.facts["survivor"]: copies[incident.facts["survivor"]]}  # no majority: the steps
+    report = _report(alone)
+    commands = [c for s in report["rebuild"]["steps"] for c in s["commands"]]
+    formats = [c for c in commands if c.startswith("kafka-storage.sh format")]
+    assert len(formats) == 2, commands  # the two voters whose directories were not given
+    for fmt in formats:
+        words = shlex.split(fmt)
+        assert words[words.index("--cluster-id") + 1] == hostile, fmt
+    for command in commands:  # outside quotes, only the steps' own "&&" joins commands
+        lexer = shlex.shlex(command, posix=True, punctuation_chars=";&|")
+        assert {w for w in lexer if w and set(w) <= set(";&|")} <= {"&&"}, command
+
+    damaged = copies[incident.facts["survivor"]]
+    part = damaged / "__cluster_metadata-0"
+    segments = sorted(part.glob("*.log"))
+    middle = segments[len(segments) // 2]
+    headers = batch_headers([middle])
+    data = bytearray(middle.read_bytes())
+    data[headers[len(headers) // 2].position + 70] ^= 0x5A
+    middle.write_bytes(bytes(data))
+    report = _report(copies)
+    survivor = str(incident.facts["survivor"])
+    assert survivor in report["verdict"]["notCandidates"], report["verdict"]
+    assert report["verdict"]["rebuildFrom"] != survivor
+    if len(segments) >= 3:
+        shutil.copyfile(voters[incident.facts["survivor"]] / "__cluster_metadata-0" / middle.name, middle)
+        middle.unlink()
+        report = _report(copies)
+        assert survivor in report["verdict"]["notCandidates"], report["verdict"]

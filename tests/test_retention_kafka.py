@@ -268,3 +268,34 @@ def test_a_flipped_byte_in_the_trimmed_log_is_named_as_kafka_names_it(
     assert quorum.returncode == 0, quorum.stderr
     validity = json.loads(quorum.stdout)["validity"]
     assert not validity["whole"] and validity["damaged"], validity
+
+
+def test_history_on_the_trimmed_copy_says_where_an_object_comes_from(trimmed: Trimmed) -> None:
+    """A topic created before the oldest record on disk: ``history`` starts at the snapshot that
+    holds it, saying older records are not on disk (not "no record changed it")."""
+    proc = metashell("-d", trimmed.path, "history", "/topics/orders")
+    assert proc.returncode == 0, proc.stderr
+    first = proc.stdout.splitlines()[0]
+    assert "TopicRecord" in first and "older records are not on disk" in first, proc.stdout
+
+
+def test_a_forged_epoch_outside_the_crc_on_the_trimmed_copy(trimmed: Trimmed, tmp_path: Path) -> None:
+    """The last batch's leader epoch set to 7 (the field no CRC covers): kafka-dump-log still calls
+    the batch valid, and doctor says INCONSISTENT naming its byte, against quorum-state's epoch."""
+    from metashell.log.headers import batch_headers
+
+    copy = tmp_path / "epoch"
+    shutil.copytree(trimmed.path, copy)
+    segment = _segments(copy / "__cluster_metadata-0")[-1]
+    last = batch_headers([segment])[-1]
+    data = bytearray(segment.read_bytes())
+    data[last.position + 12 : last.position + 16] = (7).to_bytes(4, "big")
+    segment.write_bytes(bytes(data))
+    dumped = get_dist("4.4.0").run("kafka-dump-log", "--files", segment, timeout=180).stdout
+    line = next(ln for ln in dumped.splitlines() if f"position: {last.position} " in ln)
+    assert "partitionLeaderEpoch: 7" in line and "isvalid: true" in line, line
+    proc = metashell("-d", copy, "--json", "doctor", "--exit-code")
+    report = json.loads(proc.stdout)
+    assert proc.returncode == 2 and report["word"] == "INCONSISTENT", proc.stdout
+    items = next(f["items"] for f in report["findings"] if f["key"] == "epoch-order")
+    assert any(f"byte {last.position}: leader epoch 7" in i for i in items), items
