@@ -92,9 +92,15 @@ def _hypothesis_profile() -> None:
     """``.ci/run`` (METASHELL_REQUIRE_KAFKA) draws the same examples every run: a CI run is a check
     of the change, not a lottery; a failure it shows comes back on the next run, and locally the
     fuzz tests keep drawing new examples (their failures are kept in .hypothesis/ and replayed)."""
-    from hypothesis import settings
+    from hypothesis import HealthCheck, settings
 
-    settings.register_profile("ci", derandomize=True, database=None, print_blob=True)
+    # No test may fail by the clock (a loaded CI machine draws and runs examples slower): no
+    # deadline, and no "too slow" health check, for every test that does not set its own
+    settings.register_profile("metashell", deadline=None, suppress_health_check=[HealthCheck.too_slow])
+    settings.register_profile(
+        "ci", parent=settings.get_profile("metashell"), derandomize=True, database=None, print_blob=True
+    )
+    settings.load_profile("metashell")
     if os.environ.get("METASHELL_REQUIRE_KAFKA") or os.environ.get("CI"):
         settings.load_profile("ci")
 

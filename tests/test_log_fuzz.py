@@ -176,7 +176,7 @@ def test_fuzz_record_decoders(case: tuple[bytes, int, int]) -> None:
     exercise(raw, False)
 
 
-@settings(max_examples=2_000, deadline=None)
+@settings(max_examples=2_000, deadline=None, suppress_health_check=list(HealthCheck))
 @given(st.text(max_size=200))
 def test_fuzz_properties_never_raise(text: str) -> None:
     props = parse_properties(text)

@@ -581,7 +581,7 @@ def test_a_replay_that_fails_is_a_row_of_errors(tmp_path: Path, monkeypatch: pyt
     def failing(ds: Any, as_of: Any = None) -> Any:
         raise MetashellError("no memory left for the image")
 
-    monkeypatch.setattr(images, "image_of", failing)
+    monkeypatch.setattr(images, "load_of", failing)
     (ds,) = find_datasets([str(FIXTURES / "demo")])
     rows = [r for b in images.check_dataset(ds) for r in b.to_pylist()]
     assert len(rows) == 1 and rows[0]["severity"] == "error" and rows[0]["file"] == ds.path

@@ -39,13 +39,13 @@ def test_export_writes_every_table_partitioned_by_cluster(spark: Any, tmp_path: 
     summary = export(
         spark, [str(FIXTURES / "demo"), str(FIXTURES / "kafka-4.4-broker")], str(out), progress=lines.append
     )
-    assert lines[0].startswith("[plan] 2 metadata dir(s), 2 cluster(s)")
+    assert lines[0].startswith("[plan] 2 metadata dir(s), 2 cluster id(s)")
     assert [line.split(":")[0] for line in lines[1:]] == [
         f"[{i}/{len(ALL_TABLES)}] {t}" for i, t in enumerate(ALL_TABLES, 1)
     ]
     assert set(summary.rows) == set(ALL_TABLES) and summary.errors == []
     ids = {
-        f"cluster_id={ds.cluster_id}"
+        f"cluster_key={ds.cluster_id}"
         for ds in find_datasets([str(FIXTURES / "demo"), str(FIXTURES / "kafka-4.4-broker")])
     }
     assert len(ids) == 2
@@ -127,6 +127,7 @@ def test_the_command_line_exports_and_reports(tmp_path: Path) -> None:
     rep = _cli("report", str(out), "--master", "local[2]", "--chart", str(chart))
     assert rep.returncode == 0, rep.stderr[-3000:]
     for title in (
+        "Every directory read, with its verdict",
         "Offline and under-replicated partitions per cluster",
         "Partitions led per broker",
         "Config overrides that differ between clusters",
@@ -138,7 +139,7 @@ def test_the_command_line_exports_and_reports(tmp_path: Path) -> None:
     js = _cli("report", str(out), "--master", "local[2]", "--json")
     doc = json.loads(js.stdout)  # all of stdout is the document: the progress line went to stderr
     health = next(s for s in doc["sections"] if s["key"] == "health")
-    demo = next(r for r in health["rows"] if r["cluster_id"] == "ojQnLEycTOSMI2Fga2yOXA")
+    demo = next(r for r in health["rows"] if r["cluster"] == "ojQnLEycTOSMI2Fga2yOXA")
     assert demo["offline"] == demo["partitions"] == 12  # the demo's one broker is fenced
     drift = next(s for s in doc["sections"] if s["key"] == "config_drift")
     assert any(r["resource"] == "orders" and r["name"] == "retention.ms" for r in drift["rows"])
@@ -315,8 +316,8 @@ def test_export_through_spark_submit_on_a_standalone_master_and_worker(tmp_path:
         assert any(a["name"] == "metashell-spark" for a in apps)
         parts = list((out / "partitions").rglob("*.parquet"))
         assert parts and {p.parent.name for p in parts} == {
-            "cluster_id=ojQnLEycTOSMI2Fga2yOXA",
-            "cluster_id=66MGVQC4TCmyktxIdakYiA",
+            "cluster_key=ojQnLEycTOSMI2Fga2yOXA",
+            "cluster_key=66MGVQC4TCmyktxIdakYiA",
         }
     finally:
         for p in reversed(procs):

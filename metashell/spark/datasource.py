@@ -150,10 +150,13 @@ class _Reader(DataSourceReader):
         parts: list[InputPartition] = [_Part(g) for g in pack(units, [unit_bytes(u) for u in units], split)]
         if self.table.reports_problems:  # and each dataset's own: its notes, a replay that fails
             parts += [_Part(g) for g in pack(datasets, [dataset_bytes(ds) for ds in datasets], split)]
-        return parts
+        # no unit (no snapshot anywhere in a young fleet): one empty partition of ours, not the
+        # InputPartition(None) PySpark puts in its place, which read() would not know
+        return parts or [_Part([])]
 
     def read(self, partition: InputPartition) -> Iterator[Any]:
-        assert isinstance(partition, _Part)
+        if not isinstance(partition, _Part):  # PySpark's stand-in for "no partition": no rows
+            return
         for item in partition.items:
             if isinstance(item, Unit):
                 from .decode import read_file_table

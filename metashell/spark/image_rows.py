@@ -25,6 +25,7 @@ from metashell.image.kafka_names import (
     enum_name,
     metadata_version_name,
 )
+from metashell.log.records import INT64_MAX
 from metashell.protocol.uuid import uuid_to_str
 from metashell.tree.redact import is_sensitive_config, redact_config
 
@@ -180,7 +181,10 @@ def node_rows(image: MetadataImage, redact: bool) -> Iterator[Row]:
         "voters": voters,
         "kraft_version": q.kraft_version,
         "last_epoch": p.epoch if p.offset >= 0 else None,
-        "snapshot_end_offset": p.snapshot.end_offset if p.snapshot is not None else None,
+        # a name past 64 bits (an errors row says so) gives an offset no column holds
+        "snapshot_end_offset": p.snapshot.end_offset
+        if p.snapshot is not None and p.snapshot.end_offset <= INT64_MAX
+        else None,
         "metadata_version": metadata_version_name(image.features.metadata_version)
         if image.features.metadata_version is not None
         else None,

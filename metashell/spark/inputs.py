@@ -21,6 +21,7 @@ from typing import Any
 from metashell.errors import MetashellError
 from metashell.log import MetadataDirError, load_properties, open_metadata_dir
 from metashell.log.plans import full_plan
+from metashell.log.records import INT64_MAX
 from metashell.numbers import is_int, is_natural
 from metashell.safe_text import storable
 
@@ -33,6 +34,8 @@ __all__ = [
     "pack",
     "plan_units",
     "unit_bytes",
+    "unreadable_files",
+    "unreadable_name",
 ]
 
 DEFAULT_SPLIT_BYTES = 64 << 20
@@ -60,7 +63,8 @@ class Dataset:
     cluster_id: str | None
     node_id: int | None
     notes: tuple[tuple[str, str, str], ...] = ()
-    """(file, kind, message): what the ``errors`` table says of the dataset beside its files."""
+    """(file, kind, message): what the ``errors`` table says of the dataset beside its files
+    (warnings)."""
 
     @property
     def key(self) -> str:
@@ -212,6 +216,8 @@ def dataset_files(ds: Dataset) -> list[Unit]:
     """One whole-file unit per file of the dataset: snapshots first, then segments, in offset order."""
     if ds.kind == "file":
         p = Path(ds.path)
+        if unreadable_name(p.name):
+            return []
         if p.suffix == ".checkpoint":
             end, _, epoch = p.stem.partition("-")
             return [
@@ -231,6 +237,8 @@ def dataset_files(ds: Dataset) -> list[Unit]:
     order = {str(step.path): (i, step.skip_below) for i, step in enumerate(plan.steps)}
     units: list[Unit] = []
     for snap in sorted(d.snapshots, key=lambda s: (s.end_offset, s.epoch)):
+        if unreadable_name(snap.path.name):
+            continue  # the errors table says so (unreadable_files): no 64-bit column holds its offset
         seq = order.get(str(snap.path))
         units.append(
             Unit(
@@ -257,6 +265,8 @@ def dataset_files(ds: Dataset) -> list[Unit]:
             )
         )
     for i, seg in enumerate(d.segments):
+        if unreadable_name(seg.path.name):
+            continue
         seq = order.get(str(seg.path))
         units.append(
             Unit(
@@ -270,6 +280,30 @@ def dataset_files(ds: Dataset) -> list[Unit]:
             )
         )
     return units
+
+
+def unreadable_name(name: str) -> str:
+    """Why a file's name cannot be read into the tables ("" when it can): the offset or epoch it
+    names must fit a 64-bit column (``99999999999999999999-0000000001.checkpoint`` killed the
+    export with an OverflowError); Kafka's own names never leave it."""
+    stem = name.split(".", 1)[0]
+    for part, what in zip(stem.split("-"), ("offset", "epoch"), strict=False):
+        if is_natural(part) and int(part) > INT64_MAX:
+            return (
+                f"the {what} its name gives ({part}) does not fit in 64 bits: the file tables hold "
+                "none of its rows, and the image tables' offset column is null where its image counts"
+            )
+    return ""
+
+
+def unreadable_files(ds: Dataset) -> list[tuple[str, str]]:
+    """(file, why) for each file of a directory dataset that :func:`dataset_files` leaves out."""
+    if ds.kind != "dir":
+        why = unreadable_name(Path(ds.path).name)
+        return [(ds.path, why)] if why else []
+    d = open_metadata_dir(ds.path)
+    files = [s.path for s in d.snapshots] + [s.path for s in d.segments]
+    return [(str(f), why) for f in files if (why := unreadable_name(f.name))]
 
 
 def plan_units(datasets: list[Dataset], split_bytes: int = DEFAULT_SPLIT_BYTES) -> list[Unit]:
