@@ -296,6 +296,95 @@ def _size(text: str) -> int:
     return value
 
 
+SOURCES = frozenset({"directory", "snapshot", "live"})
+MODES = frozenset({"shell", "commands", "diff", "tui"})
+"""What an invocation is: its metadata source, and its mode (the interactive or piped shell;
+commands given with -c or as words; the one-shot diff; the TUI)."""
+
+
+class Scope:
+    """Where a top-level option means something.  An option given outside its scope is refused
+    (status 2), never silently dropped: ``--diff-with DIR -c ...`` ran the commands and exited 0
+    with no diff.  (A plain class: the start path makes no NamedTuple or dataclass, which cost a
+    one-shot start their imports and annotation compiles.)"""
+
+    __slots__ = ("modes", "sources", "why")
+
+    def __init__(
+        self, sources: frozenset[str] = SOURCES, modes: frozenset[str] = MODES, why: str = ""
+    ) -> None:
+        self.sources = sources
+        self.modes = modes
+        self.why = why  # the refusal's reason, after the option's name
+
+
+OPTION_SCOPES: dict[str, Scope] = {
+    "directory": Scope(),
+    "snapshot": Scope(),
+    "bootstrap_controller": Scope(),
+    "mixed_clusters": Scope(frozenset({"directory"}), why="applies to several --directory"),
+    "config": Scope(frozenset({"live"}), why="only applies to live mode (--bootstrap-controller)"),
+    "commands": Scope(),
+    "command": Scope(),
+    "json": Scope(
+        modes=frozenset({"shell", "commands", "diff"}),
+        why="applies to command output (the shell, -c, --diff-with); the TUI shows its own views",
+    ),
+    # preferences that apply wherever there is something to apply them to, as git's --no-pager:
+    # an alias (metashell --no-pager) must not break the modes that never page
+    "no_redact": Scope(),
+    "no_color": Scope(),
+    "no_pager": Scope(),
+    "max_batch_bytes": Scope(),
+    "at": Scope(frozenset({"directory", "snapshot"}), why="applies to files (--directory, --snapshot)"),
+    "diff_with": Scope(),
+    "salvage": Scope(frozenset({"directory", "snapshot"}), why="applies to files (--directory, --snapshot)"),
+    "tui": Scope(),
+    "path": Scope(modes=frozenset({"tui"}), why="applies to --tui"),
+}
+"""Every top-level option the parser knows (by ``dest``), with where it applies; a test fails when
+the parser has an option this does not list (``tests/test_cli_option_pairs.py``)."""
+
+
+def invocation(args: argparse.Namespace) -> tuple[str | None, str]:
+    """(source, mode) of parsed arguments (source None when none is given)."""
+    source = (
+        "directory"
+        if args.directory
+        else "snapshot"
+        if args.snapshot
+        else "live"
+        if args.bootstrap_controller
+        else None
+    )
+    mode = (
+        "tui"
+        if args.tui
+        else "diff"
+        if args.diff_with
+        else "commands"
+        if args.commands or args.command
+        else "shell"
+    )
+    return source, mode
+
+
+def _check_scopes(args: argparse.Namespace) -> None:
+    source, mode = invocation(args)
+    for dest, scope in OPTION_SCOPES.items():
+        if not getattr(args, dest, None):  # not given: every default is None, False or []
+            continue
+        if (source is not None and source not in scope.sources) or mode not in scope.modes:
+            raise UsageError(f"{_flag(dest)} {scope.why}")
+
+
+def _flag(dest: str) -> str:
+    for action in build_parser()._actions:
+        if action.dest == dest and action.option_strings:
+            return max(action.option_strings, key=len)
+    return dest
+
+
 def check_usage(args: argparse.Namespace) -> None:
     given = [
         name
@@ -345,6 +434,7 @@ def check_usage(args: argparse.Namespace) -> None:
         raise UsageError("--tui is interactive: give commands in its command line (':'), not with -c")
     if args.path is not None and not args.tui:
         raise UsageError("--path applies to --tui")
+    _check_scopes(args)
     if args.command and args.command[0] == "--":
         args.command = args.command[1:]  # "metashell -d DIR -- ls /x"
     elif args.command and args.command[0].startswith("-"):
