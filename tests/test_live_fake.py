@@ -796,6 +796,20 @@ def test_one_shot_times_out_when_nothing_commits(ctrl: FakeController) -> None:
     assert f"{ctrl.endpoint} answers" in str(e.value) and "reports nothing committed" in str(e.value)
 
 
+def test_a_timeout_says_the_high_watermark_the_leader_reported(ctrl: FakeController) -> None:
+    """Issue 55: a leader reporting a high watermark of 6,000,000 over a log of one record (what no
+    real controller can be made to do): the timeout names the leader, its epoch, that high
+    watermark and how far the client got, instead of "nothing committed"."""
+    ctrl.append([topic_record("a")])
+    ctrl.hw = 6_000_000
+    with pytest.raises(LiveConnectionError) as e:
+        LiveSource(ctrl.endpoint, max_wait_ms=100).run_until_caught_up(timeout=1)
+    said = str(e.value)
+    assert "nothing committed" not in said, said
+    assert "reports high watermark 6000000" in said and "applied up to offset 0" in said, said
+    assert f"leader {ctrl.leader_id} (epoch {ctrl.epoch})" in said, said
+
+
 def test_describe_quorum_uses_a_separate_connection(ctrl: FakeController) -> None:
     ctrl.append([topic_record("a")])
     src, col = start(ctrl.endpoint)

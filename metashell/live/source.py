@@ -169,25 +169,34 @@ class LiveSource:
         return st
 
     def _timeout_message(self, timeout: float | None) -> str:
+        """What the leader reported (its id, epoch and high watermark) and what the client was
+        waiting for.  The observer's own values are read, not only the published status: a fetch
+        that delivers nothing publishes nothing, and the message said "nothing committed" while the
+        leader reported a high watermark of 6,000,000."""
         st = self._status
+        obs = self._observer
+        hw = max(st.high_watermark, obs.high_watermark if obs is not None else -1)
+        leader = obs.leader_id if obs is not None and obs.leader_id >= 0 else st.leader_id
+        epoch = max(st.leader_epoch, obs.epoch if obs is not None else -1)
+        applied = max(st.applied_offset, (obs.delivered_next - 1) if obs is not None else -1)
+        fetching = obs.fetch_offset if obs is not None else st.fetch_offset
         where = f" (last problem: {st.last_error})" if st.last_error else ""
-        if st.start_high_watermark < 0 and st.endpoint is not None and st.leader_id >= 0:
+        waited = f"timed out after {timeout:g}s"
+        if hw < 0 and st.endpoint is not None and leader >= 0:
             # it answers: what never came is a high watermark (nothing committed, no majority?)
             return (
-                f"timed out after {timeout:g}s waiting for a high watermark: {st.endpoint} answers, "
-                f"but leader {st.leader_id} (epoch {st.leader_epoch}) reports nothing committed "
-                f"(a quorum without a majority?){where}"
+                f"{waited} waiting for a high watermark: {st.endpoint} answers, but leader {leader} "
+                f"(epoch {epoch}) reports nothing committed (a quorum without a majority?){where}"
             )
-        if st.start_high_watermark < 0 and st.endpoint is not None:
-            return (
-                f"timed out after {timeout:g}s waiting for the quorum's leader: {st.endpoint} "
-                f"answers but names none{where}"
-            )
-        if st.start_high_watermark < 0:
-            return f"timed out after {timeout:g}s waiting for the controller quorum to answer{where}"
+        if hw < 0 and st.endpoint is not None:
+            return f"{waited} waiting for the quorum's leader: {st.endpoint} answers but names none{where}"
+        if hw < 0:
+            return f"{waited} waiting for the controller quorum to answer{where}"
+        target = st.start_high_watermark if st.start_high_watermark >= 0 else hw
         return (
-            f"timed out after {timeout:g}s catching up to offset {st.start_high_watermark} "
-            f"(applied {st.applied_offset}){where}"
+            f"{waited} catching up: leader {leader} (epoch {epoch}) reports high watermark {hw}; "
+            f"waiting to apply every record below offset {target}, applied up to offset {applied}, "
+            f"fetching from offset {fetching}{where}"
         )
 
     def wait_caught_up(self, timeout: float | None = None) -> bool:
