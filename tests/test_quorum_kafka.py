@@ -114,19 +114,7 @@ def incident(tmp_path_factory: pytest.TempPathFactory) -> Any:
 
         def topics(*names: str) -> None:
             for name in names:
-                proc = cluster.admin(
-                    "kafka-topics",
-                    "--bootstrap-server",
-                    cluster.bootstrap_servers,
-                    "--create",
-                    "--topic",
-                    name,
-                    "--partitions",
-                    "2",
-                    "--replication-factor",
-                    "1",
-                )
-                assert proc.returncode == 0, proc.stdout + proc.stderr
+                cluster.create_topic(name, partitions=2)
 
         def voters() -> set[int]:
             proc = _quorum_tool(cluster, "describe", "--status")

@@ -79,19 +79,7 @@ def trimmed(tmp_path_factory: pytest.TempPathFactory) -> Any:
         cluster.start(timeout=240)
         node = cluster.node(1)
         for name, partitions in TOPICS.items():
-            proc = cluster.admin(
-                "kafka-topics",
-                "--bootstrap-server",
-                cluster.bootstrap_servers,
-                "--create",
-                "--topic",
-                name,
-                "--partitions",
-                str(partitions),
-                "--replication-factor",
-                "1",
-            )
-            assert proc.returncode == 0, proc.stdout + proc.stderr
+            cluster.create_topic(name, partitions)
         partition = node.log_dir / "__cluster_metadata-0"
 
         def trimmed_by_kafka() -> bool:

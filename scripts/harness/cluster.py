@@ -563,6 +563,23 @@ class KafkaCluster:
         self.check_alive()
         return self.dist.run(self.dist.tool_class(tool), *args, timeout=timeout, input=input, check=check)
 
+    def create_topic(self, name: str, partitions: int = 1, replication: int = 1) -> None:
+        """``kafka-topics --create`` through the broker listener; raises with the tool's output."""
+        proc = self.admin(
+            "kafka-topics",
+            "--bootstrap-server",
+            self.bootstrap_servers,
+            "--create",
+            "--topic",
+            name,
+            "--partitions",
+            str(partitions),
+            "--replication-factor",
+            str(replication),
+        )
+        if proc.returncode != 0:
+            raise HarnessError(f"kafka-topics --create {name}: {proc.stdout}{proc.stderr}")
+
     def check_alive(self) -> None:
         """Raise with the log tail if any node exited without being stopped or killed by us."""
         for n in self.nodes:
