@@ -437,3 +437,25 @@ def test_out_of_memory_in_a_command_is_one_line_naming_it(monkeypatch: pytest.Mo
     assert status == 1 and out == ""
     assert err.startswith("diff: out of memory (the command needs more memory than this process may use")
     assert err.count("\n") == 1 and "internal error" not in err
+
+
+def test_an_import_that_fails_for_want_of_memory_is_the_same_one_line(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """``internal error in diff: ImportError`` (issue 55): an import (or a library's own error) that
+    failed while memory ran out is the out-of-memory line too; another ImportError stays internal."""
+    real = registry.command("diff")
+
+    def starved(_shell: object, _parsed: object) -> None:
+        try:
+            raise MemoryError
+        except MemoryError:
+            raise ImportError("cannot import name 'changes'") from None
+
+    def broken(_shell: object, _parsed: object) -> None:
+        raise ImportError("cannot import name 'changes'")
+
+    for run_it, said in ((starved, "diff: out of memory"), (broken, "internal error in diff: ImportError")):
+        monkeypatch.setattr(registry, "command", lambda name, f=run_it: real._replace(run=f))
+        out, err, status = run("diff")
+        assert status == 1 and out == "" and err.startswith(said) and err.count("\n") == 1, err

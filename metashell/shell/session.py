@@ -60,6 +60,20 @@ class CommandStopped(Exception):
     TUI's Escape): the command's next write ends it."""
 
 
+def _from_memory_error(e: BaseException) -> bool:
+    """Whether ``e`` was caused by running out of memory: an ``ImportError`` (or a library's own
+    error) raised while a MemoryError was being handled, or from one, said "internal error in diff:
+    ImportError" where the rule is one out-of-memory line."""
+    seen: set[int] = set()
+    chain: BaseException | None = e
+    while chain is not None and id(chain) not in seen:
+        if isinstance(chain, MemoryError):
+            return True
+        seen.add(id(chain))
+        chain = chain.__cause__ or chain.__context__
+    return False
+
+
 class ExitShell(Exception):
     """Raised by ``exit``: the REPL or the one-shot runner stops."""
 
@@ -291,7 +305,14 @@ class Shell:
             del e
             self._out_of_memory(words[0].text, said)
         except Exception as e:  # noqa: BLE001 - a bug in one command must not end the session
-            self.error(f"internal error in {words[0].text}: {type(e).__name__}: {' '.join(str(e).split())}")
+            if _from_memory_error(e):  # an import or a library that failed for want of memory
+                e.__traceback__ = None
+                del e
+                self._out_of_memory(words[0].text, "")
+            else:
+                self.error(
+                    f"internal error in {words[0].text}: {type(e).__name__}: {' '.join(str(e).split())}"
+                )
         self._tell_end_warnings()
         self.out.flush()
         return self.status
