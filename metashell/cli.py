@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, TextIO
 from metashell import __version__
 from metashell.arguments import build_parser, check_usage, join_point_values, prog_name
 from metashell.engine import require as require_engine
-from metashell.errors import DecodeError, MetashellError, UsageError
+from metashell.errors import DecodeError, MetashellError, UsageError, failed_allocation
 from metashell.safe_text import visible, visible_output
 
 if TYPE_CHECKING:
@@ -244,6 +244,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     except SystemExit:
         raise
     except Exception as e:  # noqa: BLE001 - the last line of defence: never a traceback
+        if failed_allocation(e):  # a C library that ran out of memory without saying so
+            _release(e)
+            _err("error: out of memory (a library call failed without an error, as a failed allocation does)")
+            return EXIT_ERROR
         _debug_traceback()
         _err(f"internal error: {type(e).__name__}: {_one_line(e)} (set METASHELL_DEBUG=1 for a traceback)")
         return EXIT_ERROR

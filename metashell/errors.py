@@ -47,3 +47,14 @@ class DecodeError(MetashellError):
 
 class UsageError(MetashellError):
     """Bad command-line usage (exit code 2)."""
+
+
+_NO_EXCEPTION_SET = ("error return without exception set", "NULL result without error")
+
+
+def failed_allocation(e: BaseException) -> bool:
+    """Whether ``e`` is CPython's ``SystemError`` for a C extension that returned failure without
+    setting an exception: what an extension whose allocation failed does under a memory limit (seen
+    on the pure-Python engine's C libraries at 30 MB of headroom).  CPython's own allocations raise
+    MemoryError; this is the same condition from a library that does not say so."""
+    return isinstance(e, SystemError) and any(s in str(e) for s in _NO_EXCEPTION_SET)

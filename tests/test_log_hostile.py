@@ -384,3 +384,37 @@ def test_out_of_memory_opening_a_file_names_that_file(monkeypatch: pytest.Monkey
         load_directory(FIXTURES / "demo")
     assert caught.value.source == steps[1].source != steps[0].source
     assert "out of memory while loading" in str(caught.value) and steps[1].source in str(caught.value)
+
+
+@pytest.mark.parametrize(
+    "message", ["error return without exception set", "NULL result without error in call"]
+)
+def test_a_c_library_failing_without_an_error_is_out_of_memory(
+    monkeypatch: pytest.MonkeyPatch, message: str
+) -> None:
+    """Under a memory limit a C extension whose allocation fails may return failure without setting
+    MemoryError, and CPython raises ``SystemError: error return without exception set`` (the busy CI
+    run on the pure-Python engine said ``internal error: SystemError``): the load names the file as
+    for a MemoryError.  Another SystemError is still a bug, and says so."""
+    from metashell.image.loader import LoadMemoryError, load_directory
+    from metashell.log import open_metadata_dir
+    from metashell.log.reader import PlanReader
+
+    steps = open_metadata_dir(FIXTURES / "demo").plan().steps
+    real = PlanReader._batches
+
+    def failing(text: str) -> Any:
+        def batches(self: PlanReader, step: Any, bulk: Any = None) -> Any:
+            if step.source == steps[-1].source:
+                raise SystemError(text)
+            return real(self, step, bulk)
+
+        return batches
+
+    monkeypatch.setattr(PlanReader, "_batches", failing(message))
+    with pytest.raises(LoadMemoryError) as caught:
+        load_directory(FIXTURES / "demo")
+    assert "out of memory while loading" in str(caught.value) and steps[-1].source in str(caught.value)
+    monkeypatch.setattr(PlanReader, "_batches", failing("some other bug"))
+    with pytest.raises(SystemError):
+        load_directory(FIXTURES / "demo")

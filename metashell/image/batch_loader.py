@@ -13,7 +13,7 @@ from collections.abc import Generator, Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
-from metashell.errors import DecodeError
+from metashell.errors import DecodeError, failed_allocation
 from metashell.log.directory import ReadPlan
 from metashell.log.files import open_regular
 from metashell.log.problems import LogWarning
@@ -356,7 +356,10 @@ class ImageLoader:
         reserve = bytes(_MEMORY_RESERVE)
         try:
             self._read(reader, items)
-        except MemoryError:
+        except (MemoryError, SystemError) as e:
+            if isinstance(e, SystemError) and not failed_allocation(e):
+                raise
+            del e
             del reserve  # headroom to build the message and unwind cleanly
             try:
                 error = LoadMemoryError.at(reader, self.image)
