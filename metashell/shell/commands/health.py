@@ -33,9 +33,8 @@ def run_health(shell: Shell, p: Parsed) -> None:
 def _missing_from_log(shell: Shell) -> list[str]:
     """What the load of the image shown found missing from the log (``gap``: offsets between two
     batches; ``partial-image``: between the snapshot loaded and the log), one phrase each."""
-    if (
-        shell.travel is None or shell.point is not None
-    ):  # live, or a point in time: the end's gaps do not apply
+    # live mode has no files; at a point in time, the gaps of the end's load do not apply
+    if shell.travel is None or shell.point is not None:
         return []
     found = []
     for w in shell.travel.end().warnings:
