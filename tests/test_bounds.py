@@ -227,3 +227,37 @@ def test_index_columns_from_the_native_batch_loop_are_rows_like_any_other() -> N
     with pytest.raises(ValueError):
         extended.extend("log", "c.log", (columns[0], *columns[1:5], columns[5][:-4]))
     assert list(extended) == list(appended)
+
+
+#: Each mode that reads a directory's batches: the load, moves in time, the log and history
+#: views, the quorum and doctor reports (Spark's run is in test_spark_hostile).
+DIRECTORY_MODES = {
+    "one-shot": "ls /topics",
+    "at": "at 0",
+    "log": "log --all",
+    "history": "history /topics/t",
+    "quorum": "quorum",
+    "doctor": "doctor",
+}
+
+
+@pytest.mark.parametrize("mode", sorted(DIRECTORY_MODES))
+def test_a_record_count_bomb_is_bounded_in_every_directory_mode(tmp_path: Path, mode: str) -> None:
+    """The record-count bomb at the end of a directory's log (2 million 7-byte records, ~300 MB
+    decoded), under a 64 MiB limit, in each mode that reads the log: each ends inside the limit
+    with the one warning, never the out-of-memory line."""
+    from test_live_fake import topic_record
+
+    n = 2_000_000
+    gz = zlib.compressobj(1, zlib.DEFLATED, 31)
+    area = gz.compress(b"".join(_tiny_record(i) for i in range(n))) + gz.flush()
+    log_dir = tmp_path / "__cluster_metadata-0"
+    log_dir.mkdir()
+    good = build_batch(0, 1, [topic_record("t")], 1_700_000_000_000)
+    (log_dir / "00000000000000000000.log").write_bytes(
+        good + frame(area, attributes=1, count=n, base_offset=1)
+    )
+    proc = run_limited(64, "-d", str(log_dir), "-c", DIRECTORY_MODES[mode])
+    assert "out of memory" not in proc.stderr and "Traceback" not in proc.stderr, proc.stderr[-2000:]
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert f"{n} records, more than the {LIMITS.max_records} metashell reads in one batch" in proc.stderr

@@ -126,7 +126,7 @@ class FakeController:
         for raw in self.batches:
             if max_bytes is not None and out and len(out) + len(raw) > max_bytes:
                 break
-            b = next(iter_batches(raw, "fake"))
+            b = next(iter_batches(raw, "fake", decode=False))  # a test may serve a bad record
             if b.last_offset >= offset:
                 out += raw
         return bytes(out)
@@ -377,6 +377,14 @@ class Collector:
                 left = deadline - time.monotonic()
                 assert left > 0, f"timed out; events: {self.events[-5:]}"
                 self.cond.wait(left)
+
+
+def wait_until(pred: Callable[[], object], timeout: float = 120) -> None:
+    """Poll ``pred`` until it holds; the timeout only stops a test that would hang."""
+    deadline = time.monotonic() + timeout
+    while not pred():
+        assert time.monotonic() < deadline, "timed out"
+        time.sleep(0.01)
 
 
 @pytest.fixture
@@ -977,3 +985,80 @@ def test_records_above_a_stuck_high_watermark_are_held_under_a_cap(
         col.wait_for(lambda: col.offsets() == list(range(401)), timeout=20)
     finally:
         src.stop()
+
+
+def test_a_record_that_does_not_parse_is_fetched_again_and_nothing_after_it_arrives(
+    ctrl: FakeController,
+) -> None:
+    """Records are decoded as they are delivered, not as they are fetched (what waits above the
+    high watermark costs its bytes only).  A batch whose CRC holds but whose record does not parse
+    ends the connection with its reason, nothing after it is delivered, and it is fetched again
+    from where it starts: once the controller serves it whole, every record arrives, once."""
+    from test_log_hostile import frame
+
+    ctrl.append([topic_record("a")])
+    with ctrl.cond:
+        ctrl.batches.append(frame(b"\x7f\x7f\x7f", base_offset=1))  # one record that does not parse
+        ctrl.next_offset = 2
+    ctrl.append([topic_record("c")])
+    src, col = start(ctrl.endpoint, max_wait_ms=50)
+    try:
+        wait_until(lambda: "bad record batch" in (src.status.last_error or ""))
+        assert col.offsets() == [0]
+        with ctrl.cond:
+            ctrl.batches[1] = build_batch(1, ctrl.epoch, [topic_record("b")], int(time.time() * 1000))
+        col.wait_for(lambda: col.offsets() == [0, 1, 2])
+        assert [v == topic_record(n) for v, n in zip(col.values(), "abc", strict=True)] == [True] * 3
+    finally:
+        src.stop()
+
+
+def test_committed_records_wait_for_the_shell_under_a_cap(
+    ctrl: FakeController, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A shell that does not apply what arrives (a REPL at its prompt, a paused TUI, ``watch``
+    between looks) holds at most MAX_QUEUED_RECORDS: the live thread then waits, so memory stays
+    bounded however fast the leader commits.  Once the shell applies, the rest arrives."""
+    from metashell.image import live_feed
+    from metashell.live import observer
+
+    monkeypatch.setattr(live_feed, "MAX_QUEUED_RECORDS", 50)
+    monkeypatch.setattr(observer, "DELIVER_CHUNK_RECORDS", 10)
+    for i in range(200):
+        ctrl.append([topic_record(f"t{i:03d}-{j}") for j in range(5)])
+    session = live_feed.LiveSession(ctrl.endpoint, max_wait_ms=50)
+    try:
+        wait_until(lambda: session.pending() > 40)
+        obs = session.source._observer
+        assert obs is not None
+        assert session.pending() <= 50 and obs.delivered_next <= 50 + 10, obs.delivered_next
+        wait_until(lambda: (session.sync(), session.applied_offset)[1] == 999)
+        assert len(session.image.topics.by_name) == 1000
+    finally:
+        session.close()
+
+
+@pytest.mark.parametrize("fault", [MemoryError(), SystemError("error return without exception set")])
+def test_running_out_of_memory_while_following_is_one_line(
+    ctrl: FakeController,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    fault: Exception,
+) -> None:
+    """Memory that runs out in the live thread (an injected fault: a real one would take the
+    machine's memory) ends the stream with one line naming the controller and offset, exit 1, where
+    it was a logged traceback and a shell that waited on."""
+    from metashell.cli import main
+    from metashell.live import observer
+
+    ctrl.append([topic_record("a")])
+
+    def full(self: observer.Observer, *args: object) -> None:
+        raise fault
+
+    monkeypatch.setattr(observer.Observer, "_deliver", full)
+    assert main(["-q", ctrl.endpoint, "-c", "ls /"]) == 1
+    err = capsys.readouterr().err
+    (line,) = err.splitlines()
+    assert line.startswith("error: ") and "live mode: out of memory following" in line, err
+    assert "at offset 0" in line and "Traceback" not in err

@@ -16,6 +16,7 @@ when a snapshot replaces its content (the loader clears and refills it in place)
 
 from __future__ import annotations
 
+import threading
 import time
 from collections import deque
 from collections.abc import Callable
@@ -38,6 +39,13 @@ from .image import MetadataImage
 from .loader import ImageLoader
 
 Warn = Callable[[str], None]
+
+#: Committed records queued for the shell thread to apply, at most (about 200 bytes of objects
+#: each, plus their values).  Past it the live thread waits for :meth:`LiveSession.sync`: a REPL
+#: left at its prompt, a paused TUI or a ``watch`` between two looks takes no more from the
+#: controllers until it applies what it holds, so memory stays bounded however fast the leader
+#: commits (the lag shows in the prompt meanwhile).
+MAX_QUEUED_RECORDS = 100_000
 
 
 STATUS_SEPARATOR = " · "
@@ -69,6 +77,10 @@ class LiveSession:
         self.on_applied = on_applied
         self._warn = warn
         self._queue: deque[LiveEvent] = deque()
+        self._queued_records = 0
+        #: The live thread waits on it while the queue is full; sync() and close() wake it.
+        self._drained = threading.Condition()
+        self._closed = False
         self._applied_offset = -1
         self._warned = 0
         self._quiet = False  # after wait_caught_up, warnings are kept instead of printed
@@ -95,24 +107,33 @@ class LiveSession:
         if self.auto_apply:
             with self.lock:
                 self._apply(event)
-        else:
+            return
+        n = _records_in(event)
+        with self._drained:
+            while self._queued_records and self._queued_records + n > MAX_QUEUED_RECORDS and not self._closed:
+                self._drained.wait(0.5)
+            self._queued_records += n
             self._queue.append(event)
 
     def sync(self) -> int:
         """Apply every queued event (on the caller's thread); returns how many were applied."""
         n = 0
         with self.lock:
-            while self._queue:
-                self._apply(self._queue.popleft())
+            while True:
+                with self._drained:
+                    if not self._queue:
+                        break
+                    event = self._queue.popleft()
+                    self._queued_records -= _records_in(event)
+                    self._drained.notify_all()
+                self._apply(event)  # the live thread may queue one more event meanwhile
                 n += 1
         return n
 
     def pending(self) -> int:
         """Records committed but not applied yet (what ``sync`` would apply), without applying them."""
-        with self.lock:
-            return sum(
-                len(b.entries) for e in self._queue if isinstance(e, RecordsCommitted) for b in e.batches
-            )
+        with self._drained:
+            return self._queued_records
 
     def _apply(self, event: LiveEvent) -> None:
         if isinstance(event, RecordsCommitted):
@@ -247,7 +268,14 @@ class LiveSession:
         return self.source.describe_quorum()
 
     def close(self) -> None:
+        with self._drained:  # a live thread waiting for room must not hold up the stop
+            self._closed = True
+            self._drained.notify_all()
         self.source.stop()
+
+
+def _records_in(event: LiveEvent) -> int:
+    return sum(len(b.entries) for b in event.batches) if isinstance(event, RecordsCommitted) else 0
 
 
 def open_shell_session(

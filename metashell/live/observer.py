@@ -55,8 +55,14 @@ SNAPSHOT_PAGE_BYTES = 8 * 1024 * 1024
 #: past this, no more is taken until the leader commits what is held.  A controller that never
 #: advanced its high watermark made memory grow without limit (3.5 GB in a minute).
 MAX_PENDING_BYTES = 256 * 1024 * 1024
-#: ... and batches held, whatever their size.
-MAX_PENDING_BATCHES = 1_000_000
+#: ... and batches held, whatever their size (a held batch costs a few hundred bytes of objects
+#: beside its bytes: a million one-record batches held 400 MB).
+MAX_PENDING_BATCHES = 100_000
+#: Committed records are handed over in events of about this many (whole batches): a leader that
+#: commits 256 MiB of tiny records at once must not have them all decoded into one event
+#: (~200 bytes of Python objects per record: 5 GB).  The consumer's queue bounds the events
+#: (``image.live_feed.MAX_QUEUED_RECORDS``).
+DELIVER_CHUNK_RECORDS = 8192
 #: The largest snapshot live mode downloads (it is held in memory while it loads).  A snapshot of a
 #: million partitions is a few hundred MB; a controller announcing more than this is refused with
 #: one line, where an endless download grew by 5 GB a minute until memory ran out.
@@ -201,7 +207,9 @@ class Observer(QuorumClient):
             return
         took = False
         try:
-            for batch in iter_batches(data, f"fetch from {ep}", warn=ignore_torn):
+            # framing and CRC are checked here; the records are decoded only as they are delivered,
+            # so what waits above the high watermark costs its bytes, not ~200 bytes a record
+            for batch in iter_batches(data, f"fetch from {ep}", warn=ignore_torn, decode=False):
                 if batch.last_offset < self.fetch_offset:
                     continue
                 lo = max(batch.base_offset, self.fetch_offset)
@@ -219,6 +227,7 @@ class Observer(QuorumClient):
     def _deliver(self, received_at: float, source: str) -> None:
         hw = self.high_watermark
         out: list[CommittedBatch] = []
+        records = 0
         while self.pending and hw >= 0:
             pend = self.pending[0]
             lo = max(pend.lo, self.delivered_next)
@@ -227,23 +236,45 @@ class Observer(QuorumClient):
             upto = min(pend.hi, hw)
             if upto > lo:
                 b = pend.batch
-                entries = b.entries()
+                try:
+                    entries = self._entries_of(pend, source)
+                except LiveConnectionError:
+                    if out:  # what parsed before it is committed and delivered
+                        self.sink(RecordsCommitted(out, hw, source, received_at))
+                    raise
                 if lo != b.base_offset or upto != b.last_offset + 1:
                     entries = [e for e in entries if lo <= e[0] < upto]
                 if entries:
                     out.append(CommittedBatch(b, entries, lo == b.base_offset and upto == b.last_offset + 1))
+                    records += len(entries)
                 self.delivered_next = upto
             if upto >= pend.hi:
                 self.pending.pop(0)
             else:
                 pend.lo = upto
                 break
+            if records >= DELIVER_CHUNK_RECORDS:  # hand this much over before decoding more
+                self.sink(RecordsCommitted(out, hw, source, received_at))
+                out, records = [], 0
         if not self.pending:
             self.pending_bytes = 0
             self._told_full = False
         if out:
             self.sink(RecordsCommitted(out, hw, source, received_at))
         self._publish_position(state="streaming" if self.delivered_next >= hw >= 0 else "catching-up")
+
+    def _entries_of(self, pend: Pending, source: str) -> list[Any]:
+        """The records of a batch about to be delivered.  One that does not parse (its CRC held: a
+        controller wrote it so) ends this connection like a bad fetch, and is fetched again from
+        where it starts: nothing after it is delivered first."""
+        try:
+            return pend.batch.entries()
+        except DecodeError as e:
+            self.pending.clear()
+            self.pending_bytes = 0
+            self._told_full = False
+            self.fetch_offset = max(pend.lo, self.delivered_next)
+            raise LiveConnectionError(f"bad record batch from {source}: {e}") from None
 
     def _diverge(self, end_offset: int, epoch: int) -> None:
         log.info("diverging epoch %s ends at %s: truncating pending records", epoch, end_offset)

@@ -9,6 +9,7 @@ import time
 from collections.abc import Callable
 from typing import Any, Self
 
+from metashell.errors import failed_allocation
 from metashell.live import errors as E
 from metashell.live.config import ClientConfig
 from metashell.live.connection import Connection, Endpoint, parse_endpoints
@@ -108,8 +109,9 @@ class LiveSource:
             self.run()
         except LiveError:
             pass  # kept in self._error and status.error by run()
-        except BaseException:
-            log.exception("live mode failed")
+        except BaseException as e:  # a bug: one line for the user, the traceback for --debug
+            log.error("live mode failed: %s: %s", type(e).__name__, e)
+            log.debug("live mode failed", exc_info=True)
 
     def run(
         self,
@@ -127,7 +129,15 @@ class LiveSource:
         obs = self._observer
         assert obs is not None
         try:
-            obs.run(None if until is None else (lambda: until(self._status)))
+            try:
+                obs.run(None if until is None else (lambda: until(self._status)))
+            except (MemoryError, SystemError) as e:
+                if isinstance(e, SystemError) and not failed_allocation(e):
+                    raise
+                raise LiveError(
+                    f"live mode: out of memory following {obs.target} at offset {obs.delivered_next} "
+                    f"({len(obs.pending)} batch(es) held above the high watermark)"
+                ) from None
         except BaseException as e:
             self._error = e
             msg = str(e) if isinstance(e, LiveError) else f"{type(e).__name__}: {e}"
