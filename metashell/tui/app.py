@@ -115,6 +115,10 @@ class MetashellApp(App[int]):
         self.health_due = True
         """A report for the image shown is still to come (after the first screen, ``at``, a live change)."""
         self.paused = False
+        self.drawn_offset: int | None = None
+        """The image's offset when the tree and the detail pane were last filled.  Live mode
+        redraws when the image has moved past it, whoever applied the records (the header's status
+        applies them too): comparing with the offset before its own refresh missed those."""
         self.visits = Visits()
         self.shown: RenderableType = Text("")
         """What the detail pane shows (for tests and the screenshot)."""
@@ -194,6 +198,7 @@ class MetashellApp(App[int]):
         self.refresh_header()
         tree = self.tree_view
         tree.fill(tree.root, "/")
+        self.drawn_offset = self.shell.root.ctx.image.provenance.offset
         tree.root.expand()
         tree.focus()
         self.go_to(self.start_path)

@@ -24,9 +24,9 @@ def follow(app: MetashellApp) -> None:
         return
     status.tell_leader_change(app)
     image = app.shell.root.ctx.image
-    before = image.provenance.offset
     app.source.refresh()
-    if image.provenance.offset != before:
+    if image.provenance.offset != app.drawn_offset:  # moved since drawn, by this refresh or another
+        app.drawn_offset = image.provenance.offset
         app.tree_view.forget_index()
         tree = app.tree_view
         tree.refill(tree.root, "/")
