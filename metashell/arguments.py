@@ -336,9 +336,15 @@ OPTION_SCOPES: dict[str, Scope] = {
     "no_color": Scope(),
     "no_pager": Scope(),
     "max_batch_bytes": Scope(),
-    "at": Scope(frozenset({"directory", "snapshot"}), why="applies to files (--directory, --snapshot)"),
+    "at": Scope(
+        frozenset({"directory", "snapshot"}),
+        why="applies to files (--directory, --snapshot); live mode follows the log's end",
+    ),
     "diff_with": Scope(),
-    "salvage": Scope(frozenset({"directory", "snapshot"}), why="applies to files (--directory, --snapshot)"),
+    "salvage": Scope(
+        frozenset({"directory", "snapshot"}),
+        why="applies to files (--directory, --snapshot); live mode reads what the controllers send",
+    ),
     "tui": Scope(),
     "path": Scope(modes=frozenset({"tui"}), why="applies to --tui"),
 }
@@ -372,7 +378,8 @@ def invocation(args: argparse.Namespace) -> tuple[str | None, str]:
 def _check_scopes(args: argparse.Namespace) -> None:
     source, mode = invocation(args)
     for dest, scope in OPTION_SCOPES.items():
-        if not getattr(args, dest, None):  # not given: every default is None, False or []
+        value = getattr(args, dest, None)
+        if value is None or value is False or value == []:  # not given ("--path ''" is given)
             continue
         if (source is not None and source not in scope.sources) or mode not in scope.modes:
             raise UsageError(f"{_flag(dest)} {scope.why}")
@@ -412,14 +419,6 @@ def check_usage(args: argparse.Namespace) -> None:
             raise UsageError(f"--bootstrap-controller: {e}") from None
     if args.directory and len(args.directory) > 1 and (args.at is not None or args.diff_with):
         raise UsageError("--at and --diff-with take one --directory (use 'node ID' then 'at' in the shell)")
-    if args.config and not args.bootstrap_controller:
-        raise UsageError("--config only applies to live mode (--bootstrap-controller)")
-    if args.at is not None and args.bootstrap_controller:
-        raise UsageError("--at applies to files (--directory, --snapshot); live mode follows the log's end")
-    if args.salvage and args.bootstrap_controller:
-        raise UsageError(
-            "--salvage applies to files (--directory, --snapshot); live mode reads what the controllers send"
-        )
     if args.commands and args.command:
         raise UsageError(
             f"give commands either with -c or as words after the options, not both "
@@ -432,8 +431,6 @@ def check_usage(args: argparse.Namespace) -> None:
         )
     if args.tui and (args.commands or args.command or args.diff_with):
         raise UsageError("--tui is interactive: give commands in its command line (':'), not with -c")
-    if args.path is not None and not args.tui:
-        raise UsageError("--path applies to --tui")
     _check_scopes(args)
     if args.command and args.command[0] == "--":
         args.command = args.command[1:]  # "metashell -d DIR -- ls /x"

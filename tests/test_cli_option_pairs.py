@@ -108,6 +108,8 @@ def test_a_pair_is_refused_exactly_when_it_cannot_mean_anything(a: str, b: str) 
         ["-s", SNAPSHOT, "--mixed-clusters", "-c", "pwd"],
         ["-q", "127.0.0.1:9", "--salvage", "-c", "pwd"],
         ["-d", str(FIXTURES / "demo"), "--path", "/topics", "-c", "pwd"],
+        ["-d", str(FIXTURES / "demo"), "--path", ""],  # an empty value is given, not absent
+        ["-q", "127.0.0.1:9", "--at", "0", "-c", "pwd"],  # offset 0 is given too
     ],
 )
 def test_a_refused_pair_is_one_usage_line_and_status_2(argv: list[str]) -> None:
