@@ -50,7 +50,7 @@ def import_native() -> tuple[ModuleType | None, str]:
     """The native core if it is built, whatever ``METASHELL_ENGINE`` says, and a phrase saying what
     it is or why it is missing (the benchmarks run both engines side by side with it)."""
     try:
-        from metashell import _native  # type: ignore[attr-defined]
+        from metashell import _native
     except ImportError as e:
         return None, f"the native core is not built ({e}); pip install with a Rust toolchain builds it"
     return _native, f"metashell._native {_native.version()}"
