@@ -224,6 +224,7 @@ fn replay<'py>(
 /// Apply the plain batches of `buf[pos..end]` (at most `cur.max_batches`); `base` is the file
 /// position of `buf[0]`. Returns what was done, and the error that stopped it, if one did (the
 /// batches before it were applied whole, and their rows are in `Done`).
+#[allow(clippy::too_many_arguments)] // apply_log_batches' arguments, passed through as Python gave them
 pub fn apply<'py>(
     py: Python<'py>,
     buf: &[u8],

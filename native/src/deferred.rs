@@ -155,7 +155,8 @@ impl Tables {
         if let Some(Some(t)) = self.made.get(at) {
             return Ok(t.bind(py).clone());
         }
-        let (fx, data) = self.arrays.get(at).ok_or_else(|| pyo3::exceptions::PyRuntimeError::new_err("no such array"))?;
+        let (fx, data) =
+            self.arrays.get(at).ok_or_else(|| pyo3::exceptions::PyRuntimeError::new_err("no such array"))?;
         let t = maker.intern_raw(&Raw::Array(*fx, data))?;
         if self.made.len() <= at {
             self.made.try_reserve(at + 1 - self.made.len()).map_err(rt::no_memory)?;
@@ -282,8 +283,11 @@ impl Pending {
             return false;
         };
         let mut tables = crate::replay::unpoisoned(&self.stored.tables);
-        let dirs =
-            if partitions::migrating_default(&f[10], &self.stored.migrating_bytes) { Some(MIGRATING) } else { tables.id(&f[10]) };
+        let dirs = if partitions::migrating_default(&f[10], &self.stored.migrating_bytes) {
+            Some(MIGRATING)
+        } else {
+            tables.id(&f[10])
+        };
         let same_isr = matches!(f[3], Raw::Array(Fx::I32, d) if d == rep);
         let arrays = (|| {
             let replicas = tables.id(&f[2])?;
@@ -374,7 +378,8 @@ impl Pending {
         }
         for r in &rows {
             let v = values(maker, &mut tables, r)?;
-            let p = maker.new_partition([&v[0], &v[1], &v[2], &v[3], &v[4], &v[5], &v[6], &v[7], &v[8], &v[9], &v[10]])?;
+            let p =
+                maker.new_partition([&v[0], &v[1], &v[2], &v[3], &v[4], &v[5], &v[6], &v[7], &v[8], &v[9], &v[10]])?;
             if journalled {
                 made.push(p.clone().unbind());
             }

@@ -142,7 +142,14 @@ pub type Frame = (i64, i64, Span);
 /// The records of `d[pos..end]` as `Frame`s, with the counters: what `decode` reads, accepted and
 /// refused alike, with no Python object made (the native batch loop's records, the Spark `records`
 /// table's rows).
-pub fn frame(d: &[u8], pos: usize, end: usize, count: usize, base_offset: i64, base_ts: i64) -> Result<(Vec<Frame>, [u64; 4]), Failure> {
+pub fn frame(
+    d: &[u8],
+    pos: usize,
+    end: usize,
+    count: usize,
+    base_offset: i64,
+    base_ts: i64,
+) -> Result<(Vec<Frame>, [u64; 4]), Failure> {
     // memory asked for first: a failed allocation in Rust aborts the process (found under a memory
     // limit: "memory allocation of 2789440 bytes failed"); a MemoryError names the file and batch
     let no_memory = rt::no_memory;

@@ -86,7 +86,11 @@ fn slot(cls: *mut ffi::PyObject, offsets: &[isize; 11], p: &Obj<'_>, i: usize) -
 impl Changes {
     /// Change a waiting row with `change` (`Pending::defer_change`: where the row is and what it
     /// was, or None if it changed nothing) and journal what it was; whether it changed one.
-    pub fn change_row(&mut self, pending: &Bound<'_, Pending>, change: impl FnOnce(&Pending) -> Option<(u32, Row)>) -> PyResult<bool> {
+    pub fn change_row(
+        &mut self,
+        pending: &Bound<'_, Pending>,
+        change: impl FnOnce(&Pending) -> Option<(u32, Row)>,
+    ) -> PyResult<bool> {
         self.list.try_reserve(1).map_err(rt::no_memory)?;
         let Some((index, row)) = change(pending.get()) else {
             return Ok(false);
@@ -111,6 +115,7 @@ impl Changes {
             // SAFETY: `at` is a slot of the live Partition `p`: it takes the new reference and the
             // one it held (or null) moves into the journal.
             let old = unsafe { std::mem::replace(&mut *at, v.clone().into_ptr()) };
+            // SAFETY: `old` is the reference the slot owned (or null), now the journal's alone.
             self.values.push(unsafe { Py::from_owned_ptr_or_opt(py, old) });
         }
         self.list.push(Change::Slots { partition: p.clone().unbind(), mask, start });
@@ -132,7 +137,11 @@ pub struct ChangeRun {
 
 impl ChangeRun {
     pub fn new(layout: Layout<'_>) -> ChangeRun {
-        ChangeRun { changes: Mutex::default(), partition_cls: layout.partition_cls.clone().unbind(), offsets: *layout.offsets }
+        ChangeRun {
+            changes: Mutex::default(),
+            partition_cls: layout.partition_cls.clone().unbind(),
+            offsets: *layout.offsets,
+        }
     }
 
     /// Move `staged`'s changes to the end of this run's (leaving `staged` empty, its room kept).
@@ -162,7 +171,8 @@ impl ChangeRun {
                 // made since it was journalled: from now on a change of the made partition
                 let (pending, index, row) = (pending.clone_ref(py), *index, *row);
                 let made = pending.get().made(py, index);
-                let partition = made.ok_or_else(|| pyo3::exceptions::PyRuntimeError::new_err("a journalled row was never made"))?;
+                let partition =
+                    made.ok_or_else(|| pyo3::exceptions::PyRuntimeError::new_err("a journalled row was never made"))?;
                 let values = pending.get().row_values(py, &row)?;
                 let start = ch.values.len();
                 let at = u32::try_from(start).map_err(rt::no_memory)?;
@@ -179,6 +189,7 @@ impl ChangeRun {
             let new = ch.values[v].take().map_or(std::ptr::null_mut(), Py::into_ptr);
             // SAFETY: as in `Changes::set_slots`: the slot and the journal trade their references.
             let old = unsafe { std::mem::replace(&mut *at, new) };
+            // SAFETY: `old` is the reference the slot owned (or null), now the journal's alone.
             ch.values[v] = unsafe { Py::from_owned_ptr_or_opt(py, old) };
         }
         Ok(())

@@ -111,7 +111,9 @@ pub fn float_text(o: &mut Vec<u8>, x: f64) {
     // Ryu writes `D.DDDeX`, `DDD.DDD` or `0.000DDD`: the significant digits and where the decimal
     // point falls (the value is 0.DIGITS x 10^decpt).
     let (mantissa, exp) = match text.iter().position(|c| *c == b'e' || *c == b'E') {
-        Some(i) => (&text[..i], std::str::from_utf8(&text[i + 1..]).ok().and_then(|e| e.parse::<i32>().ok()).unwrap_or(0)),
+        Some(i) => {
+            (&text[..i], std::str::from_utf8(&text[i + 1..]).ok().and_then(|e| e.parse::<i32>().ok()).unwrap_or(0))
+        }
         None => (text, 0),
     };
     let point = mantissa.iter().position(|c| *c == b'.').unwrap_or(mantissa.len()) as i32;
@@ -259,14 +261,7 @@ pub fn j_bytes(b: &[u8], p: &mut usize, flex: bool, nullable: bool, o: &mut Vec<
 }
 
 /// An array of fixed-size values (`rt::num_array`'s bounds).
-pub fn j_fixed_array<'a>(
-    b: &'a [u8],
-    p: &mut usize,
-    t: Fx,
-    flex: bool,
-    nullable: bool,
-    o: &mut Vec<u8>,
-) -> R<Cap<'a>> {
+pub fn j_fixed_array<'a>(b: &'a [u8], p: &mut usize, t: Fx, flex: bool, nullable: bool, o: &mut Vec<u8>) -> R<Cap<'a>> {
     let n = length(b, p, flex, false)?;
     if n < 0 {
         return null(nullable, o);
@@ -286,6 +281,9 @@ pub fn j_fixed_array<'a>(
     Ok(Cap::Other)
 }
 
+/// Writes one item of an array or struct as JSON (the generated writers pass one per field type).
+pub type JsonItem<'a> = dyn Fn(&'a [u8], &mut usize, &mut Vec<u8>) -> R<()>;
+
 /// An array of strings, bytes or structs (`rt::list`'s bounds).
 pub fn j_list<'a>(
     b: &'a [u8],
@@ -293,7 +291,7 @@ pub fn j_list<'a>(
     flex: bool,
     nullable: bool,
     o: &mut Vec<u8>,
-    item: &dyn Fn(&'a [u8], &mut usize, &mut Vec<u8>) -> R<()>,
+    item: &JsonItem<'a>,
 ) -> R<Cap<'a>> {
     let n = length(b, p, flex, false)?;
     if n < 0 {
@@ -315,13 +313,7 @@ pub fn j_list<'a>(
 
 /// A struct field, nullable ones behind their marker byte (`rt::nullable_struct`).
 #[allow(dead_code)] // no bundled metadata schema has a struct field outside an array today
-pub fn j_struct<'a>(
-    b: &'a [u8],
-    p: &mut usize,
-    nullable: bool,
-    o: &mut Vec<u8>,
-    item: &dyn Fn(&'a [u8], &mut usize, &mut Vec<u8>) -> R<()>,
-) -> R<Cap<'a>> {
+pub fn j_struct<'a>(b: &'a [u8], p: &mut usize, nullable: bool, o: &mut Vec<u8>, item: &JsonItem<'a>) -> R<Cap<'a>> {
     if nullable {
         let marker = *b.get(*p).ok_or(Miss)?;
         *p += 1;

@@ -24,6 +24,8 @@
 //! in one line, and the panic hook set here prints nothing (no backtrace is gathered, which needs
 //! memory that may not be there).
 
+#![warn(clippy::undocumented_unsafe_blocks)]
+
 use pyo3::create_exception;
 use pyo3::exceptions::{PyException, PyValueError};
 use pyo3::prelude::*;
@@ -33,6 +35,7 @@ mod buffer;
 mod deferred;
 mod entries;
 mod file_deltas;
+#[rustfmt::skip] // written by protocol/codegen_rust.py, compared byte for byte by its --check test
 mod generated;
 mod id_table;
 mod journal;
@@ -57,6 +60,7 @@ create_exception!(_native, RecordDecodeError, PyException, "A malformed record: 
 /// The records area `data[pos:end]` of a batch of `count` records: `(entries, stats)`, as
 /// `decode_entries_python` returns them (stats are the four counters), or `RecordDecodeError`.
 #[pyfunction]
+#[allow(clippy::type_complexity)] // the tuple Python unpacks: (entries, four counters)
 fn decode_entries<'py>(
     py: Python<'py>,
     data: &[u8],
@@ -159,7 +163,18 @@ fn add_record_batches(
 ) -> PyResult<(usize, u64)> {
     within(buf, pos, end, "batches")?;
     let fallback = records_table::Fallback::ByRecord(python_row);
-    records_table::add_batches(py, &mut cols.borrow_mut(), &rules.borrow(), buf, pos, end, base, limits, consts, fallback)
+    records_table::add_batches(
+        py,
+        &mut cols.borrow_mut(),
+        &rules.borrow(),
+        buf,
+        pos,
+        end,
+        base,
+        limits,
+        consts,
+        fallback,
+    )
 }
 
 /// A positional record's value read by its raw decoder (what the replay loop reads), its fields as

@@ -101,8 +101,14 @@ impl<'py> Maker<'py> {
     /// `(pid, Partition(...))` for a PartitionRecord's fields in their plain case (`plain_topic`).
     pub fn partition(&self, f: &RawFields<'_>) -> PyResult<(Obj<'py>, Obj<'py>)> {
         let not_plain = || pyo3::exceptions::PyValueError::new_err("not a plain PartitionRecord");
-        let (Raw::Int(pid), Raw::Int(leader), Raw::Int(lrs), Raw::Int(le), Raw::Int(pe), Raw::Array(Fx::I32, rep_bytes)) =
-            (f[0], f[6], f[7], f[8], f[9], f[2])
+        let (
+            Raw::Int(pid),
+            Raw::Int(leader),
+            Raw::Int(lrs),
+            Raw::Int(le),
+            Raw::Int(pe),
+            Raw::Array(Fx::I32, rep_bytes),
+        ) = (f[0], f[6], f[7], f[8], f[9], f[2])
         else {
             return Err(not_plain());
         };
@@ -138,7 +144,9 @@ impl<'py> Maker<'py> {
             // SAFETY: `obj` is a new instance of exactly `partition_cls` (its allocator zero-fills
             // it), and `at` is the offset of one of its object slots: the slot is empty, and takes
             // the new reference.
-            unsafe { *(obj.as_ptr().cast::<u8>().offset(at).cast::<*mut pyo3::ffi::PyObject>()) = v.clone().into_ptr() };
+            unsafe {
+                *(obj.as_ptr().cast::<u8>().offset(at).cast::<*mut pyo3::ffi::PyObject>()) = v.clone().into_ptr()
+            };
         }
         // Out of the cyclic collector's sight: a partition holds tuples of ints and uuids and ints,
         // so it is never part of a cycle, and a million of them made after a load (when its pause

@@ -330,7 +330,8 @@ impl RecordRules {
             keys: (0..128).map(|_| None).collect(),
             other: other.into_iter().map(how).collect::<PyResult<_>>()?,
             maps: map_values,
-            config: config.map(|(k, f, r)| (k, [field_key("ResourceType"), field_key("Name"), field_key("Value")], f, r)),
+            config: config
+                .map(|(k, f, r)| (k, [field_key("ResourceType"), field_key("Name"), field_key("Value")], f, r)),
             sensitive: Default::default(),
         };
         for (k, v) in names.iter() {
@@ -414,7 +415,12 @@ enum KeyVal {
 }
 
 /// The key columns of a record from its top-level fields; None when Python must make the row.
-fn key_values(rules: &RecordRules, sources: &[(usize, How)], caps: &Caps<'_>, text: &mut Vec<u8>) -> Option<[KeyVal; 11]> {
+fn key_values(
+    rules: &RecordRules,
+    sources: &[(usize, How)],
+    caps: &Caps<'_>,
+    text: &mut Vec<u8>,
+) -> Option<[KeyVal; 11]> {
     let mut out = [KeyVal::Null; 11];
     for (col, how) in sources {
         let slot = &mut out[col - KEYS_AT];
@@ -645,7 +651,8 @@ pub fn add_batches(
             break;
         }
         let row = (base + pos as i64, h.base, h.epoch, None, snap_offset, replay_seq, replay_from);
-        let got = add_rows(cols, rules, buf, pos + HEADER, stop, h.count as usize, h.base, h.base_ts, row, py, fallback)?;
+        let got =
+            add_rows(cols, rules, buf, pos + HEADER, stop, h.count as usize, h.base, h.base_ts, row, py, fallback)?;
         if got.is_none() {
             break;
         }

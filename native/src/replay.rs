@@ -14,11 +14,11 @@ use std::sync::{Arc, OnceLock};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyList, PySet, PyString, PyTuple};
 
-use crate::generated;
-use crate::entries;
 use crate::deferred::{Pending, Stored};
-use crate::journal::{self, ChangeRun};
+use crate::entries;
+use crate::generated;
 use crate::generated::RawFields;
+use crate::journal::{self, ChangeRun};
 use crate::partitions::{self, Interned, Maker};
 use crate::rt::{self, Obj, Raw};
 use crate::topic_index::TopicIndex;
@@ -203,11 +203,7 @@ pub fn unpoisoned<T>(m: &std::sync::Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 impl ReplayCache {
     #[new]
     fn new() -> Self {
-        ReplayCache {
-            inner: Default::default(),
-            topics: Default::default(),
-            stored: Default::default(),
-        }
+        ReplayCache { inner: Default::default(), topics: Default::default(), stored: Default::default() }
     }
 
     /// How many arrays it holds (for tests).
@@ -276,7 +272,9 @@ impl<'py> Ctx<'py> {
         let obj = rt::own(self.py, unsafe { pyo3::ffi::PyType_GenericAlloc(tp, 0) })?;
         for (v, &at) in values.into_iter().zip(self.topic_offsets.iter()) {
             // SAFETY: as above: `at` is one of the new instance's empty object slots.
-            unsafe { *(obj.as_ptr().cast::<u8>().offset(at).cast::<*mut pyo3::ffi::PyObject>()) = v.clone().into_ptr() };
+            unsafe {
+                *(obj.as_ptr().cast::<u8>().offset(at).cast::<*mut pyo3::ffi::PyObject>()) = v.clone().into_ptr()
+            };
         }
         Ok(obj)
     }
@@ -525,7 +523,8 @@ const KEY_VALUE: usize = key_index("Value");
 
 /// `d[KEY_NAMES[key]]` for a dict the generated decoders made, if it has that field.
 fn field<'py>(d: &Bound<'py, PyDict>, key: usize) -> PyResult<Option<Obj<'py>>> {
-    let name = rt::key(d.py(), key).map_err(|_| pyo3::exceptions::PyRuntimeError::new_err("record field names not set up"))?;
+    let name =
+        rt::key(d.py(), key).map_err(|_| pyo3::exceptions::PyRuntimeError::new_err("record field names not set up"))?;
     d.get_item(name)
 }
 
@@ -587,9 +586,7 @@ fn partition_change<'py>(c: &Ctx<'py>, f: &RawFields<'_>) -> PyResult<Step> {
             return Ok(Step::Applied);
         }
         // not exactly a `Partition` (a subclass put there by Python code): Python's entry
-        let kept = rt::tuple_with(c.py, 12, |i| {
-            if i == 0 { Ok(p.clone()) } else { c.slot(&p, KEPT.start + i - 1) }
-        })?;
+        let kept = rt::tuple_with(c.py, 12, |i| if i == 0 { Ok(p.clone()) } else { c.slot(&p, KEPT.start + i - 1) })?;
         j.append(kept)?;
     }
     for (i, v) in &new {
@@ -664,8 +661,8 @@ fn slot_offsets<'py, const N: usize>(cls: &Obj<'py>, slots: &[Obj<'py>]) -> PyRe
             let descr = d.as_ptr().cast::<pyo3::ffi::PyMemberDescrObject>();
             let member = (*descr).d_member.cast::<pyo3::ffi::PyMemberDef>();
             let (kind, flags, offset) = ((*member).type_code, (*member).flags, (*member).offset);
-            let inside = offset >= std::mem::size_of::<pyo3::ffi::PyObject>() as isize
-                && offset + word <= (*tp).tp_basicsize;
+            let inside =
+                offset >= std::mem::size_of::<pyo3::ffi::PyObject>() as isize && offset + word <= (*tp).tp_basicsize;
             if (*descr).d_common.d_type != tp || kind != T_OBJECT_EX || flags & READONLY != 0 || !inside {
                 return Err(bad());
             }
@@ -866,7 +863,8 @@ impl<'py> Ctx<'py> {
         // a partition (change) record's first fields: the partition id, then the topic id
         let fields = |at: usize| {
             let v = entries::span_bytes(buf, records.get(at)?.2?);
-            let partitionish = v.len() >= 23 && v[0] == 1 && (v[1] == PARTITION_RECORD || v[1] == PARTITION_CHANGE_RECORD);
+            let partitionish =
+                v.len() >= 23 && v[0] == 1 && (v[1] == PARTITION_RECORD || v[1] == PARTITION_CHANGE_RECORD);
             (partitionish && v[2] < 0x80).then(|| (i32::from_be_bytes([v[3], v[4], v[5], v[6]]), &v[7..23]))
         };
         let topic_of = |at: usize| {
@@ -954,7 +952,11 @@ impl<'py> Ctx<'py> {
             if p != v.len() {
                 return Ok(false);
             }
-            if v[1] == PARTITION_RECORD { partition(c, &fields)? } else { partition_change(c, &fields)? }
+            if v[1] == PARTITION_RECORD {
+                partition(c, &fields)?
+            } else {
+                partition_change(c, &fields)?
+            }
         } else {
             let Some(decode) = generated::decoder(v[1], v[2]) else {
                 return Ok(false);
@@ -975,4 +977,3 @@ impl<'py> Ctx<'py> {
         Ok(matches!(step, Step::Applied))
     }
 }
-

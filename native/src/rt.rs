@@ -312,14 +312,7 @@ pub fn bytes<'py>(py: Python<'py>, b: &[u8], p: &mut usize, flex: bool, nullable
 }
 
 /// An array of ints, floats or uuids: a tuple (the empty tuple when empty).
-pub fn num_array<'py>(
-    py: Python<'py>,
-    b: &[u8],
-    p: &mut usize,
-    t: Fx,
-    flex: bool,
-    nullable: bool,
-) -> R<Obj<'py>> {
+pub fn num_array<'py>(py: Python<'py>, b: &[u8], p: &mut usize, t: Fx, flex: bool, nullable: bool) -> R<Obj<'py>> {
     let n = length(b, p, flex, false)?;
     if n < 0 {
         return null(py, nullable);
@@ -362,6 +355,9 @@ pub fn bool_array<'py>(py: Python<'py>, b: &[u8], p: &mut usize, flex: bool, nul
     Ok(out)
 }
 
+/// Reads one item of an array or struct into a Python object (the generated decoders pass one).
+pub type ItemReader<'py> = dyn Fn(Python<'py>, &[u8], &mut usize) -> R<Obj<'py>>;
+
 /// An array of strings, bytes or structs: a list of what `item` reads.
 pub fn list<'py>(
     py: Python<'py>,
@@ -369,7 +365,7 @@ pub fn list<'py>(
     p: &mut usize,
     flex: bool,
     nullable: bool,
-    item: &dyn Fn(Python<'py>, &[u8], &mut usize) -> R<Obj<'py>>,
+    item: &ItemReader<'py>,
 ) -> R<Obj<'py>> {
     let Some(n) = count(b, p, flex)? else {
         return null(py, nullable);
@@ -383,12 +379,7 @@ pub fn list<'py>(
 
 /// A nullable struct: a marker byte (255: null; any other value: present) before its fields.
 #[allow(dead_code)] // no bundled metadata schema has one today
-pub fn nullable_struct<'py>(
-    py: Python<'py>,
-    b: &[u8],
-    p: &mut usize,
-    item: &dyn Fn(Python<'py>, &[u8], &mut usize) -> R<Obj<'py>>,
-) -> R<Obj<'py>> {
+pub fn nullable_struct<'py>(py: Python<'py>, b: &[u8], p: &mut usize, item: &ItemReader<'py>) -> R<Obj<'py>> {
     if byte(b, *p)? == 255 {
         *p += 1;
         return Ok(none(py));
@@ -419,12 +410,7 @@ pub fn tag_header(b: &[u8], p: &mut usize) -> R<(u64, usize)> {
 }
 
 /// Remember an unknown tagged field's bytes (`_unknown_tags`, created on first use).
-pub fn unknown_tag<'py>(
-    py: Python<'py>,
-    unknown: &mut Option<Bound<'py, PyDict>>,
-    tag: u64,
-    raw: &[u8],
-) -> R<()> {
+pub fn unknown_tag<'py>(py: Python<'py>, unknown: &mut Option<Bound<'py, PyDict>>, tag: u64, raw: &[u8]) -> R<()> {
     if unknown.is_none() {
         *unknown = Some(new_dict(py)?);
     }

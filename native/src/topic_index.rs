@@ -26,11 +26,17 @@ struct Entry {
 
 impl Entry {
     fn new(known: &Known<'_>) -> Entry {
-        Entry { partitions: known.partitions.clone().unbind(), pending: known.pending.as_ref().map(|p| p.clone().unbind()) }
+        Entry {
+            partitions: known.partitions.clone().unbind(),
+            pending: known.pending.as_ref().map(|p| p.clone().unbind()),
+        }
     }
 
     fn bind<'py>(&self, py: Python<'py>) -> Known<'py> {
-        Known { partitions: self.partitions.bind(py).clone(), pending: self.pending.as_ref().map(|p| p.bind(py).clone()) }
+        Known {
+            partitions: self.partitions.bind(py).clone(),
+            pending: self.pending.as_ref().map(|p| p.bind(py).clone()),
+        }
     }
 }
 
