@@ -58,3 +58,8 @@ def failed_allocation(e: BaseException) -> bool:
     on the pure-Python engine's C libraries at 30 MB of headroom).  CPython's own allocations raise
     MemoryError; this is the same condition from a library that does not say so."""
     return isinstance(e, SystemError) and any(s in str(e) for s in _NO_EXCEPTION_SET)
+
+
+def out_of_memory(e: BaseException) -> bool:
+    """Whether ``e`` says memory ran out: a MemoryError, or a library's :func:`failed_allocation`."""
+    return isinstance(e, MemoryError) or failed_allocation(e)

@@ -29,6 +29,7 @@ from test_bounds import _LIMIT
 from test_live_fake import FakeController, noop, topic_record, wait_until
 
 from metashell.log.encoding import build_batch
+from metashell.log.scan import iter_batches
 
 #: 600 batches of 1,000 NoOp records.
 FLOOD_BATCHES, PER_BATCH = 600, 1000
@@ -87,14 +88,9 @@ def served_upto(ctrl: FakeController) -> Callable[[], int]:
         resp = ctrl._Fetch(version, body)
         for topic in resp.get("Responses") or []:
             for p in topic["Partitions"]:
-                data = p.get("Records") or b""
-                if data:  # the last batch's base offset + lastOffsetDelta + 1
-                    pos, last = 0, 0
-                    while pos + 12 <= len(data):
-                        base, length = struct.unpack_from(">qi", data, pos)
-                        (delta,) = struct.unpack_from(">i", data, pos + 23)
-                        last, pos = base + delta + 1, pos + 12 + length
-                    served[0] = max(served[0], last)
+                batches = list(iter_batches(p.get("Records") or b"", "fake", decode=False))
+                if batches:
+                    served[0] = max(served[0], batches[-1].last_offset + 1)
         return resp
 
     ctrl.hooks["Fetch"] = note

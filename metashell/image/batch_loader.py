@@ -13,7 +13,7 @@ from collections.abc import Generator, Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
-from metashell.errors import DecodeError, failed_allocation
+from metashell.errors import DecodeError, out_of_memory
 from metashell.log.directory import ReadPlan
 from metashell.log.files import open_regular
 from metashell.log.problems import LogWarning
@@ -357,7 +357,7 @@ class ImageLoader:
         try:
             self._read(reader, items)
         except (MemoryError, SystemError) as e:
-            if isinstance(e, SystemError) and not failed_allocation(e):
+            if not out_of_memory(e):
                 raise
             del e
             del reserve  # headroom to build the message and unwind cleanly

@@ -35,6 +35,7 @@ from metashell.live.events import (
     SnapshotLoaded,
 )
 from metashell.log.problems import LogWarning
+from metashell.log.records import Entry
 from metashell.log.scan import iter_batches
 from metashell.protocol.uuid import METADATA_TOPIC_ID
 
@@ -257,22 +258,26 @@ class Observer(QuorumClient):
                 self.sink(RecordsCommitted(out, hw, source, received_at))
                 out, records = [], 0
         if not self.pending:
-            self.pending_bytes = 0
-            self._told_full = False
+            self._drop_pending()
         if out:
             self.sink(RecordsCommitted(out, hw, source, received_at))
         self._publish_position(state="streaming" if self.delivered_next >= hw >= 0 else "catching-up")
 
-    def _entries_of(self, pend: Pending, source: str) -> list[Any]:
+    def _drop_pending(self) -> None:
+        """Nothing waits above the high watermark any more (delivered, diverged, replaced by a
+        snapshot or to be fetched again): the cap and its warning start over."""
+        self.pending.clear()
+        self.pending_bytes = 0
+        self._told_full = False
+
+    def _entries_of(self, pend: Pending, source: str) -> list[Entry]:
         """The records of a batch about to be delivered.  One that does not parse (its CRC held: a
         controller wrote it so) ends this connection like a bad fetch, and is fetched again from
         where it starts: nothing after it is delivered first."""
         try:
             return pend.batch.entries()
         except DecodeError as e:
-            self.pending.clear()
-            self.pending_bytes = 0
-            self._told_full = False
+            self._drop_pending()
             self.fetch_offset = max(pend.lo, self.delivered_next)
             raise LiveConnectionError(f"bad record batch from {source}: {e}") from None
 
@@ -285,8 +290,7 @@ class Observer(QuorumClient):
                 f"{self.delivered_next}: reloading from the start"
             )
             self.sink(ImageReset(f"log diverged at offset {end_offset}"))
-            self.pending.clear()
-            self.pending_bytes = 0
+            self._drop_pending()
             self.fetch_offset = self.delivered_next = 0
             self.last_fetched_epoch = 0
             return
@@ -314,8 +318,7 @@ class Observer(QuorumClient):
             batches = list(iter_batches(data, source, warn=warn))
         except DecodeError as e:
             raise LiveError(f"{e}") from None
-        self.pending.clear()
-        self.pending_bytes = 0
+        self._drop_pending()
         self.fetch_offset = self.delivered_next = snap.end_offset
         self.last_fetched_epoch = snap.epoch
         if hw >= 0:

@@ -9,7 +9,7 @@ import time
 from collections.abc import Callable
 from typing import Any, Self
 
-from metashell.errors import failed_allocation
+from metashell.errors import out_of_memory
 from metashell.live import errors as E
 from metashell.live.config import ClientConfig
 from metashell.live.connection import Connection, Endpoint, parse_endpoints
@@ -131,8 +131,8 @@ class LiveSource:
         try:
             try:
                 obs.run(None if until is None else (lambda: until(self._status)))
-            except (MemoryError, SystemError) as e:
-                if isinstance(e, SystemError) and not failed_allocation(e):
+            except Exception as e:
+                if not out_of_memory(e):
                     raise
                 raise LiveError(
                     f"live mode: out of memory following {obs.target} at offset {obs.delivered_next} "

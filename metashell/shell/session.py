@@ -16,7 +16,7 @@ import contextlib
 from collections.abc import Callable
 from typing import TYPE_CHECKING, TextIO, cast
 
-from metashell.errors import MetashellError, failed_allocation
+from metashell.errors import MetashellError, out_of_memory
 from metashell.image.image import MetadataImage
 from metashell.log.directory import ReadPlan
 from metashell.tree import Node, glob_components, join
@@ -67,7 +67,7 @@ def _from_memory_error(e: BaseException) -> bool:
     seen: set[int] = set()
     chain: BaseException | None = e
     while chain is not None and id(chain) not in seen:
-        if isinstance(chain, MemoryError) or failed_allocation(chain):
+        if out_of_memory(chain):
             return True
         seen.add(id(chain))
         chain = chain.__cause__ or chain.__context__
