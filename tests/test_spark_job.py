@@ -7,6 +7,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import re
 import shutil
 import signal
 import socket
@@ -113,8 +114,10 @@ def test_the_command_line_exports_and_reports(tmp_path: Path) -> None:
     out = tmp_path / "out"
     done = _cli("export", str(fleet), "--out", str(out), "--master", "local[2]")
     assert done.returncode == 0, done.stderr[-3000:]
-    # progress on stderr (after whatever the JVM says there first): stdout carries only the summary
-    lines = [line for line in done.stderr.splitlines() if line.startswith("[")]
+    # progress on stderr, and nothing else there (what the JVM says goes to its log): stdout carries
+    # only the summary
+    lines = done.stderr.splitlines()
+    assert all(line.startswith("[") for line in lines), done.stderr[-3000:]
     dirs = 3
     assert lines[0].startswith("[spark] local[2]") and lines[1].startswith(f"[plan] {dirs} metadata dir(s)")
     from metashell.spark.job import all_tables
@@ -146,7 +149,11 @@ def test_the_command_line_exports_and_reports(tmp_path: Path) -> None:
 
 
 def test_command_line_errors_are_one_line(tmp_path: Path) -> None:
-    bad = _cli("export", str(tmp_path / "nowhere"), "--out", str(tmp_path / "o"), "--master", "local[1]")
+    (tmp_path / "tmp").mkdir()
+    tmp = {"TMPDIR": str(tmp_path / "tmp")}
+    bad = _cli(
+        "export", str(tmp_path / "nowhere"), "--out", str(tmp_path / "o"), "--master", "local[1]", env=tmp
+    )
     assert bad.returncode == 1
     assert (
         bad.stderr.strip().splitlines()[-1]
@@ -168,10 +175,19 @@ def test_command_line_errors_are_one_line(tmp_path: Path) -> None:
         "--fail-fast",
         "--tables",
         "records",
+        env=tmp,
     )
     assert failed.returncode == 1
-    last = failed.stderr.strip().splitlines()[-1]
+    said = failed.stderr.strip().splitlines()
+    last = said[-1]
     assert last.startswith("metashell-spark: ") and str(seg) in last and "Traceback" not in failed.stderr
+    # the JVM's warnings and its Python workers' tracebacks (a cancelled task's BrokenPipeError) are
+    # in Spark's log, which the line names and the failure keeps; stderr holds our lines only
+    assert all(line.startswith(("[", "metashell-spark: ")) for line in said), failed.stderr
+    kept = Path(re.search(r"\(Spark's own output: (\S+)\)$", last).group(1))  # type: ignore[union-attr]
+    assert kept.is_file() and kept.parent == tmp_path / "tmp"
+    # a run that fails before Spark does anything, or succeeds, leaves no log behind
+    assert sorted((tmp_path / "tmp").glob("metashell-spark-*.log")) == [kept]
     # Delta Lake is not part of PySpark: without its jars, one line says so before any work, no JVM stack
     delta = _cli(
         "export",
@@ -182,12 +198,14 @@ def test_command_line_errors_are_one_line(tmp_path: Path) -> None:
         "delta",
         "--master",
         "local[1]",
+        env=tmp,
     )
     assert delta.returncode == 1 and not (tmp_path / "o3").exists()
     assert (
         delta.stderr.strip().splitlines()[-1].startswith("metashell-spark: --format delta needs Delta Lake")
     )
     assert "\tat " not in delta.stderr and "Traceback" not in delta.stderr
+    assert sorted((tmp_path / "tmp").glob("metashell-spark-*.log")) == [kept]  # a refusal keeps none
 
 
 # ---------------------------------------------------------------------------------------------- standalone

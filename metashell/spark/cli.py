@@ -14,9 +14,14 @@ to the end is not a problem for the job -- it is a row of ``errors`` and a warni
 from __future__ import annotations
 
 import argparse
+import contextlib
+import os
 import re
 import sys
+import tempfile
 import time
+from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 from metashell.errors import MetashellError
@@ -46,13 +51,44 @@ def _parser() -> argparse.ArgumentParser:
     e.add_argument("--fail-fast", action="store_true", help="stop at the first file that cannot be read")
     e.add_argument("--split-bytes", type=int, default=64 << 20, help="read larger files as several tasks")
     e.add_argument("--master", help="local[*] (default), local[N] or spark://HOST:PORT")
+    e.add_argument("--spark-log", metavar="FILE", help=SPARK_LOG_HELP)
     r = sub.add_parser("report", help="fleet questions answered from an export")
     r.add_argument("out", metavar="OUT", help="the folder export wrote")
     r.add_argument("--format", default="parquet", choices=("parquet", "delta"))
     r.add_argument("--json", action="store_true", help="one JSON document instead of text tables")
     r.add_argument("--chart", metavar="PNG", help="also draw leader skew and ISR shrinks to this PNG")
     r.add_argument("--master", help="local[*] (default), local[N] or spark://HOST:PORT")
+    r.add_argument("--spark-log", metavar="FILE", help=SPARK_LOG_HELP)
     return p
+
+
+SPARK_LOG_HELP = (
+    "keep what the JVM and its Python workers print here (default: a temporary file, kept on failure)"
+)
+
+
+@contextlib.contextmanager
+def _jvm_output_to(log: Path) -> Iterator[None]:
+    """Start the JVM with its stderr and stdout on ``log``, not on the terminal.
+
+    The JVM inherits file descriptors 1 and 2 when PySpark launches it, and everything Spark prints
+    goes there: its own warnings, and -- copied from the Python workers it starts -- their tracebacks,
+    such as the ``BrokenPipeError`` a worker prints when ``--fail-fast`` cancels the task it was
+    writing for.  Problems are one line of ours on stderr, so the JVM gets the log instead; the
+    descriptors are ours again as soon as it has started.  Under ``spark-submit`` the JVM started
+    first and this changes nothing."""
+    sys.stdout.flush()
+    sys.stderr.flush()
+    saved = [os.dup(1), os.dup(2)]
+    try:
+        with open(log, "ab") as out:
+            os.dup2(out.fileno(), 1)
+            os.dup2(out.fileno(), 2)
+        yield
+    finally:
+        for fd, copy in zip((1, 2), saved, strict=True):
+            os.dup2(copy, fd)
+            os.close(copy)
 
 
 DELTA_EXTENSION = "io.delta.sql.DeltaSparkSessionExtension"
@@ -115,9 +151,12 @@ def main(argv: list[str] | None = None) -> int:
         print("metashell-spark: PySpark is not installed: pip install 'metashell[spark]'", file=sys.stderr)
         return 1
     spark = None
+    kept = args.spark_log is not None
+    log = Path(args.spark_log) if kept else _temporary_log()
     try:
         t0 = time.perf_counter()
-        spark = _session(args.master, args.format)
+        with _jvm_output_to(log):
+            spark = _session(args.master, args.format)
         spark.sparkContext.setLogLevel("OFF")  # failures are reported here, in one line
         # progress goes to stderr: stdout carries only results (report --json must be JSON)
         print(
@@ -156,11 +195,20 @@ def main(argv: list[str] | None = None) -> int:
         print(visible(f"metashell-spark: {' '.join(str(e).split())}"), file=sys.stderr)
         return 1
     except Exception as e:  # noqa: BLE001 - a Spark failure (--fail-fast): one line, not a JVM stack
-        print(f"metashell-spark: {_one_line(e)}", file=sys.stderr)
+        kept = True  # what Spark said about it stays readable
+        print(visible(f"metashell-spark: {_one_line(e)} (Spark's own output: {log})"), file=sys.stderr)
         return 1
     finally:
         if spark is not None:
             spark.stop()
+        if not kept:
+            log.unlink(missing_ok=True)
+
+
+def _temporary_log() -> Path:
+    fd, name = tempfile.mkstemp(prefix="metashell-spark-", suffix=".log")
+    os.close(fd)
+    return Path(name)
 
 
 if __name__ == "__main__":
