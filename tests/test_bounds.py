@@ -230,7 +230,7 @@ def test_index_columns_from_the_native_batch_loop_are_rows_like_any_other() -> N
 
 
 #: Each mode that reads a directory's batches: the load, moves in time, the log and history
-#: views, the quorum and doctor reports (Spark's run is in test_spark_hostile).
+#: views, the quorum and doctor reports (Spark's workers: test_spark_bounds).
 DIRECTORY_MODES = {
     "one-shot": "ls /topics",
     "at": "at 0",

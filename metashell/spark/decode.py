@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 import pyarrow as pa
 
 from metashell.engine import current as current_engine
-from metashell.errors import DecodeError, MetashellError
+from metashell.errors import DecodeError, MetashellError, out_of_memory
 from metashell.log.files import first_batch_at_or_after, iter_file_batches
 from metashell.log.problems import CorruptBatchError, LogWarning
 from metashell.log.records import INT64_MAX
@@ -185,6 +185,15 @@ def read_file_table(
         else:
             message = str(e)
         problem(at, "error", type(e).__name__, message)
+    except (MemoryError, SystemError) as e:
+        if not out_of_memory(e):
+            raise
+        # not a property of the file, so never an ``errors`` row: the job stops with one line
+        # saying where the worker was and what to raise (PySpark turns the limit into RLIMIT_AS)
+        raise MetashellError(
+            f"{unit.file}: out of memory in a Spark worker reading the batch at byte {at} "
+            "(spark.executor.pyspark.memory, or the executor's memory, is too small for it)"
+        ) from None
     if table.finish is not None:
         table.finish(context)
     while len(out):
