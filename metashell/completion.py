@@ -11,7 +11,6 @@ the commands of Kafka's positional form (``metashell -d DIR descr<Tab>``).
 from __future__ import annotations
 
 import argparse
-import datetime as _dt
 import shlex
 
 from metashell import __version__
@@ -126,7 +125,9 @@ def man_page() -> str:
 
     parser = _parser()
     out = [
-        f'.TH METASHELL 1 "{_dt.date.today():%Y-%m-%d}" "metashell {__version__}" "User Commands"',
+        # no date: the page is a function of the parser and the registry alone, so the copy the
+        # wheel installs (man/metashell.1) can be checked against it byte for byte
+        f'.TH METASHELL 1 "" "metashell {__version__}" "User Commands"',
         ".SH NAME",
         r"metashell \- browse a Kafka KRaft cluster's metadata like a filesystem",
         ".SH SYNOPSIS",

@@ -100,3 +100,12 @@ def test_completion_needs_no_metadata_source() -> None:
     assert proc.returncode == 0 and proc.stdout.startswith("# metashell's completion for bash")
     status, _out, err = run_cli("--completion", "tcsh")
     assert status == 2 and "invalid choice: 'tcsh'" in err
+
+
+def test_the_installed_man_page_is_the_generated_one() -> None:
+    """The wheel installs ``man/metashell.1`` (pyproject's data-files): it must be what ``--man``
+    prints from today's parser and registry, so an option or a command added without
+    regenerating it fails here."""
+    status, out, _err = run_cli("--man")
+    assert status == 0
+    assert (REPO / "man" / "metashell.1").read_text() == out, "run: metashell --man > man/metashell.1"

@@ -63,7 +63,36 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
         [*pip, "--no-deps", str(wheel)], env=clean, capture_output=True, text=True, check=False
     )
     assert own.returncode == 0, own.stderr[-3000:]
-    return {"wheel": wheel, "sdist": sdist, "bin": venv / "bin" / "metashell", "env": clean, "cwd": work}
+    return {
+        "wheel": wheel,
+        "sdist": sdist,
+        "bin": venv / "bin" / "metashell",
+        "env": clean,
+        "cwd": work,
+        "tools": work / "tools" / "bin",  # pipx and uv, from requirements/wheel.txt
+    }
+
+
+#: How this machine reaches the package registry (its CA bundle, a proxy): pip reads pip.conf, but
+#: uv (which pipx uses when it can) reads only these.  Nothing of metashell's own set-up.
+NETWORK_VARIABLES = ("SSL_CERT_FILE", "SSL_CERT_DIR", "HTTPS_PROXY", "https_proxy", "NO_PROXY", "no_proxy")
+
+
+def _network() -> dict[str, str]:
+    return {k: os.environ[k] for k in NETWORK_VARIABLES if k in os.environ}
+
+
+def _constraints(work: Path) -> Path:
+    """requirements/demo.txt without its hashes: pipx and uv resolve the wheel's dependencies
+    themselves, held to the versions of the lock (a hash cannot be asked of the wheel file itself)."""
+    pins = []
+    for line in (REPO / "requirements" / "demo.txt").read_text().splitlines():
+        line = line.strip().rstrip("\\").strip()
+        if line and not line.startswith(("#", "--hash")):
+            pins.append(line)
+    out = work / "constraints.txt"
+    out.write_text("\n".join(pins) + "\n")
+    return out
 
 
 def _run(installed: dict[str, Any], *args: str, stdin: str = "") -> subprocess.CompletedProcess[str]:
@@ -127,3 +156,103 @@ def test_the_sdist_carries_the_native_sources(installed: dict[str, Any]) -> None
         names = {n.split("/", 1)[1] for n in tar.getnames() if "/" in n}
     assert {"native/Cargo.toml", "native/Cargo.lock", "native/build.rs", "native/src/lib.rs"} <= names
     assert "pyproject.toml" in names
+
+
+def _answers(metashell: Path, installed: dict[str, Any]) -> None:
+    """``metashell`` (an installed entry point) is on the native engine and reads the demo."""
+    env = installed["env"]
+    version = subprocess.run(
+        [str(metashell), "--version"],
+        env=env,
+        cwd=installed["cwd"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert version.returncode == 0 and "engine: native" in version.stdout, version.stdout + version.stderr
+    topics = subprocess.run(
+        [str(metashell), "-d", str(FIXTURES / "demo"), "-c", "ls /topics"],
+        env=env,
+        cwd=installed["cwd"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert topics.stdout.split() == ["clickstream", "orders", "payments"], topics.stderr
+
+
+def test_man_finds_the_page_the_wheel_installed_in_a_venv(installed: dict[str, Any]) -> None:
+    """``man metashell`` with the venv's bin on PATH: man-db looks in PREFIX/share/man beside it."""
+    if shutil.which("man") is None:
+        pytest.skip("man is not installed (apt install man-db groff-base)")
+    page = installed["bin"].parent.parent / "share" / "man" / "man1" / "metashell.1"
+    assert page.read_text() == (REPO / "man" / "metashell.1").read_text()
+    env = {**installed["env"], "PATH": f"{installed['bin'].parent}:{NO_RUST_PATH}", "MANPAGER": "cat"}
+    env.pop("MANPATH", None)
+    found = subprocess.run(["man", "-w", "metashell"], env=env, capture_output=True, text=True, check=False)
+    assert found.returncode == 0 and Path(found.stdout.strip()).resolve() == page.resolve(), found
+
+
+def test_pipx_installs_the_wheel(installed: dict[str, Any]) -> None:
+    work = installed["cwd"]
+    env = {
+        **installed["env"],
+        **_network(),
+        "PIPX_HOME": str(work / "pipx"),
+        "PIPX_BIN_DIR": str(work / "pipx-bin"),
+        "PIPX_MAN_DIR": str(work / "pipx-man"),
+        "PIP_DISABLE_PIP_VERSION_CHECK": "1",
+    }
+    done = subprocess.run(
+        [
+            str(installed["tools"] / "python"),
+            "-m",
+            "pipx",
+            "install",
+            "--python",
+            _system_python(),
+            "--pip-args",
+            f"--constraint {_constraints(work)}",
+            str(installed["wheel"]),
+        ],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=900,
+        check=False,
+    )
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-3000:]
+    _answers(work / "pipx-bin" / "metashell", installed)
+    assert (work / "pipx-man" / "man1" / "metashell.1").is_file()  # pipx links a tool's man pages
+
+
+def test_uv_tool_installs_the_wheel(installed: dict[str, Any]) -> None:
+    work = installed["cwd"]
+    env = {
+        **installed["env"],
+        **_network(),
+        "UV_TOOL_DIR": str(work / "uv-tools"),
+        "UV_TOOL_BIN_DIR": str(work / "uv-bin"),
+        "UV_CACHE_DIR": str(work / "uv-cache"),
+        "UV_PYTHON_DOWNLOADS": "never",  # the system's Python, as on a bastion host
+        "UV_NO_CONFIG": "1",
+    }
+    done = subprocess.run(
+        [
+            str(installed["tools"] / "uv"),
+            "tool",
+            "install",
+            "--python",
+            _system_python(),
+            "--constraint",
+            str(_constraints(work)),
+            str(installed["wheel"]),
+        ],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=900,
+        check=False,
+    )
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-3000:]
+    _answers(work / "uv-bin" / "metashell", installed)
