@@ -155,6 +155,7 @@ def test_the_sdist_carries_the_native_sources(installed: dict[str, Any]) -> None
     with tarfile.open(installed["sdist"]) as tar:
         names = {n.split("/", 1)[1] for n in tar.getnames() if "/" in n}
     assert {"native/Cargo.toml", "native/Cargo.lock", "native/build.rs", "native/src/lib.rs"} <= names
+    assert "man/metashell.1" in names  # the wheel built from the sdist installs it too
     assert "pyproject.toml" in names
 
 
