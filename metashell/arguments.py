@@ -50,13 +50,13 @@ exit status: 0 success, 1 any error, 2 bad usage, 130 interrupted.
 def _completion(shell: str) -> str:
     from metashell.completion import completion_script  # only when asked: a start stays fast
 
-    return completion_script(shell)
+    return completion_script(shell, build_parser("metashell"))
 
 
 def _man(_value: object) -> str:
     from metashell.completion import man_page
 
-    return man_page()
+    return man_page(build_parser("metashell"))
 
 
 class _Print(argparse.Action):

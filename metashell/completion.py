@@ -23,12 +23,6 @@ DIRECTORY_OPTIONS = ("--directory",)
 FILE_OPTIONS = ("--snapshot", "--config", "--diff-with")
 
 
-def _parser() -> argparse.ArgumentParser:
-    from metashell.arguments import build_parser
-
-    return build_parser("metashell")
-
-
 def _options(parser: argparse.ArgumentParser) -> list[argparse.Action]:
     return [a for a in parser._actions if a.option_strings]  # (argparse has no public list)
 
@@ -44,9 +38,10 @@ def _flags(parser: argparse.ArgumentParser, names: tuple[str, ...]) -> list[str]
     return sorted(f for a in _options(parser) if set(a.option_strings) & set(names) for f in a.option_strings)
 
 
-def completion_script(shell: str) -> str:
-    """The completion script for ``shell`` (bash, zsh or fish)."""
-    parser = _parser()
+def completion_script(shell: str, parser: argparse.ArgumentParser) -> str:
+    """The completion script for ``shell`` (bash, zsh or fish) of ``parser``, metashell's own
+    (:func:`metashell.arguments.build_parser`, which hands itself over: this module never imports
+    the parser it describes)."""
     if shell == "fish":
         return _fish(parser)
     script = _bash(parser)
@@ -118,12 +113,11 @@ def _fish(parser: argparse.ArgumentParser) -> str:
     return "\n".join(lines) + "\n"
 
 
-def man_page() -> str:
+def man_page(parser: argparse.ArgumentParser) -> str:
     """``metashell(1)`` in roff: the synopsis, every option with its help, every command with its
     description, and the exit statuses (``man -l <(metashell --man)``)."""
     from metashell.shell.registry import specs
 
-    parser = _parser()
     out = [
         # no date: the page is a function of the parser and the registry alone, so the copy the
         # wheel installs (man/metashell.1) can be checked against it byte for byte

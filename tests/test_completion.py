@@ -13,16 +13,15 @@ import pytest
 from conftest import REPO
 from test_cli import run_cli
 
+from metashell.arguments import build_parser
 from metashell.completion import completion_script
 from metashell.shell.registry import specs
 
 
 @pytest.mark.parametrize("shell", ["bash", "zsh", "fish"])
 def test_every_option_and_command_is_in_the_script(shell: str) -> None:
-    from metashell.arguments import build_parser
-
     status, out, err = run_cli("--completion", shell)
-    assert status == 0 and err == "" and out == completion_script(shell)
+    assert status == 0 and err == "" and out == completion_script(shell, build_parser("metashell"))
     for action in build_parser()._actions:
         for flag in action.option_strings:
             word = (
@@ -35,7 +34,7 @@ def test_every_option_and_command_is_in_the_script(shell: str) -> None:
 
 def test_bash_syntax_is_valid(tmp_path: Path) -> None:
     script = tmp_path / "metashell.bash"
-    script.write_text(completion_script("bash"))
+    script.write_text(completion_script("bash", build_parser("metashell")))
     proc = subprocess.run(["bash", "-n", str(script)], capture_output=True, text=True, check=False)
     assert proc.returncode == 0, proc.stderr
 
@@ -45,7 +44,7 @@ def test_bash_completes_options_and_commands_in_a_real_bash(tmp_path: Path) -> N
     ``describe``, and ``-d fixtures/de<Tab>`` a directory."""
     pexpect = pytest.importorskip("pexpect")
     script = tmp_path / "metashell.bash"
-    script.write_text(completion_script("bash"))
+    script.write_text(completion_script("bash", build_parser("metashell")))
     env = {k: v for k, v in os.environ.items() if not k.startswith("BASH")}
     env.update(HOME=str(tmp_path), PS1="$ ", TERM="dumb", INPUTRC="/dev/null")
     child = pexpect.spawn(

@@ -17,16 +17,13 @@ completion, a TUI mode or its line in :data:`HOMES`.
 import enum
 import importlib
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from typing import TYPE_CHECKING, NamedTuple
+from typing import Any, NamedTuple
 
 from metashell.tree import Node
 
 from . import spec
 from .spec import CommandSpec, Parsed
 from .words import Word
-
-if TYPE_CHECKING:
-    from .session import Shell
 
 
 class TuiMode(enum.Enum):
@@ -60,7 +57,9 @@ class Command(NamedTuple):
     """One command: its declaration, its behaviour, and what it is."""
 
     spec: CommandSpec
-    run: Callable[["Shell", Parsed], None]
+    #: ``run(shell, args)``, ``shell`` the session's :class:`~metashell.shell.session.Shell`; typed
+    #: in each command's module, as the registry, which the session reads, never imports it back
+    run: Callable[[Any, Parsed], None]
     tui: TuiMode
     travels: bool = False
     """Reads other points of the log (``at``, ``diff``, ``log``, ``history PATH``)."""
