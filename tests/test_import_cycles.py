@@ -24,12 +24,6 @@ KNOWN: dict[tuple[str, ...], str] = {
         "the native sink is handed the whole loader: it needs its replayer and index only"
     ),
     (
-        "metashell.image.quorum_nodes",
-        "metashell.image.quorum_rebuild",
-        "metashell.image.quorum_verdict",
-    ): "QuorumAnalysis renders itself with the verdict and the rebuild, which read it: text and JSON "
-    "belong in a module of their own above the three",
-    (
         "metashell.spark.decode",
         "metashell.spark.images",
         "metashell.spark.native_records",

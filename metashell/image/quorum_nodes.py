@@ -19,9 +19,7 @@ from __future__ import annotations
 import hashlib
 from array import array
 from bisect import bisect_left
-from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import Any
 
 from metashell.errors import MetashellError
 from metashell.log.directory import MetadataLogDir
@@ -30,13 +28,12 @@ from metashell.log.plans import log_plan
 
 from .changelog import iter_log
 from .log_validity import Validity, validate
-from .quorum_rebuild import rebuild_plan
-from .quorum_report import NodeReport, TimelineEvent, leader_history, node_report
-from .quorum_verdict import state_words, tied, verdict_json, verdict_lines
+from .quorum_report import NodeReport, TimelineEvent, node_report
 
 __all__ = ["NodeLog", "QuorumAnalysis", "analyse", "first_difference"]
 
-_AT_RISK = 20
+#: Records listed per node beyond what a majority holds (the rest are counted, not shown).
+AT_RISK_SHOWN = 20
 """Records listed per node beyond what a majority holds."""
 
 
@@ -176,71 +173,6 @@ class QuorumAnalysis:
     def most_up_to_date(self) -> NodeLog:
         return max(self.nodes, key=lambda n: n.up_to_date)
 
-    def lines(self) -> Iterator[str]:
-        yield from verdict_lines(self)
-        yield ""
-        yield f"{len(self.nodes)} node(s); voters {self.voters or 'unknown'}"
-        for n in sorted(self.nodes, key=lambda n: n.label):
-            r = n.report
-            end = "no log" if r.log_end is None else f"log end offset {r.log_end}, last epoch {r.last_epoch}"
-            if r.log_start is not None and r.log_end is not None and r.log_end <= r.log_start:
-                end = f"no batch after its snapshot (log end offset {r.log_end}), last epoch {r.last_epoch}"
-            yield f"  node {n.label}: {r.role}, {end}; {state_words(r.quorum_state)}"
-        if self.majority_end is None:
-            yield "majority: too few voters' directories to say what a majority holds"
-        else:
-            yield f"a majority of the voters holds offsets up to {self.majority_end - 1} (log end offset {self.majority_end})"
-        known = self.committed_below
-        if known is not None:
-            yield (
-                f"committed for certain: offsets below {known[0]} (node {known[1]}'s newest snapshot; Kafka "
-                "snapshots only committed records)"
-            )
-        safe = self.safe_end
-        if safe is not None:
-            for n in sorted(self.nodes, key=lambda n: n.label):
-                extra = (n.report.log_end or 0) - safe
-                if extra > 0:
-                    yield f"  node {n.label} holds {extra} offset(s) beyond that: not known to be committed, at risk"
-        for (a, b), where in sorted(self.divergence.items()):
-            if where is not None:
-                yield f"logs of nodes {a} and {b} differ from offset {where}"
-        if not any(v is not None for v in self.divergence.values()):
-            yield "no two logs differ where both hold data (the shorter ones are behind, not diverged)"
-        best, tie = self.most_up_to_date, tied(self)
-        who = f"nodes {', '.join(tie)} (the same log)" if tie else f"node {best.label}"
-        yield f"most up to date (last epoch, then log end offset): {who}"
-        for n in sorted(self.nodes, key=lambda n: n.label):
-            risky = self.at_risk(n)
-            if risky:
-                yield ""
-                yield f"node {n.label}: records beyond what a majority holds (the first {_AT_RISK} at most):"
-                yield from (f"  {line}" for line in risky)
-        if len(self.nodes) > 1:
-            yield ""
-            yield "what rebuilding the quorum from one node would lose (only ever after a lost majority):"
-            for n in sorted(self.nodes, key=lambda n: n.label):
-                if not n.validity.whole:
-                    yield f"  from node {n.label}: not a candidate: its log does not validate (above)"
-                    continue
-                lost = self.losses(n)
-                said = (
-                    "; ".join(f"node {o}'s offsets {a}..{b - 1} ({b - a})" for o, a, b in lost) or "nothing"
-                )
-                mark = " (most up to date)" if n is self.most_up_to_date else ""
-                yield f"  from node {n.label}{mark}: loses {said}"
-        plan = rebuild_plan(self) if self.rebuild_shown else None
-        if plan is not None:
-            yield ""
-            yield from plan.lines()
-        yield ""
-        summary = leader_history([e for e, _labels in self.timeline()])
-        if summary is not None:
-            yield "leaders: " + summary
-        yield "timeline across the nodes (leaders, voters, kraft.version; nodes that hold each):"
-        for event, labels in self.timeline():
-            yield f"  {event.line()}  [{','.join(labels)}]"
-
     def at_risk(self, node: NodeLog) -> list[str]:
         """``log`` lines of ``node``'s records past :attr:`safe_end` (the first few)."""
         safe = self.safe_end
@@ -251,7 +183,7 @@ class QuorumAnalysis:
             plan = log_plan(node.directory, safe)
             for entry in iter_log(plan, first=safe, payloads=False):
                 lines.append(f"{entry.offset:>10}  epoch {entry.epoch:<4} {entry.record:<31} {entry.summary}")
-                if len(lines) == _AT_RISK:
+                if len(lines) == AT_RISK_SHOWN:
                     break
         except MetashellError as e:
             lines.append(f"(cannot read them: {e})")
@@ -280,31 +212,6 @@ class QuorumAnalysis:
             for e in n.report.events:
                 merged.setdefault((e.offset, e.kind, e.words), (e, []))[1].append(n.label)
         return [merged[k] for k in sorted(merged)]
-
-    def as_json(self) -> dict[str, Any]:
-        return {
-            "verdict": verdict_json(self),
-            "nodes": [
-                {"label": n.label, **n.report.as_json(), "validity": n.validity.as_json()} for n in self.nodes
-            ],
-            "voters": self.voters,
-            "majorityLogEndOffset": self.majority_end,
-            "committedBelow": None if self.committed_below is None else self.committed_below[0],
-            "divergence": [
-                {"nodes": [a, b], "firstDifferentOffset": where}
-                for (a, b), where in sorted(self.divergence.items())
-            ],
-            "mostUpToDate": self.most_up_to_date.label,
-            "atRisk": {n.label: self.at_risk(n) for n in self.nodes if self.at_risk(n)},
-            "rebuildLosses": {
-                n.label: [{"node": o, "fromOffset": a, "toOffset": b - 1} for o, a, b in self.losses(n)]
-                for n in self.nodes
-            },
-            "rebuild": None
-            if not self.rebuild_shown or (plan := rebuild_plan(self)) is None
-            else plan.as_json(),
-            "timeline": [{**e.as_json(), "nodes": labels} for e, labels in self.timeline()],
-        }
 
 
 def first_difference(a: BatchKeys, b: BatchKeys) -> int | None:

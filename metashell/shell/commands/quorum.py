@@ -17,6 +17,7 @@ def run_quorum(shell: Shell, p: Parsed) -> None:
 
     from metashell.image.quorum_nodes import analyse  # imported when run: one-shot starts stay fast
     from metashell.image.quorum_rebuild import rebuild_plan
+    from metashell.image.quorum_text import analysis_json, analysis_lines
 
     asked = p.opts["rebuild_from"]
     assert asked is None or isinstance(asked, str)
@@ -30,9 +31,9 @@ def run_quorum(shell: Shell, p: Parsed) -> None:
                 )
             analysis = replace(analysis, rebuild_from=asked)
         if shell.wants_json(p):
-            shell.emit_json(analysis.as_json())
+            shell.emit_json(analysis_json(analysis))
             return
-        shell.write("".join(visible(line) + "\n" for line in analysis.lines()))
+        shell.write("".join(visible(line) + "\n" for line in analysis_lines(analysis)))
         return
     d = shell.travel.end().plan.directory if shell.travel is not None else None
     if d is None:
