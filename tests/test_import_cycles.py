@@ -20,9 +20,6 @@ KNOWN: dict[tuple[str, ...], str] = {
         "a plan keeps its directory (meta.properties, quorum-state, segments): the plan functions "
         "should take the file lists, and the loader the directory, beside the plan"
     ),
-    ("metashell.image.batch_loader", "metashell.image.native_batches"): (
-        "the native sink is handed the whole loader: it needs its replayer and index only"
-    ),
     (
         "metashell.spark.decode",
         "metashell.spark.images",

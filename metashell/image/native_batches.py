@@ -2,8 +2,7 @@
 batches straight from a segment's bytes (``native/src/batches.rs``; the reader's side is
 :mod:`metashell.log.bulk`).
 
-Each batch is applied as :meth:`ImageLoader.apply_batch <.batch_loader.ImageLoader.apply_batch>`
-applies it: its records by the native replay loop (the replayer's own Python method for any record
+Each batch is applied as the loader's ``apply_batch`` (:mod:`.batch_loader`) applies it: its records by the native replay loop (the replayer's own Python method for any record
 the native rules do not take), then, for a log batch, what ``end_batch`` publishes and the journal's
 mark (a directory's snapshot batch is only counted: the snapshot is published at its end), under
 the image's lock.  The provenance is read once a call and written back at its end, and the marks
@@ -16,7 +15,7 @@ past a point) read every batch in Python.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from . import pacing
 from .replay.native import _CONSTANTS, NATIVE
@@ -24,12 +23,27 @@ from .replay.native import _CONSTANTS, NATIVE
 if TYPE_CHECKING:
     from metashell.log.bulk import BulkSink
 
-    from .batch_loader import ImageLoader
+    from .replay import Replayer
+    from .timeline import Timeline
 
-__all__ = ["log_sink"]
+__all__ = ["LoaderState", "log_sink"]
 
 
-def log_sink(loader: ImageLoader) -> BulkSink | None:
+class LoaderState(Protocol):
+    """What the loop needs of :class:`~.batch_loader.ImageLoader`, which makes the sink (so this
+    module names the loader's state, not the loader)."""
+
+    replayer: Replayer
+    timeline: Timeline | None
+    kafka_file_mode: bool
+
+    @property
+    def skipping_delta(self) -> bool:
+        """Whether the batches read now belong to a delta Kafka's file mode drops."""
+        ...
+
+
+def log_sink(loader: LoaderState) -> BulkSink | None:
     """The sink for ``loader``'s reads, or None where every batch must go through Python."""
     if NATIVE is None:
         return None
