@@ -21,13 +21,6 @@ KNOWN: dict[tuple[str, ...], str] = {
         "should take the file lists, and the loader the directory, beside the plan"
     ),
     (
-        "metashell.spark.decode",
-        "metashell.spark.images",
-        "metashell.spark.native_records",
-        "metashell.spark.tables",
-    ): "the table registry names its row builders and the builders look tables up: the executor "
-    "should be handed its table object",
-    (
         "metashell.tui.app",
         "metashell.tui.catch_up",
         "metashell.tui.command_runner",

@@ -18,7 +18,7 @@ from conftest import CORPUS, FIXTURES, corpus_paths, native_core
 from metashell.engine import current
 from metashell.log.checksum import crc32c
 from metashell.log.encoding import build_batch
-from metashell.spark import decode
+from metashell.spark import native_records
 from metashell.spark.decode import read_file_table
 from metashell.spark.inputs import find_datasets, plan_units
 from metashell.spark.key_columns import KEY_COLUMNS, KEY_SOURCES, OTHER_KEYS, PYTHON_ONLY_SOURCES
@@ -36,7 +36,7 @@ def records_table(
     monkeypatch.setenv("METASHELL_ENGINE", engine)
     chosen = current.__wrapped__()
     assert chosen.name == engine, chosen.why
-    monkeypatch.setattr(decode, "current_engine", lambda: chosen)
+    monkeypatch.setattr(native_records, "current_engine", lambda: chosen)
     batches = [
         batch
         for unit in plan_units(find_datasets([str(p) for p in paths]))
@@ -85,9 +85,10 @@ def test_runs_that_fill_several_record_batches_keep_every_row_in_order(
     """With record batches of a few rows a run fills one, sets it aside and goes on, up to
     MAX_SET_ASIDE of them, before the reader hands them out: the table is still the Python
     engine's, and both the set-aside path and its cap were taken."""
-    from metashell.spark import decode, native_records
+    from metashell.spark import native_records
+    from metashell.spark import rows as row_builders
 
-    monkeypatch.setattr(decode, "ROWS_PER_BATCH", rows)
+    monkeypatch.setattr(row_builders, "ROWS_PER_BATCH", rows)
     monkeypatch.setattr(native_records, "ROWS_PER_BATCH", rows)
     set_aside = []
     run = native_records.RecordsRun.run

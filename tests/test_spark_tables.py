@@ -112,7 +112,7 @@ def test_every_record_type_has_key_columns_or_a_reason_not_to() -> None:
 
     for name in SCHEMA_NAMES.values():
         has = key_columns_of(name) is not None
-        assert has != (name in KEYLESS), f"{name}: key columns in decode._KEYS, or a reason in KEYLESS"
+        assert has != (name in KEYLESS), f"{name}: key columns in key_columns.py, or a reason in KEYLESS"
     unregister = key_columns_of("UnregisterControllerRecord")
     clear = key_columns_of("ClearElrRecord")
     assert unregister is not None and unregister({"ControllerId": 3})[4] == 3

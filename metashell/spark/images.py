@@ -12,8 +12,7 @@ from __future__ import annotations
 
 import gc
 import os
-from collections.abc import Callable, Iterator
-from operator import attrgetter
+from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -21,22 +20,20 @@ import pyarrow as pa
 
 from metashell.image.batch_loader import LoadResult
 from metashell.image.image import MetadataImage
-from metashell.image.kafka_names import LEADER_RECOVERY_STATE_NAMES, enum_name
 from metashell.image.loader import load_directory, load_file
 from metashell.image.timepoint import resolve_in_dir, resolve_in_file
 from metashell.log import open_metadata_dir
 from metashell.log.records import INT64_MAX
-from metashell.protocol.uuid import uuid_to_str
 from metashell.safe_text import storable
 
-from .decode import ROWS_PER_BATCH, RowBuffer
 from .inputs import Dataset, unreadable_files
-from .schemas import ERRORS, PARTITIONS
+from .rows import ROWS_PER_BATCH, RowBuffer
+from .schemas import ERRORS
 
 if TYPE_CHECKING:
     from .tables import Table
 
-__all__ = ["FILE_READ_KINDS", "check_dataset", "image_of", "load_of", "partition_batches", "read_image_table"]
+__all__ = ["FILE_READ_KINDS", "check_dataset", "image_of", "load_of", "read_image_table"]
 
 _cache: dict[tuple[str, str | None], LoadResult] = {}
 _COLLECT_AFTER_TOPICS = 20_000
@@ -87,89 +84,6 @@ def load_of(ds: Dataset, as_of: str | None = None) -> LoadResult:
 def image_of(ds: Dataset, as_of: str | None = None) -> MetadataImage:
     """The dataset's image at its end, or at ``as_of`` (:func:`load_of`)."""
     return load_of(ds, as_of).image
-
-
-_PARTITION_FIELDS = (
-    "leader",
-    "leader_epoch",
-    "partition_epoch",
-    "replicas",
-    "isr",
-    "elr",
-    "last_known_elr",
-    "adding_replicas",
-    "removing_replicas",
-)
-
-
-def _distinct_column(
-    values: list[Any], type_: pa.DataType, convert: Callable[[Any], Any] | None = None
-) -> pa.Array:
-    """``values`` as an Arrow array, each distinct value converted once (by ``convert``, if
-    given): a cluster has a few hundred distinct replica and directory lists for a million
-    partitions, so numbering them in Python and letting Arrow ``take`` the rows costs a fraction
-    of converting every list element by element."""
-    number: dict[Any, int] = {}
-    indices = [number.setdefault(v, len(number)) for v in values]
-    distinct = list(number) if convert is None else list(map(convert, number))
-    return pa.array(distinct, type=type_).take(pa.array(indices, type=pa.int32()))
-
-
-def partition_batches(image: MetadataImage, head: tuple[Any, ...]) -> Iterator[pa.RecordBatch]:
-    """The ``partitions`` table column by column, a batch per run of topics: a million partitions
-    are read with one ``attrgetter`` pass per column (no row tuples to build and transpose).
-    Replica and directory lists and recovery states repeat, so those columns are built from their
-    distinct values (:func:`_distinct_column`); a topic's id and name are converted once and taken
-    per row."""
-    schema = PARTITIONS
-    types = {f.name: f.type for f in schema}
-
-    def batch(topics: list[Any]) -> pa.RecordBatch:
-        which: list[int] = []
-        index: list[int] = []
-        parts: list[Any] = []
-        for i, t in enumerate(topics):
-            which += [i] * len(t.partitions)
-            index += t.partitions.keys()
-            parts += t.partitions.values()
-        n = len(parts)
-        rows = pa.array(which, type=pa.int32())
-        columns = [pa.repeat(pa.scalar(v, type=f.type), n) for v, f in zip(head, schema, strict=False)]
-        columns.append(pa.array([uuid_to_str(t.id) for t in topics], type=pa.string()).take(rows))
-        columns.append(pa.array([t.name for t in topics], type=pa.string()).take(rows))
-        columns.append(pa.array(index, type=pa.int32()))
-        for f in _PARTITION_FIELDS:
-            values = list(map(attrgetter(f), parts))
-            kind = types[f]
-            columns.append(
-                _distinct_column(values, kind)
-                if isinstance(kind, pa.ListType)
-                else pa.array(values, type=kind)
-            )
-        columns.append(
-            _distinct_column(
-                [p.directories for p in parts], types["directories"], lambda ds: [uuid_to_str(d) for d in ds]
-            )
-        )
-        columns.append(
-            _distinct_column(
-                [p.leader_recovery_state for p in parts],
-                types["leader_recovery_state"],
-                lambda code: enum_name(LEADER_RECOVERY_STATE_NAMES, code),
-            )
-        )
-        return pa.RecordBatch.from_arrays(columns, schema=schema)
-
-    run: list[Any] = []
-    size = 0
-    for t in image.topics.by_id.values():
-        run.append(t)
-        size += len(t.partitions)
-        if size >= ROWS_PER_BATCH:
-            yield batch(run)
-            run, size = [], 0
-    if run:
-        yield batch(run)
 
 
 def read_image_table(

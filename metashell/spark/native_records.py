@@ -1,13 +1,13 @@
 """The ``records`` table made by the native core: a batch's rows in one call, as Arrow buffers.
 
-:func:`.decode.add_record_rows` makes a row per record in Python: decode the value, write Kafka's
+:func:`.rows.add_record_rows` makes a row per record in Python: decode the value, write Kafka's
 JSON, read the key columns, then turn 30 lists of Python objects into Arrow arrays, about 25 us a
 row. Here ``metashell._native.add_record_rows`` frames the batch, writes each record's JSON from its
 bytes with the generated writers, reads its key columns from the same :data:`.key_columns.KEY_SOURCES`,
 and appends to columns it holds in Rust; :meth:`NativeRecordRows.take` hands them to pyarrow as
 buffers, with no Python object per value.
 
-What the native core does not take it hands back, record by record, to :func:`.decode.record_row`
+What the native core does not take it hands back, record by record, to :func:`.rows.record_row`
 (the Python engine's own row), which makes it in its place: control records, SCRAM credentials to
 redact, a client quota's entity, a record it refuses (Python then says what is wrong with it). A
 sensitive config's value it redacts itself, asking :func:`.is_sensitive_config` once per resource
@@ -24,14 +24,15 @@ from typing import Any, NamedTuple
 
 import pyarrow as pa
 
+from metashell.engine import current as current_engine
 from metashell.image.forms import REDACTED
 from metashell.log.batch import ATTR_TIMESTAMP_TYPE
 from metashell.log.compression import LIMITS
 from metashell.protocol.metadata import record_keys, record_types
 from metashell.tree.redact import REDACTED_RECORDS, is_sensitive_config
 
-from .decode import ROWS_PER_BATCH, TRANSACTION_MARKERS, FileContext, add_record_rows, record_row
 from .key_columns import KEY_COLUMNS, KEY_SOURCES, OTHER_KEYS, PYTHON_ONLY_SOURCES, RESOURCE_TYPE_NAMES
+from .rows import ROWS_PER_BATCH, TRANSACTION_MARKERS, FileContext, add_record_rows, record_row, record_sink
 from .schemas import RECORDS
 
 __all__ = ["NativeRecordRows", "native_record_sink", "record_rules"]
@@ -99,7 +100,7 @@ def _kind(t: pa.DataType) -> str:
 
 
 class NativeRecordRows:
-    """A :class:`.decode.RowBuffer` for the ``records`` table whose rows the native core makes
+    """A :class:`.rows.RowBuffer` for the ``records`` table whose rows the native core makes
     (``add`` still takes a whole row made in Python)."""
 
     def __init__(self, native: Any, head: tuple[Any, ...]) -> None:
@@ -166,7 +167,7 @@ class NativeRecordRows:
 
 
 class PlainBatch(NamedTuple):
-    """What :func:`.decode.record_row` reads of a plain batch (never a control one) that a run
+    """What :func:`.rows.record_row` reads of a plain batch (never a control one) that a run
     takes: the batch itself is never made in Python."""
 
     position: int
@@ -179,7 +180,7 @@ class RecordsRun:
     """Runs of plain batches, offered by the scan before each batch it would read in Python
     (:class:`metashell.log.bulk.BatchRun`): their rows are made in one native call, with no Python
     object per batch. A record the native writers do not take (a client quota, a SCRAM credential to redact) is
-    made by :func:`.decode.record_row` from its bytes, in its place; a batch that is anything else
+    made by :func:`.rows.record_row` from its bytes, in its place; a batch that is anything else
     (compressed, control, LogAppendTime, a bad CRC, records that do not frame, a record Python
     refuses) ends the run, and the scan reads it as always; a run also ends at the unit's end.
     When the rows fill a record batch it is set aside and the run goes on, up to
@@ -218,7 +219,7 @@ class RecordsRun:
 
 def native_record_sink(c: FileContext, native: Any) -> Callable[[Any], None]:
     """``records`` by the native core: control batches, and batches whose records area does not
-    frame, are read by :func:`.decode.add_record_rows` as the Python engine reads them."""
+    frame, are read by :func:`.rows.add_record_rows` as the Python engine reads them."""
     unit = c.unit
     out = c.out = NativeRecordRows(native, (*c.head, unit.file, unit.kind))
     rules = record_rules(native, c.redact)
@@ -251,3 +252,10 @@ def native_record_sink(c: FileContext, native: Any) -> Callable[[Any], None]:
             python(batch)
 
     return records
+
+
+def records_sink(c: FileContext) -> Callable[[Any], None]:
+    """``records``: a row per record, made by the native core when this worker's engine is native
+    (:func:`native_record_sink`), else by Python (:func:`.rows.record_sink`)."""
+    native = current_engine().native
+    return record_sink(c) if native is None else native_record_sink(c, native)

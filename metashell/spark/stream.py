@@ -29,7 +29,7 @@ from pyspark.sql.datasource import SimpleDataSourceStreamReader
 
 from metashell.errors import MetashellError
 
-from .decode import RowBuffer, add_record_rows
+from .rows import RowBuffer, add_record_rows
 from .schemas import RECORDS
 
 __all__ = ["LiveStreamReader"]

@@ -19,7 +19,8 @@ from typing import TYPE_CHECKING, Any
 import pyarrow as pa
 
 from . import image_rows, schemas
-from .decode import FileContext, broker_event_sink, check_sink, record_sink, snapshot_finish, snapshot_sink
+from .native_records import records_sink
+from .rows import FileContext, broker_event_sink, check_sink, snapshot_finish, snapshot_sink
 
 if TYPE_CHECKING:
     from metashell.image.image import MetadataImage
@@ -109,7 +110,7 @@ def _partition_history(records: Any) -> Any:
 
 
 def _partition_batches(image: MetadataImage, head: tuple[Any, ...]) -> Iterator[pa.RecordBatch]:
-    from .images import partition_batches
+    from .partition_columns import partition_batches  # pyarrow compute, imported when used
 
     return partition_batches(image, head)
 
@@ -120,7 +121,7 @@ for _t in (
         Source.FILE,
         "every record of every file, with its offsets, time and key columns",
         schemas.RECORDS,
-        sink=record_sink,
+        sink=records_sink,
     ),
     Table(
         "partition_history",
