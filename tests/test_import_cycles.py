@@ -20,19 +20,6 @@ KNOWN: dict[tuple[str, ...], str] = {
         "a plan keeps its directory (meta.properties, quorum-state, segments): the plan functions "
         "should take the file lists, and the loader the directory, beside the plan"
     ),
-    (
-        "metashell.tui.app",
-        "metashell.tui.catch_up",
-        "metashell.tui.command_runner",
-        "metashell.tui.hand_off",
-        "metashell.tui.health_behind",
-        "metashell.tui.live_follow",
-        "metashell.tui.metadata_tree",
-        "metashell.tui.nodes",
-        "metashell.tui.search",
-        "metashell.tui.status",
-    ): "helpers take the whole app (a TYPE_CHECKING import of MetashellApp): each should take a "
-    "narrow protocol, or be a widget that owns its state",
 }
 
 

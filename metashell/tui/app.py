@@ -286,14 +286,16 @@ class MetashellApp(App[int]):
         node = self.tree_view.node_at(path)
         self.selection.drawn()
         if path == "/health" and self.health is None:  # not worked out a second time, here
-            self._put(Text("health: the report is being worked out in the background...", style="italic"))
+            self.show_in_pane(
+                Text("health: the report is being worked out in the background...", style="italic")
+            )
             return
         if node is None:
-            self._put(Text(f"{visible(path)}: no such file or directory", style="red"))
+            self.show_in_pane(Text(f"{visible(path)}: no such file or directory", style="red"))
             return
-        self._put(detail(self.tree_view.comps_of(path), node, self.redact, health=self.health))
+        self.show_in_pane(detail(self.tree_view.comps_of(path), node, self.redact, health=self.health))
 
-    def _put(self, renderable: RenderableType, *, command: bool = False, wrap: bool = False) -> None:
+    def show_in_pane(self, renderable: RenderableType, *, command: bool = False, wrap: bool = False) -> None:
         """Show ``renderable`` in the detail pane.  A command's output is text that never wraps
         (a ``log`` row is one line, scrolled sideways when wider than the pane; ``w`` gives the pane
         the whole width) unless it is sentences (``wrap``: ``health``); the views of a node fit

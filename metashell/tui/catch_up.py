@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from textual.worker import get_current_worker
 
@@ -29,8 +29,8 @@ from metashell.safe_text import visible
 from metashell.shell.registry import travelling
 from metashell.shell.sources import Source, open_directory
 
-if TYPE_CHECKING:
-    from .app import MetashellApp
+from .faces import HasSession, Notifies, RunsLater, ShowsHealth
+from .ui_first import UiFirst
 
 __all__ = ["LOADING", "SNAPSHOT_FIRST_BYTES", "open_behind", "refusal", "snapshot_point", "start"]
 
@@ -43,6 +43,15 @@ LOADING = "loading the end of the log"
 
 RETRY_S = 0.2
 """How often the move to the end is tried again while a command runs."""
+
+
+class CatchUpApp(HasSession, Notifies, RunsLater, ShowsHealth, Protocol):
+    """What loading the end of the log behind the first screen reads and moves."""
+
+    ui_first: UiFirst
+
+    def command_running(self) -> bool: ...
+    def run_command(self, line: str) -> int | None: ...
 
 
 def snapshot_point(path: str) -> str | None:
@@ -73,7 +82,7 @@ def open_behind(path: str, warn: Callable[[str], None], redact: bool) -> Source 
     return source
 
 
-def start(app: MetashellApp) -> bool:
+def start(app: CatchUpApp) -> bool:
     """After the first screen: load the end in a thread if the session opened behind it; false when
     there is nothing to load (the caller starts the health report instead)."""
     if app.source.behind is None or app.source.travel is None:
@@ -82,7 +91,7 @@ def start(app: MetashellApp) -> bool:
     return True
 
 
-def refusal(app: MetashellApp, line: str) -> str | None:
+def refusal(app: HasSession, line: str) -> str | None:
     """Why ``line`` cannot run yet: while the end loads, a command that reads other points of the
     log (``at``, ``history``, ``diff`` ...) would wait for that load on the UI thread, keys and all."""
     if app.source.behind != LOADING or not travelling(re.findall(r"[a-z]+", line)):
@@ -95,7 +104,7 @@ class _Abandoned(Exception):
     wait seconds for a load nobody will see)."""
 
 
-def _load_end(app: MetashellApp) -> None:
+def _load_end(app: CatchUpApp) -> None:
     """In the worker thread. The outcome goes back through ``call_later``, which posts it: a
     thread must never wait for the app's loop (:mod:`.health_behind` says why)."""
     travel = app.source.travel
@@ -118,7 +127,7 @@ def _load_end(app: MetashellApp) -> None:
     app.call_later(_arrived, app)
 
 
-def _failed(app: MetashellApp, error: BaseException) -> None:
+def _failed(app: CatchUpApp, error: BaseException) -> None:
     """The end could not be loaded: stay at the snapshot, say so in the header and in one line."""
     line = visible(" ".join(str(error).split()))
     app.source.behind = "the end of the log could not be loaded"
@@ -127,7 +136,7 @@ def _failed(app: MetashellApp, error: BaseException) -> None:
     app.refresh_header()
 
 
-def _arrived(app: MetashellApp) -> None:
+def _arrived(app: CatchUpApp) -> None:
     """The end is loaded: move there, unless the operator has moved the session elsewhere."""
     if app.command_running():  # the command reads the image: move once it is done
         app.set_timer(RETRY_S, lambda: _arrived(app))
@@ -140,5 +149,5 @@ def _arrived(app: MetashellApp) -> None:
         app.notify("the end of the log is loaded: 'at' goes there", title="metashell")
         app.refresh_header()
         return
-    app.commands.run_command("at")
+    app.run_command("at")
     app.notify("the end of the log is loaded: this is the end now", title="metashell")

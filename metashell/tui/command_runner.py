@@ -18,8 +18,9 @@ import io
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import Any, Protocol
 
+from rich.console import RenderableType
 from rich.text import Text
 from textual.containers import ScrollableContainer
 from textual.css.query import NoMatches
@@ -34,11 +35,29 @@ from metashell.shell.session import CommandStopped
 from metashell.shell.words import split_commands, split_pipe, split_segments
 
 from . import catch_up
-
-if TYPE_CHECKING:
-    from .app import MetashellApp
+from .faces import HasSession, RunsLater, ShowsHealth
+from .metadata_tree import MetadataTree
 
 __all__ = ["CommandDone", "CommandOutput", "CommandRunner", "LineMode", "PaneWriter", "is_prose", "line_mode"]
+
+
+class RunnerApp(HasSession, RunsLater, ShowsHealth, Protocol):
+    """What running a ``:`` line reads and moves: the session's output, the tree, the pane."""
+
+    output: io.StringIO
+    errors: io.StringIO
+    badges: dict[str, str]
+
+    @property
+    def tree_view(self) -> MetadataTree: ...
+    @property
+    def query_one(self) -> Callable[..., Any]: ...
+    @property
+    def call_after_refresh(self) -> Callable[..., Any]: ...
+    def show_in_pane(
+        self, renderable: RenderableType, *, command: bool = False, wrap: bool = False
+    ) -> None: ...
+    def go_to(self, path: str, *, remember: bool = True) -> None: ...
 
 
 @dataclass(frozen=True)
@@ -148,7 +167,7 @@ class CommandRunner:
     """The app's side of the ``:`` command line: runs a line as :func:`line_mode` says, shows its
     output in the detail pane, and moves the tree when the command moved the session."""
 
-    def __init__(self, app: MetashellApp) -> None:
+    def __init__(self, app: RunnerApp) -> None:
         self.app = app
         self.worker: Worker[None] | None = None
         self._streamed = Text()
@@ -165,12 +184,12 @@ class CommandRunner:
         run inline, None for one handed to a worker (its output arrives later)."""
         self.taken += 1
         if self.command_running():
-            self.app._put(Text("a command is running: Escape stops it", style="red"), command=True)
+            self.app.show_in_pane(Text("a command is running: Escape stops it", style="red"), command=True)
             return 1
         how = line_mode(line)
         refusal = how.refusal if how.mode is TuiMode.REFUSE else catch_up.refusal(self.app, line)
         if refusal is not None:
-            self.app._put(Text(visible(refusal), style="red"), command=True)
+            self.app.show_in_pane(Text(visible(refusal), style="red"), command=True)
             return 1
         self.app.output.seek(0)
         self.app.output.truncate()
@@ -186,7 +205,7 @@ class CommandRunner:
         streaming = how.mode is TuiMode.STREAM
         self._streamed = Text()
         verb = "Escape stops it" if streaming else "Escape stops it; the tree stays usable"
-        self.app._put(Text(visible(f"running: {line}  ({verb})"), style="italic"), command=True)
+        self.app.show_in_pane(Text(visible(f"running: {line}  ({verb})"), style="italic"), command=True)
         self.worker = self.app.run_worker(
             lambda: self._run_in_thread(line, streaming), thread=True, exclusive=True, group="command"
         )
@@ -219,7 +238,7 @@ class CommandRunner:
 
     def show_output(self, message: CommandOutput) -> None:
         self._streamed.append(visible_output(message.text))
-        self.app._put(self._streamed, command=True)
+        self.app.show_in_pane(self._streamed, command=True)
         with contextlib.suppress(NoMatches):
             self.app.query_one("#detail-scroll", ScrollableContainer).scroll_end(animate=False)
 
@@ -260,7 +279,7 @@ class CommandRunner:
         if cwd != self.app.shell.cwd or point != self.app.shell.point or switched:
             self.app.go_to(self.app.shell.cwd)
         if self.app.output.getvalue() or self.app.errors.getvalue():
-            self.app._put(text, command=True, wrap=self.prose)
+            self.app.show_in_pane(text, command=True, wrap=self.prose)
         if self.scroll_to_end_once:
             self.scroll_to_end_once = False
             with contextlib.suppress(NoMatches):

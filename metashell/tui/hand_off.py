@@ -9,23 +9,49 @@ from __future__ import annotations
 import io
 import os
 import subprocess
+from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import Any, Protocol
 
 from platformdirs import user_downloads_path
-from rich.console import Console
+from rich.console import Console, RenderableType
 from textual.app import SuspendNotSupported
 
 from metashell.safe_text import visible, visible_output
 from metashell.shell.pager import pager_command
 
-if TYPE_CHECKING:
-    from .app import MetashellApp
+from .faces import Notifies
+from .metadata_tree import MetadataTree
+
+
+class HandOffApp(Notifies, Protocol):
+    """What handing the screen or its text elsewhere reads: the choice and the detail pane."""
+
+    redact: bool
+    shown: RenderableType
+
+    @property
+    def selected(self) -> str: ...
+    @property
+    def command_shown(self) -> bool: ...
+    @property
+    def tree_view(self) -> MetadataTree: ...
+    @property
+    def suspend(self) -> Callable[[], Any]:
+        """Textual's ``App.suspend()``: a context manager."""
+        ...
+
+    @property
+    def copy_to_clipboard(self) -> Callable[[str], None]: ...
+    @property
+    def save_screenshot(self) -> Callable[..., str]: ...
+    def shown_text(self, width: int = 200) -> str: ...
+
 
 __all__ = ["copy_path", "copy_value", "open_pager", "save_screenshot", "shown_text"]
 
 
-def open_pager(app: MetashellApp) -> None:
+def open_pager(app: HandOffApp) -> None:
     """Page what the detail pane shows (a file's whole value) in ``$PAGER``, the screen suspended."""
     command = _tui_pager()
     if command is None:
@@ -40,7 +66,7 @@ def open_pager(app: MetashellApp) -> None:
         app.notify(visible(f"cannot run {command[0]}: {e.strerror or e}"), severity="error")
 
 
-def shown_text(app: MetashellApp, width: int = 200) -> str:
+def shown_text(app: HandOffApp, width: int = 200) -> str:
     """The detail pane as plain text: a file's whole value, otherwise the pane rendered without
     styles (control characters were made visible when it was built)."""
     node = app.tree_view.node_at(app.selected)
@@ -55,7 +81,7 @@ def shown_text(app: MetashellApp, width: int = 200) -> str:
 
 
 def save_screenshot(
-    app: MetashellApp, filename: str | None = None, path: str | None = None, time_format: str | None = None
+    app: HandOffApp, filename: str | None = None, path: str | None = None, time_format: str | None = None
 ) -> str | None:
     """Save an SVG of the screen (Ctrl-P "Screenshot") to ``path``, else the Downloads folder,
     else the current directory; returns the file's path.
@@ -75,12 +101,12 @@ def save_screenshot(
     return saved
 
 
-def copy_path(app: MetashellApp) -> None:
+def copy_path(app: HandOffApp) -> None:
     app.copy_to_clipboard(app.selected)
     app.notify(f"copied {visible(app.selected)}")
 
 
-def copy_value(app: MetashellApp) -> None:
+def copy_value(app: HandOffApp) -> None:
     node = app.tree_view.node_at(app.selected)
     if node is not None and not node.is_dir:
         app.copy_to_clipboard(node.text(app.redact))

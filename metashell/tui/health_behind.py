@@ -12,16 +12,15 @@ interpreter could not exit (it joins executor threads at exit).
 from __future__ import annotations
 
 import gc
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from textual.message import Message
 
 from metashell.image.health import HealthReport, check_health
 
-from .metadata_tree import health_badges
-
-if TYPE_CHECKING:
-    from .app import MetashellApp
+from .faces import HasSession, RunsLater
+from .metadata_tree import MetadataTree, health_badges
+from .ui_first import UiFirst
 
 __all__ = ["HealthReady", "work_out"]
 
@@ -36,7 +35,16 @@ class HealthReady(Message):
         self.badges = badges  # worked out in the thread: 300k partitions' paths at 1M
 
 
-def work_out(app: MetashellApp) -> None:
+class HealthApp(HasSession, RunsLater, Protocol):
+    """What the report's thread reads, and where it posts the report."""
+
+    ui_first: UiFirst
+
+    @property
+    def tree_view(self) -> MetadataTree: ...
+
+
+def work_out(app: HealthApp) -> None:
     """In a worker thread: the report (kept in the tree's memo, so ``/health`` and its findings
     then open at once), the badges, then the names for search."""
     ctx = app.shell.root.ctx

@@ -6,17 +6,29 @@ moves it), and the two must not change it under each other.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from . import status
+from .faces import ShowsHealth
+from .metadata_tree import MetadataTree
 
-if TYPE_CHECKING:
-    from .app import MetashellApp
-
-__all__ = ["follow"]
+__all__ = ["FollowingApp", "follow"]
 
 
-def follow(app: MetashellApp) -> None:
+class FollowingApp(status.StatusApp, ShowsHealth, Protocol):
+    """What following a live log reads and moves: the offset drawn, the tree, the detail pane."""
+
+    drawn_offset: int | None
+
+    @property
+    def tree_view(self) -> MetadataTree: ...
+    @property
+    def command_shown(self) -> bool: ...
+    def command_running(self) -> bool: ...
+    def draw_selected(self) -> None: ...
+
+
+def follow(app: FollowingApp) -> None:
     """On the UI thread, once a second (the app's interval)."""
     assert app.source.refresh is not None
     if app.paused or app.command_running():

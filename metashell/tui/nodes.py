@@ -13,7 +13,8 @@ the disk, and must not act as markup.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, ClassVar
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
 from rich.text import Text
 from textual import on
@@ -26,10 +27,11 @@ from textual.widgets import DataTable, Static
 from metashell.safe_text import visible
 from metashell.shell.words import quote_word
 
+from .faces import HasSession
+
 if TYPE_CHECKING:
     from metashell.image.quorum_nodes import NodeLog, QuorumAnalysis
 
-    from .app import MetashellApp
 
 __all__ = ["COLUMNS", "NodesScreen", "node_rows", "show_nodes"]
 
@@ -150,7 +152,15 @@ class NodesScreen(ModalScreen[str | None]):
         self.dismiss(None)
 
 
-def show_nodes(app: MetashellApp) -> None:
+class NodesApp(HasSession, Protocol):
+    """What the node picker needs: the session's nodes, a screen, and the ``:`` command line."""
+
+    @property
+    def push_screen(self) -> Callable[..., Any]: ...
+    def run_command(self, line: str) -> int | None: ...
+
+
+def show_nodes(app: NodesApp) -> None:
     """The ``n`` key: push the screen; the node chosen is shown by ``:node LABEL``."""
     source = app.shell.source
     if source is None or source.quorum is None:  # the app offers the key only with several -d

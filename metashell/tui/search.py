@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from collections import deque
 from collections.abc import Callable, Iterable
+from typing import Protocol, runtime_checkable
 
 from textual.command import Hit, Hits, Provider
 from textual.content import Content
@@ -102,6 +103,14 @@ def _subsequence(query: str, text: str) -> bool:
     return all(ch in it for ch in query)
 
 
+@runtime_checkable
+class Searchable(Protocol):
+    """What the palette needs of the app: candidate paths, and a way to go to one."""
+
+    def search_paths(self, query: str) -> Iterable[str]: ...
+    def go_to(self, path: str, *, remember: bool = True) -> None: ...
+
+
 class PathSearch(Provider):
     """Command-palette hits: paths whose last name contains what was typed (fuzzy among those).
 
@@ -110,10 +119,8 @@ class PathSearch(Provider):
     sequences (OSC 52, CSI 2J ...) to the terminal raw."""
 
     async def search(self, query: str) -> Hits:
-        from .app import MetashellApp  # the app imports this module
-
         app = self.app
-        assert isinstance(app, MetashellApp)
+        assert isinstance(app, Searchable)
         matcher = self.matcher(query)
         shown = 0
         for path in app.search_paths(query):

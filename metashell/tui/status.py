@@ -6,21 +6,31 @@ verdict for that point; the cluster id last), because an 80-column terminal cuts
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from metashell.image.kafka_names import metadata_version_name
 from metashell.safe_text import visible
 from metashell.times import iso_utc as iso_time
 
 from .catch_up import LOADING
+from .faces import HasSession, Notifies
 
 if TYPE_CHECKING:
-    from .app import MetashellApp
+    from metashell.image.health import HealthReport
 
 __all__ = ["facts_line", "status_line", "tell_leader_change"]
 
 
-def status_line(app: MetashellApp) -> str:
+class StatusApp(HasSession, Notifies, Protocol):
+    """What the header lines and the leader toasts read (and the leaders they remember)."""
+
+    health: HealthReport | None
+    paused: bool
+    last_leader: tuple[int, int] | None
+    leader_changes: list[tuple[int, int]]
+
+
+def status_line(app: StatusApp) -> str:
     """Most important first, for the title bar cuts what does not fit (80 columns): where in
     time the view is and the connection's state, then the verdict for that point, the cluster
     id last."""
@@ -40,7 +50,7 @@ def status_line(app: MetashellApp) -> str:
     return visible("  |  ".join(x for x in parts if x))
 
 
-def facts_line(app: MetashellApp) -> str:
+def facts_line(app: HasSession) -> str:
     """The header's second line: where the view stands in the log (last applied offset, its
     epoch and append time), the metadata.version, and the source."""
     image = app.shell.root.ctx.image
@@ -51,7 +61,7 @@ def facts_line(app: MetashellApp) -> str:
     return visible("  |  ".join((where, f"metadata.version {mv}", app.source.description)))
 
 
-def tell_leader_change(app: MetashellApp) -> None:
+def tell_leader_change(app: StatusApp) -> None:
     """Live mode: a notification when the quorum's leader changes (or is lost, or is back)."""
     if app.source.leader is None:
         return
