@@ -128,9 +128,9 @@ def test_a_bug_in_a_command_is_one_line_and_the_session_goes_on(monkeypatch: pyt
     def broken(shell: Shell, p: object) -> None:
         raise ValueError("oops\nmore")
 
-    commands = dict(registry.commands())
-    commands["pwd"] = commands["pwd"]._replace(run=broken)
-    monkeypatch.setattr(registry, "_COMMANDS", commands)
+    resolved = dict(registry.commands())
+    resolved["pwd"] = resolved["pwd"]._replace(run=broken)
+    monkeypatch.setattr(registry, "_RESOLVED", resolved)
     assert shell.run_line("pwd; ls /local") == 1
     assert err.getvalue() == "internal error in pwd: ValueError: oops more\n"
     assert out.getvalue() == "commitId\nrecord\nversion\n"

@@ -1,14 +1,13 @@
 """The command registry: every command says what it is, and everything else is derived from it.
 
 These fail on omission: a command added without a man page, a completion or a TUI mode, a module
-of ``metashell/shell/commands/`` that registers nothing, or a command that moves the session's image
+of ``metashell/shell/commands/`` that defines nothing, a command missing from the table, or a command that moves the session's image
 but would run on a TUI worker beside the tree reading that image.
 """
 
 from __future__ import annotations
 
 import importlib
-import json
 import pkgutil
 import subprocess
 import sys
@@ -38,29 +37,32 @@ def test_every_command_has_a_man_page_a_completion_and_a_tui_mode(name: str) -> 
         assert command.tui is TuiMode.INLINE, f"{name} moves the image: the TUI must run it inline"
 
 
-def test_every_module_of_the_package_registers_a_command() -> None:
-    registered = {c.run.__module__ for c in registry.commands().values()}
+def _defined() -> dict[str, tuple[str, str]]:
+    """Every Command a module of the package defines at its top level: name -> (module, attribute)."""
+    found = {}
     for info in pkgutil.iter_modules(package.__path__):
         module = importlib.import_module(f"{package.__name__}.{info.name}")
-        assert module.__name__ in registered, f"{module.__name__} registers no command"
+        for attribute, value in vars(module).items():
+            if isinstance(value, Command):
+                assert value.name not in found, f"{value.name} is defined twice"
+                found[value.name] = (info.name, attribute)
+    return found
 
 
-def test_homes_name_the_module_that_registers_each_command() -> None:
-    """``registry.HOMES`` (name -> module, so that one command imports one module) is a shortcut
-    that must agree with the walk: checked in a fresh interpreter, one module at a time."""
-    script = (
-        "import importlib, json, pkgutil, sys\n"
-        "import metashell.shell.commands as package\n"
-        "from metashell.shell import registry\n"
-        "homes = {}\n"
-        "for info in pkgutil.iter_modules(package.__path__):\n"
-        "    before = set(registry._COMMANDS)\n"
-        "    importlib.import_module(f'{package.__name__}.{info.name}')\n"
-        "    homes.update({n: info.name for n in set(registry._COMMANDS) - before})\n"
-        "print(json.dumps(homes))\n"
-    )
-    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True)
-    assert dict(registry.HOMES) == json.loads(out.stdout)
+def test_homes_is_every_command_the_package_defines() -> None:
+    """``registry.HOMES`` is the one table of commands: a Command defined in the package without
+    its line there (or a line without its Command) fails here, and each sits in the attribute its
+    name says, so that resolving it imports that one module."""
+    defined = _defined()
+    assert {name: module for name, (module, _) in defined.items()} == dict(registry.HOMES)
+    for name, (_, attribute) in defined.items():
+        assert attribute == registry.attribute(name), name
+
+
+def test_every_module_of_the_package_defines_a_command() -> None:
+    homes = set(registry.HOMES.values())
+    for info in pkgutil.iter_modules(package.__path__):
+        assert info.name in homes, f"{package.__name__}.{info.name} defines no command"
 
 
 def test_one_command_imports_its_own_module_only() -> None:
@@ -78,11 +80,6 @@ def test_what_travels_and_what_the_cli_keeps_a_journal_for() -> None:
     travelling = {n for n, c in registry.commands().items() if c.travels}
     assert travelling == {"at", "diff", "log", "history"}
     assert _may_travel(["ls /topics; at 5"]) and not _may_travel(["ls /topics", "health"])
-
-
-def test_a_command_cannot_be_registered_twice() -> None:
-    with pytest.raises(ValueError, match="registered twice"):
-        registry.register(registry.command("ls"))
 
 
 def test_completion_offers_what_each_command_takes() -> None:

@@ -2,16 +2,17 @@
 
 Kafka's shell keeps one registry (``Commands.TYPES``) of command types, each declaring its name,
 description, arguments and completion beside its handler; the parser, the help and the completion
-are built from it.  metashell does the same: each module of :mod:`metashell.shell.commands`
-registers :class:`Command` objects, and the REPL, one-shot mode, completion, ``help``/``man``, the
-CLI and the TUI read only this registry.  A command also declares what the callers must know about
+are built from it.  metashell does the same: :data:`HOMES` is the one table of commands, each
+name resolved lazily to the :class:`Command` its module of :mod:`metashell.shell.commands` defines
+(``NAME_COMMAND``), and the REPL, one-shot mode, completion, ``help``/``man``, the CLI and the TUI
+read only this registry.  A command also declares what the callers must know about
 it: whether it reads other points of the log (one-shot mode then keeps the load's journal), whether
 it moves the session's shared image, and how the TUI runs it (:class:`TuiMode`).
 
-Adding a command is one module in ``metashell/shell/commands/`` and its line in :data:`HOMES` (which
-lets one-shot mode import that module alone): the package is walked for everything that lists the
-commands, and ``tests/test_shell_registry.py`` fails when the new command lacks a man page, a
-completion, a TUI mode or its line in :data:`HOMES`.
+Adding a command is its ``Command`` in a module of ``metashell/shell/commands/`` and its line in
+:data:`HOMES` (one-shot mode then imports that module alone); ``tests/test_shell_registry.py`` walks
+the package and fails when a command is defined without its line, or lacks a man page, a
+completion or a TUI mode.
 """
 
 import enum
@@ -80,9 +81,6 @@ class Command(NamedTuple):
         return self.spec.name
 
 
-_COMMANDS: dict[str, Command] = {}
-_loaded = False
-
 HOMES: Mapping[str, str] = {
     "at": "at",
     "cat": "navigation",
@@ -108,41 +106,32 @@ HOMES: Mapping[str, str] = {
     "upgrade-check": "upgrade_check",
     "watch": "watch",
 }
-"""Command name -> the module of :mod:`metashell.shell.commands` that registers it, so that running
-one command imports one module (a one-shot ``cat`` need not import ``describe``'s ACL rules or
-``log``'s record summaries).  Only a shortcut: :func:`commands` still walks the package, and
-``tests/test_shell_registry.py`` fails when this map and the walk disagree."""
+"""Every command: its name -> the module of :mod:`metashell.shell.commands` that defines it, as
+:func:`attribute` names it.  Resolved one entry at a time, so running one command imports one
+module (a one-shot ``cat`` need not import ``describe``'s ACL rules or ``log``'s summaries)."""
+
+_RESOLVED: dict[str, Command] = {}
 
 
-def register(command: Command) -> Command:
-    """Add ``command`` (called by each module of :mod:`metashell.shell.commands` on import)."""
-    if command.name in _COMMANDS:
-        raise ValueError(f"command {command.name!r} registered twice")
-    _COMMANDS[command.name] = command
-    return command
-
-
-def commands() -> Mapping[str, Command]:
-    """Every command, by name (importing every module of the commands package the first time)."""
-    global _loaded
-    if not _loaded:
-        import pkgutil  # the walk only: a one-shot command finds its module in HOMES
-
-        from . import commands as package
-
-        for info in pkgutil.iter_modules(package.__path__):
-            importlib.import_module(f"{package.__name__}.{info.name}")
-        _loaded = True
-    return _COMMANDS
+def attribute(name: str) -> str:
+    """The module attribute that holds command ``name``: ``upgrade-check`` -> ``UPGRADE_CHECK_COMMAND``."""
+    return name.upper().replace("-", "_") + "_COMMAND"
 
 
 def find(name: str) -> Command | None:
-    """The command called ``name``, or None; imports only its module when :data:`HOMES` knows it."""
-    found = _COMMANDS.get(name)
+    """The command called ``name``, or None; imports only its module."""
+    found = _RESOLVED.get(name)
     if found is None and name in HOMES:
-        importlib.import_module(f"{__package__}.commands.{HOMES[name]}")
-        found = _COMMANDS.get(name)
-    return found if found is not None else commands().get(name)
+        module = importlib.import_module(f"{__package__}.commands.{HOMES[name]}")
+        found = getattr(module, attribute(name))
+        assert isinstance(found, Command) and found.name == name, f"{module.__name__}.{attribute(name)}"
+        _RESOLVED[name] = found
+    return found
+
+
+def commands() -> Mapping[str, Command]:
+    """Every command, by name (importing every command module the first time)."""
+    return {name: command(name) for name in HOMES}
 
 
 def command(name: str) -> Command:

@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING
 
 from metashell.times import iso_utc as iso_time
 
-from ..registry import Command, TuiMode, register
+from ..registry import Command, TuiMode
 from ..spec import CommandError, CommandSpec, Parsed, Positional
 
 if TYPE_CHECKING:
@@ -33,22 +33,20 @@ def run_at(shell: Shell, p: Parsed) -> None:
         shell.cwd = "/"
 
 
-register(
-    Command(
-        CommandSpec(
-            "at",
-            "Move the session to the metadata as it was after a log offset or time; 'at' alone "
-            "returns to the end.",
-            Positional(
-                "point",
-                "An offset, an ISO 8601 time (2026-11-22T03:55:00Z), @epoch-ms, or a duration "
-                "before the log's last batch (-1h, 30m, 1h30m).",
-                "?",
-            ),
+AT_COMMAND = Command(
+    CommandSpec(
+        "at",
+        "Move the session to the metadata as it was after a log offset or time; 'at' alone "
+        "returns to the end.",
+        Positional(
+            "point",
+            "An offset, an ISO 8601 time (2026-11-22T03:55:00Z), @epoch-ms, or a duration "
+            "before the log's last batch (-1h, 30m, 1h30m).",
+            "?",
         ),
-        run=run_at,
-        tui=TuiMode.INLINE,
-        travels=True,
-        moves_image=True,
-    )
+    ),
+    run=run_at,
+    tui=TuiMode.INLINE,
+    travels=True,
+    moves_image=True,
 )

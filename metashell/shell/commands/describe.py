@@ -16,7 +16,7 @@ from metashell.tree.image_tree import uuid_or_none
 from metashell.tree.paths import glob_regex, normalize
 
 from .. import answers, colour
-from ..registry import Command, CompletionContext, TuiMode, register
+from ..registry import Command, CompletionContext, TuiMode
 from ..spec import JSON_OPT, CommandError, CommandSpec, Option, Parsed, Positional
 from ..words import Word
 
@@ -214,78 +214,76 @@ def _operations(_context: CompletionContext) -> list[str]:
     return [name for key, name in sorted(ACL_OPERATION_NAMES.items()) if key > 1]
 
 
-register(
-    Command(
-        CommandSpec(
-            "describe",
-            "Describe topics as kafka-topics --describe does, brokers, or ACLs that apply.",
-            Positional(
-                "targets",
-                "Topic names or globs (default: every topic), 'broker' followed by "
-                "broker ids or globs (default: every broker), or 'acl' (with the options below: "
-                "the ACL bindings that apply, as Kafka's authorizer matches them).",
-                "*",
-            ),
-            (
-                Option(
-                    ("--under-replicated-partitions",),
-                    "under_replicated",
-                    "Only show under-replicated partitions.",
-                ),
-                Option(
-                    ("--unavailable-partitions",),
-                    "unavailable",
-                    "Only show partitions whose leader is not available.",
-                ),
-                Option(
-                    ("--under-min-isr-partitions",),
-                    "under_min_isr",
-                    "Only show partitions whose isr count is less than the configured minimum.",
-                ),
-                Option(
-                    ("--at-min-isr-partitions",),
-                    "at_min_isr",
-                    "Only show partitions whose isr count is equal to the configured minimum.",
-                ),
-                Option(
-                    ("--topics-with-overrides",),
-                    "with_overrides",
-                    "Only show topics that have overridden configs.",
-                ),
-                Option(
-                    ("--principal",),
-                    "principal",
-                    "describe acl: the principal asking (User:alice).",
-                    "PRINCIPAL",
-                ),
-                Option(
-                    ("--resource",),
-                    "resource",
-                    "describe acl: the resource, TYPE:NAME (topic:orders, "
-                    "group:app, cluster:kafka-cluster, transactional_id:tx).",
-                    "RESOURCE",
-                ),
-                Option(
-                    ("--operation",),
-                    "operation",
-                    "describe acl: the operation (READ, WRITE, DESCRIBE...): "
-                    "with --principal and --resource, says whether it is allowed.",
-                    "OPERATION",
-                ),
-                Option(("--host",), "host", "describe acl: the client host (default: any).", "HOST"),
-                JSON_OPT,
-            ),
-            notes=(
-                (
-                    "The configured minimum is the topic's min.insync.replicas override, else the cluster "
-                    "default; when neither is in the metadata only leaderless partitions count as under it."
-                ),
-                "Configs lists the topic's overrides (kafka-topics also lists broker-level settings).",
-            ),
+DESCRIBE_COMMAND = Command(
+    CommandSpec(
+        "describe",
+        "Describe topics as kafka-topics --describe does, brokers, or ACLs that apply.",
+        Positional(
+            "targets",
+            "Topic names or globs (default: every topic), 'broker' followed by "
+            "broker ids or globs (default: every broker), or 'acl' (with the options below: "
+            "the ACL bindings that apply, as Kafka's authorizer matches them).",
+            "*",
         ),
-        run=run_describe,
-        complete=complete_targets,
-        option_values={"principal": _principals, "resource": _resources, "operation": _operations},
-        tui=TuiMode.WORKER,
-    )
+        (
+            Option(
+                ("--under-replicated-partitions",),
+                "under_replicated",
+                "Only show under-replicated partitions.",
+            ),
+            Option(
+                ("--unavailable-partitions",),
+                "unavailable",
+                "Only show partitions whose leader is not available.",
+            ),
+            Option(
+                ("--under-min-isr-partitions",),
+                "under_min_isr",
+                "Only show partitions whose isr count is less than the configured minimum.",
+            ),
+            Option(
+                ("--at-min-isr-partitions",),
+                "at_min_isr",
+                "Only show partitions whose isr count is equal to the configured minimum.",
+            ),
+            Option(
+                ("--topics-with-overrides",),
+                "with_overrides",
+                "Only show topics that have overridden configs.",
+            ),
+            Option(
+                ("--principal",),
+                "principal",
+                "describe acl: the principal asking (User:alice).",
+                "PRINCIPAL",
+            ),
+            Option(
+                ("--resource",),
+                "resource",
+                "describe acl: the resource, TYPE:NAME (topic:orders, "
+                "group:app, cluster:kafka-cluster, transactional_id:tx).",
+                "RESOURCE",
+            ),
+            Option(
+                ("--operation",),
+                "operation",
+                "describe acl: the operation (READ, WRITE, DESCRIBE...): "
+                "with --principal and --resource, says whether it is allowed.",
+                "OPERATION",
+            ),
+            Option(("--host",), "host", "describe acl: the client host (default: any).", "HOST"),
+            JSON_OPT,
+        ),
+        notes=(
+            (
+                "The configured minimum is the topic's min.insync.replicas override, else the cluster "
+                "default; when neither is in the metadata only leaderless partitions count as under it."
+            ),
+            "Configs lists the topic's overrides (kafka-topics also lists broker-level settings).",
+        ),
+    ),
+    run=run_describe,
+    complete=complete_targets,
+    option_values={"principal": _principals, "resource": _resources, "operation": _operations},
+    tui=TuiMode.WORKER,
 )

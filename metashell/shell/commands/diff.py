@@ -8,7 +8,7 @@ from metashell.tree.paths import normalize
 
 from ...safe_text import visible
 from ..changes import as_json, diff_values, side, values_at
-from ..registry import Command, TuiMode, register
+from ..registry import Command, TuiMode
 from ..spec import JSON_OPT, CommandError, CommandSpec, Option, Parsed, Positional
 
 if TYPE_CHECKING:
@@ -70,35 +70,33 @@ def run_diff(shell: Shell, p: Parsed) -> None:
         shell.status = 1  # diff's convention: 1 when the two differ
 
 
-register(
-    Command(
-        CommandSpec(
-            "diff",
-            "Show what differs between two points of the log, or with another directory or file.",
-            Positional("path", "Only under this path (default: the whole tree but /image).", "?"),
-            (
-                Option(
-                    ("--from",),
-                    "from",
-                    "The earlier point: an offset or time (default: where the session is).",
-                    "POINT",
-                ),
-                Option(("--to",), "to", "The later point (default: the end of the log).", "POINT"),
-                Option(
-                    ("--with",), "with", "Compare with this metadata directory or file instead.", "SOURCE"
-                ),
-                JSON_OPT,
+DIFF_COMMAND = Command(
+    CommandSpec(
+        "diff",
+        "Show what differs between two points of the log, or with another directory or file.",
+        Positional("path", "Only under this path (default: the whole tree but /image).", "?"),
+        (
+            Option(
+                ("--from",),
+                "from",
+                "The earlier point: an offset or time (default: where the session is).",
+                "POINT",
             ),
-            notes=(
-                (
-                    "Lines are -path: old and +path: new, one per value (a record's fields one by one); "
-                    "exit status 1 when something differs, as diff's."
-                ),
+            Option(("--to",), "to", "The later point (default: the end of the log).", "POINT"),
+            Option(
+                ("--with",), "with", "Compare with this metadata directory or file instead.", "SOURCE"
+            ),
+            JSON_OPT,
+        ),
+        notes=(
+            (
+                "Lines are -path: old and +path: new, one per value (a record's fields one by one); "
+                "exit status 1 when something differs, as diff's."
             ),
         ),
-        run=run_diff,
-        tui=TuiMode.INLINE,
-        travels=True,
-        moves_image=True,
-    )
+    ),
+    run=run_diff,
+    tui=TuiMode.INLINE,
+    travels=True,
+    moves_image=True,
 )

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from ...safe_text import visible
-from ..registry import Command, TuiMode, register
+from ..registry import Command, TuiMode
 from ..spec import JSON_OPT, CommandError, CommandSpec, Option, Parsed
 
 if TYPE_CHECKING:
@@ -29,35 +29,33 @@ def run_doctor(shell: Shell, p: Parsed) -> None:
         shell.status = report.exit_status
 
 
-register(
-    Command(
-        CommandSpec(
-            "doctor",
-            "Check that the metadata is consistent with itself: log order, snapshots, references.",
-            options=(
-                Option(
-                    ("--exit-code",),
-                    "exit_code",
-                    "Exit as monitoring plugins do: 0 CONSISTENT, 1 CONSISTENT WITH NOTES, 2 INCONSISTENT, "
-                    "3 NO DATA.",
-                ),
-                Option(("--all",), "all", "List every affected item, not the first few."),
-                JSON_OPT,
+DOCTOR_COMMAND = Command(
+    CommandSpec(
+        "doctor",
+        "Check that the metadata is consistent with itself: log order, snapshots, references.",
+        options=(
+            Option(
+                ("--exit-code",),
+                "exit_code",
+                "Exit as monitoring plugins do: 0 CONSISTENT, 1 CONSISTENT WITH NOTES, 2 INCONSISTENT, "
+                "3 NO DATA.",
             ),
-            notes=(
-                (
-                    "With -d: batch offsets and leader epochs in order and as leader-epoch-checkpoint says, "
-                    "and each snapshot equal to replaying the older data up to it (one load per snapshot)."
-                ),
-                (
-                    "On the image shown: leader in ISR, ISR and ELR within the replicas, one directory per "
-                    "replica, replicas on registered brokers and their directories, no config of a missing "
-                    "topic, no metadata transaction left open, metadata.version present."
-                ),
+            Option(("--all",), "all", "List every affected item, not the first few."),
+            JSON_OPT,
+        ),
+        notes=(
+            (
+                "With -d: batch offsets and leader epochs in order and as leader-epoch-checkpoint says, "
+                "and each snapshot equal to replaying the older data up to it (one load per snapshot)."
+            ),
+            (
+                "On the image shown: leader in ISR, ISR and ELR within the replicas, one directory per "
+                "replica, replicas on registered brokers and their directories, no config of a missing "
+                "topic, no metadata transaction left open, metadata.version present."
             ),
         ),
-        run=run_doctor,
-        tui=TuiMode.WORKER,
-        prose=True,
-    )
+    ),
+    run=run_doctor,
+    tui=TuiMode.WORKER,
+    prose=True,
 )

@@ -10,7 +10,7 @@ from metashell.tree import Node, join
 from metashell.tree.render import iter_find
 
 from ...safe_text import visible, visible_output
-from ..registry import Command, TuiMode, register
+from ..registry import Command, TuiMode
 from ..spec import JSON_OPT, CommandError, CommandSpec, Option, Parsed, Positional
 
 if TYPE_CHECKING:
@@ -68,37 +68,35 @@ def _grep_one(shell: Shell, path: str, leaf: Node, regex: re.Pattern[str], p: Pa
     return True
 
 
-register(
-    Command(
-        CommandSpec(
-            "grep",
-            "Search values and names of metadata files for a regular expression.",
-            Positional(
-                "args",
-                "PATTERN, then the paths to search (default: the working directory).",
-                "+",
-                metavar="PATTERN",
-                usage_text="PATTERN [PATH ...]",
+GREP_COMMAND = Command(
+    CommandSpec(
+        "grep",
+        "Search values and names of metadata files for a regular expression.",
+        Positional(
+            "args",
+            "PATTERN, then the paths to search (default: the working directory).",
+            "+",
+            metavar="PATTERN",
+            usage_text="PATTERN [PATH ...]",
+        ),
+        (
+            Option(("-i",), "ignore_case", "Ignore case."),
+            Option(
+                ("-r",),
+                "recursive",
+                "Search directories recursively (from /, /image and /local are left out unless named).",
             ),
+            Option(("-l",), "files_only", "Print only the paths of matching files."),
+            JSON_OPT,
+        ),
+        notes=(
             (
-                Option(("-i",), "ignore_case", "Ignore case."),
-                Option(
-                    ("-r",),
-                    "recursive",
-                    "Search directories recursively (from /, /image and /local are left out unless named).",
-                ),
-                Option(("-l",), "files_only", "Print only the paths of matching files."),
-                JSON_OPT,
-            ),
-            notes=(
-                (
-                    "Prints 'path: line' for every matching line of a file's text (as cat shows it, secrets "
-                    "redacted); a file whose name matches prints its first line. Exit status 1 when nothing "
-                    "matched, as grep's."
-                ),
+                "Prints 'path: line' for every matching line of a file's text (as cat shows it, secrets "
+                "redacted); a file whose name matches prints its first line. Exit status 1 when nothing "
+                "matched, as grep's."
             ),
         ),
-        run=run_grep,
-        tui=TuiMode.WORKER,
-    )
+    ),
+    run=run_grep,
+    tui=TuiMode.WORKER,
 )

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from .. import answers, colour
-from ..registry import Command, TuiMode, register
+from ..registry import Command, TuiMode
 from ..spec import JSON_OPT, CommandSpec, Option, Parsed
 
 if TYPE_CHECKING:
@@ -45,23 +45,21 @@ def _missing_from_log(shell: Shell) -> list[str]:
     return found
 
 
-register(
-    Command(
-        CommandSpec(
-            "health",
-            "Say what is wrong: offline or under-replicated partitions, fenced brokers...",
-            options=(
-                Option(
-                    ("--exit-code",),
-                    "exit_code",
-                    "Exit as monitoring plugins do: 0 HEALTHY, 1 DEGRADED, 2 CRITICAL, 3 NO DATA.",
-                ),
-                Option(("--all",), "all", "List every affected item, not the first few."),
-                JSON_OPT,
+HEALTH_COMMAND = Command(
+    CommandSpec(
+        "health",
+        "Say what is wrong: offline or under-replicated partitions, fenced brokers...",
+        options=(
+            Option(
+                ("--exit-code",),
+                "exit_code",
+                "Exit as monitoring plugins do: 0 HEALTHY, 1 DEGRADED, 2 CRITICAL, 3 NO DATA.",
             ),
+            Option(("--all",), "all", "List every affected item, not the first few."),
+            JSON_OPT,
         ),
-        run=run_health,
-        tui=TuiMode.WORKER,
-        prose=True,
-    )
+    ),
+    run=run_health,
+    tui=TuiMode.WORKER,
+    prose=True,
 )

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from .. import registry
-from ..registry import Command, CompletionContext, TuiMode, register
+from ..registry import Command, CompletionContext, TuiMode
 from ..spec import CommandSpec, Parsed, Positional
 
 if TYPE_CHECKING:
@@ -32,33 +32,29 @@ def command_names(context: CompletionContext, words: list[str], partial: str) ->
     return [n for n in registry.names() if n.startswith(partial)]
 
 
-register(
-    Command(
-        CommandSpec(
-            "help",
-            "Display this help message.",
-            Positional("cmd", "Show this command's help text instead (like man).", "?"),
-            shell_only=True,
-        ),
-        run=run_help,
-        tui=TuiMode.INLINE,
-        complete=command_names,
-        prose=True,
-    )
+HELP_COMMAND = Command(
+    CommandSpec(
+        "help",
+        "Display this help message.",
+        Positional("cmd", "Show this command's help text instead (like man).", "?"),
+        shell_only=True,
+    ),
+    run=run_help,
+    tui=TuiMode.INLINE,
+    complete=command_names,
+    prose=True,
 )
 
 
-register(
-    Command(
-        CommandSpec(
-            "man",
-            "Show the help text for a specific command.",
-            Positional("cmd", "The command to get help text for.", "1"),
-            shell_only=True,
-        ),
-        run=run_man,
-        tui=TuiMode.INLINE,
-        complete=command_names,
-        prose=True,
-    )
+MAN_COMMAND = Command(
+    CommandSpec(
+        "man",
+        "Show the help text for a specific command.",
+        Positional("cmd", "The command to get help text for.", "1"),
+        shell_only=True,
+    ),
+    run=run_man,
+    tui=TuiMode.INLINE,
+    complete=command_names,
+    prose=True,
 )

@@ -13,7 +13,7 @@ from metashell.tree.redact import config_redactor
 
 from ...safe_text import visible
 from ..points import FROM_OPT, TO_OPT, point_option
-from ..registry import Command, TuiMode, register
+from ..registry import Command, TuiMode
 from ..spec import JSON_OPT, CommandError, CommandSpec, Parsed, Positional
 
 if TYPE_CHECKING:
@@ -92,22 +92,20 @@ def _metadata_history(shell: Shell, p: Parsed) -> None:
         shell.error(f"history: {typed}: no record in these files changed it{hint}")
 
 
-register(
-    Command(
-        CommandSpec(
-            "history",
-            "Print command history, or the history of a topic, partition, broker or config.",
-            Positional(
-                "numEntriesToShow",
-                "The number of entries to show; or a PATH (/topics/orders/3, "
-                "/brokers/2, /configs/topic/orders/retention.ms) to list every record that changed it.",
-                "?",
-            ),
-            (FROM_OPT, TO_OPT, JSON_OPT),
-            shell_only=True,
+HISTORY_COMMAND = Command(
+    CommandSpec(
+        "history",
+        "Print command history, or the history of a topic, partition, broker or config.",
+        Positional(
+            "numEntriesToShow",
+            "The number of entries to show; or a PATH (/topics/orders/3, "
+            "/brokers/2, /configs/topic/orders/retention.ms) to list every record that changed it.",
+            "?",
         ),
-        run=run_history,
-        tui=TuiMode.WORKER,
-        travels=True,
-    )
+        (FROM_OPT, TO_OPT, JSON_OPT),
+        shell_only=True,
+    ),
+    run=run_history,
+    tui=TuiMode.WORKER,
+    travels=True,
 )

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ..registry import Command, TuiMode, register
+from ..registry import Command, TuiMode
 from ..session import ExitShell
 from ..spec import CommandSpec, Parsed
 
@@ -23,28 +23,22 @@ def run_clear(shell: Shell, p: Parsed) -> None:
         shell.write("\x1b[H\x1b[2J\x1b[3J", raw=True)
 
 
-register(
-    Command(
-        CommandSpec("exit", "Exit the metadata shell.", shell_only=True),
-        run=run_exit,
-        tui=TuiMode.INLINE,
-    )
+EXIT_COMMAND = Command(
+    CommandSpec("exit", "Exit the metadata shell.", shell_only=True),
+    run=run_exit,
+    tui=TuiMode.INLINE,
 )
 
 
-register(
-    Command(
-        CommandSpec("quit", "Exit the metadata shell (like exit).", shell_only=True),
-        run=run_exit,
-        tui=TuiMode.INLINE,
-    )
+QUIT_COMMAND = Command(
+    CommandSpec("quit", "Exit the metadata shell (like exit).", shell_only=True),
+    run=run_exit,
+    tui=TuiMode.INLINE,
 )
 
 
-register(
-    Command(
-        CommandSpec("clear", "Clear the screen.", shell_only=True),
-        run=run_clear,
-        tui=TuiMode.REFUSE,
-    )
+CLEAR_COMMAND = Command(
+    CommandSpec("clear", "Clear the screen.", shell_only=True),
+    run=run_clear,
+    tui=TuiMode.REFUSE,
 )

@@ -11,7 +11,7 @@ from metashell.tree.redact import config_redactor, redact_record_json
 from ...safe_text import visible
 from ..points import FROM_OPT, TO_OPT, point_option
 from ..record_types import TypeFilter, parse_type_filter, record_type_words
-from ..registry import Command, TuiMode, register
+from ..registry import Command, TuiMode
 from ..spec import JSON_OPT, CommandError, CommandSpec, Option, Parsed
 
 if TYPE_CHECKING:
@@ -103,35 +103,33 @@ def _redacted_entry(doc: dict[str, object], redact: bool, record: str) -> dict[s
     return doc
 
 
-register(
-    Command(
-        CommandSpec(
-            "log",
-            "List the metadata records themselves, with a summary each.",
-            options=(
-                FROM_OPT,
-                TO_OPT,
-                Option(("--all",), "all", "Also NoOpRecords (hidden unless --type names them)."),
-                Option(
-                    ("--type",),
-                    "type",
-                    "Only these record types (PartitionChangeRecord or "
-                    "PARTITION_CHANGE_RECORD, comma-separated).",
-                    "TYPE",
-                ),
-                JSON_OPT,
+LOG_COMMAND = Command(
+    CommandSpec(
+        "log",
+        "List the metadata records themselves, with a summary each.",
+        options=(
+            FROM_OPT,
+            TO_OPT,
+            Option(("--all",), "all", "Also NoOpRecords (hidden unless --type names them)."),
+            Option(
+                ("--type",),
+                "type",
+                "Only these record types (PartitionChangeRecord or "
+                "PARTITION_CHANGE_RECORD, comma-separated).",
+                "TYPE",
             ),
-            notes=(
-                (
-                    "--json prints each record as kafka-dump-log --cluster-metadata-decoder does (type, "
-                    "version, data), with its batch's file, position and offsets."
-                ),
+            JSON_OPT,
+        ),
+        notes=(
+            (
+                "--json prints each record as kafka-dump-log --cluster-metadata-decoder does (type, "
+                "version, data), with its batch's file, position and offsets."
             ),
         ),
-        run=run_log,
-        option_values={"type": lambda _context: record_type_words()},
-        tui=TuiMode.INLINE,
-        travels=True,
-        moves_image=True,
-    )
+    ),
+    run=run_log,
+    option_values={"type": lambda _context: record_type_words()},
+    tui=TuiMode.INLINE,
+    travels=True,
+    moves_image=True,
 )

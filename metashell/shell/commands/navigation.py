@@ -13,7 +13,7 @@ from metashell.tree.summary import summarize
 
 from ...safe_text import visible, visible_output
 from .. import colour
-from ..registry import Command, TuiMode, register
+from ..registry import Command, TuiMode
 from ..session import effective_paths
 from ..spec import JSON_OPT, CommandError, CommandSpec, Option, Parsed, Positional
 
@@ -305,104 +305,92 @@ def _long_rows(entries: list[tuple[str, Node]], redact: bool, color: bool = Fals
     return lines
 
 
-register(
-    Command(
-        CommandSpec(
-            "ls",
-            "List metadata nodes.",
-            Positional("targets", "The metadata node paths to list.", "*"),
-            (
-                Option(
-                    ("-l",),
-                    "long",
-                    "Long listing: type, size (children or bytes), kind, name and short value.",
-                ),
-                Option(("-R",), "recursive", "List subdirectories recursively."),
-                Option(("-a",), "all", "Accepted for habit's sake: there are no hidden entries."),
-                JSON_OPT,
+LS_COMMAND = Command(
+    CommandSpec(
+        "ls",
+        "List metadata nodes.",
+        Positional("targets", "The metadata node paths to list.", "*"),
+        (
+            Option(
+                ("-l",),
+                "long",
+                "Long listing: type, size (children or bytes), kind, name and short value.",
             ),
+            Option(("-R",), "recursive", "List subdirectories recursively."),
+            Option(("-a",), "all", "Accepted for habit's sake: there are no hidden entries."),
+            JSON_OPT,
         ),
-        run=run_ls,
-        tui=TuiMode.INLINE,
-    )
+    ),
+    run=run_ls,
+    tui=TuiMode.INLINE,
 )
 
 
-register(
-    Command(
-        CommandSpec(
-            "cd",
-            "Set the current working directory.",
-            Positional("target", "The directory to change to ('-': the previous one; '~': /).", "?"),
-            shell_only=True,
-        ),
-        run=run_cd,
-        tui=TuiMode.INLINE,
-    )
+CD_COMMAND = Command(
+    CommandSpec(
+        "cd",
+        "Set the current working directory.",
+        Positional("target", "The directory to change to ('-': the previous one; '~': /).", "?"),
+        shell_only=True,
+    ),
+    run=run_cd,
+    tui=TuiMode.INLINE,
 )
 
 
-register(
-    Command(
-        CommandSpec(
-            "pwd",
-            "Print the current working directory.",
-            options=(JSON_OPT,),
-            shell_only=True,
-        ),
-        run=run_pwd,
-        tui=TuiMode.INLINE,
-    )
+PWD_COMMAND = Command(
+    CommandSpec(
+        "pwd",
+        "Print the current working directory.",
+        options=(JSON_OPT,),
+        shell_only=True,
+    ),
+    run=run_pwd,
+    tui=TuiMode.INLINE,
 )
 
 
-register(
-    Command(
-        CommandSpec(
-            "cat",
-            "Show the contents of metadata files.",
-            Positional("targets", "The metadata files to display.", "+"),
-            (JSON_OPT,),
-        ),
-        run=run_cat,
-        tui=TuiMode.INLINE,
-    )
+CAT_COMMAND = Command(
+    CommandSpec(
+        "cat",
+        "Show the contents of metadata files.",
+        Positional("targets", "The metadata files to display.", "+"),
+        (JSON_OPT,),
+    ),
+    run=run_cat,
+    tui=TuiMode.INLINE,
 )
 
 
-register(
-    Command(
-        CommandSpec(
-            "tree",
-            "Show the contents of metadata nodes in a tree structure.",
-            Positional("targets", "The metadata nodes to display (default: the current directory).", "*"),
-            (
-                Option(("-L",), "depth", "Descend at most DEPTH directory levels.", "DEPTH", type=int),
-                JSON_OPT,
+TREE_COMMAND = Command(
+    CommandSpec(
+        "tree",
+        "Show the contents of metadata nodes in a tree structure.",
+        Positional("targets", "The metadata nodes to display (default: the current directory).", "*"),
+        (
+            Option(("-L",), "depth", "Descend at most DEPTH directory levels.", "DEPTH", type=int),
+            JSON_OPT,
+        ),
+    ),
+    run=run_tree,
+    tui=TuiMode.WORKER,
+)
+
+
+FIND_COMMAND = Command(
+    CommandSpec(
+        "find",
+        "Search for nodes in the directory hierarchy.",
+        Positional("paths", "The paths to start at.", "*"),
+        (
+            Option(("-name",), "name", "Only print nodes whose name matches this glob.", "GLOB"),
+            Option(
+                ("-type",), "type", "Only print files (f) or directories (d).", "TYPE", choices=("f", "d")
             ),
+            JSON_OPT,
         ),
-        run=run_tree,
-        tui=TuiMode.WORKER,
-    )
-)
-
-
-register(
-    Command(
-        CommandSpec(
-            "find",
-            "Search for nodes in the directory hierarchy.",
-            Positional("paths", "The paths to start at.", "*"),
-            (
-                Option(("-name",), "name", "Only print nodes whose name matches this glob.", "GLOB"),
-                Option(
-                    ("-type",), "type", "Only print files (f) or directories (d).", "TYPE", choices=("f", "d")
-                ),
-                JSON_OPT,
-            ),
-            notes=("A path given as a glob prints the matched paths (Kafka prints the glob text).",),
-        ),
-        run=run_find,
-        tui=TuiMode.WORKER,
-    )
+        notes=("A path given as a glob prints the matched paths (Kafka prints the glob text).",),
+    ),
+    run=run_find,
+    tui=TuiMode.WORKER,
 )

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from ..nodes import NodeTrees, open_node
-from ..registry import Command, CompletionContext, TuiMode, register
+from ..registry import Command, CompletionContext, TuiMode
 from ..spec import CommandError, CommandSpec, Parsed, Positional
 
 if TYPE_CHECKING:
@@ -47,16 +47,14 @@ def _labels(context: CompletionContext, words: list[str], partial: str) -> list[
     return labels if context.nodes else ["--help"]
 
 
-register(
-    Command(
-        CommandSpec(
-            "node",
-            "With several -d: list the nodes, or show node ID's metadata instead.",
-            Positional("id", "The node to show (its node.id, or its directory's name).", "?"),
-        ),
-        run=run_node,
-        complete=_labels,
-        tui=TuiMode.INLINE,
-        moves_image=True,
-    )
+NODE_COMMAND = Command(
+    CommandSpec(
+        "node",
+        "With several -d: list the nodes, or show node ID's metadata instead.",
+        Positional("id", "The node to show (its node.id, or its directory's name).", "?"),
+    ),
+    run=run_node,
+    complete=_labels,
+    tui=TuiMode.INLINE,
+    moves_image=True,
 )

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from ...safe_text import visible
-from ..registry import Command, TuiMode, register
+from ..registry import Command, TuiMode
 from ..spec import JSON_OPT, CommandError, CommandSpec, Option, Parsed
 
 if TYPE_CHECKING:
@@ -62,32 +62,30 @@ def run_quorum(shell: Shell, p: Parsed) -> None:
     shell.write("".join(visible(line) + "\n" for line in lines))
 
 
-register(
-    Command(
-        CommandSpec(
-            "quorum",
-            "Say this node's place in the controller quorum, and every leader and voter change; "
-            "with several -d, where their logs differ and what a majority of voters holds.",
-            options=(
-                Option(
-                    ("--rebuild-from",),
-                    "rebuild_from",
-                    "Print the steps that rebuild the quorum from node ID's log even when a majority is "
-                    "here (they are printed unasked only when the voters given are not a majority); "
-                    "refused for a node whose files do not validate.",
-                    metavar="ID",
-                ),
-                JSON_OPT,
+QUORUM_COMMAND = Command(
+    CommandSpec(
+        "quorum",
+        "Say this node's place in the controller quorum, and every leader and voter change; "
+        "with several -d, where their logs differ and what a majority of voters holds.",
+        options=(
+            Option(
+                ("--rebuild-from",),
+                "rebuild_from",
+                "Print the steps that rebuild the quorum from node ID's log even when a majority is "
+                "here (they are printed unasked only when the voters given are not a majority); "
+                "refused for a node whose files do not validate.",
+                metavar="ID",
             ),
-            notes=(
-                (
-                    "From the directory alone (the quorum may be down): meta.properties, quorum-state, "
-                    "the log's first and last offsets and last epoch, the snapshots, and each "
-                    "LeaderChange, KRaftVoters and KRaftVersion record of the snapshots and the log."
-                ),
+            JSON_OPT,
+        ),
+        notes=(
+            (
+                "From the directory alone (the quorum may be down): meta.properties, quorum-state, "
+                "the log's first and last offsets and last epoch, the snapshots, and each "
+                "LeaderChange, KRaftVoters and KRaftVersion record of the snapshots and the log."
             ),
         ),
-        run=run_quorum,
-        tui=TuiMode.WORKER,
-    )
+    ),
+    run=run_quorum,
+    tui=TuiMode.WORKER,
 )

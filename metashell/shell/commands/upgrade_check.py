@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 from metashell.image.kafka_names import METADATA_VERSION_NAMES
 
 from ...safe_text import visible
-from ..registry import Command, CompletionContext, TuiMode, register
+from ..registry import Command, CompletionContext, TuiMode
 from ..spec import JSON_OPT, CommandError, CommandSpec, Option, Parsed
 
 if TYPE_CHECKING:
@@ -42,33 +42,31 @@ def _targets(context: CompletionContext) -> list[str]:
     return ["latest", *sorted(METADATA_VERSION_NAMES.values())] + [f"{name}=" for name in sorted(finalized)]
 
 
-register(
-    Command(
-        CommandSpec(
-            "upgrade-check",
-            "List what would block finalizing a feature level, by the controller's own rules.",
-            options=(
-                Option(
-                    ("--to",),
-                    "to",
-                    "The target: a metadata.version (3.9-IV0 or its level, 21), FEATURE=LEVEL, or latest "
-                    "(the default; FEATURE=latest too): the highest level every registered node supports.",
-                    "LEVEL",
-                ),
-                Option(("--exit-code",), "exit_code", "Exit with status 1 when something blocks it."),
-                JSON_OPT,
+UPGRADE_CHECK_COMMAND = Command(
+    CommandSpec(
+        "upgrade-check",
+        "List what would block finalizing a feature level, by the controller's own rules.",
+        options=(
+            Option(
+                ("--to",),
+                "to",
+                "The target: a metadata.version (3.9-IV0 or its level, 21), FEATURE=LEVEL, or latest "
+                "(the default; FEATURE=latest too): the highest level every registered node supports.",
+                "LEVEL",
             ),
-            notes=(
-                (
-                    "Registered brokers, and from metadata.version 3.7-IV0 registered controllers (stale "
-                    "ones too) and voters, must support the level; what clears each blocker is printed as "
-                    "text and never run. Feature dependencies are left to the controller."
-                ),
+            Option(("--exit-code",), "exit_code", "Exit with status 1 when something blocks it."),
+            JSON_OPT,
+        ),
+        notes=(
+            (
+                "Registered brokers, and from metadata.version 3.7-IV0 registered controllers (stale "
+                "ones too) and voters, must support the level; what clears each blocker is printed as "
+                "text and never run. Feature dependencies are left to the controller."
             ),
         ),
-        run=run_upgrade_check,
-        option_values={"to": _targets},
-        tui=TuiMode.INLINE,
-        prose=True,
-    )
+    ),
+    run=run_upgrade_check,
+    option_values={"to": _targets},
+    tui=TuiMode.INLINE,
+    prose=True,
 )

@@ -11,7 +11,7 @@ from metashell.tree.paths import normalize
 
 from ...safe_text import visible
 from ..changes import as_json, object_changes, values_at
-from ..registry import Command, TuiMode, register
+from ..registry import Command, TuiMode
 from ..spec import JSON_OPT, CommandError, CommandSpec, Option, Parsed, Positional
 
 if TYPE_CHECKING:
@@ -77,25 +77,23 @@ def _seconds_option(p: Parsed, name: str, default: float) -> float:
         ) from None
 
 
-register(
-    Command(
-        CommandSpec(
-            "watch",
-            "Print each change under PATH as it happens (live, or a directory a node appends to).",
-            Positional("path", "What to watch (default: the whole tree but /image).", "?"),
+WATCH_COMMAND = Command(
+    CommandSpec(
+        "watch",
+        "Print each change under PATH as it happens (live, or a directory a node appends to).",
+        Positional("path", "What to watch (default: the whole tree but /image).", "?"),
+        (
+            Option(("--count",), "count", "Stop after this many changes.", "N", type=int),
+            Option(("--interval",), "interval", "Seconds between looks (default 1).", "SECONDS"),
+            JSON_OPT,
+        ),
+        notes=(
             (
-                Option(("--count",), "count", "Stop after this many changes.", "N", type=int),
-                Option(("--interval",), "interval", "Seconds between looks (default 1).", "SECONDS"),
-                JSON_OPT,
-            ),
-            notes=(
-                (
-                    "Each line: the offset and time the image had reached, the path, old -> new. Ctrl-C "
-                    "stops. Watch a narrow path on a big cluster: each look compares every value under it."
-                ),
+                "Each line: the offset and time the image had reached, the path, old -> new. Ctrl-C "
+                "stops. Watch a narrow path on a big cluster: each look compares every value under it."
             ),
         ),
-        run=run_watch,
-        tui=TuiMode.STREAM,
-    )
+    ),
+    run=run_watch,
+    tui=TuiMode.STREAM,
 )
