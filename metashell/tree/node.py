@@ -23,9 +23,12 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Iterable, Mapping
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from metashell.java_order import java_sorted
+
+if TYPE_CHECKING:
+    from metashell.image.image import MetadataImage
 
 T = TypeVar("T")
 
@@ -53,8 +56,10 @@ class TreeContext:
 
     __slots__ = ("_memo", "image", "redact", "source_info")
 
-    def __init__(self, image: Any, redact: bool = True, source_info: Mapping[str, Any] | None = None):
-        self.image = image
+    def __init__(
+        self, image: MetadataImage, redact: bool = True, source_info: Mapping[str, Any] | None = None
+    ):
+        self.image: MetadataImage = image
         self.redact = redact
         self.source_info: dict[str, Any] = dict(source_info or {})
         self._memo: dict[str, tuple[Any, Any]] = {}
