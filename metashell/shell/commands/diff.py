@@ -83,9 +83,7 @@ DIFF_COMMAND = Command(
                 "POINT",
             ),
             Option(("--to",), "to", "The later point (default: the end of the log).", "POINT"),
-            Option(
-                ("--with",), "with", "Compare with this metadata directory or file instead.", "SOURCE"
-            ),
+            Option(("--with",), "with", "Compare with this metadata directory or file instead.", "SOURCE"),
             JSON_OPT,
         ),
         notes=(
