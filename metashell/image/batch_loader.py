@@ -61,6 +61,7 @@ class LoadResult:
 
     def __init__(
         self,
+        *,
         image: MetadataImage,
         warnings: list[ReplayWarning],
         fault_count: int,
@@ -326,6 +327,11 @@ class ImageLoader:
             r.abandon_transaction("image reset")
             r.snapshot_mode = False
         self._snapshot_header_ts = None
+
+    @property
+    def snapshot_header_timestamp(self) -> int | None:
+        """The last SnapshotHeader's LastContainedLogTimestamp read (None: none read yet)."""
+        return self._snapshot_header_ts
 
     def finish_snapshot(self, path: str | None, end_offset: int, epoch: int) -> None:
         """All batches of the snapshot were applied: provenance = (end_offset - 1, epoch, header time)."""

@@ -199,7 +199,7 @@ def load_plan(
     snap = reader.plan.snapshot
     if mode == "file" and snap is not None:
         # Kafka's shell reads the snapshot as plain batches; still say which snapshot it was.
-        ts = loader._snapshot_header_ts
+        ts = loader.snapshot_header_timestamp
         img.provenance.snapshot = SnapshotInfo(
             str(snap.path), snap.end_offset, snap.epoch, -1 if ts is None else ts
         )
@@ -222,10 +222,11 @@ def load_plan(
             None,
             "log",
         )
-    if r.in_transaction:
+    if r.open_transaction is not None:
+        began, held = r.open_transaction
         r.warn(
-            f"the log ends inside a metadata transaction started at offset {r._txn_offset}: its "
-            f"{len(r._txn or ())} record(s) are not applied (Kafka would wait for its end)",
+            f"the log ends inside a metadata transaction started at offset {began}: its "
+            f"{held} record(s) are not applied (Kafka would wait for its end)",
             None,
             "log",
         )
@@ -234,19 +235,19 @@ def load_plan(
             ReplayWarning(f"{r.dropped_warnings} further warning(s) not shown", None, None, "log")
         )
     result = LoadResult(
-        img,
-        r.warnings,
-        r.fault_count,
-        reader.index,
-        reader.plan,
-        mode,
-        list(reader.files_read),
-        reader.records,
-        reader.batches,
-        reader.plan.partial,
-        until,
-        time.perf_counter() - t0,
-        salvage,
+        image=img,
+        warnings=r.warnings,
+        fault_count=r.fault_count,
+        index=reader.index,
+        plan=reader.plan,
+        mode=mode,
+        files=list(reader.files_read),
+        records=reader.records,
+        batches=reader.batches,
+        partial=reader.plan.partial,
+        until_offset=until,
+        elapsed=time.perf_counter() - t0,
+        salvage=salvage,
     )
     if tl is not None:
         r.journal = None

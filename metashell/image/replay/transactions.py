@@ -19,6 +19,11 @@ class TransactionRules(ReplayState):
     def in_transaction(self) -> bool:
         return self._txn is not None
 
+    @property
+    def open_transaction(self) -> tuple[int | None, int] | None:
+        """(the offset it began at, the records it holds) of the transaction still open, or None."""
+        return None if self._txn is None else (self._txn_offset, len(self._txn))
+
     def abandon_transaction(self, why: str) -> None:
         """Drop an open metadata transaction (its buffered records are never applied)."""
         if self._txn is not None:
