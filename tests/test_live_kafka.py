@@ -442,6 +442,55 @@ def test_the_client_is_not_a_quorum_member(quorum: Any) -> None:
         src.stop()
 
 
+def _quorum_tool(cluster: Any, *args: str) -> str:
+    proc = cluster.admin(
+        "kafka-metadata-quorum", "--bootstrap-controller", cluster.controller_bootstrap, *args, timeout=180
+    )
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    return proc.stdout
+
+
+def test_quorum_in_a_live_session_says_what_kafka_metadata_quorum_says(quorum: Any) -> None:
+    """``quorum`` with ``-q``: ``describe --status`` and ``--replication`` from the leader, as
+    Kafka's own tool prints them for the same cluster.  Offsets and times move between the two
+    runs (an idle controller appends every 500 ms), so those are compared as "not behind Kafka's
+    earlier answer"; ids, directory ids, roles and endpoints exactly."""
+    status = _quorum_tool(quorum, "describe", "--status")
+    replication = _quorum_tool(quorum, "describe", "--replication")
+    proc, _ = run_cli("-q", quorum.controller_bootstrap, "-c", "quorum", timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    ours = proc.stdout.split("\n\n")
+    theirs_status = dict(line.split(":", 1) for line in status.splitlines() if ":" in line)
+    ours_status = dict(line.split(":", 1) for line in ours[0].splitlines() if ":" in line)
+    assert list(ours_status) == list(theirs_status)
+    for key in ("ClusterId", "LeaderId", "LeaderEpoch", "CurrentVoters", "CurrentObservers"):
+        # Kafka 3.9's tool prints an unknown directory id as null; 4.x's, as metashell, leaves it out
+        theirs = (
+            theirs_status[key]
+            .strip()
+            .replace('"directoryId": null, ', "")
+            .replace(', "directoryId": null', "")
+        )
+        assert ours_status[key].strip() == theirs, key
+    assert int(ours_status["HighWatermark"]) >= int(theirs_status["HighWatermark"])
+
+    def table(text: str) -> dict[str, dict[str, str]]:
+        rows = [line.split() for line in text.splitlines() if line.strip()]
+        head = next(i for i, cols in enumerate(rows) if cols[:1] == ["NodeId"])
+        return {cols[0]: dict(zip(rows[head], cols, strict=True)) for cols in rows[head + 1 :]}
+
+    mine, kafkas = table(ours[1]), table(replication)
+    assert list(mine) == list(kafkas)  # leader, followers, observers, in Kafka's order
+    for node, row in kafkas.items():
+        assert (mine[node]["DirectoryId"], mine[node]["Status"]) == (row["DirectoryId"], row["Status"])
+        assert int(mine[node]["LogEndOffset"]) >= int(row["LogEndOffset"])
+    doc = json.loads(
+        run_cli("-q", quorum.controller_bootstrap, "--json", "-c", "quorum", timeout=120)[0].stdout
+    )
+    assert doc["voters"][0]["nodeId"] == doc["leaderId"]
+    assert [o["nodeId"] for o in doc["observers"]] == [4]
+
+
 def test_error_lines(quorum: Any) -> None:
     # a broker endpoint
     proc, elapsed = run_cli("-q", quorum.bootstrap_servers, "-c", "ls /")

@@ -54,6 +54,7 @@ class Source:
       updated in place);
     * ``pending``: live, records committed but not applied yet (the TUI's "N changes since pause");
     * ``leader``: live, (leader id, epoch) of the quorum as last heard (the TUI tells leader changes);
+    * ``describe_quorum``: live, the leader's DescribeQuorum (``quorum``: voters, observers, lag);
     * ``salvage``: ``--salvage``, commands that read the log again (``log``) stop before damage as
       the load did;
     * ``nodes``, ``node``, ``quorum``: several ``-d``: node label -> directory, the node shown, and
@@ -67,6 +68,7 @@ class Source:
         "behind",
         "close",
         "cluster_id",
+        "describe_quorum",
         "description",
         "full_plan",
         "image",
@@ -113,6 +115,7 @@ class Source:
         self.nodes: dict[str, str] | None = None
         self.node: str | None = None
         self.quorum: Callable[[], Any] | None = None
+        self.describe_quorum: Callable[[], dict[str, Any]] | None = None
         self.behind: str | None = None
 
     def __repr__(self) -> str:
@@ -411,6 +414,7 @@ def open_live(bootstrap: str, config: str | None, warn: Warn, redact: bool, wait
     source.refresh = catch_up
     source.pending = session.pending
     source.leader = session.leader
+    source.describe_quorum = session.describe_quorum
     return source
 
 

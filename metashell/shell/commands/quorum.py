@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 from ...safe_text import visible
 from ..registry import Command, TuiMode
@@ -21,6 +22,11 @@ def run_quorum(shell: Shell, p: Parsed) -> None:
 
     asked = p.opts["rebuild_from"]
     assert asked is None or isinstance(asked, str)
+    if shell.source is not None and shell.source.describe_quorum is not None:  # live: the leader says
+        if asked is not None:
+            raise CommandError("quorum: --rebuild-from reads node directories (-d), not a live quorum")
+        _live_quorum(shell, p, shell.source.describe_quorum)
+        return
     if shell.source is not None and shell.source.quorum is not None:  # several -d: compare them
         analysis = shell.source.quorum()
         if asked is not None:
@@ -37,7 +43,7 @@ def run_quorum(shell: Shell, p: Parsed) -> None:
         return
     d = shell.travel.end().plan.directory if shell.travel is not None else None
     if d is None:
-        raise CommandError("quorum: needs a metadata directory (-d); live mode: cat /quorum")
+        raise CommandError("quorum: needs a metadata directory (-d) or a live quorum (-q)")
     # one node: its report, and the rebuild steps from it when it is a voter (a lone survivor)
     label = str(d.meta.node_id) if d.meta is not None and d.meta.node_id is not None else "this node"
     if asked is not None and asked != label:
@@ -62,11 +68,31 @@ def run_quorum(shell: Shell, p: Parsed) -> None:
     shell.write("".join(visible(line) + "\n" for line in lines))
 
 
+def _live_quorum(shell: Shell, p: Parsed, describe: Callable[[], dict[str, Any]]) -> None:
+    """``kafka-metadata-quorum describe --status`` then ``--replication``, from the leader's
+    DescribeQuorum, asked afresh at each run (the source caches an answer for one second)."""
+    from metashell.errors import MetashellError
+    from metashell.live.quorum_status import quorum_status
+
+    try:
+        described = describe()
+    except MetashellError as e:
+        raise CommandError(f"quorum: {e}") from None
+    image = shell.root.ctx.image
+    source = shell.source
+    status = quorum_status(described, image.quorum.cluster_id or (source.cluster_id if source else None))
+    if shell.wants_json(p):
+        shell.emit_json(status.as_json())
+        return
+    shell.write("".join(visible(line) + "\n" for line in status.lines()))
+
+
 QUORUM_COMMAND = Command(
     CommandSpec(
         "quorum",
         "Say this node's place in the controller quorum, and every leader and voter change; "
-        "with several -d, where their logs differ and what a majority of voters holds.",
+        "with several -d, where their logs differ and what a majority of voters holds; live (-q), "
+        "the leader's view of every voter and observer.",
         options=(
             Option(
                 ("--rebuild-from",),
@@ -83,6 +109,11 @@ QUORUM_COMMAND = Command(
                 "From the directory alone (the quorum may be down): meta.properties, quorum-state, "
                 "the log's first and last offsets and last epoch, the snapshots, and each "
                 "LeaderChange, KRaftVoters and KRaftVersion record of the snapshots and the log."
+            ),
+            (
+                "Live (-q): what kafka-metadata-quorum describe --status and --replication print, "
+                "from the leader's DescribeQuorum (needs DESCRIBE on the cluster), asked afresh "
+                "each time the command runs."
             ),
         ),
     ),

@@ -1,0 +1,113 @@
+"""``quorum`` in a live session, from a crafted DescribeQuorum response: the numbers Kafka's
+``kafka-metadata-quorum`` derives (``MetadataQuorumCommand``: lag, the largest follower lag and its
+time, the leader first, then the followers, then the observers), and hostile names made visible.
+The same against real Kafka's tool: ``test_live_kafka.py``."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from metashell.live.quorum_status import quorum_status
+from metashell.protocol.uuid import uuid_to_str
+
+D1, D2 = bytes(range(16)), bytes(range(1, 17))
+
+
+def described(**over: Any) -> dict[str, Any]:
+    def state(rid: int, leo: int, fetch: int, caught: int, directory: bytes = bytes(16)) -> dict[str, Any]:
+        return {
+            "ReplicaId": rid,
+            "ReplicaDirectoryId": directory,
+            "LogEndOffset": leo,
+            "LastFetchTimestamp": fetch,
+            "LastCaughtUpTimestamp": caught,
+        }
+
+    return {
+        "LeaderId": 2,
+        "LeaderEpoch": 7,
+        "HighWatermark": 120,
+        "CurrentVoters": [
+            state(1, 100, 1000, 900, D1),
+            state(2, 130, -1, 1500, D2),
+            state(3, 130, 1490, 1490),
+        ],
+        "Observers": [state(4, 125, 1480, 1400)],
+        "Nodes": [
+            {"NodeId": 1, "Listeners": [{"Name": "CONTROLLER", "Host": "c1", "Port": 9093}]},
+            {"NodeId": 2, "Listeners": [{"Name": "CONTROLLER", "Host": "::1", "Port": 9094}]},
+        ],
+        "Endpoint": "c2:9094",
+        **over,
+    }
+
+
+def test_status_is_kafkas_summary() -> None:
+    s = quorum_status(described(), "ojQnLEycTOSMI2Fga2yOXA")
+    lines = s.status_lines()
+    assert lines[:6] == [
+        "ClusterId:              ojQnLEycTOSMI2Fga2yOXA",
+        "LeaderId:               2",
+        "LeaderEpoch:            7",
+        "HighWatermark:          120",
+        "MaxFollowerLag:         30",  # the leader's 130 against voter 1's 100
+        "MaxFollowerLagTimeMs:   600",  # caught up at 1500 and 900
+    ]
+    assert lines[6] == (
+        f'CurrentVoters:          [{{"id": 1, "directoryId": "{uuid_to_str(D1)}", "endpoints": '
+        f'["CONTROLLER://c1:9093"]}}, {{"id": 2, "directoryId": "{uuid_to_str(D2)}", "endpoints": '
+        f'["CONTROLLER://[::1]:9094"]}}, {{"id": 3}}]'
+    )
+    assert lines[7] == 'CurrentObservers:       [{"id": 4}]'
+
+
+def test_replication_lists_the_leader_then_followers_then_observers() -> None:
+    rows = [line.split() for line in quorum_status(described(), None).replication_lines()]
+    assert rows[0] == [
+        "NodeId",
+        "DirectoryId",
+        "LogEndOffset",
+        "Lag",
+        "LastFetchTimestamp",
+        "LastCaughtUpTimestamp",
+        "Status",
+    ]
+    assert [(r[0], r[2], r[3], r[4], r[6]) for r in rows[1:]] == [
+        ("2", "130", "0", "-1", "Leader"),
+        ("1", "100", "30", "1000", "Follower"),
+        ("3", "130", "0", "1490", "Follower"),
+        ("4", "125", "5", "1480", "Observer"),
+    ]
+
+
+def test_no_leader_and_unknown_times_are_said_not_computed() -> None:
+    s = quorum_status(described(LeaderId=-1), None)
+    assert "MaxFollowerLag:         unknown (no leader)" in s.status_lines()
+    assert s.as_json()["maxFollowerLag"] is None and s.as_json()["voters"][0]["lag"] is None
+    slow = described()
+    slow["CurrentVoters"][0]["LastCaughtUpTimestamp"] = -1
+    assert quorum_status(slow, None).max_follower_lag_time_ms == -1
+
+
+def test_the_live_quorum_command_shows_hostile_hosts_literally() -> None:
+    """A host name comes from the controller's configuration: shown, never obeyed."""
+    from test_cli import run_cli
+    from test_live_fake import FakeController
+
+    ctrl = FakeController()
+    try:
+        ctrl.peers[5] = ("evil\x1b]52;c;AAAA\x07host", 1)
+
+        def with_voters(version: int, body: dict[str, Any]) -> dict[str, Any]:
+            out = ctrl._DescribeQuorum(version, body)
+            voter = {"ReplicaId": 5, "ReplicaDirectoryId": bytes(16), "LogEndOffset": 3}
+            out["Topics"][0]["Partitions"][0]["CurrentVoters"] = [voter]
+            return out
+
+        ctrl.hooks["DescribeQuorum"] = with_voters
+        status, out, err = run_cli("-q", ctrl.endpoint, "-c", "quorum")
+        assert status == 0, err
+        assert "\x1b" not in out and "\x07" not in out and "evil" in out
+        assert out.startswith("ClusterId:") and "NodeId" in out
+    finally:
+        ctrl.kill()
