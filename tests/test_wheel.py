@@ -194,66 +194,48 @@ def test_man_finds_the_page_the_wheel_installed_in_a_venv(installed: dict[str, A
     assert found.returncode == 0 and Path(found.stdout.strip()).resolve() == page.resolve(), found
 
 
-def test_pipx_installs_the_wheel(installed: dict[str, Any]) -> None:
-    work = installed["cwd"]
-    env = {
-        **installed["env"],
-        **_network(),
-        "PIPX_HOME": str(work / "pipx"),
-        "PIPX_BIN_DIR": str(work / "pipx-bin"),
-        "PIPX_MAN_DIR": str(work / "pipx-man"),
-        "PIP_DISABLE_PIP_VERSION_CHECK": "1",
-    }
+def _install_tool(installed: dict[str, Any], command: list[str], env: dict[str, str]) -> None:
+    """Run an installer (pipx, uv) as a user would: the system's Python, no Rust on PATH, this
+    machine's way to the registry, the dependencies held to the lock."""
     done = subprocess.run(
-        [
-            str(installed["tools"] / "python"),
-            "-m",
-            "pipx",
-            "install",
-            "--python",
-            _system_python(),
-            "--pip-args",
-            f"--constraint {_constraints(work)}",
-            str(installed["wheel"]),
-        ],
-        env=env,
+        [*command, "--python", _system_python(), str(installed["wheel"])],
+        env={**installed["env"], **_network(), **env},
         capture_output=True,
         text=True,
         timeout=900,
         check=False,
     )
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-3000:]
+
+
+def test_pipx_installs_the_wheel(installed: dict[str, Any]) -> None:
+    work = installed["cwd"]
+    pipx = [str(installed["tools"] / "python"), "-m", "pipx", "install"]
+    _install_tool(
+        installed,
+        [*pipx, "--pip-args", f"--constraint {_constraints(work)}"],
+        {
+            "PIPX_HOME": str(work / "pipx"),
+            "PIPX_BIN_DIR": str(work / "pipx-bin"),
+            "PIPX_MAN_DIR": str(work / "pipx-man"),
+            "PIP_DISABLE_PIP_VERSION_CHECK": "1",
+        },
+    )
     _answers(work / "pipx-bin" / "metashell", installed)
     assert (work / "pipx-man" / "man1" / "metashell.1").is_file()  # pipx links a tool's man pages
 
 
 def test_uv_tool_installs_the_wheel(installed: dict[str, Any]) -> None:
     work = installed["cwd"]
-    env = {
-        **installed["env"],
-        **_network(),
-        "UV_TOOL_DIR": str(work / "uv-tools"),
-        "UV_TOOL_BIN_DIR": str(work / "uv-bin"),
-        "UV_CACHE_DIR": str(work / "uv-cache"),
-        "UV_PYTHON_DOWNLOADS": "never",  # the system's Python, as on a bastion host
-        "UV_NO_CONFIG": "1",
-    }
-    done = subprocess.run(
-        [
-            str(installed["tools"] / "uv"),
-            "tool",
-            "install",
-            "--python",
-            _system_python(),
-            "--constraint",
-            str(_constraints(work)),
-            str(installed["wheel"]),
-        ],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=900,
-        check=False,
+    _install_tool(
+        installed,
+        [str(installed["tools"] / "uv"), "tool", "install", "--constraint", str(_constraints(work))],
+        {
+            "UV_TOOL_DIR": str(work / "uv-tools"),
+            "UV_TOOL_BIN_DIR": str(work / "uv-bin"),
+            "UV_CACHE_DIR": str(work / "uv-cache"),
+            "UV_PYTHON_DOWNLOADS": "never",  # the system's Python, as on a bastion host
+            "UV_NO_CONFIG": "1",
+        },
     )
-    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-3000:]
     _answers(work / "uv-bin" / "metashell", installed)

@@ -19,16 +19,10 @@ from .schemas import PARTITIONS
 __all__ = ["partition_batches"]
 
 
-_PARTITION_FIELDS = (
-    "leader",
-    "leader_epoch",
-    "partition_epoch",
-    "replicas",
-    "isr",
-    "elr",
-    "last_known_elr",
-    "adding_replicas",
-    "removing_replicas",
+#: The columns read straight off a partition's attribute of the same name: the schema's, between the
+#: partition id and the two columns converted on the way (directories, the recovery state's name).
+_PARTITION_FIELDS = tuple(
+    PARTITIONS.names[PARTITIONS.names.index("partition_id") + 1 : PARTITIONS.names.index("directories")]
 )
 
 
