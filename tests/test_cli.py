@@ -487,6 +487,9 @@ def test_live_mode_goes_through_the_hook(monkeypatch: pytest.MonkeyPatch, tmp_pa
         def leader(self) -> tuple[int, int]:
             return 1, 2
 
+        def describe_quorum(self) -> dict:
+            return {}
+
         def close(self) -> None:
             calls.append("close")
 
