@@ -88,6 +88,18 @@ def _pin_environment() -> None:
 _pin_environment()
 
 
+def address_limited_env() -> dict[str, str]:
+    """The environment of a child that sets its own address-space limit (``RLIMIT_AS``).
+
+    glibc gives a thread that finds the main heap busy an arena of its own, and reserves 64 MiB of
+    address space for each: the TUI's five threads took 120 MB to 410 MB of address space for the
+    same 80 MB resident, by how their first allocations happened to meet.  Under RLIMIT_AS that made
+    a bound test pass or fail by timing (CI once ran a paused TUI out of memory 54 MB below the
+    bound it tests).  One arena makes the address space follow what the child holds.
+    """
+    return {**os.environ, "MALLOC_ARENA_MAX": "1"}
+
+
 def _hypothesis_profile() -> None:
     """``.ci/run`` (METASHELL_REQUIRE_KAFKA) draws the same examples every run: a CI run is a check
     of the change, not a lottery; a failure it shows comes back on the next run, and locally the

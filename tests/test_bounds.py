@@ -18,7 +18,7 @@ import zlib
 from pathlib import Path
 
 import pytest
-from conftest import REPO
+from conftest import REPO, address_limited_env
 from test_live_fake import FakeController, make_snapshot, topic_record
 from test_log_hostile import _tiny_record, frame
 
@@ -56,6 +56,7 @@ def run_limited(headroom_mb: int, *argv: str) -> subprocess.CompletedProcess[str
         timeout=300,
         check=False,
         cwd=REPO,
+        env=address_limited_env(),
     )
 
 
@@ -140,6 +141,7 @@ def test_records_above_a_stuck_high_watermark_stay_within_the_cap() -> None:
             stderr=subprocess.PIPE,
             text=True,
             cwd=REPO,
+            env=address_limited_env(),
         )
         assert proc.stdout is not None
         assert proc.stdout.readline() == "ready\n", proc.communicate(timeout=60)[1][-2000:]

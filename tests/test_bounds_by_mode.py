@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import REPO
+from conftest import REPO, address_limited_env
 from test_bounds import _LIMIT
 from test_live_fake import FakeController, noop, topic_record, wait_until
 
@@ -52,7 +52,17 @@ sys.exit(main(sys.argv[2:]))
 
 
 def child_argv(headroom_mb: int, *argv: str) -> list[str]:
-    return [sys.executable, "-c", _CHILD, str(headroom_mb), *argv]
+    """The command line of ``metashell ARGV`` under the bound, with its environment's one change
+    (``env``: a tmux pane starts it from the tmux server's environment, not ours)."""
+    return [
+        "env",
+        "MALLOC_ARENA_MAX=" + address_limited_env()["MALLOC_ARENA_MAX"],
+        sys.executable,
+        "-c",
+        _CHILD,
+        str(headroom_mb),
+        *argv,
+    ]
 
 
 def child(*argv: str, **kw: Any) -> subprocess.Popen[str]:

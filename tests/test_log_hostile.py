@@ -18,7 +18,7 @@ from typing import Any
 
 import cramjam
 import pytest
-from conftest import FIXTURES, REPO
+from conftest import FIXTURES, REPO, address_limited_env
 from crc32c import crc32c
 
 from metashell.log.compression import LIMITS, InflateLimitError, _xxh32, decompress_records
@@ -318,6 +318,7 @@ def test_out_of_memory_is_one_line_naming_the_file(tmp_path: Path, headroom_mb: 
         text=True,
         timeout=120,
         check=False,
+        env=address_limited_env(),
     )
     assert proc.returncode == 1 and proc.stdout == "", proc.stderr[-2000:]
     (line,) = proc.stderr.splitlines()
