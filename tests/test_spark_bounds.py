@@ -13,14 +13,13 @@ dirs must still load: each bomb an ``errors`` row, the rest of its log rows.
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 import zlib
 from pathlib import Path
 
 import pytest
-from conftest import FIXTURES, REPO, native_core
+from conftest import FIXTURES, REPO, address_limited_env, native_core
 from test_live_fake import topic_record
 from test_log_hostile import _tiny_record, bomb, frame
 
@@ -113,7 +112,7 @@ def test_hostile_logs_read_by_spark_workers_stay_within_a_limit(tmp_path: Path, 
         timeout=600,
         check=False,
         cwd=REPO,
-        env={**os.environ, "METASHELL_ENGINE": engine},
+        env={**address_limited_env(), "METASHELL_ENGINE": engine},  # the workers inherit it
     )
     assert child.returncode == 0, child.stderr[-3000:]
     said = json.loads(child.stdout.strip().splitlines()[-1])
