@@ -31,6 +31,10 @@ def test_the_native_sources_are_formatted() -> None:
     assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-2000:]
 
 
-def test_clippy_finds_nothing() -> None:
-    proc = _cargo("clippy", "--locked", "--all-targets", "--", "-D", "warnings")
+@pytest.mark.parametrize("api", ["full", "abi3"])
+def test_clippy_finds_nothing(api: str) -> None:
+    """Both builds: the checkout's (the full C API) and the wheel's (the stable ABI, whose
+    ``#[cfg(Py_LIMITED_API)]`` paths a full build never compiles)."""
+    features = ["--features", "pyo3/abi3-py311"] if api == "abi3" else []
+    proc = _cargo("clippy", "--locked", "--all-targets", *features, "--", "-D", "warnings")
     assert proc.returncode == 0, proc.stderr[-6000:]

@@ -156,7 +156,7 @@ impl<'py> Maker<'py> {
         // SAFETY: `obj` is the live object just made, tracked by its type's allocator if the type
         // is a collected one (untracking checks that it is tracked).
         unsafe {
-            if pyo3::ffi::PyType_IS_GC(tp) != 0 {
+            if pyo3::ffi::PyType_GetFlags(tp) & pyo3::ffi::Py_TPFLAGS_HAVE_GC != 0 {
                 pyo3::ffi::PyObject_GC_UnTrack(obj.as_ptr().cast());
             }
         }

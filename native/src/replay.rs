@@ -333,7 +333,9 @@ impl<'py> Ctx<'py> {
         // SAFETY: `d` is a member descriptor (checked in `partition_slots`); its getter checks that
         // `p` is an instance of its class and raises AttributeError for an empty slot.
         unsafe {
-            let get = (*pyo3::ffi::Py_TYPE(d.as_ptr())).tp_descr_get;
+            let get = rt::type_slot(d, pyo3::ffi::Py_tp_descr_get);
+            // SAFETY: the slot of a type's `tp_descr_get` holds a `descrgetfunc` or null.
+            let get: Option<pyo3::ffi::descrgetfunc> = std::mem::transmute(get);
             let get = get.ok_or_else(|| pyo3::exceptions::PyTypeError::new_err("a Partition slot cannot be read"))?;
             let tp = pyo3::ffi::Py_TYPE(p.as_ptr()) as *mut pyo3::ffi::PyObject;
             rt::own(self.py, get(d.as_ptr(), p.as_ptr(), tp))
@@ -354,7 +356,9 @@ impl<'py> Ctx<'py> {
         let d = &self.slots[name - KEPT.start];
         // SAFETY: as in `slot`; the setter checks the instance's class too.
         unsafe {
-            let set = (*pyo3::ffi::Py_TYPE(d.as_ptr())).tp_descr_set;
+            let set = rt::type_slot(d, pyo3::ffi::Py_tp_descr_set);
+            // SAFETY: the slot of a type's `tp_descr_set` holds a `descrsetfunc` or null.
+            let set: Option<pyo3::ffi::descrsetfunc> = std::mem::transmute(set);
             let set = set.ok_or_else(|| pyo3::exceptions::PyTypeError::new_err("a Partition slot cannot be set"))?;
             if set(d.as_ptr(), p.as_ptr(), v.as_ptr()) < 0 {
                 return Err(PyErr::fetch(self.py));
@@ -617,10 +621,15 @@ fn topic_slots<'py>(cls: &Obj<'py>) -> PyResult<Vec<Obj<'py>>> {
 fn member_descriptors<'py>(descriptors: impl Iterator<Item = Obj<'py>>) -> PyResult<Vec<Obj<'py>>> {
     let bad = || pyo3::exceptions::PyTypeError::new_err("a slot set natively must be a member descriptor");
     let mut out = Vec::new();
+    let mut member_type = None;
     for d in descriptors {
-        // SAFETY: reading the type of a live object; PyMemberDescr_Type is a static type object.
-        let is_member = unsafe { pyo3::ffi::Py_TYPE(d.as_ptr()) == &raw mut pyo3::ffi::PyMemberDescr_Type };
-        if !is_member {
+        // `types.MemberDescriptorType`, CPython's `PyMemberDescr_Type`, which the stable ABI
+        // (an abi3 wheel) does not name
+        let member_type = match &member_type {
+            Some(t) => t,
+            None => member_type.insert(d.py().import("types")?.getattr("MemberDescriptorType")?),
+        };
+        if !d.get_type().is(member_type) {
             return Err(bad());
         }
         out.push(d);
@@ -641,33 +650,57 @@ pub fn prefetch_line(p: *const u8) {
 }
 
 /// Where each slot of `slots` sits in an instance of `cls`: each descriptor must be `cls`'s own,
-/// for a writable object slot (`Py_T_OBJECT_EX`) lying inside an instance of `cls`. A class that
-/// does not pass (a subclass's descriptor, a `__dict__` attribute) is refused, not guessed at.
+/// for a writable object slot lying inside an instance of `cls`. A class that does not pass (a
+/// subclass's descriptor, a `__dict__` attribute) is refused, not guessed at.
+///
+/// Found by asking, not by reading the descriptor's C struct (which the stable ABI of an abi3
+/// wheel hides): a fresh instance has each slot set through its descriptor to a marker object, and
+/// the one word of the instance (past the object header, inside `cls.__basicsize__`) that then
+/// holds the marker is the slot; it is emptied again through the descriptor.
 fn slot_offsets<'py, const N: usize>(cls: &Obj<'py>, slots: &[Obj<'py>]) -> PyResult<[isize; N]> {
-    const T_OBJECT_EX: std::ffi::c_int = 16; // Py_T_OBJECT_EX (structmember.h)
-    const READONLY: std::ffi::c_int = 1; // Py_READONLY
+    let py = cls.py();
     let bad = || pyo3::exceptions::PyTypeError::new_err("the slots set natively must be the class's own object slots");
     if slots.len() != N || !cls.is_instance_of::<pyo3::types::PyType>() {
         return Err(bad());
     }
+    let word = std::mem::size_of::<*mut pyo3::ffi::PyObject>();
+    let header = std::mem::size_of::<pyo3::ffi::PyObject>();
+    let basic: usize = cls.getattr("__basicsize__")?.extract()?;
+    if basic < header || basic > 4096 {
+        return Err(bad());
+    }
     let tp = cls.as_ptr().cast::<pyo3::ffi::PyTypeObject>();
+    // SAFETY: `cls` is a type (checked above); its own allocator makes an instance with every
+    // slot empty, released at the end of this function.
+    let probe = rt::own(py, unsafe { pyo3::ffi::PyType_GenericAlloc(tp, 0) })?;
+    let marker = pyo3::types::PyList::empty(py); // an object no slot holds before
+    let words = || -> Vec<*mut pyo3::ffi::PyObject> {
+        // SAFETY: the instance is `basic` bytes long (its type's size; the probe is of exactly
+        // `cls`), read word by word past its header, never written.
+        (header / word..basic / word)
+            .map(|k| unsafe { *probe.as_ptr().cast::<*mut pyo3::ffi::PyObject>().add(k) })
+            .collect()
+    };
     let mut out = [0isize; N];
-    let word = std::mem::size_of::<*mut pyo3::ffi::PyObject>() as isize;
     for (d, at) in slots.iter().zip(out.iter_mut()) {
-        // SAFETY: `d` is a member descriptor (checked by `partition_slots`), whose `d_member`
-        // points at the static PyMemberDef of its slot (pyo3-ffi types it as a PyGetSetDef);
-        // `tp` is a type object (checked above).
-        unsafe {
-            let descr = d.as_ptr().cast::<pyo3::ffi::PyMemberDescrObject>();
-            let member = (*descr).d_member.cast::<pyo3::ffi::PyMemberDef>();
-            let (kind, flags, offset) = ((*member).type_code, (*member).flags, (*member).offset);
-            let inside =
-                offset >= std::mem::size_of::<pyo3::ffi::PyObject>() as isize && offset + word <= (*tp).tp_basicsize;
-            if (*descr).d_common.d_type != tp || kind != T_OBJECT_EX || flags & READONLY != 0 || !inside {
-                return Err(bad());
-            }
-            *at = offset;
+        if !d.getattr("__objclass__")?.is(cls) {
+            return Err(bad());
         }
+        d.call_method1("__set__", (&probe, &marker)).map_err(|_| bad())?;
+        let found: Vec<usize> = words()
+            .into_iter()
+            .enumerate()
+            .filter(|(_, v)| *v == marker.as_ptr())
+            .map(|(k, _)| header + k * word)
+            .collect();
+        d.call_method1("__delete__", (&probe,)).map_err(|_| bad())?;
+        match found.as_slice() {
+            [offset] => *at = *offset as isize,
+            _ => return Err(bad()),
+        }
+    }
+    if words().iter().any(|v| !v.is_null()) {
+        return Err(bad()); // a slot the descriptors did not empty: not a plain object slot
     }
     Ok(out)
 }
@@ -751,7 +784,7 @@ impl<'py> Ctx<'py> {
         if let Some((r, len)) = run.as_ref() {
             // SAFETY: `j` is a live list of `len` items (checked first): item `len - 1` is read
             // without a reference taken, and only compared.
-            if j.len() == *len && unsafe { pyo3::ffi::PyList_GET_ITEM(j.as_ptr(), *len as isize - 1) } == r.as_ptr() {
+            if j.len() == *len && unsafe { rt::list_item(j.as_ptr(), *len as isize - 1) } == r.as_ptr() {
                 return Ok(());
             }
         }
@@ -893,6 +926,7 @@ impl<'py> Ctx<'py> {
                     pending.get().prefetch(pid);
                 }
             }
+            #[cfg(not(Py_LIMITED_API))]
             Some(((d, None), _)) => {
                 // SAFETY: the index holds a strong reference to `d`, a dict: its object is read
                 // (the pointer to its keys), never written, under the GIL.
@@ -900,6 +934,9 @@ impl<'py> Ctx<'py> {
                 prefetch_line(keys.cast());
                 prefetch_line(keys.cast::<u8>().wrapping_add(64));
             }
+            // the stable ABI (an abi3 wheel) hides a dict's keys: no hint
+            #[cfg(Py_LIMITED_API)]
+            Some(((_, None), _)) => {}
             None => {}
         }
         if let Some(((d, None), pid)) = topic_of(i + 1) {

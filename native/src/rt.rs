@@ -216,9 +216,41 @@ pub fn tuple_with<'py, E: From<PyErr>>(
         let x = item(i)?;
         // SAFETY: `t` is a new tuple of `n` slots that nobody else has seen yet; SET_ITEM steals
         // the reference `into_ptr` hands over.
-        unsafe { ffi::PyTuple_SET_ITEM(t.as_ptr(), i as ffi::Py_ssize_t, x.into_ptr()) };
+        unsafe { set_new_tuple_item(t.as_ptr(), i, x.into_ptr()) };
     }
     Ok(t)
+}
+
+/// Fill slot `i` of a new tuple, stealing `x`: CPython's macro where the full API is there, the
+/// stable ABI's function (which checks, and cannot fail on a new tuple's own slot) in an abi3 build.
+///
+/// # Safety
+/// `t` is a new tuple nobody else has seen, `i` one of its slots, `x` a new reference.
+unsafe fn set_new_tuple_item(t: *mut ffi::PyObject, i: usize, x: *mut ffi::PyObject) {
+    #[cfg(not(Py_LIMITED_API))]
+    ffi::PyTuple_SET_ITEM(t, i as ffi::Py_ssize_t, x);
+    #[cfg(Py_LIMITED_API)]
+    ffi::PyTuple_SetItem(t, i as ffi::Py_ssize_t, x);
+}
+
+/// Item `i` of a list, borrowed (the macro, or the stable ABI's function in an abi3 build).
+///
+/// # Safety
+/// `l` is a live list and `i` one of its indexes.
+pub unsafe fn list_item(l: *mut ffi::PyObject, i: ffi::Py_ssize_t) -> *mut ffi::PyObject {
+    #[cfg(not(Py_LIMITED_API))]
+    return ffi::PyList_GET_ITEM(l, i);
+    #[cfg(Py_LIMITED_API)]
+    return ffi::PyList_GetItem(l, i);
+}
+
+/// The function a type keeps in `slot` (`Py_tp_descr_get` ...) for the type of `obj`, or null:
+/// `PyType_GetSlot`, which the stable ABI has and which serves static types since 3.10.
+///
+/// # Safety
+/// `obj` is live; the caller casts the pointer to the slot's own function type.
+pub unsafe fn type_slot(obj: &Bound<'_, PyAny>, slot: std::ffi::c_int) -> *mut std::ffi::c_void {
+    ffi::PyType_GetSlot(ffi::Py_TYPE(obj.as_ptr()), slot)
 }
 
 /// A tuple of the given items.
@@ -227,7 +259,7 @@ pub fn tuple<'py, const N: usize>(py: Python<'py>, items: [Obj<'py>; N]) -> PyRe
     let t = own(py, unsafe { ffi::PyTuple_New(N as ffi::Py_ssize_t) })?;
     for (i, x) in items.into_iter().enumerate() {
         // SAFETY: as in `tuple_with`.
-        unsafe { ffi::PyTuple_SET_ITEM(t.as_ptr(), i as ffi::Py_ssize_t, x.into_ptr()) };
+        unsafe { set_new_tuple_item(t.as_ptr(), i, x.into_ptr()) };
     }
     Ok(t)
 }

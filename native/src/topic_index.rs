@@ -45,7 +45,7 @@ pub type TopicId = crate::id_table::Id;
 
 /// `dict`'s PEP 509 version, or None where the interpreter keeps none.
 fn version(d: &Bound<'_, PyDict>) -> Option<u64> {
-    #[cfg(not(Py_3_14))]
+    #[cfg(not(any(Py_3_14, Py_LIMITED_API)))]
     {
         // SAFETY: `d` is a live dict (a `PyDict` is checked to be one), so its object is a
         // `PyDictObject`; the field is read, never written.
@@ -53,7 +53,7 @@ fn version(d: &Bound<'_, PyDict>) -> Option<u64> {
         let v = unsafe { (*d.as_ptr().cast::<pyo3::ffi::PyDictObject>()).ma_version_tag };
         Some(v)
     }
-    #[cfg(Py_3_14)]
+    #[cfg(any(Py_3_14, Py_LIMITED_API))]
     {
         let _ = d;
         None
