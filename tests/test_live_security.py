@@ -1,6 +1,6 @@
 """Client properties, JAAS, SASL mechanisms and TLS material for live mode (no Kafka needed).
 
-TLS material is made here with ``cryptography`` (and ``pyjks`` for JKS) and checked with real
+TLS material is made here with ``cryptography`` (and Java's own ``keytool`` for JKS) and checked with real
 handshakes against a local ``ssl`` server, including client certificates and hostname checks.
 """
 
@@ -11,8 +11,10 @@ import datetime as dt
 import hashlib
 import hmac
 import ipaddress
+import shutil
 import socket
 import ssl
+import subprocess
 import threading
 from pathlib import Path
 
@@ -239,6 +241,23 @@ def _cert(subject: str, key, issuer_name, issuer_key, *, ca: bool = False, sans:
     return b.sign(issuer_key, hashes.SHA256())
 
 
+#: The client key's own password in client.jks.
+JKS_KEY_PASSWORD = "keypass1"
+
+
+def keytool(*args: object) -> None:
+    """Java's keytool, making a JKS store (``-storetype JKS``: Java 17's default is PKCS12)."""
+    if shutil.which("keytool") is None:
+        pytest.skip("keytool (a JDK) is not on PATH: JKS stores are made by Java's own tool")
+    argv = ["keytool", "-noprompt", *map(str, args)]
+    if args[0] == "-importkeystore":
+        argv += ["-deststoretype", "JKS"]
+    else:
+        argv += ["-storetype", "JKS"]
+    done = subprocess.run(argv, capture_output=True, text=True, timeout=120, check=False)
+    assert done.returncode == 0, done.stdout + done.stderr
+
+
 @pytest.fixture(scope="module")
 def pki(tmp_path_factory: pytest.TempPathFactory) -> dict:
     from cryptography import x509
@@ -286,14 +305,24 @@ def pki(tmp_path_factory: pytest.TempPathFactory) -> dict:
     out["client_key_pem"] = key_enc.decode()
     out["client_chain_pem"] = cc.public_bytes(Encoding.PEM).decode()
     (d / "client.p12").write_bytes(pkcs12.serialize_key_and_certificates(b"client", ck, cc, None, enc))
-    import jks
-
-    der = ca.public_bytes(Encoding.DER)
-    jks.KeyStore.new("jks", [jks.TrustedCertEntry.new("ca", der)]).save(str(d / "trust.jks"), "changeit")
-    pk8 = ck.private_bytes(Encoding.DER, PrivateFormat.PKCS8, NoEncryption())
-    entry = jks.PrivateKeyEntry.new("client", [cc.public_bytes(Encoding.DER)], pk8, "pkcs8")
-    entry.encrypt("keypw")
-    jks.KeyStore.new("jks", [entry]).save(str(d / "client.jks"), "changeit")
+    # JKS as Java writes it: keytool (keytool wants key passwords of 6 characters or more)
+    keytool(
+        "-importcert",
+        "-alias",
+        "ca",
+        "-file",
+        d / "ca.pem",
+        "-keystore",
+        d / "trust.jks",
+        "-storepass",
+        "changeit",
+    )
+    keytool(
+        "-importkeystore",
+        *("-srckeystore", d / "client.p12", "-srcstoretype", "PKCS12", "-srcstorepass", "changeit"),
+        *("-srcalias", "client", "-destkeystore", d / "client.jks", "-deststorepass", "changeit"),
+        *("-destkeypass", JKS_KEY_PASSWORD),
+    )
     return out
 
 
@@ -439,7 +468,7 @@ def test_client_certificates(pki: dict, kind: str) -> None:
         props |= {
             "ssl.keystore.location": str(d / "client.jks"),
             "ssl.keystore.password": "changeit",
-            "ssl.key.password": "keypw",
+            "ssl.key.password": JKS_KEY_PASSWORD,
         }
     try:
         _handshake(props, s.port)

@@ -2,7 +2,7 @@
 
 Kafka clients read trust and key material as JKS, PKCS12 or PEM (files, or inline PEM in
 ``ssl.truststore.certificates`` / ``ssl.keystore.certificate.chain`` + ``ssl.keystore.key``).
-Python's ``ssl`` only loads PEM, so JKS (through ``pyjks``) and PKCS12 (through ``cryptography``)
+Python's ``ssl`` only loads PEM, so JKS (``live/jks.py``) and PKCS12 (through ``cryptography``)
 are converted in memory.  A client key has to pass through a file for ``load_cert_chain``; it is
 written re-encrypted under a one-time random password into a private temporary directory that is
 removed at once, so the plain key never touches the disk.
@@ -24,10 +24,11 @@ import tempfile
 from dataclasses import dataclass, field
 from typing import Any
 
+from metashell.live import jks
 from metashell.live.config import ClientConfig, Secret
 from metashell.live.errors import ConfigError
 
-_JKS_MAGIC = b"\xfe\xed\xfe\xed"
+_JKS_MAGIC = jks.MAGIC
 _JCEKS_MAGIC = b"\xce\xce\xce\xce"
 _PROTOCOLS = {
     "TLSV1": ssl.TLSVersion.TLSv1,
@@ -209,24 +210,22 @@ def _trusted_certs_pem(cfg: ClientConfig) -> str | None:
     return "".join(certs)
 
 
-def _jks(cfg: ClientConfig, data: bytes, password: str | None, path: str, what: str) -> Any:
-    import jks  # pyjks
-
+def _jks(cfg: ClientConfig, data: bytes, password: str | None, path: str, what: str) -> jks.KeyStore:
     try:
-        return jks.KeyStore.loads(data, password or "", try_decrypt_keys=False)
-    except jks.util.KeystoreSignatureException:
+        return jks.load(data, password)
+    except jks.WrongPassword:
         raise ConfigError(
             f"{cfg.source}: wrong {what}.password for {path} (keystore integrity check failed)"
         ) from None
-    except Exception as e:  # noqa: BLE001 - pyjks raises many types for corrupt input
-        raise ConfigError(f"{cfg.source}: cannot read JKS {what} {path}: {type(e).__name__}") from None
+    except jks.JksError as e:
+        raise ConfigError(f"{cfg.source}: cannot read JKS {what} {path}: {e}") from None
 
 
 def _jks_trusted(cfg: ClientConfig, data: bytes, password: str | None, path: str) -> list[str]:
     ks = _jks(cfg, data, password, path, "ssl.truststore")
-    certs = [_der_to_pem(e.cert) for e in ks.certs.values()]
-    for pk in ks.private_keys.values():  # Java also trusts the certs of key entries
-        certs += [_der_to_pem(der) for _t, der in pk.cert_chain]
+    certs = [_der_to_pem(der) for der in ks.trusted]
+    for entry in ks.keys:  # Java also trusts the certs of key entries
+        certs += [_der_to_pem(der) for der in entry.chain]
     return certs
 
 
@@ -301,15 +300,19 @@ def _client_key_and_chain(cfg: ClientConfig) -> tuple[Any, list[Any]] | None:
         return _pem_key(cfg, key_blocks[0], key_password, "ssl.keystore.location"), certs
     if kind == "JKS":
         ks = _jks(cfg, data, store_password, path, "ssl.keystore")
-        if not ks.private_keys:
+        if not ks.keys:
             raise ConfigError(f"{cfg.source}: JKS keystore {path} has no private key entry")
-        entry = next(iter(ks.private_keys.values()))
+        entry = ks.keys[0]
         try:
-            entry.decrypt(key_password or store_password or "")
-        except Exception:  # noqa: BLE001
+            key = load_der_private_key(entry.unseal(key_password or store_password or ""), None)
+            chain = [x509.load_der_x509_certificate(der) for der in entry.chain]
+        except jks.WrongPassword:
             raise ConfigError(f"{cfg.source}: wrong ssl.key.password for the key in {path}") from None
-        key = load_der_private_key(entry.pkey_pkcs8, None)
-        return key, [x509.load_der_x509_certificate(der) for _t, der in entry.cert_chain]
+        except (jks.JksError, ValueError) as e:
+            raise ConfigError(
+                f"{cfg.source}: cannot read the key entry of JKS keystore {path}: {e}"
+            ) from None
+        return key, chain
     if kind == "PKCS12":
         p12 = _load_p12(cfg, data, store_password, path, "ssl.keystore")
         if p12.key is None or p12.cert is None:
