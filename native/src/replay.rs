@@ -186,6 +186,16 @@ pub struct ReplayCache {
     topics: std::sync::Mutex<TopicIndex>,
     /// The maker the topics' `Pending`s share (`deferred.rs`), made by the first that needs it.
     stored: std::sync::Mutex<Option<Arc<Stored>>>,
+    /// `slot_offsets` found for a class and its descriptors (held, so their addresses name them
+    /// alone): the probe runs once, not once a run.
+    layouts: std::sync::Mutex<Vec<SlotLayout>>,
+}
+
+/// Where a class's natively set slots sit, for those descriptors of it.
+struct SlotLayout {
+    cls: Py<PyAny>,
+    slots: Vec<Py<PyAny>>,
+    offsets: Vec<isize>,
 }
 
 /// A topic as a run finds it: its `partitions` dict and, while they wait, its deferred partitions.
@@ -203,7 +213,12 @@ pub fn unpoisoned<T>(m: &std::sync::Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 impl ReplayCache {
     #[new]
     fn new() -> Self {
-        ReplayCache { inner: Default::default(), topics: Default::default(), stored: Default::default() }
+        ReplayCache {
+            inner: Default::default(),
+            topics: Default::default(),
+            stored: Default::default(),
+            layouts: Default::default(),
+        }
     }
 
     /// How many arrays it holds (for tests).
@@ -649,6 +664,31 @@ pub fn prefetch_line(p: *const u8) {
     let _ = p;
 }
 
+/// `slot_offsets`, from `cache` when this class and these descriptors were probed before.
+fn cached_slot_offsets<'py, const N: usize>(
+    cache: &Bound<'py, ReplayCache>,
+    cls: &Obj<'py>,
+    slots: &[Obj<'py>],
+) -> PyResult<[isize; N]> {
+    let py = cls.py();
+    let same = |l: &SlotLayout| {
+        l.cls.bind(py).is(cls)
+            && l.slots.len() == slots.len()
+            && l.slots.iter().zip(slots).all(|(a, b)| a.bind(py).is(b))
+    };
+    if let Some(l) = unpoisoned(&cache.get().layouts).iter().find(|l| same(l)) {
+        return l.offsets.as_slice().try_into().map_err(|_| pyo3::exceptions::PyTypeError::new_err("slot count"));
+    }
+    // probed with the lock released: the probe calls into Python
+    let offsets: [isize; N] = slot_offsets(cls, slots)?;
+    unpoisoned(&cache.get().layouts).push(SlotLayout {
+        cls: cls.clone().unbind(),
+        slots: slots.iter().map(|d| d.clone().unbind()).collect(),
+        offsets: offsets.to_vec(),
+    });
+    Ok(offsets)
+}
+
 /// Where each slot of `slots` sits in an instance of `cls`: each descriptor must be `cls`'s own,
 /// for a writable object slot lying inside an instance of `cls`. A class that does not pass (a
 /// subclass's descriptor, a `__dict__` attribute) is refused, not guessed at.
@@ -733,7 +773,7 @@ impl<'py> Ctx<'py> {
         let journal = replayer.getattr(attr(py, JOURNAL)?)?;
         let partition_cls = consts.get_item(0)?;
         let slots = partition_slots(&consts.get_item(5)?)?;
-        let offsets = slot_offsets(&partition_cls, &slots)?;
+        let offsets = cached_slot_offsets(cache, &partition_cls, &slots)?;
         let topic_cls = consts.get_item(6)?;
         let ignored = consts.get_item(7)?.cast_into::<PyBytes>()?;
         if ignored.as_bytes().len() != 256 {
@@ -764,7 +804,7 @@ impl<'py> Ctx<'py> {
             last_topic: std::cell::RefCell::new(None),
             scattered: std::cell::Cell::new(false),
             replayer: replayer.clone(),
-            topic_offsets: slot_offsets(&topic_cls, &topic_slots(&topic_cls)?)?,
+            topic_offsets: cached_slot_offsets(cache, &topic_cls, &topic_slots(&topic_cls)?)?,
             topic_cls,
             ignored,
             config_types: consts.get_item(8)?.cast_into::<PyDict>()?,
