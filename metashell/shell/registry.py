@@ -102,6 +102,7 @@ HOMES: Mapping[str, str] = {
     "pwd": "navigation",
     "quit": "leaving",
     "quorum": "quorum",
+    "stats": "stats",
     "tree": "navigation",
     "upgrade-check": "upgrade_check",
     "watch": "watch",

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 from metashell.errors import MetashellError
 from metashell.image.image import MetadataImage
 from metashell.image.loader import LoadResult, load_directory, load_file, rebuild_at
-from metashell.log.directory import ReadPlan, open_metadata_dir, plan_file
+from metashell.log.directory import MetadataLogDir, ReadPlan, open_metadata_dir, plan_file
 from metashell.log.plans import full_plan, log_plan
 from metashell.tree import Node, build_root
 
@@ -55,6 +55,8 @@ class Source:
     * ``pending``: live, records committed but not applied yet (the TUI's "N changes since pause");
     * ``leader``: live, (leader id, epoch) of the quorum as last heard (the TUI tells leader changes);
     * ``describe_quorum``: live, the leader's DescribeQuorum (``quorum``: voters, observers, lag);
+    * ``listing``: a directory's files as they are now (``stats``: the snapshots and segments beside
+      the log; None for a single file or live);
     * ``salvage``: ``--salvage``, commands that read the log again (``log``) stop before damage as
       the load did;
     * ``nodes``, ``node``, ``quorum``: several ``-d``: node label -> directory, the node shown, and
@@ -74,6 +76,7 @@ class Source:
         "image",
         "label",
         "leader",
+        "listing",
         "node",
         "nodes",
         "pending",
@@ -108,6 +111,7 @@ class Source:
         self.travel = travel
         self.point = point
         self.full_plan: Callable[[int | None], ReadPlan] | None = None
+        self.listing: Callable[[], MetadataLogDir] | None = None
         self.refresh: Callable[[], Node | None] | None = None
         self.pending: Callable[[], int] | None = None
         self.leader: Callable[[], tuple[int, int]] | None = None
@@ -204,6 +208,7 @@ def open_directory(
         redact,
     )
     source.full_plan = lambda start=None: full_plan(open_metadata_dir(p), start)
+    source.listing = lambda: open_metadata_dir(p)
 
     def reload() -> Node:  # a running node appends to the directory: read it again
         return build_root(load_directory(p, salvage=salvage).image, source_info=info, redact=redact)
