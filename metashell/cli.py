@@ -31,7 +31,7 @@ from metashell.errors import DecodeError, MetashellError, UsageError, failed_all
 from metashell.safe_text import visible, visible_output
 
 if TYPE_CHECKING:
-    from metashell.shell.sources import Source
+    from metashell.shell.source import Source
 
 EXIT_OK, EXIT_ERROR, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
 

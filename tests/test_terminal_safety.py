@@ -184,6 +184,7 @@ EVERY_COMMAND: dict[str, tuple[str, ...]] = {
     "quorum": ("quorum",),
     "quit": ("quit",),
     "tree": ("tree -L 3 /",),
+    "stats": ("stats --top 3",),
     "upgrade-check": ("upgrade-check --to 3.9-IV0",),
     "watch": ("watch --count 1 /topics",),  # last: a topic is appended while it waits
 }

@@ -22,7 +22,8 @@ from test_image_loader import image_state
 from metashell.image.loader import load_directory, load_file
 from metashell.image.timepoint import PointError, earliest_offset, parse_point, resolve_in_dir
 from metashell.log import iter_file_batches, open_metadata_dir
-from metashell.shell.sources import Traveller, open_directory
+from metashell.shell.sources import open_directory
+from metashell.shell.travel import Traveller
 from metashell.tree import Node, build_root
 from metashell.tree.render import iter_find
 

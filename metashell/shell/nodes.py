@@ -19,7 +19,9 @@ from metashell.log.directory import MetadataLogDir
 from metashell.safe_text import visible
 from metashell.tree import Node, build_root
 
-from .sources import Source, SourceError, Warn, open_directory
+from .source import Source
+from .sources import SourceError, open_directory
+from .travel import Warn
 
 if TYPE_CHECKING:
     from metashell.image.quorum_nodes import QuorumAnalysis

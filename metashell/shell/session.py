@@ -34,7 +34,8 @@ from .words import Word, split_commands, split_pipe, split_segments
 if TYPE_CHECKING:
     from threading import Event
 
-    from .sources import Source, Traveller
+    from .source import Source
+    from .travel import Traveller
 
 DIFFERENCES = (
     "Errors go to stderr, one line each, and make the exit status 1 (Kafka: stdout, exit 0).",

@@ -39,7 +39,7 @@ from textual.widgets import Footer, Header, Input, Static, Tree
 from metashell.image.health import HealthReport
 from metashell.safe_text import visible
 from metashell.shell.session import Settings, Shell
-from metashell.shell.sources import Source
+from metashell.shell.source import Source
 from metashell.shell.words import quote_word
 
 from . import catch_up, hand_off, health_behind, live_follow, status

@@ -27,7 +27,8 @@ from metashell.image.pacing import paced
 from metashell.log.directory import open_metadata_dir
 from metashell.safe_text import visible
 from metashell.shell.registry import travelling
-from metashell.shell.sources import Source, open_directory
+from metashell.shell.source import Source
+from metashell.shell.sources import open_directory
 
 from .faces import HasSession, Notifies, RunsLater, ShowsHealth
 from .ui_first import UiFirst

@@ -16,7 +16,7 @@ from typing import Any, Protocol
 
 from metashell.image.health import HealthReport
 from metashell.shell.session import Shell
-from metashell.shell.sources import Source
+from metashell.shell.source import Source
 
 __all__ = ["HasSession", "Notifies", "RunsLater", "ShowsHealth"]
 
