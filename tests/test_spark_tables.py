@@ -32,7 +32,7 @@ def test_every_table_has_the_code_its_source_needs() -> None:
         if t.source is Source.FILE:
             assert t.sink is not None and t.schema is not None, t.name
         elif t.source is Source.IMAGE:
-            assert (t.rows or t.batches) is not None and t.schema is not None, t.name
+            assert (t.rows or t.batches or t.dataset_rows) is not None and t.schema is not None, t.name
             assert t.schema.names[:_IMAGE_COLUMNS] == ["cluster_id", "node_id", "source_dir", "offset"]
         else:
             assert t.derive is not None and t.derived_from in tables.tables(), t.name

@@ -96,7 +96,8 @@ def read_image_table(
 
         table = lookup(table)
     assert table.schema is not None, f"{table.name} is not an image table"
-    image = image_of(ds, as_of)
+    result = load_of(ds, as_of)
+    image = result.image
     cluster_id = ds.cluster_id or (storable(image.quorum.cluster_id) if image.quorum.cluster_id else None)
     offset = image.provenance.offset
     # a snapshot named past 64 bits (the errors table has it) leaves an offset no column holds
@@ -104,11 +105,15 @@ def read_image_table(
     if table.batches is not None:
         yield from table.batches(image, head)
         return
-    assert table.rows is not None, f"{table.name} has neither rows nor batches"
+    if table.dataset_rows is not None:
+        made = table.dataset_rows(ds, result, redact)
+    else:
+        assert table.rows is not None, f"{table.name} has neither rows nor batches"
+        made = table.rows(image, redact)
     columns = table.schema.names
     named_head = dict(zip(columns, head, strict=False))
     rows: list[dict[str, Any]] = []
-    for row in table.rows(image, redact):
+    for row in made:
         rows.append({**named_head, **row})
         if len(rows) >= ROWS_PER_BATCH:
             yield pa.RecordBatch.from_pylist(rows, schema=table.schema)

@@ -230,6 +230,19 @@ SCRAM_USERS = pa.schema(
     ]
 )
 
+CHURN = pa.schema(
+    [
+        *_IMAGE,
+        pa.field("section", pa.string()),  # type, window, topic, partition, broker
+        pa.field("window_start", _TS),
+        pa.field("topic", pa.string()),
+        pa.field("partition", pa.int32()),
+        pa.field("broker", pa.int32()),
+        pa.field("kind", pa.string()),  # a record type, or a kind of change (leader, isr, fence ...)
+        pa.field("count", pa.int64()),
+    ]
+)
+
 PRODUCER_IDS = pa.schema(
     [
         *_IMAGE,

@@ -19,11 +19,15 @@ from typing import TYPE_CHECKING, Any
 import pyarrow as pa
 
 from . import image_rows, schemas
+from .churn import churn_rows
 from .native_records import records_sink
 from .rows import FileContext, broker_event_sink, check_sink, snapshot_finish, snapshot_sink
 
 if TYPE_CHECKING:
     from metashell.image.image import MetadataImage
+    from metashell.image.loader import LoadResult
+
+    from .inputs import Dataset
 
 __all__ = ["Source", "Table", "names", "register", "table", "tables"]
 
@@ -40,6 +44,7 @@ class Source(enum.Enum):
 ImageRows = Callable[["MetadataImage", bool], Iterable[Mapping[str, Any]]]
 ImageBatches = Callable[["MetadataImage", tuple[Any, ...]], Iterator[pa.RecordBatch]]
 FileSink = Callable[[FileContext], Callable[[Any], None]]
+DatasetRows = Callable[["Dataset", "LoadResult", bool], Iterable[Mapping[str, Any]]]
 
 
 @dataclass(frozen=True)
@@ -63,6 +68,9 @@ class Table:
     """FILE: only snapshot and bootstrap files are planned, each whole."""
     reports_problems: bool = False
     """FILE: the rows are the problems found reading (``errors``), and each dataset is checked too."""
+    dataset_rows: DatasetRows | None = None
+    """IMAGE: rows that need the dataset's log as well as its image (``churn``): (dataset, its
+    load, redact) -> one mapping per row."""
     derive: Callable[[Any], Any] | None = None
     """DERIVED: the DataFrame of the table it is computed from -> this table's DataFrame."""
     derived_from: str | None = None
@@ -186,6 +194,13 @@ for _t in (
         "each directory's node: voter or observer, leader and voters, last epoch",
         schemas.NODES,
         rows=image_rows.node_rows,
+    ),
+    Table(
+        "churn",
+        Source.IMAGE,
+        "records per type and hour, and changes per topic, partition and broker by kind (stats)",
+        schemas.CHURN,
+        dataset_rows=churn_rows,
     ),
     Table(
         "errors",
