@@ -797,3 +797,14 @@ def test_n_is_offered_only_with_several_nodes() -> None:
             assert not isinstance(app.screen, ModalScreen)
 
     asyncio.run(main())
+
+
+def test_stats_runs_on_a_worker_and_shows_in_the_pane() -> None:
+    """``:stats`` (issue 59's TUI view): the same text as the command line, in the output pane."""
+
+    async def steps(app: MetashellApp, pilot: Pilot[Any]) -> None:
+        shown = await command(app, pilot, "stats --top 2")
+        assert shown.startswith("log: offsets 0-70, 71 records"), shown[:200]
+        assert "churn (top 2):" in shown and "orders" in shown
+
+    drive(DEMO, steps)
