@@ -3,6 +3,7 @@ window, the topics, partitions and brokers that churn most and how, the snapshot
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
@@ -48,6 +49,8 @@ def run_stats(shell: Shell, p: Parsed) -> None:
             if not s.is_bootstrap
         ]
         log_bytes = sum(seg.size for seg in directory.segments)
+    else:  # one file (-s): its own size, if it is a log segment
+        log_bytes = sum(_size(step.path) for step in plan.steps if step.kind == "log")
     names = {uuid_to_str(t.id): t.name for t in shell.image().topics.by_id.values()}
     stats = collect(
         iter_log(plan, payloads=True, salvage=shell.salvage, warn=shell.heard),
@@ -60,6 +63,13 @@ def run_stats(shell: Shell, p: Parsed) -> None:
         shell.emit_json(stats.as_json(top))
     else:
         shell.write("".join(visible(line) + "\n" for line in text_lines(stats, top)))
+
+
+def _size(path: object) -> int:
+    try:
+        return os.path.getsize(str(path))
+    except OSError:
+        return 0
 
 
 def text_lines(stats: LogStats, top: int) -> list[str]:
@@ -109,7 +119,10 @@ def text_lines(stats: LogStats, top: int) -> list[str]:
         if doc["recordsPerHour"] is not None
         else "no time span"
     )
-    out.append(f"growth: {per_hour} ({stats.log_bytes:,} bytes of segments)")
+    if stats.log_bytes:
+        out.append(f"growth: {per_hour} ({stats.log_bytes:,} bytes of segments)")
+    else:
+        out.append("growth: no log segment was read (a snapshot alone is the state at one point)")
     return out
 
 
