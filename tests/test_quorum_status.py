@@ -111,3 +111,36 @@ def test_the_live_quorum_command_shows_hostile_hosts_literally() -> None:
         assert out.startswith("ClusterId:") and "NodeId" in out
     finally:
         ctrl.kill()
+
+
+def test_the_live_quorum_asks_again_every_interval() -> None:
+    """``quorum --count N --interval S``: N answers, each asked of the leader afresh (the fake counts
+    its DescribeQuorum requests), headed by the time in text and one JSON document a line."""
+    import json
+
+    from test_cli import run_cli
+    from test_live_fake import FakeController
+
+    ctrl = FakeController()
+    try:
+        asked = [0]
+
+        def counted(version: int, body: dict[str, Any]) -> dict[str, Any]:
+            asked[0] += 1
+            out = ctrl._DescribeQuorum(version, body)
+            out["Topics"][0]["Partitions"][0]["HighWatermark"] = 100 + asked[0]
+            return out
+
+        ctrl.hooks["DescribeQuorum"] = counted
+        # 1.1 s apart: the source keeps an answer for one second
+        status, out, err = run_cli("-q", ctrl.endpoint, "-c", "quorum --count 2 --interval 1.1")
+        assert status == 0, err
+        assert out.count("ClusterId:") == 2 and out.count("(every 1.1 s; Ctrl-C stops)") == 2
+        status, out, err = run_cli("-q", ctrl.endpoint, "-c", "quorum --json --count 2 --interval 1.1")
+        assert status == 0, err
+        docs = [json.loads(line) for line in out.splitlines()]
+        assert len(docs) == 2 and docs[0] != docs[1]  # a new answer each time
+        status, out, err = run_cli("-q", ctrl.endpoint, "-c", "quorum --count 0")
+        assert status == 1 and "--count must be 1 or more" in err
+    finally:
+        ctrl.kill()

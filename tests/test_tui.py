@@ -808,3 +808,16 @@ def test_stats_runs_on_a_worker_and_shows_in_the_pane() -> None:
         assert "churn (top 2):" in shown and "orders" in shown
 
     drive(DEMO, steps)
+
+
+def test_quorum_streams_its_report_into_the_pane() -> None:
+    """``:quorum`` runs as a stream (live, ``--interval`` asks again until Escape); on a directory it
+    is one report, whole in the pane when it ends."""
+
+    async def steps(app: MetashellApp, pilot: Pilot[Any]) -> None:
+        shown = await command(app, pilot, "quorum")
+        assert "leader" in shown.lower() and "running:" not in shown, shown[:300]
+        refused = await command(app, pilot, "quorum --count 2")
+        assert "refresh a live quorum (-q)" in refused, refused[:300]
+
+    drive(DEMO, steps)

@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from typing import NamedTuple
 
 from metashell.errors import MetashellError
-from metashell.numbers import is_natural, parse_int
+from metashell.numbers import is_natural, parse_int, parse_seconds
 from metashell.times import is_duration_back
 
 from .suggest import close_matches
@@ -246,3 +246,16 @@ def help_text(specs: Mapping[str, CommandSpec]) -> str:
         "Commands can be separated by ';'.  Type 'man <command>' for a command's options.",
     ]
     return "\n".join(lines)
+
+
+def seconds_option(p: Parsed, name: str, default: float) -> float:
+    """Option ``--name`` as seconds (``watch --interval``, ``quorum --interval``), or ``default``."""
+    raw = p.opts.get(name)
+    if raw is None:
+        return default
+    try:
+        return parse_seconds(str(raw))
+    except ValueError:
+        raise CommandError(
+            f"{p.spec.name}: --{name} {raw}: not a positive number of seconds (at most a year)"
+        ) from None

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from ...safe_text import visible
 from ..registry import Command, TuiMode
-from ..spec import JSON_OPT, CommandError, CommandSpec, Option, Parsed
+from ..spec import JSON_OPT, CommandError, CommandSpec, Option, Parsed, seconds_option
 
 if TYPE_CHECKING:
     from ..session import Shell
@@ -27,6 +28,10 @@ def run_quorum(shell: Shell, p: Parsed) -> None:
             raise CommandError("quorum: --rebuild-from reads node directories (-d), not a live quorum")
         _live_quorum(shell, p, shell.source.describe_quorum)
         return
+    if p.opts.get("interval") is not None or p.opts.get("count") is not None:
+        raise CommandError(
+            "quorum: --interval and --count refresh a live quorum (-q); a directory does not change"
+        )
     if shell.source is not None and shell.source.quorum is not None:  # several -d: compare them
         analysis = shell.source.quorum()
         if asked is not None:
@@ -70,21 +75,43 @@ def run_quorum(shell: Shell, p: Parsed) -> None:
 
 def _live_quorum(shell: Shell, p: Parsed, describe: Callable[[], dict[str, Any]]) -> None:
     """``kafka-metadata-quorum describe --status`` then ``--replication``, from the leader's
-    DescribeQuorum, asked afresh at each run (the source caches an answer for one second)."""
+    DescribeQuorum, asked afresh at each run (the source caches an answer for one second).  With
+    ``--interval`` or ``--count``, asked again every interval until Ctrl-C (Escape in the TUI) or
+    ``--count`` answers, as ``watch kafka-metadata-quorum ...`` would: each answer headed by the
+    time it was asked (text), or one JSON document a line."""
     from metashell.errors import MetashellError
     from metashell.live.quorum_status import quorum_status
+    from metashell.times import iso_utc
 
-    try:
-        described = describe()
-    except MetashellError as e:
-        raise CommandError(f"quorum: {e}") from None
-    image = shell.root.ctx.image
-    source = shell.source
-    status = quorum_status(described, image.quorum.cluster_id or (source.cluster_id if source else None))
-    if shell.wants_json(p):
-        shell.emit_json(status.as_json())
-        return
-    shell.write("".join(visible(line) + "\n" for line in status.lines()))
+    count = p.opts.get("count")
+    if isinstance(count, int) and count < 1:
+        raise CommandError(f"quorum: --count must be 1 or more, not {count}")
+    repeat = p.opts.get("interval") is not None or count is not None
+    pause = seconds_option(p, "interval", default=2.0)
+    shown = 0
+    while True:
+        try:
+            described = describe()
+        except MetashellError as e:
+            raise CommandError(f"quorum: {e}") from None
+        image = shell.root.ctx.image
+        source = shell.source
+        status = quorum_status(described, image.quorum.cluster_id or (source.cluster_id if source else None))
+        if shell.wants_json(p):
+            shell.emit_json(status.as_json())
+        else:
+            head = (
+                [f"-- {iso_utc(int(time.time() * 1000))} (every {pause:g} s; Ctrl-C stops)", ""]
+                if repeat
+                else []
+            )
+            shell.write(
+                "".join(visible(line) + "\n" for line in [*head, *status.lines(), *([""] if repeat else [])])
+            )
+        shell.out.flush()
+        shown += 1
+        if not repeat or (isinstance(count, int) and shown >= count) or not shell.pause(pause):
+            return
 
 
 QUORUM_COMMAND = Command(
@@ -102,6 +129,13 @@ QUORUM_COMMAND = Command(
                 "refused for a node whose files do not validate.",
                 metavar="ID",
             ),
+            Option(
+                ("--interval",),
+                "interval",
+                "Live: ask again every SECONDS (default 2) until Ctrl-C.",
+                "SECONDS",
+            ),
+            Option(("--count",), "count", "Live: stop after this many answers.", "N", type=int),
             JSON_OPT,
         ),
         notes=(
@@ -113,10 +147,10 @@ QUORUM_COMMAND = Command(
             (
                 "Live (-q): what kafka-metadata-quorum describe --status and --replication print, "
                 "from the leader's DescribeQuorum (needs DESCRIBE on the cluster), asked afresh "
-                "each time the command runs."
+                "each time the command runs; --interval and --count ask again and again, as watch(1) would."
             ),
         ),
     ),
     run=run_quorum,
-    tui=TuiMode.WORKER,
+    tui=TuiMode.STREAM,
 )

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from metashell.numbers import parse_seconds
 from metashell.times import iso_utc as iso_time
 from metashell.tree import join
 from metashell.tree.paths import normalize
@@ -12,7 +11,7 @@ from metashell.tree.paths import normalize
 from ...safe_text import visible
 from ..changes import as_json, object_changes, values_at
 from ..registry import Command, TuiMode
-from ..spec import JSON_OPT, CommandError, CommandSpec, Option, Parsed, Positional
+from ..spec import JSON_OPT, CommandError, CommandSpec, Option, Parsed, Positional, seconds_option
 
 if TYPE_CHECKING:
     from ..session import Shell
@@ -26,7 +25,7 @@ def run_watch(shell: Shell, p: Parsed) -> None:
         raise CommandError("watch: needs a live source (-q) or a metadata directory (-d)")
     comps = normalize(shell.cwd, p.args[0].text) if p.args else []
     count = p.opts.get("count")
-    pause = _seconds_option(p, "interval", default=1.0)
+    pause = seconds_option(p, "interval", default=1.0)
     redact = shell.settings.redact
     before = values_at(shell.root, comps, redact)
     shell.note(f"watching {join(comps)} from offset {shell.root.ctx.image.provenance.offset} (Ctrl-C stops)")
@@ -63,18 +62,6 @@ def run_watch(shell: Shell, p: Parsed) -> None:
             if isinstance(count, int) and seen >= count:
                 return
         before = after
-
-
-def _seconds_option(p: Parsed, name: str, default: float) -> float:
-    raw = p.opts.get(name)
-    if raw is None:
-        return default
-    try:
-        return parse_seconds(str(raw))
-    except ValueError:
-        raise CommandError(
-            f"{p.spec.name}: --{name} {raw}: not a positive number of seconds (at most a year)"
-        ) from None
 
 
 WATCH_COMMAND = Command(
