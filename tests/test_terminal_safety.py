@@ -14,6 +14,7 @@ import json
 import re
 import threading
 import time
+import uuid
 from pathlib import Path
 from typing import Any
 
@@ -158,6 +159,7 @@ HUMAN = [
 
 EVERY_COMMAND: dict[str, tuple[str, ...]] = {
     "at": ("at 1; ls /topics", "at 0; cat /topics/*/*"),
+    "bundle": ("bundle --out {out}",),  # a new tar beside the directory each run
     "cat": ("cat /brokers/1 /acls/*",),
     "cd": ("cd /configs/topic/*; pwd",),
     "clear": ("clear",),
@@ -232,6 +234,7 @@ def _run(tmp: Path, s: str, name: str, command: str, appended: list[int]) -> tup
     if name == "watch":
         thread = _append_a_topic_soon(tmp, s, len(appended))
         appended.append(1)
+    command = command.replace("{out}", str(tmp.parent / f"bundle-{uuid.uuid4().hex}.tar"))
     _, out, err = shell("-d", str(tmp), "-c", command)
     if thread is not None:
         thread.join()

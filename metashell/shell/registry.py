@@ -83,6 +83,7 @@ class Command(NamedTuple):
 
 HOMES: Mapping[str, str] = {
     "at": "at",
+    "bundle": "bundle",
     "cat": "navigation",
     "cd": "navigation",
     "clear": "leaving",

@@ -1,0 +1,197 @@
+"""``bundle`` (issue 59): the anonymised bundle of every fixture answers as the original does with
+pseudonyms in place of names, holds no original name, keeps every record's place, and declares
+every string field of Kafka's metadata schemas as a name to replace or a word to keep."""
+
+from __future__ import annotations
+
+import json
+import tarfile
+from pathlib import Path
+from typing import Any
+
+import pytest
+from conftest import FIXTURES, REPO, corpus_dirs
+from test_cli import run_cli
+
+from metashell.log.directory import open_metadata_dir
+from metashell.shell.bundle import FIELD_KINDS, KEPT_FIELDS, NodeFiles, Pseudonyms, Rewriter, write_bundle
+
+FIXTURE_DIRS = sorted(p for p in FIXTURES.iterdir() if p.is_dir() and (p / "__cluster_metadata-0").is_dir())
+KEY = bytes(range(32))
+#: What each node is asked, on the original and on the bundle, and how the answers must agree:
+#: ``exact`` (with the names put back), ``lines`` (the same lines, in an order that sorts by name),
+#: ``shape`` (the JSON verdict, counts and findings: a list's first items are chosen by name).
+ASKED = {
+    "health --json": "shape",
+    "doctor --json": "shape",
+    "quorum": "exact",
+    "cat /brokers/*": "exact",
+    "describe": "lines",
+    "ls -R /topics": "lines",
+    "describe acl": "lines",
+    "ls -R /configs /quotas /scram /delegationTokens": "lines",
+}
+
+
+def _shape(text: str) -> Any:
+    doc = json.loads(text)
+    findings = [
+        {k: f.get(k) for k in ("key", "severity", "count")} | {"items": len(f.get("items", []))}
+        for f in doc["findings"]
+    ]
+    return {k: doc.get(k) for k in ("healthy", "clean", "verdict", "brokers", "topics", "partitions")} | {
+        "findings": findings
+    }
+
+
+def _string_fields(fields: list[dict[str, Any]], prefix: str = "") -> list[str]:
+    out = []
+    for f in fields:
+        name, ftype = f["name"], f["type"]
+        if ftype == "string":
+            out.append(prefix + name)
+        elif ftype == "[]string":
+            out.append(prefix + name + "[]")
+        elif "fields" in f:
+            out += _string_fields(f["fields"], prefix + name + ("[]." if ftype.startswith("[]") else "."))
+    return out
+
+
+def test_every_string_field_of_the_schemas_is_replaced_or_kept() -> None:
+    """A new schema or field that holds text fails here until it is declared one or the other."""
+    schemas = sorted((REPO / "metashell" / "protocol" / "schemas" / "metadata").glob("*Record.json"))
+    assert len(schemas) > 20
+    undeclared = []
+    for path in schemas:
+        text = "\n".join(line for line in path.read_text().splitlines() if not line.strip().startswith("//"))
+        schema = json.loads(text)
+        for field in _string_fields(schema.get("fields", [])):
+            if (schema["name"], field) not in FIELD_KINDS and (schema["name"], field) not in KEPT_FIELDS:
+                undeclared.append((schema["name"], field))
+    assert not undeclared, undeclared
+
+
+def _nodes(fixture: Path) -> list[NodeFiles]:
+    d = open_metadata_dir(fixture)
+    node_id = d.meta.node_id if d.meta is not None else None
+    return [NodeFiles(f"node-{node_id}", d.log_dir, d.path)]
+
+
+def _originals(nodes: list[NodeFiles]) -> dict[str, str]:
+    """Pseudonym -> the original name, as the bundle made them with ``KEY`` (a pseudonym is a
+    random-looking word: putting the original back where it stands can touch nothing else)."""
+    from metashell.shell.bundle import node_files
+
+    p = Pseudonyms(KEY)
+    rewriter = Rewriter(p)
+    for node in nodes:
+        for _name, path, how in node_files(node):
+            if how == "records":
+                rewriter.file(path.read_bytes(), str(path))
+    return {pseudonym: original for (_kind, original), pseudonym in p.made.items()}
+
+
+def _restored(text: str, originals: dict[str, str], copy: Path, original_dir: Path) -> str:
+    for pseudonym, original in originals.items():
+        text = text.replace(pseudonym, original)
+    return text.replace(str(copy), str(original_dir))
+
+
+def _ask(path: Path, command: str) -> tuple[int, str]:
+    code, out, _err = run_cli("-d", str(path), "-c", command)
+    return code, out
+
+
+@pytest.mark.parametrize("fixture", FIXTURE_DIRS, ids=lambda p: p.name)
+def test_the_bundle_answers_as_the_original_does(fixture: Path, tmp_path: Path) -> None:
+    _check_bundle(fixture, tmp_path)
+
+
+@pytest.mark.parametrize("corpus_dir", corpus_dirs())
+def test_the_bundle_of_every_corpus_directory_answers_as_it_does(corpus_dir: Path, tmp_path: Path) -> None:
+    _check_bundle(corpus_dir, tmp_path)
+
+
+def _check_bundle(fixture: Path, tmp_path: Path) -> None:
+    nodes = _nodes(fixture)
+    out = tmp_path / "bundle.tar"
+    manifest = write_bundle(nodes, out, keep_names=False, version="test", key=KEY)
+    assert manifest["keyWritten"] is False and manifest["nodes"] == [n.label for n in nodes]
+    with tarfile.open(out) as tar:
+        tar.extractall(tmp_path / "x", filter="data")
+    originals = _originals(nodes)
+    copy = tmp_path / "x" / nodes[0].label
+    for command, how in ASKED.items():
+        code, original = _ask(fixture, command)
+        bundled_code, bundled = _ask(copy, command)
+        assert bundled_code == code, command
+        bundled = _restored(bundled, originals, copy, fixture)
+        if how == "shape":
+            assert _shape(bundled) == _shape(original), command
+        elif how == "lines":
+            assert sorted(bundled.splitlines()) == sorted(original.splitlines()), command
+        else:
+            assert bundled == original, command
+    # every record kept its place: offset, time, epoch, type and batch
+    _, original = _ask(fixture, "log --all --json")
+    _, bundled = _ask(copy, "log --all --json")
+    place = lambda r: (r["offset"], r["timestamp"], r["leaderEpoch"], r["type"], r["batch"]["baseOffset"])  # noqa: E731
+    assert [place(json.loads(x)) for x in bundled.splitlines()] == [
+        place(json.loads(x)) for x in original.splitlines()
+    ]
+    # no original name of five characters or more anywhere in the bundle's bytes
+    raw = out.read_bytes()
+    leaked = [n for n in originals.values() if len(n) >= 5 and n.encode() in raw]
+    assert not leaked, leaked
+
+
+def test_the_command_writes_a_bundle_and_refuses_to_write_into_a_metadata_directory(tmp_path: Path) -> None:
+    out = tmp_path / "b.tar.gz"
+    code, said, err = run_cli("-d", str(FIXTURES / "demo"), "-c", f"bundle --out {out}")
+    assert code == 0, err
+    assert said.startswith(f"bundle: {out}: 1 node(s), ") and "the key is not written" in said
+    with tarfile.open(out) as tar:
+        manifest = json.load(tar.extractfile("manifest.json"))  # type: ignore[arg-type]
+    assert manifest["replaced"]["topic"] >= 3 and "orders" not in json.dumps(manifest)
+    code, _, err = run_cli("-d", str(FIXTURES / "demo"), "-c", f"bundle --out {out}")
+    assert code == 1 and "exists" in err
+    inside = FIXTURES / "demo" / "__cluster_metadata-0" / "b.tar"
+    code, _, err = run_cli("-d", str(FIXTURES / "demo"), "-c", f"bundle --out {inside}")
+    assert code == 1 and "never writes into a metadata directory" in err and not inside.exists()
+    code, _, err = run_cli(
+        "-s",
+        str(FIXTURES / "demo" / "__cluster_metadata-0" / "00000000000000000000.log"),
+        "-c",
+        f"bundle --out {tmp_path / 'c.tar'}",
+    )
+    assert code == 1 and "needs metadata directories (-d)" in err
+
+
+@pytest.mark.kafka
+@pytest.mark.parametrize("fixture", [FIXTURES / "kafka-4.4", FIXTURES / "demo"], ids=lambda p: p.name)
+def test_kafkas_own_tools_open_the_bundle(fixture: Path, tmp_path: Path, kafka_oracle: Any) -> None:
+    """``kafka-dump-log`` reads every rewritten file as metashell does (valid CRCs, the same
+    records), batch for batch where the original's batches were; Kafka's metadata shell loads the
+    newest snapshot and lists the pseudonyms metashell's /image lists."""
+    from test_dump_log_oracle import assert_equal_to_dump, parse_dump
+
+    nodes = _nodes(fixture)
+    out = tmp_path / "bundle.tar"
+    write_bundle(nodes, out, keep_names=False, version="test", key=KEY)
+    with tarfile.open(out) as tar:
+        tar.extractall(tmp_path / "x", filter="data")
+    copy = tmp_path / "x" / nodes[0].label / "__cluster_metadata-0"
+    files = sorted(p for p in copy.iterdir() if p.suffix in (".log", ".checkpoint"))
+    assert files
+    for path in files:
+        dump = kafka_oracle.dump_log(path)
+        assert_equal_to_dump(path, dump)
+        bundled, _ = parse_dump(dump)
+        original, _ = parse_dump(kafka_oracle.dump_log(fixture / "__cluster_metadata-0" / path.name))
+        place = lambda b: (b[0], b[1], b[2], b[3], b[4], b[5])  # noqa: E731 - offsets, count, epoch, flags
+        assert [place(b) for b in bundled] == [place(b) for b in original], path.name
+    newest = max((p for p in files if p.suffix == ".checkpoint"), key=lambda p: p.name)
+    kafka = kafka_oracle.java_shell(newest, "ls", "/image/topics/byName")
+    code, ours, err = run_cli("-s", str(newest), "-c", "ls /image/topics/byName")
+    assert code == 0, err
+    assert kafka.split() == ours.split() and all(n.startswith(("topic-", "__")) for n in kafka.split())
