@@ -276,3 +276,19 @@ def test_no_name_of_any_length_and_no_secret_is_left(fixture: Path, tmp_path: Pa
             assert {s.partition(":")[2] if s not in originals else s for s in named} == originals
         else:
             assert not named, sorted(named)
+
+
+def test_a_damaged_log_is_refused_in_one_line_and_leaves_no_file(tmp_path: Path) -> None:
+    import shutil
+
+    damaged = tmp_path / "demo"
+    shutil.copytree(FIXTURES / "demo", damaged)
+    segment = damaged / "__cluster_metadata-0" / "00000000000000000000.log"
+    data = bytearray(segment.read_bytes())
+    data[1000] ^= 0xFF
+    segment.write_bytes(bytes(data))
+    out = tmp_path / "b.tar"
+    code, said, err = run_cli("-d", str(damaged), "-c", f"bundle --out {out}")
+    assert code == 1 and said == "" and len(err.splitlines()) == 1, err
+    assert str(segment) in err and "CRC mismatch" in err
+    assert not list(tmp_path.glob("b.tar*"))
