@@ -16,7 +16,7 @@ from metashell.log.checksum import crc32c
 from metashell.log.compression import compress_records
 from metashell.protocol.wire import encode_varint
 
-__all__ = ["RecordSpec", "build_batch", "encode_record"]
+__all__ = ["RecordSpec", "build_batch", "encode_record", "frame_batch"]
 
 
 def encode_record(
@@ -77,11 +77,13 @@ def build_batch(
             body += encode_record(n - 1, key, value, 0, rest[0] if rest else ())
     area = compress_records(compression, bytes(body)) if compression else bytes(body)
     attrs = (compression & ATTR_COMPRESSION_MASK) | (ATTR_CONTROL if control else 0) | attributes
-    tail = (
-        struct.pack(
-            ">hiqqqhii", attrs, n - 1, timestamp, timestamp, producer_id, producer_epoch, base_sequence, n
-        )
-        + area
-    )
-    crc = crc32c(tail)
-    return struct.pack(">qiibI", base_offset, len(tail) + 9, epoch, 2, crc) + tail
+    header = (attrs, n - 1, timestamp, timestamp, producer_id, producer_epoch, base_sequence, n)
+    return frame_batch(base_offset, epoch, header, area)
+
+
+def frame_batch(base_offset: int, epoch: int, header: tuple[int, ...], area: bytes) -> bytes:
+    """A v2 batch around a records ``area`` (compressed already, if its attributes say so):
+    ``header`` is (attributes, lastOffsetDelta, baseTimestamp, maxTimestamp, producerId,
+    producerEpoch, baseSequence, recordsCount), the fields the CRC covers before the records."""
+    tail = struct.pack(">hiqqqhii", *header) + area
+    return struct.pack(">qiibI", base_offset, len(tail) + 9, epoch, 2, crc32c(tail)) + tail

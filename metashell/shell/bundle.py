@@ -27,7 +27,6 @@ import hmac
 import io
 import json
 import os
-import struct
 import tarfile
 import time
 from collections import Counter
@@ -37,9 +36,8 @@ from pathlib import Path
 from typing import Any
 
 from metashell.errors import MetashellError
-from metashell.log.checksum import crc32c
 from metashell.log.compression import compress_records
-from metashell.log.encoding import encode_record
+from metashell.log.encoding import encode_record, frame_batch
 from metashell.log.scan import iter_batches
 from metashell.protocol.control import decode_control_record, encode_control_record
 from metashell.protocol.metadata import decode_metadata_record, encode_metadata_record
@@ -269,22 +267,17 @@ class Rewriter:
             codec = batch.attributes & 0x07
             body = b"".join(encoded)
             area = compress_records(codec, body) if codec else body
-            tail = (
-                struct.pack(
-                    ">hiqqqhii",
-                    batch.attributes,
-                    batch.last_offset_delta,
-                    batch.base_timestamp,
-                    batch.max_timestamp,
-                    batch.producer_id,
-                    batch.producer_epoch,
-                    batch.base_sequence,
-                    batch.records_count,
-                )
-                + area
+            header = (
+                batch.attributes,
+                batch.last_offset_delta,
+                batch.base_timestamp,
+                batch.max_timestamp,
+                batch.producer_id,
+                batch.producer_epoch,
+                batch.base_sequence,
+                batch.records_count,
             )
-            header = struct.pack(">qiib", batch.base_offset, len(tail) + 9, batch.partition_leader_epoch, 2)
-            out.append(header + struct.pack(">I", crc32c(tail)) + tail)
+            out.append(frame_batch(batch.base_offset, batch.partition_leader_epoch, header, area))
         return b"".join(out)
 
 
