@@ -27,6 +27,7 @@ import hmac
 import io
 import json
 import os
+import re
 import tarfile
 import time
 from collections import Counter
@@ -115,6 +116,9 @@ class Pseudonyms:
     keep_names: bool = False
     made: dict[tuple[str, str], str] = field(default_factory=dict, repr=False)
     dropped: Counter[str] = field(default_factory=Counter)
+    #: The names looked for inside free text (``_SCRUBBED_IN_TEXT``), and their pattern once made.
+    _in_text: dict[str, str] = field(default_factory=dict, repr=False)
+    _pattern: re.Pattern[str] | None = field(default=None, repr=False)
 
     def name(self, kind: str, original: str | None) -> str | None:
         if original is None or original in ("", "*") or (kind == "topic" and original.startswith("__")):
@@ -126,6 +130,9 @@ class Pseudonyms:
             digest = hmac.new(self.key, f"{kind}\0{original}".encode(), hashlib.sha256).digest()
             tag = base64.b32encode(digest[:10]).decode().lower()
             known = self.made[(kind, original)] = _FORMS[kind].format(tag)
+            if kind in _SCRUBBED_IN_TEXT and len(original) >= _SCRUB_MIN:
+                self._in_text[original] = known
+                self._pattern = None
         return known
 
     def principal(self, original: str | None) -> str | None:
@@ -137,12 +144,12 @@ class Pseudonyms:
 
     def scrub(self, text: str | None) -> str | None:
         """``text`` with every known host, user, client id and token id in it replaced."""
-        if text is None or self.keep_names:
+        if text is None or self.keep_names or not self._in_text:
             return text
-        for (kind, original), pseudonym in sorted(self.made.items(), key=lambda kv: -len(kv[0][1])):
-            if kind in _SCRUBBED_IN_TEXT and len(original) >= _SCRUB_MIN and original in text:
-                text = text.replace(original, pseudonym)
-        return text
+        if self._pattern is None:  # one alternation, longest first: a name inside a longer one waits
+            names = sorted(self._in_text, key=len, reverse=True)
+            self._pattern = re.compile("|".join(map(re.escape, names)))
+        return self._pattern.sub(lambda m: self._in_text[m.group(0)], text)
 
     def counts(self) -> dict[str, int]:
         return dict(sorted(Counter(kind for kind, _ in self.made).items()))
