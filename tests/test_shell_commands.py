@@ -383,7 +383,9 @@ def test_bad_commands() -> None:
     choices = ", ".join(f"'{n}'" for n in registry.names())
     names = registry.names()
     assert names == sorted(names)  # as argparse lists them
-    assert {"cat", "cd", "exit", "find", "help", "history", "ls", "man", "pwd", "tree"} <= set(names)  # Kafka's
+    assert {"cat", "cd", "exit", "find", "help", "history", "ls", "man", "pwd", "tree"} <= set(
+        names
+    )  # Kafka's
     assert run("blah") == ("", f"invalid choice: 'blah' (choose from {choices})\n", 2)  # usage
     _, err, _ = run("tr /")
     assert err.startswith("invalid choice: 'tr': did you mean 'tree'?")
