@@ -85,7 +85,6 @@ class LogStats:
     def as_json(self, top: int) -> dict[str, Any]:
         """``stats --json``: the same numbers as the text, every type and window, the ``top``
         churners of each kind."""
-        span = self.span_ms()
         return {
             "windowSeconds": self.window_ms // 1000,
             "records": self.records,
@@ -117,11 +116,16 @@ class LogStats:
                 }
                 for s in self.snapshots
             ],
-            "growth": {
-                "logBytes": self.log_bytes,
-                "recordsPerHour": _per_hour(self.records, span),
-                "bytesPerHour": _per_hour(self.log_bytes, span),
-            },
+            "growth": self.growth(),
+        }
+
+    def growth(self) -> dict[str, Any]:
+        """The log's bytes, and records and bytes per hour over its time span (None: no span)."""
+        span = self.span_ms()
+        return {
+            "logBytes": self.log_bytes,
+            "recordsPerHour": _per_hour(self.records, span),
+            "bytesPerHour": _per_hour(self.log_bytes, span),
         }
 
 

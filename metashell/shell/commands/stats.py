@@ -113,7 +113,7 @@ def text_lines(stats: LogStats, top: int) -> list[str]:
             name = f"{key[0]}/{key[1]}" if isinstance(key, tuple) else str(key)
             out.append(f"    {name:<40} {sum(counts.values()):>6,}  {_counts(counts)}")
     out += ["", *_snapshot_lines(stats), ""]
-    doc = stats.as_json(top)["growth"]
+    doc = stats.growth()
     per_hour = (
         f"{doc['recordsPerHour']:,} records/h, {doc['bytesPerHour'] / 1e6:,.2f} MB/h"
         if doc["recordsPerHour"] is not None
