@@ -122,25 +122,29 @@ def write_floor_sample(dirs: list[str], out: Path) -> Path:
 
 
 FLOOR_COPIES = 8
-"""Input partitions of the floor source, each the whole sample."""
+"""Times the floor source reads the whole sample (more when it has more partitions)."""
 
 
-def floor_source(sample: str) -> Any:
-    """A data source named ``floor`` that yields the sample's Arrow batches, once per partition."""
+def floor_source(sample: str, parts: int) -> Any:
+    """A data source named ``floor`` that yields the sample's Arrow batches :data:`FLOOR_COPIES`
+    times, spread over ``parts`` input partitions: as many tasks as the ``records`` read it is
+    compared with, since each task costs Spark about as much as decoding 1 MB does."""
+    copies = max(FLOOR_COPIES, parts)
     from pyspark.sql.datasource import DataSource, DataSourceReader, InputPartition
 
     from metashell.spark.datasource import KraftMetadataDataSource
 
     class Reader(DataSourceReader):
         def partitions(self) -> list[InputPartition]:
-            return [InputPartition(i) for i in range(FLOOR_COPIES)]
+            return [InputPartition(i) for i in range(parts)]
 
         def read(self, partition: InputPartition) -> Any:
             import pyarrow as pa
 
             with pa.ipc.open_file(pa.memory_map(sample)) as f:
-                for i in range(f.num_record_batches):
-                    yield f.get_batch(i)
+                for _copy in range(partition.value, copies, parts):
+                    for i in range(f.num_record_batches):
+                        yield f.get_batch(i)
 
     class Floor(DataSource):
         @classmethod
@@ -189,7 +193,9 @@ def spark_run(cores: int, dirs: list[str], sample: str | None) -> dict[str, floa
             return rows
         import pyarrow as pa
 
-        spark.dataSource.register(floor_source(sample))
+        parts = records.rdd.getNumPartitions()
+        rows["tasks"] = float(parts)
+        spark.dataSource.register(floor_source(sample, parts))
         floor = spark.read.format("floor").load()
         for key in ("floor_cold_s", "floor_s"):  # a warm-up run, then the timed one
             t = time.perf_counter()
@@ -197,7 +203,7 @@ def spark_run(cores: int, dirs: list[str], sample: str | None) -> dict[str, floa
             rows[key] = time.perf_counter() - t
         with pa.ipc.open_file(pa.memory_map(sample)) as f:
             rows["floor"] = float(
-                FLOOR_COPIES * sum(f.get_batch(i).num_rows for i in range(f.num_record_batches))
+                max(FLOOR_COPIES, parts) * sum(f.get_batch(i).num_rows for i in range(f.num_record_batches))
             )
         return rows
     finally:

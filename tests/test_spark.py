@@ -493,6 +493,35 @@ def test_a_sparse_file_is_planned_by_its_data_not_its_size(tmp_path: Path) -> No
     assert _split(unit, 64 << 20) == [unit]
 
 
+def test_small_units_are_packed_into_two_tasks_a_core() -> None:
+    """A task costs Spark about as much as decoding 1 MB: a fleet of small directories is packed
+    into a few tasks per core of the session, never split across more, and in order."""
+    from metashell.spark.inputs import MIN_PARTITIONS, min_partitions, pack
+
+    assert min_partitions(None) == MIN_PARTITIONS
+    assert [min_partitions(n) for n in (1, 2, 8)] == [2, 4, 16]
+    items = list(range(40))
+    for least in (1, 2, 4, 16):
+        groups = pack(items, [1 << 20] * 40, least=least)
+        assert [i for g in groups for i in g] == items
+        assert least <= len(groups) <= 2 * least
+    assert len(pack(items, [1 << 20] * 40, split_bytes=4 << 20, least=2)) == 10  # a task's bytes bound
+
+
+def test_the_session_sizes_the_tasks_and_min_partitions_overrides(spark: Any) -> None:
+    from metashell.spark.inputs import find_datasets, plan_units
+
+    fleet = [str(p.values[0]) for p in FIXTURE_DIRS]
+    units = len(plan_units(find_datasets(fleet)))
+    cores = spark.sparkContext.defaultParallelism
+    planned = spark.read.format("kraft-metadata").load(fleet).rdd.getNumPartitions()
+    assert 2 * cores <= planned <= 4 * cores < units
+    more = spark.read.format("kraft-metadata").option("minPartitions", "9").load(fleet)
+    assert more.rdd.getNumPartitions() >= 9
+    with pytest.raises(Exception, match="minpartitions must be a whole number of at least 1, not '0'"):
+        spark.read.format("kraft-metadata").option("minPartitions", "0").load(fleet).count()
+
+
 # --------------------------------------------------------------------------------------------------
 # Hostile values (issue 28): each becomes a row of ``errors`` naming the file, never a failed job.
 

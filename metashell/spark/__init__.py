@@ -30,7 +30,7 @@ def register(spark: SparkSession) -> None:
     with every table registered so far (:mod:`.tables`; call it again after registering one)."""
     from .datasource import source_class
 
-    spark.dataSource.register(source_class())
+    spark.dataSource.register(source_class(spark.sparkContext.defaultParallelism))
 
 
 def session(master: str | None = None, app_name: str = "metashell", **conf: Any) -> SparkSession:

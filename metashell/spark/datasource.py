@@ -14,6 +14,8 @@ Options (keys are case-insensitive, as Spark passes them):
 ``errors``      ``rows`` (default: a corrupt file ends its unit; the ``errors`` table says where)
                 or ``fail`` (raise: ``--fail-fast``)
 ``splitBytes``  files larger than this are read as several partitions (default 64 MiB)
+``minPartitions`` small files are packed into this many tasks or more (default: two a core of the
+                session :func:`metashell.spark.register` was given, else 16)
 
 ``readStream`` takes ``bootstrap.controllers`` (and ``config``, a client properties file for TLS
 or SASL) instead of paths: see :mod:`.stream`.
@@ -34,6 +36,7 @@ from .inputs import (
     Unit,
     dataset_bytes,
     find_datasets,
+    min_partitions,
     pack,
     plan_units,
     unit_bytes,
@@ -60,6 +63,19 @@ def _flag(options: dict[str, str], key: str, default: bool) -> bool:
     return default if value is None else value.strip().lower() not in ("false", "0", "no", "off")
 
 
+def _count(options: dict[str, str], key: str, default: int) -> int:
+    value = options.get(key)
+    if value is None:
+        return default
+    try:
+        n = int(value)
+    except ValueError:
+        n = 0
+    if n < 1:
+        raise InputError(f"kraft-metadata: {key} must be a whole number of at least 1, not {value!r}")
+    return n
+
+
 class _Part(InputPartition):
     """One task's work: file ranges (file tables) or datasets (image tables), packed by size."""
 
@@ -78,6 +94,10 @@ class KraftMetadataDataSource(DataSource):
     TABLES: ClassVar[Mapping[str, Table] | None] = None
     """The tables this class reads (None: the registry of the process it runs in); see
     :func:`source_class`."""
+    PARALLELISM: ClassVar[int | None] = None
+    """The cores of the session the class was registered with (None: not known), which sizes the
+    tasks (:func:`.inputs.min_partitions`): planning runs in a Python worker, which has no
+    SparkContext to ask."""
 
     def _table(self) -> Table:
         name = self.options.get("table", "records").strip().lower()
@@ -99,7 +119,7 @@ class KraftMetadataDataSource(DataSource):
         return spark_ddl(schema)
 
     def reader(self, schema: Any) -> DataSourceReader:
-        return _Reader(self._table(), dict(self.options))
+        return _Reader(self._table(), dict(self.options), self.PARALLELISM)
 
     def simpleStreamReader(self, schema: Any) -> Any:
         """``readStream``: committed records of a live quorum (:mod:`.stream`)."""
@@ -110,8 +130,9 @@ class KraftMetadataDataSource(DataSource):
         return LiveStreamReader(dict(self.options))
 
 
-def source_class() -> type[KraftMetadataDataSource]:
-    """The class to register with a session: it carries the tables registered so far.
+def source_class(parallelism: int | None = None) -> type[KraftMetadataDataSource]:
+    """The class to register with a session: it carries the tables registered so far, and the
+    session's cores (``parallelism``, which sizes the tasks).
 
     Spark plans a Python data source in a Python worker, which imports metashell afresh: a table
     registered by the user's own module (or a test's) is in the driver's registry only.  A class
@@ -121,7 +142,7 @@ def source_class() -> type[KraftMetadataDataSource]:
     return type(
         "KraftMetadataDataSource",
         (KraftMetadataDataSource,),
-        {"TABLES": dict(tables()), "__module__": __name__},
+        {"TABLES": dict(tables()), "PARALLELISM": parallelism, "__module__": __name__},
     )
 
 
@@ -129,9 +150,11 @@ class _Reader(DataSourceReader):
     """Pickled to the executors with its :class:`Table`: a table registered only in the driver's
     process (a user's or a test's module) is read like the built-in ones."""
 
-    def __init__(self, table: Table, options: dict[str, str]) -> None:
+    def __init__(self, table: Table, options: dict[str, str], parallelism: int | None = None) -> None:
         self.table = table
         self.options = {k.lower(): v for k, v in options.items()}
+        self.least = _count(self.options, "minpartitions", min_partitions(parallelism))
+        """Input partitions small units are packed into, at least (:func:`.inputs.pack`)."""
         self.redact = _flag(self.options, "redact", True)
         self.as_of = self.options.get("asof") or None
         self.errors = self.options.get("errors", "rows").strip().lower()
@@ -142,14 +165,19 @@ class _Reader(DataSourceReader):
         datasets = find_datasets(_paths(self.options))
         split = int(self.options.get("splitbytes", DEFAULT_SPLIT_BYTES))
         if self.table.source is Source.IMAGE:
-            return [_Part(g) for g in pack(datasets, [dataset_bytes(ds) for ds in datasets], split)]
+            return [
+                _Part(g) for g in pack(datasets, [dataset_bytes(ds) for ds in datasets], split, self.least)
+            ]
         if self.table.snapshot_files_only:
             units = [u for u in plan_units(datasets, split_bytes=1 << 62) if u.kind != "log"]
         else:
             units = plan_units(datasets, split)
-        parts: list[InputPartition] = [_Part(g) for g in pack(units, [unit_bytes(u) for u in units], split)]
+        sizes = [unit_bytes(u) for u in units]
+        parts: list[InputPartition] = [_Part(g) for g in pack(units, sizes, split, self.least)]
         if self.table.reports_problems:  # and each dataset's own: its notes, a replay that fails
-            parts += [_Part(g) for g in pack(datasets, [dataset_bytes(ds) for ds in datasets], split)]
+            parts += [
+                _Part(g) for g in pack(datasets, [dataset_bytes(ds) for ds in datasets], split, self.least)
+            ]
         # no unit (no snapshot anywhere in a young fleet): one empty partition of ours, not the
         # InputPartition(None) PySpark puts in its place, which read() would not know
         return parts or [_Part([])]
