@@ -28,7 +28,9 @@ def _commands_help() -> str:
 
 
 EPILOG = """\
-exactly one of --directory, --snapshot or --bootstrap-controller is required.
+exactly one of --directory, --snapshot or --bootstrap-controller is required
+(--directory beside --bootstrap-controller: the nodes' own directories, which 'quorum' compares
+with the committed log).
 
 commands (one-shot, or in the shell; 'man CMD' for options):
 {commands}
@@ -133,7 +135,8 @@ def build_parser(prog: str | None = None) -> argparse.ArgumentParser:
         action="append",
         help="The __cluster_metadata-0 directory to read (or the log dir that contains it). Give it "
         "once per node (-d A -d B -d C) to read several nodes of one cluster: 'quorum' compares "
-        "them and 'node ID' switches between them.",
+        "them and 'node ID' switches between them. Beside -q, the nodes' own directories: 'quorum' "
+        "says how far each is from the committed log.",
     )
     p.add_argument(
         "--mixed-clusters",
@@ -354,13 +357,13 @@ the parser has an option this does not list (``tests/test_cli_option_pairs.py``)
 
 def invocation(args: argparse.Namespace) -> tuple[str | None, str]:
     """(source, mode) of parsed arguments (source None when none is given)."""
-    source = (
-        "directory"
+    source = (  # -q first: directories given beside it are the nodes' disks, for 'quorum'
+        "live"
+        if args.bootstrap_controller
+        else "directory"
         if args.directory
         else "snapshot"
         if args.snapshot
-        else "live"
-        if args.bootstrap_controller
         else None
     )
     mode = (
@@ -407,6 +410,8 @@ def check_usage(args: argparse.Namespace) -> None:
             "no metadata source: give one of --directory/-d DIR, --snapshot/-s FILE or "
             "--bootstrap-controller/-q HOST:PORT"
         )
+    if args.bootstrap_controller and args.directory and not args.snapshot:
+        given.remove("--directory")  # the nodes' directories beside a live quorum ('quorum')
     if len(given) > 1:
         raise UsageError(f"give only one metadata source, not both {given[0]} and {given[1]}")
     if args.bootstrap_controller:

@@ -130,7 +130,7 @@ def run(
         stderr.write(f"{wipe}warning: {visible(_one_line(message))}\n")
         stderr.flush()
 
-    if args.directory or args.snapshot:
+    if not args.bootstrap_controller:
         with showing_progress(stderr, _is_tty(stderr)):  # a long load says how far it has got
             if args.directory and len(args.directory) > 1:
                 from metashell.shell.nodes import open_nodes
@@ -158,7 +158,7 @@ def run(
             else:
                 source = open_file(args.snapshot, warn, redact, salvage=args.salvage, at=args.at)
     else:
-        source = open_live(args.bootstrap_controller, args.config, warn, redact)
+        source = open_live(args.bootstrap_controller, args.config, warn, redact, disks=args.directory or ())
 
     try:
         if args.tui:

@@ -81,7 +81,8 @@ def test_no_source_is_a_usage_error() -> None:
     [
         (["-d", "a", "-s", "b"], "--directory and --snapshot"),
         (["--snapshot", "b", "-q", "h:1"], "--snapshot and --bootstrap-controller"),
-        (["-d", "a", "--bootstrap-controller", "h:1"], "--directory and --bootstrap-controller"),
+        # -d beside -q names the nodes' directories ('quorum'), but not beside -q and -s
+        (["-d", "a", "-s", "b", "--bootstrap-controller", "h:1"], "--directory and --snapshot"),
     ],
 )
 def test_two_sources_is_a_usage_error(argv: list[str], names: str) -> None:

@@ -489,6 +489,22 @@ def test_quorum_in_a_live_session_says_what_kafka_metadata_quorum_says(quorum: A
     )
     assert doc["voters"][0]["nodeId"] == doc["leaderId"]
     assert [o["nodeId"] for o in doc["observers"]] == [4]
+    # beside it, every node's own directory (read after the leader answered, and logs only grow):
+    # on disk at least what the leader saw that node hold, and the leader's at least the high watermark
+    disks = [str(n.metadata_dir) for n in quorum.nodes]
+    args = [w for d in disks for w in ("-d", d)]
+    doc = json.loads(
+        run_cli("-q", quorum.controller_bootstrap, *args, "--json", "-c", "quorum", timeout=120)[0].stdout
+    )
+    assert [d["directory"] for d in doc["directories"]] == disks
+    for node, disk in zip(quorum.nodes, doc["directories"], strict=True):
+        assert disk["problem"] is None and disk["nodeId"] == node.node_id, disk
+        assert disk["logEndOffset"] >= disk["leaderLogEndOffset"] >= 0, disk
+        if node.node_id == doc["leaderId"]:
+            assert disk["behindHighWatermark"] <= 0, disk
+    proc, _ = run_cli("-q", quorum.controller_bootstrap, *args, "-c", "quorum", timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert "Directories, read now" in proc.stdout and all(d in proc.stdout for d in disks)
 
 
 def test_error_lines(quorum: Any) -> None:

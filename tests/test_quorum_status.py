@@ -5,6 +5,8 @@ The same against real Kafka's tool: ``test_live_kafka.py``."""
 
 from __future__ import annotations
 
+import re
+from pathlib import Path
 from typing import Any
 
 from metashell.live.quorum_status import quorum_status
@@ -142,5 +144,66 @@ def test_the_live_quorum_asks_again_every_interval() -> None:
         assert len(docs) == 2 and docs[0] != docs[1]  # a new answer each time
         status, out, err = run_cli("-q", ctrl.endpoint, "-c", "quorum --count 0")
         assert status == 1 and "--count must be 1 or more" in err
+    finally:
+        ctrl.kill()
+
+
+def test_directories_beside_a_live_quorum_say_how_far_each_is_from_the_committed_log(tmp_path: Path) -> None:
+    """``-q HOST:PORT -d DIR ...``: each directory's log end (the same one ``-d DIR quorum`` reports)
+    against the leader's high watermark: behind it, past it, at it; another cluster's directory has
+    no distance (a number against another log would be false); a wrong path is refused at start."""
+    import json
+    import shutil
+
+    from conftest import FIXTURES
+    from test_cli import run_cli
+    from test_live_fake import CLUSTER, FakeController
+
+    demo = FIXTURES / "demo"
+    status, out, err = run_cli("-d", str(demo), "-c", "quorum --json")
+    assert status == 0, err
+    end = json.loads(out)["logEndOffset"]
+    ours = tmp_path / "node-1"
+    shutil.copytree(demo, ours)
+    props = ours / "__cluster_metadata-0" / "meta.properties"
+    if not props.exists():
+        props = ours / "meta.properties"
+    props.write_text(re.sub(r"cluster\.id=.*", f"cluster.id={CLUSTER}", props.read_text()))
+    ctrl = FakeController()
+    try:
+        for hw, said, behind in (
+            (end + 7, "7 behind (committed records missing)", 7),
+            (end - 2, "2 past", -2),
+            (end, "at the high watermark", 0),
+        ):
+
+            def answer(version: int, body: dict[str, Any], hw: int = hw) -> dict[str, Any]:
+                out = ctrl._DescribeQuorum(version, body)
+                part = out["Topics"][0]["Partitions"][0]
+                part["HighWatermark"] = hw
+                part["CurrentVoters"] = [
+                    {"ReplicaId": 1, "ReplicaDirectoryId": bytes(16), "LogEndOffset": hw}
+                ]
+                return out
+
+            ctrl.hooks["DescribeQuorum"] = answer
+            args = ("-q", ctrl.endpoint, "-d", str(ours), "-d", str(demo))
+            status, out, err = run_cli(*args, "-c", "quorum")
+            assert status == 0, err
+            table = out[out.index("Directories, read now") :].splitlines()
+            assert f"(high watermark {hw})" in table[0]
+            mine = next(line for line in table if line.endswith(str(ours)))
+            assert mine.split()[:4] == ["1", str(end), mine.split()[2], str(hw)] and said in mine
+            other = next(line for line in table if line.endswith(str(demo)))
+            assert f"cluster ojQnLEycTOSMI2Fga2yOXA, not this quorum's {CLUSTER}" in other
+            status, out, err = run_cli(*args, "-c", "quorum --json")
+            assert status == 0, err
+            disks = json.loads(out)["directories"]
+            assert [d["behindHighWatermark"] for d in disks] == [behind, None]
+            assert disks[0]["logEndOffset"] == end and disks[0]["leaderLogEndOffset"] == hw
+        status, out, err = run_cli("-q", ctrl.endpoint, "-d", str(tmp_path / "nowhere"), "-c", "quorum")
+        assert status == 1 and out == "" and len(err.strip().splitlines()) == 1 and "nowhere" in err
+        status, out, err = run_cli("-q", ctrl.endpoint, "-d", str(ours), "--at", "3", "-c", "quorum")
+        assert status == 2 and "--at" in err
     finally:
         ctrl.kill()

@@ -30,6 +30,8 @@ class Source:
     * ``pending``: live, records committed but not applied yet (the TUI's "N changes since pause");
     * ``leader``: live, (leader id, epoch) of the quorum as last heard (the TUI tells leader changes);
     * ``describe_quorum``: live, the leader's DescribeQuorum (``quorum``: voters, observers, lag);
+    * ``disks``: live, the node directories given beside ``-q`` (``quorum``: each one's distance
+      from the committed log);
     * ``listing``: a directory's files as they are now (``stats``: the snapshots and segments beside
       the log; None for a single file or live);
     * ``salvage``: ``--salvage``, commands that read the log again (``log``) stop before damage as
@@ -47,6 +49,7 @@ class Source:
         "cluster_id",
         "describe_quorum",
         "description",
+        "disks",
         "full_plan",
         "image",
         "label",
@@ -95,6 +98,7 @@ class Source:
         self.node: str | None = None
         self.quorum: Callable[[], Any] | None = None
         self.describe_quorum: Callable[[], dict[str, Any]] | None = None
+        self.disks: list[str] = []
         self.behind: str | None = None
 
     def __repr__(self) -> str:

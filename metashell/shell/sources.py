@@ -9,7 +9,7 @@ loader warnings are passed to ``warn`` one line each, before the shell starts.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
@@ -171,11 +171,21 @@ def _file_source(
     )
 
 
-def open_live(bootstrap: str, config: str | None, warn: Warn, redact: bool, wait: bool = True) -> Source:
+def open_live(
+    bootstrap: str,
+    config: str | None,
+    warn: Warn,
+    redact: bool,
+    wait: bool = True,
+    disks: Sequence[str] = (),
+) -> Source:
     """Live mode: a :class:`LiveSession` streaming from the controllers, caught up before returning
-    (unless ``wait`` is false)."""
+    (unless ``wait`` is false).  ``disks``: node directories given beside ``-q``, which ``quorum``
+    compares with the committed log (each checked to be a metadata directory before connecting)."""
     if config is not None:
         _check_path(config, False, "--config")
+    for disk in disks:
+        open_metadata_dir(disk)  # a wrong path is one line now, not at the first 'quorum'
     session = _live_opener()(bootstrap, config, warn)
     try:
         if wait:
@@ -198,6 +208,7 @@ def open_live(bootstrap: str, config: str | None, warn: Warn, redact: bool, wait
     source.pending = session.pending
     source.leader = session.leader
     source.describe_quorum = session.describe_quorum
+    source.disks = list(disks)
     return source
 
 

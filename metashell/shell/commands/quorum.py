@@ -80,6 +80,7 @@ def _live_quorum(shell: Shell, p: Parsed, describe: Callable[[], dict[str, Any]]
     ``--count`` answers, as ``watch kafka-metadata-quorum ...`` would: each answer headed by the
     time it was asked (text), or one JSON document a line."""
     from metashell.errors import MetashellError
+    from metashell.live.quorum_disks import disk_json, disk_lines
     from metashell.live.quorum_status import quorum_status
     from metashell.times import iso_utc
 
@@ -97,8 +98,11 @@ def _live_quorum(shell: Shell, p: Parsed, describe: Callable[[], dict[str, Any]]
         image = shell.root.ctx.image
         source = shell.source
         status = quorum_status(described, image.quorum.cluster_id or (source.cluster_id if source else None))
+        disks = source.disks if source is not None else []
         if shell.wants_json(p):
-            shell.emit_json(status.as_json())
+            shell.emit_json(
+                {**status.as_json(), **({"directories": disk_json(status, disks)} if disks else {})}
+            )
         else:
             head = (
                 [f"-- {iso_utc(int(time.time() * 1000))} (every {pause:g} s; Ctrl-C stops)", ""]
@@ -106,7 +110,15 @@ def _live_quorum(shell: Shell, p: Parsed, describe: Callable[[], dict[str, Any]]
                 else []
             )
             shell.write(
-                "".join(visible(line) + "\n" for line in [*head, *status.lines(), *([""] if repeat else [])])
+                "".join(
+                    visible(line) + "\n"
+                    for line in [
+                        *head,
+                        *status.lines(),
+                        *(["", *disk_lines(status, disks)] if disks else []),
+                        *([""] if repeat else []),
+                    ]
+                )
             )
         shell.out.flush()
         shown += 1
@@ -148,6 +160,11 @@ QUORUM_COMMAND = Command(
                 "Live (-q): what kafka-metadata-quorum describe --status and --replication print, "
                 "from the leader's DescribeQuorum (needs DESCRIBE on the cluster), asked afresh "
                 "each time the command runs; --interval and --count ask again and again, as watch(1) would."
+            ),
+            (
+                "Live with the nodes' directories beside it (-q HOST:PORT -d DIR ...): each directory's "
+                "log end, read afresh, against the high watermark: behind it a copy lacks committed "
+                "records, past it holds records not committed yet."
             ),
         ),
     ),

@@ -1,0 +1,157 @@
+"""How far each node's own directory is from the committed log, beside a live quorum.
+
+``metashell -q HOST:PORT -d DIR [-d DIR ...]``: the leader's DescribeQuorum says where the committed
+log ends (its high watermark) and where it believes each replica's log ends; the directories say
+where each node's log really ends on disk.  No Kafka tool puts the two side by side, and it is what
+an operator needs before copying, restoring or wiping a node's metadata: a directory behind the
+high watermark is missing committed records (its node fetches them when it runs; a copy of it taken
+now lacks them), one past it holds records no majority has acknowledged yet, which a new leader may
+truncate.
+
+A directory is read afresh each time (the node may be writing into it): the end of its last
+segment's last batch (headers only, no CRC check: the load is the place that validates a log), or,
+when it holds no segment, its newest snapshot's end.  A directory of another cluster is named as
+such and given no distance: a number measured against another cluster's log would be a false claim.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from typing import Any
+
+from metashell.errors import MetashellError
+from metashell.log.directory import open_metadata_dir
+from metashell.log.headers import batch_headers
+
+from .quorum_status import QuorumStatus
+
+__all__ = ["DiskEnd", "disk_end", "disk_json", "disk_lines"]
+
+
+@dataclass(frozen=True)
+class DiskEnd:
+    """Where one node directory's log ends, as read now."""
+
+    path: str
+    node_id: int | None
+    cluster_id: str | None
+    directory_id: str | None
+    log_end: int | None
+    """The offset after the last batch on disk (a snapshot's end when no segment holds one)."""
+    last_epoch: int | None
+    problem: str | None = None
+    """Why it has no distance (unreadable, another cluster's), or None."""
+
+
+def disk_end(path: str) -> DiskEnd:
+    """``path``'s node and log end, read now; an unreadable directory is a :class:`DiskEnd` with a
+    ``problem``, never an exception (the rest of the answer stands)."""
+    try:
+        d = open_metadata_dir(path)
+    except (OSError, MetashellError) as e:
+        return DiskEnd(path, None, None, None, None, None, problem=str(e))
+    meta = d.meta
+    node, cluster, directory = (
+        (meta.node_id, meta.cluster_id or None, meta.directory_id) if meta is not None else (None, None, None)
+    )
+    for segment in reversed(d.segments):  # the last segment that holds a batch (a new one may not yet)
+        headers = batch_headers([segment.path])
+        if headers:
+            last = headers[-1]
+            return DiskEnd(path, node, cluster, directory, last.last_offset + 1, last.epoch)
+    snaps = sorted((s for s in d.snapshots if not s.is_bootstrap), key=lambda s: s.end_offset)
+    if snaps:
+        return DiskEnd(path, node, cluster, directory, snaps[-1].end_offset, snaps[-1].epoch)
+    return DiskEnd(path, node, cluster, directory, None, None, problem="no batch and no snapshot")
+
+
+def _checked(disk: DiskEnd, status: QuorumStatus) -> DiskEnd:
+    if (
+        disk.problem is None
+        and disk.cluster_id
+        and status.cluster_id
+        and disk.cluster_id != status.cluster_id
+    ):
+        problem = f"cluster {disk.cluster_id}, not this quorum's {status.cluster_id}"
+        return DiskEnd(
+            disk.path,
+            disk.node_id,
+            disk.cluster_id,
+            disk.directory_id,
+            disk.log_end,
+            disk.last_epoch,
+            problem,
+        )
+    return disk
+
+
+def _leader_sees(disk: DiskEnd, status: QuorumStatus) -> int | None:
+    """The log end offset the leader reports for the directory's node (None: not a replica it knows,
+    or a directory that is not one of this quorum's)."""
+    if disk.problem is not None:
+        return None
+    return next((r.log_end_offset for r in status.replicas() if r.node_id == disk.node_id), None)
+
+
+def _behind(disk: DiskEnd, status: QuorumStatus) -> int | None:
+    """High watermark less the directory's log end: > 0 missing committed records, < 0 holding
+    records past it (not yet committed); None when there is no distance to give."""
+    if disk.problem is not None or disk.log_end is None or status.high_watermark < 0:
+        return None
+    return status.high_watermark - disk.log_end
+
+
+def _distance(behind: int | None) -> str:
+    if behind is None:
+        return "-"
+    if behind > 0:
+        return f"{behind} behind (committed records missing)"
+    if behind < 0:
+        return f"{-behind} past (not committed yet)"
+    return "at the high watermark"
+
+
+def disk_lines(status: QuorumStatus, paths: list[str]) -> list[str]:
+    """A table of the directories' ends beside the leader's view: ``quorum``'s text."""
+    disks = [_checked(disk_end(p), status) for p in paths]
+    head = ["NodeId", "LogEndOffset", "LastEpoch", "LeaderSees", "FromHighWatermark", "Directory"]
+    rows = []
+    for disk in disks:
+        seen = _leader_sees(disk, status)
+        rows.append(
+            [
+                "?" if disk.node_id is None else str(disk.node_id),
+                "-" if disk.log_end is None else str(disk.log_end),
+                "-" if disk.last_epoch is None else str(disk.last_epoch),
+                "-" if seen is None else str(seen),
+                disk.problem or _distance(_behind(disk, status)),
+                os.fspath(disk.path),
+            ]
+        )
+    widths = [max(len(row[i]) for row in (head, *rows)) for i in range(len(head))]
+    table = [
+        "  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip()
+        for row in (head, *rows)
+    ]
+    return [f"Directories, read now (high watermark {status.high_watermark}):", *table]
+
+
+def disk_json(status: QuorumStatus, paths: list[str]) -> list[dict[str, Any]]:
+    out = []
+    for path in paths:
+        disk = _checked(disk_end(path), status)
+        out.append(
+            {
+                "directory": disk.path,
+                "nodeId": disk.node_id,
+                "clusterId": disk.cluster_id,
+                "directoryId": disk.directory_id,
+                "logEndOffset": disk.log_end,
+                "lastEpoch": disk.last_epoch,
+                "leaderLogEndOffset": _leader_sees(disk, status),
+                "behindHighWatermark": _behind(disk, status),
+                "problem": disk.problem,
+            }
+        )
+    return out
