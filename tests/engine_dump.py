@@ -45,7 +45,7 @@ def dump(directory: Path) -> dict[str, Any]:
     files = sorted(
         p for p in (directory / "__cluster_metadata-0").iterdir() if p.suffix in (".log", ".checkpoint")
     )
-    singles = {}
+    singles: dict[str, dict[str, Any]] = {}
     for f in files:
         try:
             one = load_file(f)

@@ -32,7 +32,7 @@ def field_values(f: Any, spec: Any, version: int) -> Any:
                 if version in s.versions
             }
         )
-        one = sub
+        one: st.SearchStrategy[Any] = sub
     else:
         one = scalars[et]
     value = st.lists(one, max_size=3) if f.is_array else one

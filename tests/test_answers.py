@@ -9,6 +9,7 @@ from __future__ import annotations
 import io
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 from conftest import FIXTURES
@@ -96,7 +97,7 @@ def test_each_rule_on_a_known_image() -> None:
         [broker(1), broker(2), broker(3, fenced=True), broker(4, shutdown=True), broker(5)],
         {(4, ""): {"min.insync.replicas": "2"}, (2, "c"): {"min.insync.replicas": "1"}},
     )
-    found = {
+    found: dict[str, list[Any]] = {
         f.key: [(i.topic, i.partition) for i in f.items]
         if f.items and hasattr(f.items[0], "topic")
         else f.items

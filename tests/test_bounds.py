@@ -200,7 +200,7 @@ def test_a_batch_index_append_that_runs_out_of_memory_leaves_no_ragged_row() -> 
 
     index = BatchIndex()
     index.append(("log", "a.log", 0, 0, 0, 1, 5, False, 1))
-    index._epoch = Full("i", index._epoch)  # type: ignore[misc]
+    index._epoch = Full("i", index._epoch)
     with pytest.raises(MemoryError):
         index.append(("log", "a.log", 72, 1, 1, 1, 6, False, 1))
     assert {len(c) for c in index._columns()} == {1}
@@ -221,7 +221,7 @@ def test_index_columns_from_the_native_batch_loop_are_rows_like_any_other() -> N
     for row in rows:
         appended.append(row)
     columns = tuple(
-        array(code, [row[i] for row in rows]).tobytes()
+        array(code, [int(row[i]) for row in rows]).tobytes()
         for i, code in zip((2, 3, 4, 5, 6, 8), "qqqiqi", strict=True)
     )
     extended.extend("log", "b.log", columns)

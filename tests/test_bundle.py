@@ -135,7 +135,10 @@ def _check_bundle(fixture: Path, tmp_path: Path) -> None:
     # every record kept its place: offset, time, epoch, type and batch
     _, original = _ask(fixture, "log --all --json")
     _, bundled = _ask(copy, "log --all --json")
-    place = lambda r: (r["offset"], r["timestamp"], r["leaderEpoch"], r["type"], r["batch"]["baseOffset"])  # noqa: E731
+
+    def place(r: dict[str, Any]) -> tuple[Any, ...]:
+        return (r["offset"], r["timestamp"], r["leaderEpoch"], r["type"], r["batch"]["baseOffset"])
+
     assert [place(json.loads(x)) for x in bundled.splitlines()] == [
         place(json.loads(x)) for x in original.splitlines()
     ]
@@ -192,8 +195,9 @@ def test_kafkas_own_tools_open_the_bundle(fixture: Path, tmp_path: Path, kafka_o
         assert_equal_to_dump(path, dump)
         bundled, _ = parse_dump(dump)
         original, _ = parse_dump(kafka_oracle.dump_log(original_dir / path.name))
-        place = lambda b: (b[0], b[1], b[2], b[3], b[4], b[5])  # noqa: E731 - offsets, count, epoch, flags
-        assert [place(b) for b in bundled] == [place(b) for b in original], path.name
+        assert [b[:6] for b in bundled] == [b[:6] for b in original], (
+            path.name
+        )  # offsets, count, epoch, flags
     snapshots = [
         p for p in files if p.suffix == ".checkpoint" and not p.name.startswith("00000000000000000000-")
     ]
@@ -239,6 +243,7 @@ def _strings_and_secrets(files: list[Path]) -> tuple[set[str], set[bytes]]:
                 if batch.is_control:
                     walk(decode_control_record(key, value).data or {})
                     continue
+                assert value is not None  # a data record always has a value
                 record = decode_metadata_record(value)
                 walk(record.data)
                 data = record.data

@@ -13,6 +13,7 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 from conftest import FIXTURES, native_core
@@ -480,7 +481,7 @@ def test_live_mode_goes_through_the_hook(monkeypatch: pytest.MonkeyPatch, tmp_pa
         def status_text(self) -> str:
             return "leader 1 epoch 2 lag 0"
 
-        def quorum_info(self) -> dict:
+        def quorum_info(self) -> dict[str, Any]:
             return {}
 
         def pending(self) -> int:
@@ -489,7 +490,7 @@ def test_live_mode_goes_through_the_hook(monkeypatch: pytest.MonkeyPatch, tmp_pa
         def leader(self) -> tuple[int, int]:
             return 1, 2
 
-        def describe_quorum(self) -> dict:
+        def describe_quorum(self) -> dict[str, Any]:
             return {}
 
         def close(self) -> None:

@@ -6,7 +6,9 @@ from __future__ import annotations
 import marshal
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -16,14 +18,14 @@ SOURCE = "def f():\n    return 42\n"
 
 
 @pytest.fixture
-def cache_in(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+def cache_in(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
     monkeypatch.setenv(code_cache.ENV, str(tmp_path / "code"))
     code_cache.cache_dir.cache_clear()
     yield tmp_path / "code"
     code_cache.cache_dir.cache_clear()
 
 
-def _run(code: object) -> object:
+def _run(code: Any) -> object:
     ns: dict[str, object] = {}
     exec(code, ns)  # noqa: S102
     return ns["f"]()  # type: ignore[operator]

@@ -176,7 +176,8 @@ def test_damage_anywhere_never_passes_for_a_real_log(
     except MetashellError as e:
         assert getattr(e, "source", None) == str(damaged), (d, str(e))
         # the batch, or a record inside it
-        assert getattr(e, "offset", None) is not None and pos <= e.offset <= pos + size, (d, str(e))
+        offset = getattr(e, "offset", None)
+        assert offset is not None and pos <= offset <= pos + size, (d, str(e))
     else:
         # only damage at the very end of the log may load: as Kafka's recovery, cut at that batch
         assert seg == count - 1, (d, [str(w) for w in loaded.warnings])

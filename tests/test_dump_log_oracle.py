@@ -53,9 +53,9 @@ def kafka_files() -> list[Path]:
     return out
 
 
-def parse_dump(text: str) -> tuple[list[tuple], dict[int, Any]]:
+def parse_dump(text: str) -> tuple[list[tuple[Any, ...]], dict[int, Any]]:
     """Kafka's dump as (batch header tuples, {offset: payload or (control name, json)})."""
-    batches: list[tuple] = []
+    batches: list[tuple[Any, ...]] = []
     records: dict[int, Any] = {}
     for line in text.splitlines():
         m = _BATCH.match(line)
@@ -93,8 +93,8 @@ def parse_dump(text: str) -> tuple[list[tuple], dict[int, Any]]:
     return batches, records
 
 
-def ours(path: Path) -> tuple[list[tuple], dict[int, Any]]:
-    batches: list[tuple] = []
+def ours(path: Path) -> tuple[list[tuple[Any, ...]], dict[int, Any]]:
+    batches: list[tuple[Any, ...]] = []
     records: dict[int, Any] = {}
     for b in iter_file_batches(path, lenient_tail=path.suffix == ".log"):
         batches.append(
@@ -119,6 +119,7 @@ def ours(path: Path) -> tuple[list[tuple], dict[int, Any]]:
                 ctl = decode_control_record(key, value)
                 records[offset] = (ctl.name, control_to_kafka_json(ctl))
             else:
+                assert value is not None  # a data record always has a value
                 rec = decode_metadata_record(value)
                 records[offset] = {
                     "type": record_type_name(rec.name),

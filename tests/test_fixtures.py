@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 from collections import Counter
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -50,11 +51,11 @@ def fixture_dirs() -> list[Path]:
     return sorted(p for p in FIXTURES.iterdir() if (p / "__cluster_metadata-0").is_dir())
 
 
-def manifest() -> dict[str, dict]:
+def manifest() -> dict[str, dict[str, Any]]:
     return json.loads(MANIFEST.read_text())
 
 
-def params() -> list:
+def params() -> list[Any]:
     dirs = fixture_dirs()
     if not dirs:
         return [

@@ -261,7 +261,7 @@ def test_ssl_controller_listener(version: str, kafka_cluster: Any) -> None:
     ):
         cert = tls.getpeercert()
         assert tls.version() in ("TLSv1.2", "TLSv1.3")
-    assert ("IP Address", "127.0.0.1") in cert["subjectAltName"]
+    assert cert is not None and ("IP Address", "127.0.0.1") in cert["subjectAltName"]
     # an untrusting client is refused
     with (
         socket.create_connection(("127.0.0.1", port), timeout=10) as raw,

@@ -18,6 +18,8 @@ import test_terminal_safety as safety
 from conftest import FIXTURES
 from test_cli import run_cli
 
+from metashell.protocol.metadata import encode_metadata_record
+
 FORGED = "evil\n\tTopic: forged\tPartition: 9"
 LINE_COMMANDS = [
     "describe",
@@ -65,7 +67,7 @@ def non_finite_quotas(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
     def records(s: str) -> list[bytes]:
         extra = [
-            safety.enc(
+            encode_metadata_record(
                 "ClientQuotaRecord",
                 0,
                 {

@@ -54,7 +54,7 @@ def _fill(obj: Any) -> None:
         if _has_slots(value):
             _fill(value)
         elif isinstance(value, dict):
-            value[("sentinel",)] = "sentinel"  # type: ignore[index]
+            value[("sentinel",)] = "sentinel"
         elif isinstance(value, list):
             value.append("sentinel")
         else:

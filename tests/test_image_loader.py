@@ -91,7 +91,7 @@ def config(name: str, value: str | None, resource: str = "foo") -> bytes:
     return rec("ConfigRecord", 0, {"ResourceType": 2, "ResourceName": resource, "Name": name, "Value": value})
 
 
-def write_log(path: Path, batches: list[tuple[int, int, list, int, bool]]) -> Path:
+def write_log(path: Path, batches: list[tuple[int, int, list[Any], int, bool]]) -> Path:
     """batches: (base offset, epoch, records, timestamp, control)."""
     path.write_bytes(b"".join(build_batch(b, e, recs, ts, control=c) for b, e, recs, ts, c in batches))
     return path
@@ -162,7 +162,7 @@ def _check_against_expected_tree(img: MetadataImage, block: str) -> None:
             p = t.partitions[int(pid_text)]
             kv = dict(re.findall(r"(\w+)=(\[[^\]]*\]|[^,]+)", fields))
 
-            def ints(s):
+            def ints(s: str) -> tuple[int, ...]:
                 return tuple(int(x) for x in s.strip("[]").split(", ") if x)
 
             assert p.replicas == ints(kv["replicas"]) and p.isr == ints(kv["isr"])
@@ -465,7 +465,7 @@ def _readme_rows() -> dict[str, dict[str, Any]]:
         brokers = re.search(r"RegisterBroker ids=\[([\d, ]*)\]", notes).group(1)
         controllers = re.search(r"RegisterController ids=\[([\d, ]*)\]", notes).group(1)
 
-        def ids(s):
+        def ids(s: str) -> list[int]:
             return sorted(int(x) for x in s.split(",") if x.strip())
 
         rows[cells[0]] = {
@@ -492,6 +492,7 @@ def _independent_topic_count(directory: Path) -> tuple[set[bytes], set[tuple[byt
             if batch.is_control:
                 continue
             for _off, _ts, _key, value in batch.entries():
+                assert value is not None  # a data record always has a value
                 r = decode_metadata_record(value)
                 if r.name == "TopicRecord":
                     topics.add(r.data["TopicId"])

@@ -392,7 +392,7 @@ def _listeners(text: str) -> dict[str, tuple[str, str, int]]:
     }
 
 
-def _quota_entity_name(entity: tuple) -> str:
+def _quota_entity_name(entity: tuple[Any, ...]) -> str:
     order = {"client-id": "clientId", "ip": "ip", "user": "user"}
     parts = []
     for etype in ("client-id", "ip", "user"):
@@ -431,14 +431,16 @@ def compare(img: MetadataImage, tree: dict[str, Any]) -> None:
             else "[" + ", ".join(uuid_to_str(d) for d in b.cordoned_directories) + "]"
         )
         assert _listeners(text) == {
-            n: (SECURITY_PROTOCOL_NAMES[e.security_protocol], e.host, e.port) for n, e in b.listeners.items()
+            n: (SECURITY_PROTOCOL_NAMES[e.security_protocol], e.host, e.port)  # type: ignore[index]
+            for n, e in b.listeners.items()
         }
     controllers = tree["cluster"]["controllers"] or {}
     assert sorted(int(c) for c in controllers) == sorted(img.cluster.controllers)
     for cid, text in controllers.items():
         c = img.cluster.controllers[int(cid)]
         assert _listeners(text) == {
-            n: (SECURITY_PROTOCOL_NAMES[e.security_protocol], e.host, e.port) for n, e in c.listeners.items()
+            n: (SECURITY_PROTOCOL_NAMES[e.security_protocol], e.host, e.port)  # type: ignore[index]
+            for n, e in c.listeners.items()
         }
     # topics
     by_name = tree["topics"]["byName"] or {}

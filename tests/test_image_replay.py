@@ -28,14 +28,14 @@ D3 = b"\x80" + b"\x00" * 15  # negative msb: sorts first in Java Uuid order
 INC = b"3" * 8 + b"D" * 8
 
 
-def rec(name: str, data: dict[str, Any], version: int | None = None):
+def rec(name: str, data: dict[str, Any], version: int | None = None) -> Any:
     from metashell.protocol.metadata import record_keys
 
     v = max_version(record_keys()[name]) if version is None else version
     return decode_metadata_record(encode_metadata_record(name, v, data))
 
 
-def play(r: Replayer, *records, start: int = 0) -> Replayer:
+def play(r: Replayer, *records: Any, start: int = 0) -> Replayer:
     for i, record in enumerate(records):
         r.replay(record, start + i)
     return r
@@ -182,7 +182,7 @@ def test_broker_registration_change_fields() -> None:
         ({"BrokerEpoch": 11}, "did not match"),
     ],
 )
-def test_broker_registration_change_faults_leave_broker_untouched(data: dict, message: str) -> None:
+def test_broker_registration_change_faults_leave_broker_untouched(data: dict[str, Any], message: str) -> None:
     r = play(Replayer(), broker(Fenced=True))
     record = {"BrokerId": 1, "BrokerEpoch": 10, "LogDirs": [D2]}
     record.update(data)
@@ -260,7 +260,9 @@ def test_partition_record_v0_gets_migrating_directories_and_empty_elr() -> None:
         ),
     )
     p = r.image.topics.by_id[T1].partitions[4]
-    assert p.directories == (MIGRATING_DIR, MIGRATING_DIR) and p.elr is EMPTY and p.last_known_elr is EMPTY
+    assert (
+        list(p.directories) == [MIGRATING_DIR, MIGRATING_DIR] and p.elr is EMPTY and p.last_known_elr is EMPTY
+    )
 
 
 def test_partition_lists_are_interned() -> None:
@@ -288,7 +290,7 @@ def test_partition_lists_are_interned() -> None:
         ({"TopicId": T2}, "no topic with id"),
     ],
 )
-def test_partition_record_faults(overrides: dict, message: str) -> None:
+def test_partition_record_faults(overrides: dict[str, Any], message: str) -> None:
     r = topic_with_partition(Replayer(), **overrides)
     assert r.image.topics.by_id[T1].partitions == {} and message in faults(r)[0]
 
@@ -323,11 +325,11 @@ def test_partition_change_replicas_and_directories_kafka_4_4() -> None:
     assert p.replicas == (3, 4, 1) and p.directories == (D1, D2, D3)  # positional, unchanged
     assert p.adding_replicas == (4,) and p.removing_replicas == (2,)
     change(r, Replicas=[3, 1], Directories=[LOST_DIR, D2], AddingReplicas=[], RemovingReplicas=[])
-    assert p.directories == (LOST_DIR, D2) and p.adding_replicas is EMPTY
+    assert list(p.directories) == [LOST_DIR, D2] and p.adding_replicas is EMPTY
     change(r, Directories=[D1, D1])
-    assert p.directories == (D1, D1) and p.replicas == (3, 1)
+    assert list(p.directories) == [D1, D1] and list(p.replicas) == [3, 1]
     change(r, Directories=[])  # empty list: MIGRATING per replica
-    assert p.directories == (MIGRATING_DIR, MIGRATING_DIR)
+    assert list(p.directories) == [MIGRATING_DIR, MIGRATING_DIR]
     change(r, Replicas=[1, 2, 3])  # all-MIGRATING dirs follow the replicas
     assert p.directories == (MIGRATING_DIR,) * 3
     change(r, Directories=[MIGRATING_DIR])  # all-MIGRATING, any length, no Replicas
@@ -367,7 +369,7 @@ def test_partition_change_elr_fields() -> None:
         ({"LeaderRecoveryState": 5, "Leader": 3}, "unknown leader recovery state 5"),
     ],
 )
-def test_partition_change_faults_leave_partition_untouched(fields: dict, message: str) -> None:
+def test_partition_change_faults_leave_partition_untouched(fields: dict[str, Any], message: str) -> None:
     r = topic_with_partition(Replayer())
     p = r.image.topics.by_id[T1].partitions[0]
     before = p.copy()
@@ -823,7 +825,7 @@ _records = st.one_of(
 
 @settings(max_examples=300, deadline=None)
 @given(st.lists(_records, max_size=40))
-def test_random_record_sequences_never_escape_and_keep_invariants(seq: list) -> None:
+def test_random_record_sequences_never_escape_and_keep_invariants(seq: list[Any]) -> None:
     r = play(Replayer(), broker(1), broker(2, epoch=11))
     for i, (name, data) in enumerate(seq):
         r.replay(rec(name, data), i + 10)
@@ -846,7 +848,11 @@ def test_every_record_type_has_a_replay_rule_or_is_ignored_with_a_reason() -> No
     from metashell.protocol.record_type import SCHEMA_NAMES, RecordType
     from metashell.protocol.schema import bundled_schemas
 
-    schemas = {s.api_key: s.name for s in bundled_schemas().values() if s.type == "metadata"}
+    schemas = {
+        s.api_key: s.name
+        for s in bundled_schemas().values()
+        if s.type == "metadata" and s.api_key is not None
+    }
     assert record_types() == schemas  # the generated table is the schemas'
     assert {int(t) for t in RecordType} == set(schemas)
     assert {t: SCHEMA_NAMES[t] for t in RecordType} == {RecordType(k): n for k, n in schemas.items()}

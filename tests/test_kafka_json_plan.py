@@ -34,6 +34,7 @@ def test_the_plan_equals_the_reference_on_every_record() -> None:
             if batch.is_control:
                 continue
             for _offset, _ts, _key, value in batch.entries():
+                assert value is not None  # a data record always has a value
                 rec = decode_metadata_record(value)
                 doc = to_kafka_json(rec.name, rec.version, rec.data)
                 assert doc == to_kafka_json_slow(rec.name, rec.version, rec.data), (path, rec.name)

@@ -14,7 +14,7 @@ import socket
 import struct
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
@@ -208,7 +208,7 @@ class FakeController:
 
     # -- default handlers ---------------------------------------------------------------------------
 
-    def _ApiVersions(self, version: int, body: dict) -> dict:
+    def _ApiVersions(self, version: int, body: dict[str, Any]) -> dict[str, Any]:
         return {
             "ErrorCode": 0,
             "ApiKeys": [
@@ -217,7 +217,7 @@ class FakeController:
             ],
         }
 
-    def _DescribeCluster(self, version: int, body: dict) -> dict:
+    def _DescribeCluster(self, version: int, body: dict[str, Any]) -> dict[str, Any]:
         if self.describe_cluster_error:
             return {"ErrorCode": self.describe_cluster_error, "ErrorMessage": "nope", "ClusterId": ""}
         brokers = [{"BrokerId": self.node_id, "Host": "127.0.0.1", "Port": self.port}]
@@ -230,7 +230,7 @@ class FakeController:
             "Brokers": brokers,
         }
 
-    def _partition(self, **kw: Any) -> dict:
+    def _partition(self, **kw: Any) -> dict[str, Any]:
         p = {
             "PartitionIndex": 0,
             "ErrorCode": 0,
@@ -247,14 +247,16 @@ class FakeController:
         p.update(kw)
         return p
 
-    def fetch_response(self, partition: dict, top_error: int = 0, endpoints: list | None = None) -> dict:
+    def fetch_response(
+        self, partition: dict[str, Any], top_error: int = 0, endpoints: list[Any] | None = None
+    ) -> dict[str, Any]:
         return {
             "ErrorCode": top_error,
             "Responses": [{"TopicId": METADATA_TOPIC_ID, "Partitions": [partition]}],
             "NodeEndpoints": endpoints or [],
         }
 
-    def _Fetch(self, version: int, body: dict) -> dict:
+    def _Fetch(self, version: int, body: dict[str, Any]) -> dict[str, Any]:
         if body.get("ClusterId") not in (None, self.cluster_id):
             return {"ErrorCode": 104, "Responses": []}
         part = body["Topics"][0]["Partitions"][0]
@@ -282,7 +284,7 @@ class FakeController:
             records = self.records_from(offset, part.get("PartitionMaxBytes"))
             return self.fetch_response(self._partition(Records=records))
 
-    def _FetchSnapshot(self, version: int, body: dict) -> dict:
+    def _FetchSnapshot(self, version: int, body: dict[str, Any]) -> dict[str, Any]:
         part = body["Topics"][0]["Partitions"][0]
         assert self.snapshot is not None
         end, epoch, data = self.snapshot
@@ -303,7 +305,7 @@ class FakeController:
             }
         return {"ErrorCode": 0, "Topics": [{"Name": "__cluster_metadata", "Partitions": [p]}]}
 
-    def _DescribeQuorum(self, version: int, body: dict) -> dict:
+    def _DescribeQuorum(self, version: int, body: dict[str, Any]) -> dict[str, Any]:
         nodes = [
             {"NodeId": i, "Listeners": [{"Name": "CONTROLLER", "Host": h, "Port": p}]}
             for i, (h, p) in [(self.node_id, ("127.0.0.1", self.port)), *self.peers.items()]
@@ -388,7 +390,7 @@ def wait_until(pred: Callable[[], object], timeout: float = 120) -> None:
 
 
 @pytest.fixture
-def ctrl():
+def ctrl() -> Iterator[FakeController]:
     c = FakeController()
     yield c
     c.kill()
@@ -614,7 +616,7 @@ def test_truncated_last_batch_is_ignored(ctrl: FakeController) -> None:
         ctrl.append([topic_record(name)])
     calls = []
 
-    def cut(version: int, body: dict) -> dict | None:
+    def cut(version: int, body: dict[str, Any]) -> dict[str, Any] | None:
         calls.append(1)
         if len(calls) == 2:  # after the epoch round trip: all of batch 0, half of batch 1
             data = ctrl.records_from(0)
@@ -639,7 +641,7 @@ def test_batch_starting_before_the_fetch_offset_is_not_redelivered(ctrl: FakeCon
     ctrl.append([topic_record("a"), topic_record("b")])
     ctrl.append([topic_record("c")])
 
-    def from_zero(version: int, body: dict) -> dict | None:
+    def from_zero(version: int, body: dict[str, Any]) -> dict[str, Any] | None:
         part = body["Topics"][0]["Partitions"][0]
         if part["FetchOffset"] > 0 and part["CurrentLeaderEpoch"] == ctrl.epoch:
             # a leader may send whole batches that start before the fetch offset
@@ -665,7 +667,7 @@ def test_diverging_epoch_truncates_pending_records(ctrl: FakeController) -> None
         col.wait_for(lambda: src._observer.fetch_offset == 3)
         sent = []
 
-        def diverge(version: int, body: dict) -> dict | None:
+        def diverge(version: int, body: dict[str, Any]) -> dict[str, Any] | None:
             part = body["Topics"][0]["Partitions"][0]
             if part["CurrentLeaderEpoch"] == 2 and part["LastFetchedEpoch"] == 1 and part["FetchOffset"] == 3:
                 sent.append(1)
@@ -697,7 +699,7 @@ def test_snapshot_paged_download_and_restart_when_it_vanishes(ctrl: FakeControll
     ctrl.append([topic_record("after")])  # offset 12
     pages = []
 
-    def flaky(version: int, body: dict) -> dict | None:
+    def flaky(version: int, body: dict[str, Any]) -> dict[str, Any] | None:
         pages.append(body["Topics"][0]["Partitions"][0]["Position"])
         if len(pages) == 3:  # the leader deleted the snapshot mid-download
             return {
@@ -874,7 +876,7 @@ def test_sasl_authentication_failed_is_one_line_without_the_password(ctrl: FakeC
     ctrl.hooks["SaslHandshake"] = lambda v, b: {"ErrorCode": 0, "Mechanisms": ["PLAIN"]}
     seen = []
 
-    def auth(version: int, body: dict) -> dict:
+    def auth(version: int, body: dict[str, Any]) -> dict[str, Any]:
         seen.append((version, body["AuthBytes"]))
         return {"ErrorCode": 58, "ErrorMessage": "Authentication failed: Invalid username or password"}
 
@@ -945,7 +947,7 @@ def test_a_snapshot_over_the_cap_is_refused_with_one_line(ctrl: FakeController) 
     ctrl.append([topic_record("after")])
     real = ctrl._FetchSnapshot
 
-    def huge(version: int, body: dict) -> dict:
+    def huge(version: int, body: dict[str, Any]) -> dict[str, Any]:
         resp = real(version, body)
         resp["Topics"][0]["Partitions"][0]["Size"] = MAX_SNAPSHOT_BYTES + 1
         return resp

@@ -56,10 +56,10 @@ class ClusterPool:
 
     def __init__(self, root: Path) -> None:
         self.root = root
-        self.key: tuple | None = None
+        self.key: tuple[Any, ...] | None = None
         self.cluster: Any = None
 
-    def get(self, key: tuple, make: Callable[[Path], Any]) -> Any:
+    def get(self, key: tuple[Any, ...], make: Callable[[Path], Any]) -> Any:
         if self.key == key:
             return self.cluster
         self.close()

@@ -16,7 +16,9 @@ import socket
 import ssl
 import subprocess
 import threading
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -164,7 +166,9 @@ def test_scram_sha256_rfc7677_vector() -> None:
     assert m.complete()
 
 
-def _server_side(mech: str, password: str, client_first: bytes, salt: bytes, iterations: int) -> tuple:
+def _server_side(
+    mech: str, password: str, client_first: bytes, salt: bytes, iterations: int
+) -> tuple[Any, ...]:
     """What Kafka's ScramSaslServer computes, to check SHA-512 end to end."""
     h = {"SCRAM-SHA-256": "sha256", "SCRAM-SHA-512": "sha512"}[mech]
     bare = client_first.decode()[3:]
@@ -214,14 +218,22 @@ def test_scram_rejects_bad_server_signature_and_low_iterations() -> None:
 # TLS
 
 
-def _name(cn: str):
+def _name(cn: str) -> Any:
     from cryptography import x509
     from cryptography.x509.oid import NameOID
 
     return x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, cn)])
 
 
-def _cert(subject: str, key, issuer_name, issuer_key, *, ca: bool = False, sans: list | None = None):
+def _cert(
+    subject: str,
+    key: Any,
+    issuer_name: Any,
+    issuer_key: Any,
+    *,
+    ca: bool = False,
+    sans: list[Any] | None = None,
+) -> Any:
     from cryptography import x509
     from cryptography.hazmat.primitives import hashes
 
@@ -259,7 +271,7 @@ def keytool(*args: object) -> None:
 
 
 @pytest.fixture(scope="module")
-def pki(tmp_path_factory: pytest.TempPathFactory) -> dict:
+def pki(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     from cryptography import x509
     from cryptography.hazmat.primitives.asymmetric import ec
     from cryptography.hazmat.primitives.serialization import (
@@ -275,9 +287,9 @@ def pki(tmp_path_factory: pytest.TempPathFactory) -> dict:
     ca = _cert("test CA", ca_key, _name("test CA"), ca_key, ca=True)
     other_key = ec.generate_private_key(ec.SECP256R1())
     other_ca = _cert("other CA", other_key, _name("other CA"), other_key, ca=True)
-    out: dict = {"dir": d}
+    out: dict[str, Any] = {"dir": d}
 
-    def server(name: str, sans: list) -> tuple[Path, Path]:
+    def server(name: str, sans: list[Any]) -> tuple[Path, Path]:
         k = ec.generate_private_key(ec.SECP256R1())
         c = _cert(name, k, ca.subject, ca_key, sans=sans)
         kp, cp = d / f"{name}.key", d / f"{name}.crt"
@@ -372,8 +384,9 @@ def _handshake(props: dict[str, str], port: int, host: str = "127.0.0.1", base: 
 
 
 @pytest.fixture
-def server(pki: dict):
-    s = TlsServer(*pki["server"], pki["dir"] / "ca.pem")
+def server(pki: dict[str, Any]) -> Iterator[TlsServer]:
+    key, cert = pki["server"]
+    s = TlsServer(key, cert, pki["dir"] / "ca.pem")
     yield s
     s.close()
 
@@ -399,15 +412,15 @@ def server(pki: dict):
     ],
     ids=["pem", "pkcs12", "jks", "pkcs12-as-jks"],
 )
-def test_truststores(pki: dict, server: TlsServer, props: dict[str, str]) -> None:
+def test_truststores(pki: dict[str, Any], server: TlsServer, props: dict[str, str]) -> None:
     _handshake(props, server.port, base=pki["dir"])
 
 
-def test_inline_pem_truststore(pki: dict, server: TlsServer) -> None:
+def test_inline_pem_truststore(pki: dict[str, Any], server: TlsServer) -> None:
     _handshake({"ssl.truststore.type": "PEM", "ssl.truststore.certificates": pki["ca_pem"]}, server.port)
 
 
-def test_untrusted_server_fails(pki: dict, server: TlsServer) -> None:
+def test_untrusted_server_fails(pki: dict[str, Any], server: TlsServer) -> None:
     with pytest.raises(ssl.SSLCertVerificationError):
         _handshake(
             {"ssl.truststore.type": "PEM", "ssl.truststore.location": str(pki["dir"] / "other.pem")},
@@ -415,8 +428,9 @@ def test_untrusted_server_fails(pki: dict, server: TlsServer) -> None:
         )
 
 
-def test_hostname_verification_default_and_disabled(pki: dict) -> None:
-    s = TlsServer(*pki["wrong_host"], pki["dir"] / "ca.pem")
+def test_hostname_verification_default_and_disabled(pki: dict[str, Any]) -> None:
+    key, cert = pki["wrong_host"]
+    s = TlsServer(key, cert, pki["dir"] / "ca.pem")
     try:
         trust = {"ssl.truststore.type": "PEM", "ssl.truststore.location": str(pki["dir"] / "ca.pem")}
         with pytest.raises(ssl.SSLCertVerificationError, match="mismatch"):
@@ -426,7 +440,7 @@ def test_hostname_verification_default_and_disabled(pki: dict) -> None:
         s.close()
 
 
-def test_wrong_truststore_password(pki: dict) -> None:
+def test_wrong_truststore_password(pki: dict[str, Any]) -> None:
     with pytest.raises(ConfigError, match="wrong ssl.truststore.password") as ei:
         build_tls(
             ClientConfig.from_properties(
@@ -441,8 +455,9 @@ def test_wrong_truststore_password(pki: dict) -> None:
 
 
 @pytest.mark.parametrize("kind", ["pem-file", "pem-inline", "pkcs12", "jks"])
-def test_client_certificates(pki: dict, kind: str) -> None:
-    s = TlsServer(*pki["server"], pki["dir"] / "ca.pem", require_client=True)
+def test_client_certificates(pki: dict[str, Any], kind: str) -> None:
+    key, cert = pki["server"]
+    s = TlsServer(key, cert, pki["dir"] / "ca.pem", require_client=True)
     d = pki["dir"]
     props = {"ssl.truststore.type": "PEM", "ssl.truststore.location": str(d / "ca.pem")}
     if kind == "pem-file":
@@ -554,7 +569,9 @@ def test_client_certificates(pki: dict, kind: str) -> None:
         "chain-without-key",
     ],
 )
-def test_kafka_refuses_these_and_so_does_metashell(pki: dict, props: dict[str, str], reason: str) -> None:
+def test_kafka_refuses_these_and_so_does_metashell(
+    pki: dict[str, Any], props: dict[str, str], reason: str
+) -> None:
     """DefaultSslEngineFactory's rules: the declared store type and passwords are honoured; the
     message names the setting at fault and never a password."""
     d = pki["dir"]
@@ -567,7 +584,7 @@ def test_kafka_refuses_these_and_so_does_metashell(pki: dict, props: dict[str, s
     assert "wrong" not in str(ei.value).replace("wrong ssl", "") and "keypw" not in str(ei.value)
 
 
-def test_encrypted_key_without_password(pki: dict) -> None:
+def test_encrypted_key_without_password(pki: dict[str, Any]) -> None:
     with pytest.raises(ConfigError, match="encrypted; set ssl.key.password"):
         build_tls(
             ClientConfig.from_properties(

@@ -10,6 +10,7 @@ import subprocess
 import sys
 import zlib
 from pathlib import Path
+from typing import Any
 
 import cramjam
 import pytest
@@ -31,7 +32,7 @@ needs_vectors = pytest.mark.skipif(not VECTORS.is_dir(), reason="../shared/refer
 T0 = 1_700_000_000_000
 
 
-def collect(buf: bytes, **kw) -> tuple[list[RecordBatch], list[LogWarning]]:
+def collect(buf: bytes, **kw: Any) -> tuple[list[RecordBatch], list[LogWarning]]:
     warnings: list[LogWarning] = []
     return list(iter_batches(buf, "test.log", warn=warnings.append, **kw)), warnings
 
@@ -82,15 +83,15 @@ _RECORD_RE = re.compile(r"^\s*RECORD offset=(\d+) timestamp=(\d+) sizeInBytes=(\
 _KEY_RE = re.compile(r"key=([0-9a-f]+)")
 
 
-def expected_decoding() -> dict[str, list[dict]]:
+def expected_decoding() -> dict[str, list[dict[str, Any]]]:
     """expected-file-decoding.txt as {file: [batch fields + "records": [...]]}."""
-    files: dict[str, list[dict]] = {}
-    current: list[dict] = []
+    files: dict[str, list[dict[str, Any]]] = {}
+    current: list[dict[str, Any]] = []
     for line in (VECTORS / "expected-file-decoding.txt").read_text().splitlines():
         if line.startswith("FILE "):
             current = files.setdefault(line[5:].strip(), [])
         elif m := _BATCH_RE.match(line):
-            fields = dict(kv.split("=", 1) for kv in m.group(1).split())
+            fields: dict[str, Any] = dict(kv.split("=", 1) for kv in m.group(1).split())
             fields["records"] = []
             current.append(fields)
         elif m := _RECORD_RE.match(line):
@@ -185,7 +186,7 @@ def test_encoder_matches_kafka_byte_for_byte() -> None:
     n = 0
     for f in files:
         for b in iter_file_batches(f):
-            recs = [(k, v) if b.is_control else v for _, _, k, v in b.entries()]
+            recs: list[Any] = [(k, v) if b.is_control else v for _, _, k, v in b.entries()]
             rebuilt = build_batch(
                 b.base_offset, b.partition_leader_epoch, recs, b.base_timestamp, b.is_control, b.compression
             )
@@ -539,7 +540,7 @@ def test_tails_across_chunk_boundaries(tmp_path: Path) -> None:
     ]:
         f.write_bytes(good + tail)
         w: list[LogWarning] = []
-        got = []
+        got: list[RecordBatch] = []
         try:
             got.extend(iter_file_batches(f, chunk_size=4096, lenient_tail=lenient, warn=w.append))
             kind = w[0].kind if w else "end"

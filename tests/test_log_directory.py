@@ -32,6 +32,7 @@ from metashell.log.directory import (
     read_meta_properties,
     read_quorum_state,
 )
+from metashell.log.plans import ReadPlan
 
 SHARED = Path(__file__).resolve().parents[2] / "shared"
 VECTORS = SHARED / "reference" / "test-vectors"
@@ -112,7 +113,7 @@ def make_dir(
     return root
 
 
-def read_all(plan, **kw) -> tuple[list[tuple[str, int, bytes | None]], PlanReader]:
+def read_all(plan: ReadPlan, **kw: Any) -> tuple[list[tuple[str, int, bytes | None]], PlanReader]:
     reader = PlanReader(plan, **kw)
     out = [
         (item.kind, off, value)
@@ -589,13 +590,13 @@ class _WriteSpy:
         self.opened: list[str] = []
         real_open, real_os_open = builtins.open, os.open
 
-        def spy_open(file, mode="r", *args, **kwargs):
+        def spy_open(file: Any, mode: str = "r", *args: Any, **kwargs: Any) -> Any:
             if isinstance(file, (str, os.PathLike)):
                 self.opened.append(os.fspath(file))
                 assert not set(str(mode)) & set("wax+"), f"opened {file} with mode {mode}"
             return real_open(file, mode, *args, **kwargs)
 
-        def spy_os_open(path, flags, *args, **kwargs):
+        def spy_os_open(path: Any, flags: int, *args: Any, **kwargs: Any) -> int:
             assert not flags & (os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_APPEND | os.O_TRUNC), path
             if isinstance(path, (str, os.PathLike)):
                 self.opened.append(os.fspath(path))  # files are opened with os.open (open_regular)
@@ -676,6 +677,7 @@ def test_corpus_directory_plans_and_reads(folder: Path) -> None:
         assert reader.log_last_offset == expected_log_records - 1
     else:
         assert plan.snapshot == d.latest_snapshot()
+        assert reader.log_last_offset is not None
         assert log_records == reader.log_last_offset + 1 - plan.start_offset
         assert items[0].kind == "snapshot" and items[0].batch.is_control
     for s in d.snapshots:  # every snapshot reads cleanly too

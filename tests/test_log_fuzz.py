@@ -13,6 +13,7 @@ import random
 import struct
 from pathlib import Path
 
+import pytest
 from crc32c import crc32c
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -126,7 +127,7 @@ def test_fuzz_raw_bytes(buf: bytes, lenient: bool) -> None:
 
 
 _KEYS = (None, b"", b"k", b"\x00\x00\x00\x03")
-_HEADERS = ([], [("h", b"x")], [("", None), ("\u00e9", b"")])
+_HEADERS: tuple[list[tuple[str, bytes | None]], ...] = ([], [("h", b"x")], [("", None), ("\u00e9", b"")])
 _TS_DELTAS = (0, 0, 0, 1, -1, 2**40, -(2**40))
 _OFFSET_DELTAS = (1, 2, 63, 64, 8191, 8192, 10_000)
 
@@ -344,7 +345,9 @@ def _snapshot_of(root: Path) -> dict[str, tuple[int, int, int]]:
 
 @settings(max_examples=300, deadline=None, suppress_health_check=list(HealthCheck))
 @given(layouts(), st.booleans())
-def test_fuzz_directory_layouts(tmp_path_factory, files: dict[str, object], salvage: bool) -> None:
+def test_fuzz_directory_layouts(
+    tmp_path_factory: pytest.TempPathFactory, files: dict[str, object], salvage: bool
+) -> None:
     """Whatever a directory holds, loading it raises nothing but a one-line MetashellError, and
     leaves every file and folder exactly as it was."""
     root = tmp_path_factory.mktemp("layout")

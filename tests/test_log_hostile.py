@@ -23,7 +23,7 @@ from crc32c import crc32c
 
 from metashell.log.compression import LIMITS, InflateLimitError, _xxh32, decompress_records
 from metashell.log.files import NotARegularFileError, iter_file_batches
-from metashell.log.problems import CorruptBatchError
+from metashell.log.problems import CorruptBatchError, LogWarning
 from metashell.log.scan import iter_batches
 
 #: The bound the issue states for any single hostile batch.
@@ -204,7 +204,11 @@ def test_corpus_and_fixtures_still_read_without_warnings() -> None:
     assert manifest
     for path in sorted(FIXTURES.rglob("*.log")) + sorted(FIXTURES.rglob("*.checkpoint")):
         seen: list[str] = []
-        list(iter_file_batches(path, lenient_tail=True, warn=lambda w, seen=seen: seen.append(str(w))))
+
+        def note(w: LogWarning, seen: list[str] = seen) -> None:
+            seen.append(str(w))
+
+        list(iter_file_batches(path, lenient_tail=True, warn=note))
         assert not [w for w in seen if "beyond" in w or "inflate" in w], (path, seen)
 
 

@@ -194,8 +194,8 @@ def test_every_record_of_every_fixture_and_corpus_file(native: Any) -> None:
             )
             batches += 1
             if batch.is_control:
-                for ctype, value in schema_control_values(batch):
-                    controls += assert_same_control(native, ctype, value)
+                for ctype, control in schema_control_values(batch):
+                    controls += assert_same_control(native, ctype, control)
                 continue
             for _offset, _ts, _key, value in batch.entries():
                 values += 1
@@ -570,13 +570,14 @@ def test_the_native_batch_loop_takes_the_plain_log_batches(monkeypatch: pytest.M
     from metashell.image import batch_loader, native_batches
     from metashell.image.loader import load_directory
 
-    if native_batches.NATIVE is None:
+    if native_batches.NATIVE is None:  # type: ignore[attr-defined]  # the module's own, not exported
         pytest.skip("the Python engine reads every batch itself; CI runs this file on the native engine too")
     applied: list[int] = []
     real = native_batches.log_sink
 
     def counting(loader: Any) -> Any:
         sink = real(loader)
+        assert sink is not None
 
         def count(*args: Any) -> Any:
             out = sink(*args)
@@ -605,7 +606,7 @@ def test_no_batch_read_before_is_held_while_the_bulk_applies_a_file(monkeypatch:
     from metashell.log import bulk
     from metashell.log.batch import RecordBatch
 
-    if native_batches.NATIVE is None:
+    if native_batches.NATIVE is None:  # type: ignore[attr-defined]  # the module's own, not exported
         pytest.skip("the Python engine reads every batch itself; CI runs this file on the native engine too")
     alive: list[int] = []
     real = bulk.LogCursor.run

@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import re
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -97,7 +98,7 @@ def test_control_records_match_formats_examples() -> None:
     assert key == bytes.fromhex("00000002")
     assert value == bytes.fromhex("00000000000102000000010002000000010000")
     ctl = decode_control_record(key, value)
-    assert ctl.name == "LeaderChange" and ctl.data["LeaderId"] == 1
+    assert ctl.name == "LeaderChange" and ctl.data is not None and ctl.data["LeaderId"] == 1
     key, value = encode_control_record("SnapshotHeader", {"LastContainedLogTimestamp": 1700000002000})
     assert value == bytes.fromhex("00000000018bcfe56fd000")
     assert encode_control_record("KRaftVersion", {"KRaftVersion": 1})[1] == bytes.fromhex("0000000100")
@@ -170,7 +171,7 @@ def test_declarations_match_reference_schemas() -> None:
             _same_fields(ref.name, version, ref.fields, ours.fields, ref, ours)
 
 
-def _same_fields(where: str, version: int, ref_fields, our_fields, ref, ours) -> None:
+def _same_fields(where: str, version: int, ref_fields: Any, our_fields: Any, ref: Any, ours: Any) -> None:
     ref_present = [f for f in ref_fields if version in f.versions]
     our_present = [f for f in our_fields if version in f.versions]
     assert [f.name for f in ref_present] == [f.name for f in our_present], f"{where} v{version}"

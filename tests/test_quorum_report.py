@@ -7,16 +7,17 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 from conftest import FIXTURES, corpus_dirs, shared_required
 from test_cli import run_cli
 
 
-def _report(path: Path) -> dict:
+def _report(path: Path) -> dict[str, Any]:
     status, out, err = run_cli("-d", str(path), "--json", "quorum")
     assert status == 0, err
-    doc: dict = json.loads(out)
+    doc: dict[str, Any] = json.loads(out)
     return doc
 
 

@@ -116,7 +116,9 @@ def _as_44_prints(version: str, text: str) -> str:
 
 @pytest.mark.kafka
 @pytest.mark.parametrize("name", CUT)
-def test_at_an_offset_is_kafkas_shell_on_a_copy_cut_there(name: str, kafka_oracle, tmp_path: Path) -> None:
+def test_at_an_offset_is_kafkas_shell_on_a_copy_cut_there(
+    name: str, kafka_oracle: Any, tmp_path: Path
+) -> None:
     empty = kafka_command(build_root(MetadataImage(), redact=False), "tree", TREE, redact=False)
     own = name in LINES and tuple(int(x) for x in _version(name).split(".")[:2]) >= OWN_SHELL_SINCE
     for offset in _points(name):
@@ -140,7 +142,7 @@ def test_at_an_offset_is_kafkas_shell_on_a_copy_cut_there(name: str, kafka_oracl
 
 
 @pytest.mark.kafka
-def test_older_shells_lay_out_image_differently(kafka_oracle) -> None:
+def test_older_shells_lay_out_image_differently(kafka_oracle: Any) -> None:
     """Why lines before 3.9 are compared with 4.4's shell only: 3.3 and 3.4 have no ``/image``, and
     up to 3.8 the ACLs are listed by id straight under ``/image/acls`` (4.4: ``/image/acls/byId``)."""
     snap = open_metadata_dir(FIXTURES / "kafka-3.3").snapshots[-1].path
@@ -153,7 +155,10 @@ def test_older_shells_lay_out_image_differently(kafka_oracle) -> None:
 
 
 def _fields(line: str) -> dict[str, str]:
-    return dict(f.split(": ", 1) if ": " in f else (f.rstrip(":"), "") for f in line.strip("\t").split("\t"))
+    return dict(
+        (f.split(": ", 1)[0], f.split(": ", 1)[1]) if ": " in f else (f.rstrip(":"), "")
+        for f in line.strip("\t").split("\t")
+    )
 
 
 BROKER = 4

@@ -12,9 +12,11 @@ import io
 import json
 import re
 from pathlib import Path
+from typing import Any
 
 import pytest
 
+from metashell.image.image import MetadataImage
 from metashell.shell import registry
 from metashell.shell.session import ExitShell, Settings, Shell
 from metashell.shell.words import ParseError, split_commands
@@ -24,7 +26,7 @@ from metashell.tree.render import ls_layout
 SHARED = Path(__file__).resolve().parents[2] / "shared"
 SESSION = SHARED / "reference" / "test-vectors" / "shell-session.txt"
 
-CTX = TreeContext(None, redact=True)
+CTX = TreeContext(MetadataImage(), redact=True)
 PART = (
     "PartitionRegistration(replicas=[1], directories=[EREREREREREiIiIiIiIiIg], isr=[1], removingReplicas=[], "
     "addingReplicas=[], elr=[], lastKnownElr=[], leader=1, leaderRecoveryState=RECOVERED, leaderEpoch=1, "
@@ -52,11 +54,11 @@ TOKEN = (
 SCRAM = "ScramCredentialData(salt=010203, storedKey=0405, serverKey=0607, iterations=4096)"
 
 
-def _leaf(text: str, secret: bool = False, kind: str = "kafka"):
+def _leaf(text: str, secret: bool = False, kind: str = "kafka") -> Any:
     return lambda name: TextLeaf(name, CTX, lambda r: "[redacted]" if (secret and r) else text, kind=kind)
 
 
-def _dir(children: dict, kind: str = "dir"):
+def _dir(children: dict[str, Any], kind: str = "dir") -> Any:
     return lambda name: StaticDir(name, CTX, children, kind=kind)
 
 

@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 from prompt_toolkit.completion import CompleteEvent
 from prompt_toolkit.document import Document
 
+from metashell.image.image import MetadataImage
 from metashell.shell.completion import ShellCompleter
 from metashell.shell.words import quote_word, split_commands, split_pipe, split_segments
 from metashell.tree.node import StaticDir, TextLeaf, TreeContext
@@ -42,7 +43,7 @@ def test_any_name_reads_back_as_one_word(name: str) -> None:
 
 def test_completing_a_hostile_name_never_makes_a_pipe_or_a_second_command() -> None:
     names = ["x|touch /tmp/p", "y\nquit", "z;ls"]
-    ctx = TreeContext(None, redact=True)
+    ctx = TreeContext(MetadataImage(), redact=True)
     leaves = {n: (lambda name: TextLeaf(name, ctx, lambda _r: "v")) for n in names}
     root = StaticDir("/", ctx, {"c": lambda name: StaticDir(name, ctx, leaves)})
     completer = ShellCompleter(lambda: root, lambda: "/")

@@ -50,12 +50,12 @@ def spawn(
     tmp_path: Path,
     *,
     no_color: bool = True,
-    histfile: Path | None = None,  # type: ignore[no-untyped-def]
+    histfile: Path | None = None,
     pager: str | None = None,
     args: tuple[str, ...] = (),
     logdir: Path = LOGDIR,
     cwd: Path = REPO,
-):
+) -> Any:
     """The REPL in a 30x100 pty, paging on as a user has it (no ``PAGER``: ``less -FRX``) unless
     ``pager`` names one; conftest already removed the caller's PAGER, LESS, NO_COLOR and the rest."""
     env = dict(os.environ)

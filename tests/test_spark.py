@@ -298,7 +298,7 @@ def test_big_files_split_at_batch_boundaries_give_the_same_rows(spark: Any) -> N
     assert parts.rdd.getNumPartitions() > 3 * len(_files(path))
     split = [r.asDict(recursive=True) for r in parts.collect()]
 
-    def key(r):
+    def key(r: dict[str, Any]) -> tuple[str, int]:
         return (r["file"], r["offset"])
 
     assert sorted(split, key=key) == sorted(whole, key=key)

@@ -131,7 +131,8 @@ def test_four_readers_open_every_table(spark: Any, fleet: Fleet) -> None:
         if not list(path.rglob("*.parquet")):
             continue  # an empty table has no file (Spark writes none)
         n = spark.read.parquet(str(path)).count()
-        assert pads.dataset(str(path), partitioning="hive").count_rows() == n, table
+        rows = pads.dataset(str(path), partitioning="hive").count_rows()  # type: ignore[no-untyped-call]
+        assert rows == n, table
         got = duckdb.sql(f"SELECT count(*) FROM read_parquet('{path}/*/*.parquet', hive_partitioning = true)")
         assert got.fetchone() == (n,), table
         frame = pd.read_parquet(path, dtype_backend="numpy_nullable")

@@ -184,7 +184,7 @@ def test_command_line_errors_are_one_line(tmp_path: Path) -> None:
     # the JVM's warnings and its Python workers' tracebacks (a cancelled task's BrokenPipeError) are
     # in Spark's log, which the line names and the failure keeps; stderr holds our lines only
     assert all(line.startswith(("[", "metashell-spark: ")) for line in said), failed.stderr
-    kept = Path(re.search(r"\(Spark's own output: (\S+)\)$", last).group(1))  # type: ignore[union-attr]
+    kept = Path(re.search(r"\(Spark's own output: (\S+)\)$", last).group(1))
     assert kept.is_file() and kept.parent == tmp_path / "tmp"
     # a run that fails before Spark does anything, or succeeds, leaves no log behind
     assert sorted((tmp_path / "tmp").glob("metashell-spark-*.log")) == [kept]

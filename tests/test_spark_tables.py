@@ -86,7 +86,7 @@ LEADERS = pa.schema(
 def test_a_table_registered_only_in_a_test_module_is_read_through_the_data_source(spark: Any) -> None:
     from pyspark import cloudpickle
 
-    cloudpickle.register_pickle_by_value(sys.modules[__name__])  # the workers cannot import this module
+    cloudpickle.register_pickle_by_value(sys.modules[__name__])  # type: ignore[no-untyped-call]  # the workers cannot import this module
     from metashell.spark import register
 
     tables.register(Table("test_leaders", Source.IMAGE, "a test's table", LEADERS, rows=_leaders))
@@ -101,7 +101,7 @@ def test_a_table_registered_only_in_a_test_module_is_read_through_the_data_sourc
     finally:
         tables.unregister("test_leaders")
         register(spark)
-        cloudpickle.unregister_pickle_by_value(sys.modules[__name__])
+        cloudpickle.unregister_pickle_by_value(sys.modules[__name__])  # type: ignore[no-untyped-call]
 
 
 def test_every_record_type_has_key_columns_or_a_reason_not_to() -> None:

@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 from collections import Counter
 from pathlib import Path
+from typing import Any
 
 import pytest
 from conftest import FIXTURES
@@ -17,7 +18,7 @@ from metashell.image.stats import PARTITION_CHANGE_KINDS
 FIXTURE_DIRS = sorted(p for p in FIXTURES.iterdir() if p.is_dir())
 
 
-def _json_lines(out: str) -> list[dict]:
+def _json_lines(out: str) -> list[dict[str, Any]]:
     return [json.loads(line) for line in out.splitlines() if line.strip()]
 
 
@@ -39,12 +40,12 @@ def test_stats_counts_what_log_lists(fixture: Path, window: str) -> None:
     if records:
         assert (stats["firstOffset"], stats["lastOffset"]) == (records[0]["offset"], records[-1]["offset"])
     # churn: every partition change is counted once under each kind of field it carries
-    changes = Counter()
+    changes: Counter[str] = Counter()
     for r in records:
         if r["type"] == "PARTITION_CHANGE_RECORD":
             kinds = {PARTITION_CHANGE_KINDS[f] for f in r["data"] if f in PARTITION_CHANGE_KINDS} or {"other"}
             changes.update(kinds)
-    said = Counter()
+    said: Counter[str] = Counter()
     for p in stats["churn"]["partitions"]:
         said.update({k: v for k, v in p["kinds"].items() if k != "created"})
     assert said == changes

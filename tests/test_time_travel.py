@@ -13,6 +13,7 @@ import re
 import shutil
 from itertools import pairwise
 from pathlib import Path
+from typing import Any
 
 import pytest
 from conftest import FIXTURES, corpus_dirs
@@ -356,7 +357,7 @@ def _seen(root: Node) -> list[tuple[str, str]]:
     ]
 
 
-def _state(root: Node) -> tuple:
+def _state(root: Node) -> tuple[Any, ...]:
     """What is compared: the image, provenance, quorum and everything the tree shows."""
     image = root.ctx.image
     p, q = image.provenance, image.quorum
@@ -368,7 +369,9 @@ def _state(root: Node) -> tuple:
     )
 
 
-def _same_as_fresh(travel: Traveller, path: Path, offset: int, fresh: dict[int, tuple] | None = None) -> None:
+def _same_as_fresh(
+    travel: Traveller, path: Path, offset: int, fresh: dict[int, tuple[Any, ...]] | None = None
+) -> None:
     root, _label = travel.move(str(offset))
     fresh = {} if fresh is None else fresh
     if offset not in fresh:
@@ -400,7 +403,7 @@ def test_at_every_offset_equals_a_fresh_truncated_load(fixture: str) -> None:
     assert len(every) > 1
     shuffled = every[:]
     random.Random(fixture).shuffle(shuffled)
-    fresh: dict[int, tuple] = {}
+    fresh: dict[int, tuple[Any, ...]] = {}
     for offset in every + every[::-1] + shuffled:
         _same_as_fresh(source.travel, path, offset, fresh)
     root, label = source.travel.move(None)
@@ -628,7 +631,12 @@ def test_a_snapshots_own_point_resolves_without_reading_the_log(monkeypatch: pyt
     d = open_metadata_dir(FIXTURES / "kafka-3.8")
     real = headers.batch_headers
     read: list[int] = []
-    monkeypatch.setattr(headers, "batch_headers", lambda paths: read.append(1) or real(paths))
+
+    def counted(paths: Any) -> Any:
+        read.append(1)
+        return real(paths)
+
+    monkeypatch.setattr(headers, "batch_headers", counted)
     monkeypatch.setattr(headers, "_SPANS", {})  # nothing read before this test counts
     assert resolve_in_dir(d, "95").offset == 95 and not read
     assert resolve_in_dir(d, "100").offset == 100 and read

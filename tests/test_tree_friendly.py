@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from typing import Any
 
 import pytest
 from test_tree_image import FOO, rec, session_image
@@ -10,21 +11,22 @@ from test_tree_image import FOO, rec, session_image
 from metashell.image.replay import Replayer
 from metashell.tree import build_root, glob
 from metashell.tree.friendly import parse_quota_entity_dir_name, quota_entity_dir_name
+from metashell.tree.node import Node
 from metashell.tree.redact import is_sensitive_config
 from metashell.tree.render import kafka_command
 
 
 @pytest.fixture(scope="module")
-def root():
+def root() -> Node:
     return build_root(session_image(), source_info={"mode": "test"})
 
 
-def cat(root, path: str, redact: bool | None = None) -> str:
+def cat(root: Node, path: str, redact: bool | None = None) -> str:
     [(_, node)] = glob(root, "/", path)
     return node.text(redact)
 
 
-def test_top_level(root) -> None:
+def test_top_level(root: Node) -> None:
     assert root.name == "/" and root.is_dir
     assert root.child_names() == [
         "acls",
@@ -46,7 +48,7 @@ def test_top_level(root) -> None:
     ]
 
 
-def test_broker_and_controller_records(root) -> None:
+def test_broker_and_controller_records(root: Node) -> None:
     broker = json.loads(cat(root, "/brokers/1"))
     assert broker["epoch"] == 10 and broker["fenced"] is False and broker["rack"] is None
     assert broker["listeners"] == [
@@ -59,7 +61,7 @@ def test_broker_and_controller_records(root) -> None:
     assert glob(root, "/", "/brokers/01") == []  # friendly names are canonical
 
 
-def test_topics_and_topic_ids(root) -> None:
+def test_topics_and_topic_ids(root: Node) -> None:
     assert kafka_command(root, "ls", ["/topics/foo"]) == "0\nconfigs\nid\nname\n"
     assert cat(root, "/topics/foo/id") == "ASNFZ4mrze8P7cuph2VDIQ"
     part = json.loads(cat(root, "/topics/foo/0"))
@@ -84,7 +86,7 @@ def test_topics_and_topic_ids(root) -> None:
     assert glob(root, "/", "/topicIds/nope") == []
 
 
-def test_configs_and_redaction(root) -> None:
+def test_configs_and_redaction(root: Node) -> None:
     assert kafka_command(root, "ls", ["/configs"]) == "broker\nbroker-logger\nclient-metrics\ngroup\ntopic\n"
     assert kafka_command(root, "ls", ["/configs/broker"]) == "1\n<default>\n"
     assert cat(root, "/configs/broker/<default>/num.io.threads") == "8"
@@ -127,7 +129,7 @@ def test_sensitive_keys(key: str, secret: bool) -> None:
     assert is_sensitive_config(4, key) is secret  # broker configs
 
 
-def test_scram_and_tokens(root) -> None:
+def test_scram_and_tokens(root: Node) -> None:
     scram = json.loads(cat(root, "/scram/SCRAM-SHA-256/alice"))
     assert scram == {
         "user": "alice",
@@ -144,7 +146,7 @@ def test_scram_and_tokens(root) -> None:
     assert token["expirationTimestamp"] == 3 and token["expirationTime"] == "1970-01-01T00:00:00.003Z"
 
 
-def test_quotas(root) -> None:
+def test_quotas(root: Node) -> None:
     assert kafka_command(root, "ls", ["/quotas"]) == "user=<default>\nuser=alice,client-id=app(1)\n"
     assert cat(root, "/quotas/user=<default>/consumer_byte_rate") == "1.0E7"
     node = glob(root, "/", "/quotas/user=alice,client-id=app(1)/producer_byte_rate")[0][1]
@@ -161,13 +163,13 @@ def test_quotas(root) -> None:
         (("ip", "10.0.0.1"),),
     ],
 )
-def test_quota_entity_names_round_trip(entity) -> None:
+def test_quota_entity_names_round_trip(entity: Any) -> None:
     name = quota_entity_dir_name(entity)
     assert "/" not in name
     assert parse_quota_entity_dir_name(name) == tuple(sorted(entity))
 
 
-def test_features_acls_producer_ids(root) -> None:
+def test_features_acls_producer_ids(root: Node) -> None:
     assert kafka_command(root, "ls", ["/features"]) == "group.version\nmetadata.version\n"
     node = glob(root, "/", "/features/metadata.version")[0][1]
     assert node.text() == "3.9-IV0 (21)" and node.to_json() == {"level": 21, "version": "3.9-IV0"}
@@ -177,7 +179,7 @@ def test_features_acls_producer_ids(root) -> None:
     assert json.loads(cat(root, "/producerIds"))["nextProducerId"] == -1
 
 
-def test_provenance_quorum_local(root) -> None:
+def test_provenance_quorum_local(root: Node) -> None:
     prov = json.loads(cat(root, "/provenance"))
     assert prov["offset"] == 42 and prov["epoch"] == 3 and prov["time"] == "2023-11-14T22:13:22.000Z"
     assert prov["source"] == {"mode": "memory", "location": None} and prov["salvaged"] == []
@@ -201,5 +203,5 @@ def test_tree_follows_a_changing_image() -> None:
     assert topics.child_names() == ["foo"]  # nodes read the image at call time
 
 
-def test_dir_json_is_the_child_list(root) -> None:
+def test_dir_json_is_the_child_list(root: Node) -> None:
     assert root.child("scram").to_json() == ["SCRAM-SHA-256", "SCRAM-SHA-512"]

@@ -25,7 +25,7 @@ from metashell.protocol.metadata import (
 )
 from metashell.tree import build_root, glob
 from metashell.tree.image_tree import build_image_node
-from metashell.tree.node import TreeContext
+from metashell.tree.node import Node, TreeContext
 from metashell.tree.render import kafka_command, render_tree
 
 FOO = bytes.fromhex("0123456789abcdef0fedcba987654321")  # ASNFZ4mrze8P7cuph2VDIQ
@@ -42,7 +42,7 @@ INCARNATION = uuid("MzMzMzMzMzNERERERERERA")
 ACL_ID = uuid("VVVVVVVVVVVmZmZmZmZmZg")
 
 
-def rec(name: str, data: dict[str, Any], version: int | None = None):
+def rec(name: str, data: dict[str, Any], version: int | None = None) -> Any:
     v = max_version(record_keys()[name]) if version is None else version
     return decode_metadata_record(encode_metadata_record(name, v, data))
 
@@ -182,7 +182,7 @@ def kafka44(text: str) -> str:
 
 
 @pytest.fixture(scope="module")
-def root():
+def root() -> Node:
     return build_root(session_image(), redact=False)
 
 
@@ -225,11 +225,11 @@ SESSION_LEAVES = {
 
 
 @pytest.mark.parametrize("path", sorted(SESSION_LEAVES))
-def test_session_leaf_text(root, path: str) -> None:
+def test_session_leaf_text(root: Node, path: str) -> None:
     assert kafka_command(root, "cat", [path], redact=False) == SESSION_LEAVES[path] + "\n"
 
 
-def test_session_listings(root) -> None:
+def test_session_listings(root: Node) -> None:
     assert kafka_command(root, "ls", ["/image"]) == (
         "acls\nclientQuotas\ncluster\nconfigs\ndelegationToken\nfeatures\nproducerIds\nprovenance\nscram\ntopics\n"
     )
@@ -251,7 +251,7 @@ def test_session_listings(root) -> None:
     )
 
 
-def test_session_find_echoes_the_glob(root) -> None:
+def test_session_find_echoes_the_glob(root: Node) -> None:
     expected = kafka44("""/image/to*
 /image/to*/byId
 /image/to*/byId/ASNFZ4mrze8P7cuph2VDIQ
@@ -268,7 +268,7 @@ def test_session_find_echoes_the_glob(root) -> None:
     assert kafka_command(root, "find", ["/nope"]) == "find: /nope: no such file or directory.\n"
 
 
-def test_default_quota_entity_is_named_and_reachable(root) -> None:
+def test_default_quota_entity_is_named_and_reachable(root: Node) -> None:
     """Kafka names the default-user entity "" (and then fails on it); metashell says user()."""
     assert kafka_command(root, "ls", ["/image/clientQuotas"]) == "clientId(app\\(1\\))_user(alice)\nuser()\n"
     assert kafka_command(root, "cat", ["/image/clientQuotas/user()/consumer_byte_rate"]) == "1.0E7\n"
@@ -302,7 +302,7 @@ def test_redaction_under_image() -> None:
     )
 
 
-def test_kafka_child_lookup_quirks(root) -> None:
+def test_kafka_child_lookup_quirks(root: Node) -> None:
     # Integer.valueOf accepts a sign and leading zeros; finalized_<anything> is a leaf "0"
     assert kafka_command(root, "cat", ["/image/cluster/brokers/01"]) == kafka_command(
         root, "cat", ["/image/cluster/brokers/1"]
@@ -374,4 +374,6 @@ def test_image_node_standalone_context() -> None:
     ctx = TreeContext(session_image(), redact=False)
     node = build_image_node(ctx)
     assert node.name == "image" and node.is_dir
-    assert render_tree(node.child("producerIds")) == "nextProducerId:\n  -1\n"
+    producer_ids = node.child("producerIds")
+    assert producer_ids is not None
+    assert render_tree(producer_ids) == "nextProducerId:\n  -1\n"

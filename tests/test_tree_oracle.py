@@ -32,6 +32,7 @@ shell agreed with (asking it ``find /image`` too was a third of this file's ten 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 from conftest import CORPUS, FIXTURES
@@ -56,7 +57,7 @@ def _metadata_files(base: Path) -> list[Path]:
     return sorted(p for p in base.rglob("*") if p.is_file() and p.suffix in (".log", ".checkpoint"))
 
 
-def _params(base: Path, what: str) -> list:
+def _params(base: Path, what: str) -> list[Any]:
     files = _metadata_files(base)
     if not files:
         return [
@@ -79,7 +80,7 @@ SMALL_COMMANDS: list[tuple[str, list[str]]] = [
 ]
 
 
-def _java(oracle, path: Path, commands: list[tuple[str, list[str]]], confirmed: int) -> list[str]:
+def _java(oracle: Any, path: Path, commands: list[tuple[str, list[str]]], confirmed: int) -> list[str]:
     """What Kafka's shell prints for each command, past its timing bugs (see the top): the
     stand-in's answers, of which the first ``confirmed`` are also asked of the real shell."""
     answers, applied = oracle.java_shell_caught_up_each(path, [[verb, *args] for verb, args in commands])
@@ -106,12 +107,14 @@ IMAGE_CHILDREN = [
 ]
 
 
-def _kafka_quota_name(entity) -> str:
+def _kafka_quota_name(entity: Any) -> str:
     """Kafka's own (buggy) entity name: default components (name None) are dropped."""
     return kt.quota_entity_name([(t, n) for t, n in entity if n is not None])
 
 
-def _check(oracle, path: Path, small: bool = True, commands: list[tuple[str, list[str]]] = COMMANDS) -> None:
+def _check(
+    oracle: Any, path: Path, small: bool = True, commands: list[tuple[str, list[str]]] = COMMANDS
+) -> None:
     result = load_file(path)
     root = build_root(result.image, redact=False)
     # the real shell is asked the first (tree: every node and value of the image); the rest come
@@ -149,7 +152,7 @@ def _diff(what: str, java: str, mine: str) -> str:
 
 @pytest.mark.corpus
 @pytest.mark.parametrize("path", _params(CORPUS, "corpus"))
-def test_corpus_file_image_matches_kafka(path: Path, kafka_oracle) -> None:
+def test_corpus_file_image_matches_kafka(path: Path, kafka_oracle: Any) -> None:
     _check(kafka_oracle, path)
 
 
@@ -173,7 +176,7 @@ def _newest_snapshot(path: Path) -> bool:
     return path.parent.name == "__cluster_metadata-0" and bool(snaps) and path == snaps[-1]
 
 
-def _fixture_params() -> list:
+def _fixture_params() -> list[Any]:
     """Every file of the older fixtures; of the release lines, every snapshot.  All their files with
     every command would take some 500 JVM starts, a quarter of CI; their segments are checked by two
     kafka-dump-logs record for record, and by test_release_lines on cut copies."""
@@ -187,7 +190,7 @@ def _fixture_params() -> list:
 
 
 @pytest.mark.parametrize("path", _fixture_params())
-def test_fixture_file_image_matches_kafka(path: Path, kafka_oracle) -> None:
+def test_fixture_file_image_matches_kafka(path: Path, kafka_oracle: Any) -> None:
     """A release line's newest snapshot gets find and tree, its older ones tree (which shows every
     node and value) alone: one JVM start each."""
     if path.relative_to(FIXTURES).parts[0] not in RELEASE_LINES:
@@ -206,7 +209,7 @@ def test_fixture_file_image_matches_kafka(path: Path, kafka_oracle) -> None:
         "demo/__cluster_metadata-0/00000000000000000050.log",
     ],
 )
-def test_caught_up_shell_agrees_with_kafkas_shell(name: str, kafka_oracle) -> None:
+def test_caught_up_shell_agrees_with_kafkas_shell(name: str, kafka_oracle: Any) -> None:
     """The oracle's stand-in for files Kafka's shell hangs on prints what Kafka's shell prints where
     that one finishes (a bootstrap snapshot, a lone segment that drops deltas, one whose faults leave
     the empty image published)."""
@@ -221,7 +224,7 @@ def test_caught_up_shell_agrees_with_kafkas_shell(name: str, kafka_oracle) -> No
     assert real == caught_up
 
 
-def test_caught_up_shell_answers_several_commands_as_it_answers_each(kafka_oracle) -> None:
+def test_caught_up_shell_answers_several_commands_as_it_answers_each(kafka_oracle: Any) -> None:
     """One JVM for a file's commands gives each command's own answer: a failing command (Kafka's
     shell prints an error and goes on) and an output without a final newline included."""
     path = FIXTURES / "demo/__cluster_metadata-0/00000000000000000000-0000000000.checkpoint"
@@ -232,7 +235,7 @@ def test_caught_up_shell_answers_several_commands_as_it_answers_each(kafka_oracl
         assert (answer, applied) == kafka_oracle.java_shell_caught_up(path, *command), command
 
 
-def test_caught_up_shell_reports_files_kafkas_shell_hangs_on(kafka_oracle) -> None:
+def test_caught_up_shell_reports_files_kafkas_shell_hangs_on(kafka_oracle: Any) -> None:
     """A lone later segment of a 4.4 cluster: no metadata.version, every delta fails -- Kafka's
     one-shot shell spins in waitUntilCaughtUp forever; the stand-in says so and shows the empty image."""
     path = FIXTURES / "kafka-4.4-broker/__cluster_metadata-0/00000000000000000216.log"
@@ -246,14 +249,18 @@ def _gate_log(path: Path, tail: str) -> Path:
     from test_image_loader import LEADER_CHANGE, T1, T2, rec, topic, write_log
 
     mv = rec("FeatureLevelRecord", 0, {"Name": "metadata.version", "FeatureLevel": 21})
-    batches = [(0, 1, [LEADER_CHANGE], 1000, True), (1, 1, [mv, topic("foo", T1)], 2000, False)]
+    batches: list[tuple[int, int, list[Any], int, bool]] = [
+        (0, 1, [LEADER_CHANGE], 1000, True),
+        (1, 1, [mv, topic("foo", T1)], 2000, False),
+    ]
     begin = (3, 1, [rec("BeginTransactionRecord", 0, {"Name": "t"}), topic("bar", T2)], 3000, False)
-    batches += {
+    tails: dict[str, list[tuple[int, int, list[Any], int, bool]]] = {
         "one-control": [(3, 2, [LEADER_CHANGE], 3000, True)],
         "two-controls": [(3, 2, [LEADER_CHANGE], 3000, True), (4, 3, [LEADER_CHANGE], 4000, True)],
         "open-transaction": [begin],
         "aborted-transaction": [begin, (5, 1, [rec("AbortTransactionRecord", 0, {})], 4000, False)],
-    }[tail]
+    }
+    batches += tails[tail]
     path.parent.mkdir(parents=True)
     return write_log(path, batches)
 
@@ -268,7 +275,7 @@ def _gate_log(path: Path, tail: str) -> Path:
     ],
 )
 def test_catch_up_gate_matches_kafkas_loader(
-    tmp_path: Path, tail: str, published: bool, kafka_oracle
+    tmp_path: Path, tail: str, published: bool, kafka_oracle: Any
 ) -> None:
     """Kafka's loader publishes (and its shell shows more than the empty image) only once a delta it
     flushes ends within one offset of the file's last batch; metashell's /image follows."""

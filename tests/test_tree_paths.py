@@ -2,19 +2,23 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
-from metashell.tree.node import DirNode, ScalarLeaf, StaticDir, TreeContext, java_sorted
+from metashell.image.image import MetadataImage
+from metashell.java_order import java_sorted
+from metashell.tree.node import DirNode, ScalarLeaf, StaticDir, TreeContext
 from metashell.tree.paths import glob, glob_components, glob_regex, is_glob, normalize, resolve
 
 
 def tree() -> StaticDir:
-    ctx = TreeContext(None)
+    ctx = TreeContext(MetadataImage())
 
-    def leaf(value: str):
+    def leaf(value: str) -> Any:
         return lambda n: ScalarLeaf(n, ctx, lambda r: value)
 
-    def d(children: dict):
+    def d(children: dict[str, Any]) -> Any:
         return lambda n: StaticDir(n, ctx, children)
 
     return StaticDir(
@@ -121,6 +125,6 @@ def test_java_string_order() -> None:
     # partitions sort as strings; UTF-16 code units put a surrogate pair before U+FF21
     assert java_sorted(["2", "10", "1"]) == ["1", "10", "2"]
     assert java_sorted(["\uff21", "\U0001d4b3", "a"]) == ["a", "\U0001d4b3", "\uff21"]
-    ctx = TreeContext(None)
+    ctx = TreeContext(MetadataImage())
     d = DirNode("d", ctx, lambda: ["b", "a"], lambda n: None)
     assert d.child_names() == ["a", "b"] and d.child_count() == 2

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from metashell.tree.node import RecordLeaf, ScalarLeaf, StaticDir, TreeContext
+from metashell.image.image import MetadataImage
+from metashell.tree.node import Node, RecordLeaf, ScalarLeaf, StaticDir, TreeContext
 from metashell.tree.render import iter_find, ls_layout, render_find, render_ls, render_tree
 
 
@@ -32,8 +33,17 @@ def test_ls_intro_rules() -> None:
     assert render_ls([], [("/", ["image", "local"])]) == "image\nlocal\n"
 
 
+def _at(node: Node, *names: str) -> Node:
+    """The descendant at ``names`` (a test fails here, not later, when one is missing)."""
+    for name in names:
+        child = node.child(name)
+        assert child is not None, name
+        node = child
+    return node
+
+
 def small_tree() -> StaticDir:
-    ctx = TreeContext(None)
+    ctx = TreeContext(MetadataImage())
     return StaticDir(
         "/",
         ctx,
@@ -49,8 +59,8 @@ def small_tree() -> StaticDir:
 def test_tree_layout() -> None:
     root = small_tree()
     assert render_tree(root) == 'a:\n  x:\n    1\n  y:\nb:\n  {"k": [1, 2], "s": "v"}\n'
-    assert render_tree(root.child("a").child("x")) == "1\n"
-    assert render_tree(root.child("a").child("y")) == ""
+    assert render_tree(_at(root, "a", "x")) == "1\n"
+    assert render_tree(_at(root, "a", "y")) == ""
     assert render_tree(root, max_depth=1) == 'a:\nb:\n  {"k": [1, 2], "s": "v"}\n'
     assert root.child("b").text() == '{\n  "k": [1, 2],\n  "s": "v"\n}'
 
@@ -58,6 +68,6 @@ def test_tree_layout() -> None:
 def test_find_paths() -> None:
     root = small_tree()
     assert [p for p, _ in iter_find("/", root)] == ["/", "/a", "/a/x", "/a/y", "/b"]
-    assert [p for p, _ in iter_find(".", root.child("a"))] == [".", "./x", "./y"]
-    assert render_find("/a*", [("/a", root.child("a"))]) == "/a*\n/a*/x\n/a*/y\n"
+    assert [p for p, _ in iter_find(".", _at(root, "a"))] == [".", "./x", "./y"]
+    assert render_find("/a*", [("/a", _at(root, "a"))]) == "/a*\n/a*/x\n/a*/y\n"
     assert render_find("/nope", []) == "find: /nope: no such file or directory.\n"

@@ -68,7 +68,7 @@ def test_a_lone_highlight_is_drawn_at_once_a_quick_run_where_it_stops(
 ) -> None:
     clock, timers, selection = Clock(), Timers(), Selection()
     pane = Pane(selection)
-    monkeypatch.setattr(arrowing.time, "monotonic", clock)
+    monkeypatch.setattr(arrowing.time, "monotonic", clock)  # type: ignore[attr-defined]
     a = arrowing.Arrowing(selection, pane.draw, timers.later)
     a.highlighted("/brokers")
     assert pane.drawn == ["/brokers"] and selection.settled
@@ -105,7 +105,7 @@ def test_a_draw_owed_is_paid_by_whatever_draws_next_and_answered_by_a_command(
 ) -> None:
     clock, timers, selection = Clock(), Timers(), Selection()
     pane = Pane(selection)
-    monkeypatch.setattr(arrowing.time, "monotonic", clock)
+    monkeypatch.setattr(arrowing.time, "monotonic", clock)  # type: ignore[attr-defined]
     a = arrowing.Arrowing(selection, pane.draw, timers.later)
     a.highlighted("/acls")
     clock.now += 0.001
@@ -136,7 +136,7 @@ def test_the_start_path_is_drawn_whatever_order_the_events_come_in(
     depends on the machine's speed.  In every order, and however far apart, the pane ends on X."""
     clock, timers, selection = Clock(), Timers(), Selection()
     pane = Pane(selection)
-    monkeypatch.setattr(arrowing.time, "monotonic", clock)
+    monkeypatch.setattr(arrowing.time, "monotonic", clock)  # type: ignore[attr-defined]
     a = arrowing.Arrowing(selection, pane.draw, timers.later)
     target = "/topics/orders/3"
     ticket = selection.place(target)  # go_to: chosen and drawn at once

@@ -47,7 +47,7 @@ def test_the_tree_follows_topics_created_and_deleted(kafka_cluster: Any) -> None
 
             nonlocal names
 
-            def names() -> list[str]:  # type: ignore[no-redef]
+            def names() -> list[str]:
                 return [c.data.rsplit("/", 1)[-1] for c in topics.children if c.data]
 
             await until("the first topic", lambda: "first" in names(), pilot)

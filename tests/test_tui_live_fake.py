@@ -31,7 +31,9 @@ def test_records_applied_by_the_header_are_drawn_when_following_resumes() -> Non
             await until(pilot, lambda: "first" in shown(), "the first topic listed")
             await pilot.press("p")
             ctrl.append([topic_record("second")])
-            await until(pilot, lambda: (source.pending() or 0) > 0, "the new topic queued")
+            await until(
+                pilot, lambda: source.pending is not None and source.pending() > 0, "the new topic queued"
+            )
             await pilot.press("p")  # the header's status applies it
             assert "second" in app.shell.root.ctx.image.topics.by_name  # applied, not yet drawn
             live_follow.follow(app)

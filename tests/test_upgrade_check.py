@@ -84,7 +84,13 @@ def _dir(tmp_path: Path, records: list[bytes], voters: list[int]) -> Path:
     part = tmp_path / "__cluster_metadata-0"
     part.mkdir()
     (part / "00000000000000000000.log").write_bytes(build_batch(0, 1, records, 1_700_000_000_000))
-    state = {"leaderId": 1, "leaderEpoch": 1, "votedId": -1, "appliedOffset": 0, "data_version": 0}
+    state: dict[str, Any] = {
+        "leaderId": 1,
+        "leaderEpoch": 1,
+        "votedId": -1,
+        "appliedOffset": 0,
+        "data_version": 0,
+    }
     state["currentVoters"] = [{"voterId": v} for v in voters]
     (part / "quorum-state").write_text(json.dumps(state))
     return part
