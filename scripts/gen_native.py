@@ -1,11 +1,11 @@
 #!/usr/bin/env python3
-"""Generate ``native/src/generated.rs``: the native core's metadata and control record decoders.
+"""Generate ``native/src/decode/generated.rs``: the native core's metadata and control record decoders.
 
 Written by :mod:`metashell.protocol.codegen_rust` from the schemas bundled in
 ``metashell/protocol/schemas/metadata``, with the records the replayer decodes to positional tuples
 (``metashell.image.replay.topics.DECODERS``), never typed by hand:
 
-    python scripts/gen_native.py            # rewrites native/src/generated.rs
+    python scripts/gen_native.py            # rewrites native/src/decode/generated.rs
     python scripts/gen_native.py --check    # exit 1 if the file is out of date
 """
 
@@ -25,7 +25,7 @@ from metashell.protocol.codegen_rust import generate_rust
 from metashell.protocol.control import CONTROL_SCHEMAS
 from metashell.protocol.schema import bundled_schemas
 
-TARGET = ROOT / "native" / "src" / "generated.rs"
+TARGET = ROOT / "native" / "src" / "decode" / "generated.rs"
 
 
 def render() -> str:

@@ -31,7 +31,7 @@ def _digest(value: Any) -> str:
 
 def _changes_at(timeline: Any) -> list[int]:
     """Each mark's place in the journal counted in changes, which both engines agree on (a native
-    ``ChangeRun`` holds many changes in one entry: ``native/src/journal.rs``)."""
+    ``ChangeRun`` holds many changes in one entry: ``native/src/replay/journal.rs``)."""
     counts = [0]
     for e in timeline.entries:
         counts.append(counts[-1] + (1 if type(e) is tuple else len(e)))

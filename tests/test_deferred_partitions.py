@@ -1,7 +1,7 @@
 """A topic's partitions left as their records by the native engine until they are read
-(``native/src/deferred.rs``, ``Topic.partitions``): made then, they are what Python's rules make,
+(``native/src/replay/deferred.rs``, ``Topic.partitions``): made then, they are what Python's rules make,
 in the same order, with the same faults, whatever came between; with a journal, their changes are
-journalled as rows (``native/src/journal.rs``).
+journalled as rows (``native/src/replay/journal.rs``).
 The whole-pipeline differentials (``test_native_differential.py``) read every partition too."""
 
 from __future__ import annotations
@@ -127,7 +127,7 @@ def _journalled(native: Any, values: list[bytes], changes: list[bytes]) -> tuple
 
 def test_a_journal_keeps_a_waiting_rows_change_as_its_old_row(_native: Any) -> None:
     """With a journal, a change of a partition still waiting as a row changes the row (nothing is
-    made) and the journal keeps the old row in a ``ChangeRun`` (``native/src/journal.rs``); walked
+    made) and the journal keeps the old row in a ``ChangeRun`` (``native/src/replay/journal.rs``); walked
     back and forth it swaps the row while the partitions wait, and the partition made from it once
     they are made: the image equals Python's at both ends, either way."""
     from metashell.image.timeline import _walk

@@ -411,7 +411,7 @@ def test_the_engine_is_always_visible() -> None:
 
 
 def test_the_generated_rust_is_what_the_schemas_make() -> None:
-    """``native/src/generated.rs`` is written by ``scripts/gen_native.py`` and never by hand."""
+    """``native/src/decode/generated.rs`` is written by ``scripts/gen_native.py`` and never by hand."""
     proc = subprocess.run(
         [sys.executable, str(REPO / "scripts" / "gen_native.py"), "--check"],
         capture_output=True,

@@ -1,4 +1,4 @@
-"""The native replay's topic rules and its topic index (``native/src/topic_index.rs``): a
+"""The native replay's topic rules and its topic index (``native/src/replay/topic_index.rs``): a
 RemoveTopicRecord applied natively changes the image and the journal as Python's rule does, and the
 index that finds a topic's partitions by id never outlives a change of ``topics_by_id`` it was not
 told of (a Python rule, a snapshot's reset, time travel)."""

@@ -215,7 +215,7 @@ class Topic(_Slotted):
     """``TopicImage``: name, 16-byte id and ``partitions`` {partition index: :class:`Partition`}.
 
     The native engine may keep a topic's partitions as rows (``_pending``, see
-    ``native/src/deferred.rs``) until they are first read: ``partitions`` makes them then, in order,
+    ``native/src/replay/deferred.rs``) until they are first read: ``partitions`` makes them then, in order,
     into the same dict.  Everything outside the replay reads them through ``partitions``."""
 
     __slots__ = ("_partitions", "_pending", "id", "name")

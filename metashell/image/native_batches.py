@@ -1,5 +1,5 @@
 """The native engine's batch loop, on the loader's side: the sink that applies runs of plain log
-batches straight from a segment's bytes (``native/src/batches.rs``; the reader's side is
+batches straight from a segment's bytes (``native/src/load/batches.rs``; the reader's side is
 :mod:`metashell.log.bulk`).
 
 Each batch is applied as the loader's ``apply_batch`` (:mod:`.batch_loader`) applies it: its records by the native replay loop (the replayer's own Python method for any record
@@ -8,7 +8,7 @@ mark (a directory's snapshot batch is only counted: the snapshot is published at
 the image's lock.  The provenance is read once a call and written back at its end, and the marks
 come back as columns for :meth:`Timeline.extend_marks <.timeline.Timeline.extend_marks>`: no
 Python call per batch.  A ``--snapshot`` file's batches are Kafka's deltas: the loop keeps the
-loader's delta state as ``_apply_file_delta`` does (``native/src/file_deltas.rs``), and leaves the
+loader's delta state as ``_apply_file_delta`` does (``native/src/load/file_deltas.rs``), and leaves the
 batches of a delta to drop (the second pass) to Python.  The Python engine and time travel (records
 past a point) read every batch in Python.
 """

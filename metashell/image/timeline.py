@@ -14,7 +14,7 @@ Entries are, in the order the changes were made:
 * ``(obj, *state)``: the whole state of a slotted object that is changed in place (a
   :class:`~metashell.image.model.Partition`, a broker registration, the quorum, features, producer
   ids): the object followed by its ``__slots__`` values, in slot order (:func:`kept`);
-* with the native engine, a ``ChangeRun`` (``native/src/journal.rs``) for each run of partition
+* with the native engine, a ``ChangeRun`` (``native/src/replay/journal.rs``) for each run of partition
   changes in a batch: what each change replaced, kept natively (a waiting partition's old row, or
   the slots a made one's change replaced); ``run.swap(backwards)`` swaps them all, in order or in
   reverse, and ``len(run)`` is how many entries Python's journal would hold for them.

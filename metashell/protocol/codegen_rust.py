@@ -2,7 +2,7 @@
 rules as the Python decoders of :mod:`.codegen` (their replay variant).
 
 Kafka's message generator writes Java from its JSON schemas; this module writes
-``native/src/generated.rs`` from the bundled ones: one function per record type, version and struct,
+``native/src/decode/generated.rs`` from the bundled ones: one function per record type, version and struct,
 specialised for the fields present in that version, calling the wire readers of
 ``native/src/rt.rs``.  Nothing per record is written by hand in either language.
 
@@ -308,7 +308,7 @@ _HEADER = """\
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
-use crate::json::*;
+use crate::decode::json::*;
 use crate::rt::*;
 
 /// A generated decoder: reads a record's body from `*p` and returns the value Python's decoder
@@ -332,7 +332,7 @@ def generate_rust(
     positional: Mapping[str, tuple[str, ...]] | None = None,
     control: Mapping[int, str] | None = None,
 ) -> str:
-    """The source of ``native/src/generated.rs`` for the metadata records among ``specs``;
+    """The source of ``native/src/decode/generated.rs`` for the metadata records among ``specs``;
     ``positional`` names the records decoded to tuples of those fields (as ``ReplayDecoders``);
     ``control`` maps each control record type to its value's schema, read at version 0 as Kafka
     reads them (``protocol.control``), so that the few control records of a load need no Python

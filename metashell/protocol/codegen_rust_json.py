@@ -4,7 +4,7 @@ The Spark ``records`` table gives every record its JSON form (:func:`.kafka_json
 what ``kafka-dump-log --cluster-metadata-decoder`` prints). In Python that is a decode to a dict and
 a generated writer of its text; here it is one generated Rust function per record type, version and
 struct that reads the fields with the same bounded readers as the native decoders and writes their
-JSON as it goes (``native/src/json.rs`` holds the hand-written half: numbers, strings, base64).
+JSON as it goes (``native/src/decode/json.rs`` holds the hand-written half: numbers, strings, base64).
 
 The rules are :mod:`.kafka_json`'s: lowerCamelCase names in schema order, every regular field of the
 version, a tagged field only when it differs from its default (compared by its JSON text, which
@@ -15,7 +15,7 @@ two only have to agree where both write, which ``tests/test_native_differential.
 ``scripts/fuzz_native.py`` hold them to.
 
 The top-level writer also reports each top-level field's value (``Cap``) by its key number, for
-the ``records`` table's key columns (``native/src/records_table.rs``).
+the ``records`` table's key columns (``native/src/spark/records_table.rs``).
 """
 
 from __future__ import annotations

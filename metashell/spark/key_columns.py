@@ -4,7 +4,7 @@ Each record type declares where its topic id and name, partition, broker, contro
 config name, principal, user and feature come from (:data:`KEY_SOURCES`; ``None`` where it has
 none), or gives a reason in :data:`KEYLESS` not to; ``tests/test_spark_tables.py`` fails when a new
 type has neither. The sources are data, not code, so that both engines read them: the functions
-here for the Python engine, ``native/src/records_table.rs`` for the native one.
+here for the Python engine, ``native/src/spark/records_table.rs`` for the native one.
 """
 
 from __future__ import annotations

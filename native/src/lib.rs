@@ -30,21 +30,16 @@ use pyo3::create_exception;
 use pyo3::exceptions::{PyException, PyValueError};
 use pyo3::prelude::*;
 
-mod batches;
-mod buffer;
-mod deferred;
-mod entries;
-mod file_deltas;
-#[rustfmt::skip] // written by protocol/codegen_rust.py, compared byte for byte by its --check test
-mod generated;
-mod id_table;
-mod journal;
-mod json;
-mod partitions;
-mod records_table;
+// grouped by concern: bytes to values, replay into the image, a directory's bulk load, Spark's rows
+mod decode;
+mod load;
 mod replay;
 mod rt;
-mod topic_index;
+mod spark;
+
+use decode::{entries, generated, json};
+use load::batches;
+use spark::records_table;
 
 /// `buf[pos..end]` is a range of `buf`, else a ValueError naming `what` (every entry point that is
 /// handed a range checks it before reading).
@@ -347,8 +342,8 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(replay_run, m)?)?;
     m.add_function(wrap_pyfunction!(apply_log_batches, m)?)?;
     m.add_class::<replay::ReplayCache>()?;
-    m.add_class::<deferred::Pending>()?;
-    m.add_class::<journal::ChangeRun>()?;
+    m.add_class::<replay::deferred::Pending>()?;
+    m.add_class::<replay::journal::ChangeRun>()?;
     m.add_function(wrap_pyfunction!(partition_attributes, m)?)?;
     m.add_function(wrap_pyfunction!(decode_entries, m)?)?;
     m.add_function(wrap_pyfunction!(decode_value, m)?)?;
@@ -357,7 +352,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(add_record_rows, m)?)?;
     m.add_function(wrap_pyfunction!(add_record_batches, m)?)?;
     m.add_class::<records_table::RecordColumns>()?;
-    m.add_class::<buffer::Buffer>()?;
+    m.add_class::<spark::buffer::Buffer>()?;
     m.add_class::<records_table::RecordRules>()?;
     m.add_function(wrap_pyfunction!(decode_control_value, m)?)?;
     m.add_function(wrap_pyfunction!(version, m)?)?;

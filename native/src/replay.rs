@@ -9,19 +9,25 @@
 //! other record type. The image, the interning table and the time-travel journal are the Python
 //! ones: what is made here is what Python would have made, object for object.
 
+pub mod deferred;
+pub mod id_table;
+pub mod journal;
+pub mod partitions;
+pub mod topic_index;
+
 use std::sync::{Arc, OnceLock};
 
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyList, PySet, PyString, PyTuple};
 
-use crate::deferred::{Pending, Stored};
-use crate::entries;
-use crate::generated;
-use crate::generated::RawFields;
-use crate::journal::{self, ChangeRun};
-use crate::partitions::{self, Interned, Maker};
+use self::deferred::{Pending, Stored};
+use self::journal::ChangeRun;
+use self::partitions::{Interned, Maker};
+use self::topic_index::TopicIndex;
+use crate::decode::entries;
+use crate::decode::generated;
+use crate::decode::generated::RawFields;
 use crate::rt::{self, Obj, Raw};
-use crate::topic_index::TopicIndex;
 
 const TOPIC_RECORD: u8 = 2;
 const CONFIG_RECORD: u8 = 4;

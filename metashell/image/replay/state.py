@@ -101,8 +101,8 @@ class ReplayState:
         """When set, every change to the image is written down here (``timeline.py``)."""
         self.defer_partitions = True
         """The native engine may keep the partitions of the topics it makes as rows until they are
-        read (``Topic.partitions``, ``native/src/deferred.rs``); not a topic made while journaling.
-        A journalled change of a waiting row is kept as the old row (``native/src/journal.rs``)."""
+        read (``Topic.partitions``, ``native/src/replay/deferred.rs``); not a topic made while journaling.
+        A journalled change of a waiting row is kept as the old row (``native/src/replay/journal.rs``)."""
         self._ints: dict[tuple[Any, ...], tuple[Any, ...]] = {}
         self._intern = self._ints.setdefault
         self._topics_by_id = self._image.topics.by_id

@@ -8,7 +8,7 @@ use std::cell::RefCell;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict};
 
-use crate::generated::RawFields;
+use crate::decode::generated::RawFields;
 use crate::rt::{self, Fx, Obj, Raw};
 
 /// The replayer's interned tuples (`_ints`), found by the bytes of the array they were decoded

@@ -15,7 +15,7 @@
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
-use crate::deferred::Pending;
+use crate::replay::deferred::Pending;
 use crate::replay::Known;
 
 /// What the index holds for a topic: its `partitions` dict and its deferred partitions, if any.
@@ -41,7 +41,7 @@ impl Entry {
 }
 
 /// A topic id, as a uuid field is read.
-pub type TopicId = crate::id_table::Id;
+pub type TopicId = crate::replay::id_table::Id;
 
 /// `dict`'s PEP 509 version, or None where the interpreter keeps none.
 fn version(d: &Bound<'_, PyDict>) -> Option<u64> {
@@ -68,7 +68,7 @@ pub struct TopicIndex {
     /// Its version when the entries were last known to agree with it; None: nothing is kept.
     version: Option<u64>,
     /// In a table whose entry for an id can be prefetched (`id_table.rs`).
-    partitions: crate::id_table::IdTable<Entry>,
+    partitions: crate::replay::id_table::IdTable<Entry>,
 }
 
 impl TopicIndex {

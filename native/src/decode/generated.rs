@@ -5,7 +5,7 @@
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
-use crate::json::*;
+use crate::decode::json::*;
 use crate::rt::*;
 
 /// A generated decoder: reads a record's body from `*p` and returns the value Python's decoder

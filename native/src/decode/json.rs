@@ -12,7 +12,7 @@ use base64::engine::general_purpose::{STANDARD, URL_SAFE_NO_PAD};
 use base64::Engine;
 use std::io::Write;
 
-use crate::generated;
+use crate::decode::generated;
 use crate::rt::{arr, length, rd_i16, rd_i32, take, Fx, Miss, R};
 
 /// A whole metadata record value (`01 <api key> <version> body`, both below 128, a version this

@@ -21,8 +21,8 @@
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyList, PyString};
 
-use crate::entries;
-use crate::file_deltas::FileDeltas;
+use crate::decode::entries;
+use crate::load::file_deltas::FileDeltas;
 use crate::replay::Ctx;
 
 pub const HEADER: usize = 61;

@@ -12,10 +12,10 @@ use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyTuple};
 
-use crate::buffer::{Buffer, Owned};
-use crate::entries;
-use crate::generated::KEY_NAMES;
-use crate::json::{self, Cap, Caps};
+use crate::decode::entries;
+use crate::decode::generated::KEY_NAMES;
+use crate::decode::json::{self, Cap, Caps};
+use crate::spark::buffer::{Buffer, Owned};
 
 /// The columns a row is made of after the constant ones (dataset, file, file kind), with their
 /// kinds, in the `records` schema's order: `native_records.py` checks them against the schema.
@@ -628,7 +628,7 @@ pub fn add_batches(
     consts: (Option<i64>, Option<i32>, i64),
     fallback: Fallback<'_, '_>,
 ) -> PyResult<(usize, u64)> {
-    use crate::batches::{header, HEADER};
+    use crate::load::batches::{header, HEADER};
     let (max_records, verify_crc, hi, max_rows) = limits;
     let (snap_offset, replay_seq, replay_from) = consts;
     let mut taken = 0u64;

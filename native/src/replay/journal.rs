@@ -31,7 +31,7 @@ use std::sync::Mutex;
 use pyo3::ffi;
 use pyo3::prelude::*;
 
-use crate::deferred::{Pending, Row};
+use crate::replay::deferred::{Pending, Row};
 use crate::rt::{self, Obj};
 
 /// All of a partition's eleven slots (a row change made into a slots change).

@@ -31,8 +31,8 @@ use std::sync::{Arc, Mutex};
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
-use crate::generated::RawFields;
-use crate::partitions::{self, Interned, Maker};
+use crate::decode::generated::RawFields;
+use crate::replay::partitions::{self, Interned, Maker};
 use crate::rt::{self, Fx, Raw};
 
 /// A `Maker` held between runs: what a `Pending` makes its partitions with when Python asks.
