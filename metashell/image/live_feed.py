@@ -35,6 +35,7 @@ from metashell.live.events import (
     StatusChanged,
 )
 
+from .fetched_snapshot import apply_fetched_snapshot
 from .image import MetadataImage
 from .loader import ImageLoader
 
@@ -144,9 +145,7 @@ class LiveSession:
                 self.on_applied(event, time.time())
         elif isinstance(event, SnapshotLoaded):
             sid = event.snapshot_id
-            self.loader.apply_snapshot(
-                ((b, None) for b in event.batches), sid.end_offset, sid.epoch, event.source
-            )
+            apply_fetched_snapshot(self.loader, event.data, sid.end_offset, sid.epoch, event.source)
             self._adopt(self.loader.image)
             self._applied_offset = sid.end_offset - 1
             # A snapshot holds no LeaderChange record: one that it skipped over (a failover while we

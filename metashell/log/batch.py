@@ -25,7 +25,15 @@ from metashell.log.compression import (
     decompression_errors,
 )
 from metashell.log.problems import CorruptBatchError
-from metashell.log.records import CLEAN_STATS, Entry, Record, RecordError, decode_entries, decode_records
+from metashell.log.records import (
+    CLEAN_STATS,
+    Entry,
+    Record,
+    RecordError,
+    check_entries,
+    decode_entries,
+    decode_records,
+)
 
 __all__ = [
     "ATTR_COMPRESSION_MASK",
@@ -273,6 +281,19 @@ class RecordBatch:
             self.decoded = entries
             self.stats = stats
         return self.decoded
+
+    def check(self) -> None:
+        """Raise what :meth:`entries` would raise for records that do not read, keeping nothing (a
+        live snapshot is checked whole on arrival and read again by the loader, batch by batch)."""
+        if self.decoded is not None:
+            return
+        if self.records_count < 0:
+            self.entries()  # says what is wrong
+        data, start, end, compressed = self._records_area()
+        try:
+            check_entries(data, start, end, self.records_count, self.base_offset, self.base_timestamp)
+        except RecordError as e:
+            raise self.locate(e, compressed) from None
 
     def records(self) -> list[Record]:
         """All records as :class:`Record` objects, headers included (slower than :meth:`entries`)."""

@@ -30,6 +30,7 @@ __all__ = [
     "Entry",
     "Record",
     "RecordError",
+    "check_entries",
     "decode_entries",
     "decode_entries_python",
     "decode_records",
@@ -338,3 +339,35 @@ def _engine_decode_entries() -> EntriesDecoder:
 
 decode_entries: EntriesDecoder = _engine_decode_entries()
 """Decode a records area with the engine this process runs (see the module docstring)."""
+
+EntriesChecker = Callable[[bytes, int, int, int, int, int], tuple[int, int, int, int]]
+
+
+def _engine_check_entries() -> EntriesChecker:
+    """``check_entries`` of the engine this process runs: the native core walks the records with no
+    Python object made; the Python engine decodes them and lets them go."""
+    native = current_engine().native
+    if native is None:
+        return lambda *args: decode_entries_python(*args)[1]
+    check_native = native.check_entries
+    native_error = native.RecordDecodeError
+
+    def check_entries(
+        data: bytes, pos: int, end: int, count: int, base_offset: int, base_ts: int
+    ) -> tuple[int, int, int, int]:
+        if type(data) is not bytes:
+            return decode_entries_python(data, pos, end, count, base_offset, base_ts)[1]
+        try:
+            stats: tuple[int, int, int, int] = check_native(data, pos, end, count, base_offset, base_ts)
+        except native_error as e:
+            raise RecordError(*e.args) from None
+        except (OverflowError, ValueError):
+            return decode_entries_python(data, pos, end, count, base_offset, base_ts)[1]
+        return stats
+
+    return check_entries
+
+
+check_entries: EntriesChecker = _engine_check_entries()
+"""The counters of a records area, or :class:`RecordError` where ``decode_entries`` would raise one,
+keeping nothing: a fetched snapshot is checked whole before the loader reads it again."""

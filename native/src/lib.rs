@@ -76,6 +76,27 @@ fn decode_entries<'py>(
     }
 }
 
+/// The counters of the records area `data[pos:end]` (as `decode_entries` gives them), or
+/// `RecordDecodeError`, with no Python object made per record: a fetched snapshot checked whole.
+#[pyfunction]
+fn check_entries(
+    data: &[u8],
+    pos: usize,
+    end: usize,
+    count: usize,
+    base_offset: i64,
+    base_ts: i64,
+) -> PyResult<(u64, u64, u64, u64)> {
+    within(data, pos, end, "records area")?;
+    match entries::check(data, pos, end, count, base_offset, base_ts) {
+        Ok(s) => Ok((s[0], s[1], s[2], s[3])),
+        Err(entries::Failure::Python(e)) => Err(e),
+        Err(entries::Failure::Fault(entries::RecordFault(message, at, index))) => {
+            Err(RecordDecodeError::new_err((message, at, index)))
+        }
+    }
+}
+
 /// A metadata record value as `(api_key, data)`, data being what the Python replay decoder returns
 /// (a tuple for the positional records, else a dict); None when the fast path does not take it.
 #[pyfunction]
@@ -346,6 +367,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<replay::journal::ChangeRun>()?;
     m.add_function(wrap_pyfunction!(partition_attributes, m)?)?;
     m.add_function(wrap_pyfunction!(decode_entries, m)?)?;
+    m.add_function(wrap_pyfunction!(check_entries, m)?)?;
     m.add_function(wrap_pyfunction!(decode_value, m)?)?;
     m.add_function(wrap_pyfunction!(decode_raw_fields, m)?)?;
     m.add_function(wrap_pyfunction!(kafka_json_text, m)?)?;
