@@ -67,11 +67,17 @@ fn decode_entries<'py>(
 ) -> PyResult<(Bound<'py, PyAny>, (u64, u64, u64, u64))> {
     // not a record fault: the caller hands such a call to Python, which reads it as it reads any
     within(data, pos, end, "records area")?;
-    match entries::decode(py, data, pos, end, count, base_offset, base_ts) {
-        Ok((list, s)) => Ok((list, (s[0], s[1], s[2], s[3]))),
-        Err(entries::Failure::Python(e)) => Err(e),
-        Err(entries::Failure::Fault(entries::RecordFault(message, at, index))) => {
-            Err(RecordDecodeError::new_err((message, at, index)))
+    let (list, s) = entries::decode(py, data, pos, end, count, base_offset, base_ts).map_err(record_error)?;
+    Ok((list, (s[0], s[1], s[2], s[3])))
+}
+
+/// Why a records area did not read, as Python sees it: `RecordDecodeError` for the bytes, the
+/// Python error itself (out of memory) otherwise.
+fn record_error(failure: entries::Failure) -> PyErr {
+    match failure {
+        entries::Failure::Python(e) => e,
+        entries::Failure::Fault(entries::RecordFault(message, at, index)) => {
+            RecordDecodeError::new_err((message, at, index))
         }
     }
 }
@@ -88,13 +94,8 @@ fn check_entries(
     base_ts: i64,
 ) -> PyResult<(u64, u64, u64, u64)> {
     within(data, pos, end, "records area")?;
-    match entries::check(data, pos, end, count, base_offset, base_ts) {
-        Ok(s) => Ok((s[0], s[1], s[2], s[3])),
-        Err(entries::Failure::Python(e)) => Err(e),
-        Err(entries::Failure::Fault(entries::RecordFault(message, at, index))) => {
-            Err(RecordDecodeError::new_err((message, at, index)))
-        }
-    }
+    let s = entries::check(data, pos, end, count, base_offset, base_ts).map_err(record_error)?;
+    Ok((s[0], s[1], s[2], s[3]))
 }
 
 /// A metadata record value as `(api_key, data)`, data being what the Python replay decoder returns

@@ -166,7 +166,14 @@ pub fn frame(
 /// The counters of the records of `d[pos..end]`, or why they do not read: `frame`'s checks with
 /// nothing kept (a fetched snapshot is checked whole before it is applied, then read again by the
 /// bulk path, batch by batch).
-pub fn check(d: &[u8], pos: usize, end: usize, count: usize, base_offset: i64, base_ts: i64) -> Result<[u64; 4], Failure> {
+pub fn check(
+    d: &[u8],
+    pos: usize,
+    end: usize,
+    count: usize,
+    base_offset: i64,
+    base_ts: i64,
+) -> Result<[u64; 4], Failure> {
     walk(d, pos, end, count, base_offset, base_ts, |_offset, _ts, _key, _value| Ok(()))
 }
 
