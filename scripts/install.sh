@@ -30,6 +30,13 @@ metashell_install() {
     rm -f "$stamp"
     "${pip[@]}" --require-hashes --no-deps -r requirements/build.txt
     "${pip[@]}" --require-hashes --no-build-isolation -r "requirements/$lock.txt"
+    # a build that fails installs pure Python (setuptools-rust's optional): the last build's core
+    # must not stay behind and pass for this one
+    rm -f metashell/_native*.so
     "${pip[@]}" --no-deps --no-build-isolation -e .
+    if command -v cargo >/dev/null 2>&1 && ! compgen -G "metashell/_native*.so" >/dev/null; then
+        echo "warning: the native core did not build; metashell runs on the Python engine" \
+            "(rebuild with: python -m pip install --no-build-isolation -e . to see why)" >&2
+    fi
     echo "$want" > "$stamp"
 }
