@@ -43,7 +43,8 @@ def one(way: str, path: str) -> dict[str, float]:
     from metashell.image.fetched_snapshot import apply_fetched_snapshot
     from metashell.image.image import MetadataImage
     from metashell.image.loader import load_file
-    from metashell.log.offset_rules import check_snapshot_offsets
+    from metashell.log.offset_rules import checked_snapshot_batches
+    from metashell.log.problems import unheard
     from metashell.log.scan import iter_batches
 
     end, epoch = (int(x) for x in Path(path).name.split(".")[0].split("-"))
@@ -58,11 +59,7 @@ def one(way: str, path: str) -> dict[str, float]:
             loader.apply_snapshot(((b, None) for b in batches), end, epoch, "fetched")
             del batches
         else:
-            expect = 0
-            for b in iter_batches(data, "fetched", decode=False):
-                check_snapshot_offsets(b, expect)
-                b.check()
-                expect = b.base_offset + b.last_offset_delta + 1
+            checked_snapshot_batches(data, "fetched", unheard)  # what the live client does on arrival
             apply_fetched_snapshot(loader, data, end, epoch, "fetched")
         image = loader.image
     loaded = time.perf_counter() - t

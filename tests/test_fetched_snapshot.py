@@ -16,8 +16,8 @@ from conftest import CORPUS, FIXTURES, REPO, native_core
 from crc32c import crc32c
 
 from metashell.errors import DecodeError
-from metashell.log.offset_rules import check_snapshot_offsets
-from metashell.log.scan import iter_batches
+from metashell.log.offset_rules import checked_snapshot_batches
+from metashell.log.problems import unheard
 
 SNAPSHOTS = sorted(
     p
@@ -83,11 +83,7 @@ def _first_data_batch(data: bytearray) -> int:
 
 def _checked(data: bytes) -> None:
     """What the live client does with a fetched snapshot on arrival (``Observer._load_snapshot``)."""
-    expect = 0
-    for batch in iter_batches(data, "fetched", decode=False):
-        check_snapshot_offsets(batch, expect)
-        batch.check()
-        expect = batch.base_offset + batch.last_offset_delta + 1
+    checked_snapshot_batches(data, "fetched", unheard)
 
 
 def test_a_fetched_snapshot_with_damage_is_refused_on_arrival() -> None:

@@ -34,7 +34,7 @@ from metashell.live.events import (
     SnapshotId,
     SnapshotLoaded,
 )
-from metashell.log.offset_rules import check_snapshot_offsets
+from metashell.log.offset_rules import checked_snapshot_batches
 from metashell.log.problems import LogWarning
 from metashell.log.records import Entry
 from metashell.log.scan import iter_batches
@@ -316,12 +316,7 @@ class Observer(QuorumClient):
             self._warn(str(w))
 
         try:  # checked whole, keeping no record: the loader reads it again (image/fetched_snapshot.py)
-            batches = list(iter_batches(data, source, warn=warn, decode=False))
-            expect = 0
-            for batch in batches:
-                check_snapshot_offsets(batch, expect)
-                batch.check()
-                expect = batch.base_offset + batch.last_offset_delta + 1
+            batches = checked_snapshot_batches(data, source, warn)
         except DecodeError as e:
             raise LiveError(f"{e}") from None
         self._drop_pending()

@@ -10,7 +10,8 @@ from __future__ import annotations
 
 from metashell.log.batch import RecordBatch
 from metashell.log.directory import PlanStep
-from metashell.log.problems import CorruptBatchError, LogWarning
+from metashell.log.problems import CorruptBatchError, LogWarning, WarnFn
+from metashell.log.scan import iter_batches
 
 MAX_OFFSET_GAP = 1 << 24
 """A batch whose baseOffset lies further than this past the previous batch's end is corrupt, not a gap:
@@ -112,3 +113,17 @@ def check_snapshot_offsets(batch: RecordBatch, expect: int) -> None:
         batch.source,
         batch.position,
     )
+
+
+def checked_snapshot_batches(data: bytes, source: str, warn: WarnFn) -> list[RecordBatch]:
+    """The batches of a snapshot held whole in memory (a live ``FetchSnapshot``), checked as the
+    directory reader checks a snapshot file -- framing and CRCs, records that read, offsets that
+    continue (:func:`check_snapshot_offsets`) -- with no record kept: the loader reads the bytes again
+    (``image/fetched_snapshot.py``).  Raises :class:`CorruptBatchError` (a ``DecodeError``)."""
+    batches = list(iter_batches(data, source, warn=warn, decode=False))
+    expect = 0
+    for batch in batches:
+        check_snapshot_offsets(batch, expect)
+        batch.check()
+        expect = batch.base_offset + batch.last_offset_delta + 1
+    return batches
