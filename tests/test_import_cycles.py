@@ -15,12 +15,7 @@ from pathlib import Path
 from conftest import REPO
 
 #: Each circle left, as its sorted modules, with what would break it.
-KNOWN: dict[tuple[str, ...], str] = {
-    ("metashell.log.directory", "metashell.log.plans"): (
-        "a plan keeps its directory (meta.properties, quorum-state, segments): the plan functions "
-        "should take the file lists, and the loader the directory, beside the plan"
-    ),
-}
+KNOWN: dict[tuple[str, ...], str] = {}
 
 
 def _modules() -> dict[str, Path]:

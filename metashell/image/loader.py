@@ -87,7 +87,14 @@ from pathlib import Path
 from typing import Any
 
 from metashell.engine import require as require_engine
-from metashell.log.directory import PlanStep, ReadPlan, SnapshotFile, open_metadata_dir, plan_file
+from metashell.log.directory import (
+    PlanStep,
+    ReadPlan,
+    SnapshotFile,
+    directory_of,
+    open_metadata_dir,
+    plan_file,
+)
 from metashell.log.problems import IncompleteSnapshotError, Salvaged
 from metashell.log.reader import BatchIndexEntry, PlanReader
 from metashell.protocol.uuid import uuid_from_str, uuid_to_str
@@ -120,7 +127,7 @@ __all__ = [
 def _apply_meta_properties(image: MetadataImage, plan: ReadPlan) -> None:
     """meta.properties -> cluster id, node id, directory id (before the log: they hold at every
     offset, so the journal of the quorum's changes carries them too)."""
-    d = plan.directory
+    d = directory_of(plan)
     if d is None or d.meta is None:
         return
     q = image.quorum
@@ -137,7 +144,7 @@ def _apply_quorum_state(
     """quorum-state -> leader and voters when it is at least as recent as the control records
     replayed (never for time travel).  ``keep(quorum)`` journals the quorum before quorum-state
     changes it: that change belongs to the end of the log."""
-    d = plan.directory
+    d = directory_of(plan)
     if d is None:
         return
     q = image.quorum
@@ -190,7 +197,7 @@ def load_plan(
             for s in rejected
         ]
     # quorum-state is about the end of the log: not for a point before it
-    d = reader.plan.directory
+    d = directory_of(reader.plan)
     before_end = until is not None and (
         (reader.log_last_offset is not None and until < reader.log_last_offset)
         or (d is not None and bool(d.segments) and d.segments[-1].base_offset > until)
@@ -307,7 +314,7 @@ def _salvage_run(
             loader, reader = _run(plan, mode, until, salvage, timeline)
             return loader, reader, rejected
         except IncompleteSnapshotError as e:
-            d = plan.directory
+            d = directory_of(plan)
             snap = e.snapshot
             if not isinstance(snap, SnapshotFile) or d is None:
                 raise
@@ -393,7 +400,7 @@ def rebuild_at(result: LoadResult, offset: int) -> LoadResult:
     entered at the indexed batch holding the first needed offset.  For a single file, the file is
     re-read up to ``offset``.
     """
-    d = result.plan.directory
+    d = directory_of(result.plan)
     if d is not None:
         plan = d.plan(offset)
         if result.index:

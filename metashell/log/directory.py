@@ -41,6 +41,7 @@ __all__ = [
     "ReadPlan",
     "SegmentFile",
     "SnapshotFile",
+    "directory_of",
     "open_metadata_dir",
     "parse_snapshot_name",
     "plan_file",
@@ -308,6 +309,14 @@ def _sniff_snapshot(path: Path) -> bool:
         return False
     key = entries[0][2] if entries else None
     return key is not None and len(key) >= 4 and int.from_bytes(key[2:4], "big", signed=True) == 3
+
+
+def directory_of(plan: ReadPlan) -> MetadataLogDir | None:
+    """The directory a plan was made from (None for a file's plan).  A plan holds it as a
+    ``plans.Listing``, so that plans need not import this module; here it is the full listing again,
+    with ``meta.properties`` and ``quorum-state``."""
+    d = plan.directory
+    return d if isinstance(d, MetadataLogDir) else None
 
 
 def plan_file(path: str | os.PathLike[str]) -> ReadPlan:

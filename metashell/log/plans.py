@@ -10,19 +10,17 @@ the segments from one offset on, entered through a load's batch index (:func:`lo
 """
 
 import re
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import Any, NamedTuple, Protocol
 
 from metashell.errors import MetashellError
 from metashell.log.batch_index import BatchIndex
 from metashell.log.files import iter_file_batches
 from metashell.log.problems import LogWarning, unheard
 
-if TYPE_CHECKING:
-    from metashell.log.directory import MetadataLogDir
-
 __all__ = [
+    "Listing",
     "PlanStep",
     "ReadPlan",
     "SegmentFile",
@@ -120,7 +118,7 @@ class ReadPlan:
         start_offset: int = 0,
         until_offset: int | None = None,
         warnings: list[LogWarning] | None = None,
-        directory: "MetadataLogDir | None" = None,
+        directory: "Listing | None" = None,
         partial: bool = False,
     ) -> None:
         self.steps = steps
@@ -189,7 +187,25 @@ class ReadPlan:
         )
 
 
-def full_plan(d: "MetadataLogDir", start: int | None = None) -> ReadPlan:
+class Listing(Protocol):
+    """What a plan needs of a directory's listing (``log.directory.MetadataLogDir`` is the one):
+    its files, Kafka's startup choice, and a fresh listing (a reader re-plans when Kafka replaced a
+    snapshot while it read).  A protocol, so that plans do not import the directory module that
+    makes them."""
+
+    segments: list[SegmentFile]
+    snapshots: list[SnapshotFile]
+
+    def latest_snapshot(
+        self, until_offset: int | None = None, exclude: Collection[Path] = ()
+    ) -> SnapshotFile | None: ...
+
+    def plan(self, until_offset: int | None = None, *, exclude: Collection[Path] = ()) -> ReadPlan: ...
+
+    def reopen(self) -> "Listing": ...
+
+
+def full_plan(d: "Listing", start: int | None = None) -> ReadPlan:
     """Everything the directory still holds, oldest first: the whole log when it starts at 0, else
     the oldest snapshot the log continues from and the log after it.  With ``start``, from the newest
     snapshot at or before it instead (what ``log --from`` needs: the state there, then the records).
@@ -215,7 +231,7 @@ def full_plan(d: "MetadataLogDir", start: int | None = None) -> ReadPlan:
     return from_snapshot(d, min(reached or snaps, key=lambda s: s.end_offset))
 
 
-def log_plan(d: "MetadataLogDir", start: int, index: Sequence[Any] | None = None) -> ReadPlan:
+def log_plan(d: "Listing", start: int, index: Sequence[Any] | None = None) -> ReadPlan:
     """The log segments from offset ``start`` on, without a snapshot, each entered at the batch
     holding ``start`` when ``index`` (a load's batch index) knows it: what ``log --from`` reads when
     the state before ``start`` comes from the journaled image instead of a replay."""
@@ -235,7 +251,7 @@ def log_plan(d: "MetadataLogDir", start: int, index: Sequence[Any] | None = None
     return ReadPlan(steps, None, start).seek(index)
 
 
-def from_snapshot(d: "MetadataLogDir", snap: SnapshotFile) -> ReadPlan:
+def from_snapshot(d: "Listing", snap: SnapshotFile) -> ReadPlan:
     """``snap`` and every segment holding offsets after it (to the end of the log)."""
     segs = d.segments
     steps = [PlanStep("snapshot", snap.path, str(snap.path), snapshot=snap, base_offset=0)]

@@ -15,11 +15,12 @@ if TYPE_CHECKING:
 def run_doctor(shell: Shell, p: Parsed) -> None:
     """Integrity checks on the point shown and, with ``-d``, on the whole directory."""
     from metashell.image.doctor import examine  # imported when run: one-shot starts stay fast
+    from metashell.log.directory import directory_of
 
     if shell.travel is None:
         raise CommandError("doctor: needs a file source (-d or -s); live mode has no files to check")
     end = shell.travel.end()
-    report = examine(shell.image(), end, end.plan.directory)
+    report = examine(shell.image(), end, directory_of(end.plan))
     if shell.wants_json(p):
         shell.emit_json(report.as_json())
     else:

@@ -20,6 +20,7 @@ def run_quorum(shell: Shell, p: Parsed) -> None:
     from metashell.image.quorum_nodes import analyse  # imported when run: one-shot starts stay fast
     from metashell.image.quorum_rebuild import rebuild_plan
     from metashell.image.quorum_text import analysis_json, analysis_lines
+    from metashell.log.directory import directory_of
 
     asked = p.opts["rebuild_from"]
     assert asked is None or isinstance(asked, str)
@@ -46,7 +47,7 @@ def run_quorum(shell: Shell, p: Parsed) -> None:
             return
         shell.write("".join(visible(line) + "\n" for line in analysis_lines(analysis)))
         return
-    d = shell.travel.end().plan.directory if shell.travel is not None else None
+    d = directory_of(shell.travel.end().plan) if shell.travel is not None else None
     if d is None:
         raise CommandError("quorum: needs a metadata directory (-d) or a live quorum (-q)")
     # one node: its report, and the rebuild steps from it when it is a voter (a lone survivor)
