@@ -109,7 +109,7 @@ def run(dist, controllers: str, brokers: str, changes: int) -> int:
         for cb in event.batches:
             if cb.is_control:
                 continue
-            for _off, _ts, _key, value in cb.entries:
+            for _off, _ts, _key, value in cb.records():
                 rec = decode_metadata_record(value)
                 d = rec.data
                 if rec.name == "ConfigRecord" and d.get("ResourceName") == TOPIC and d.get("Name") == KEY:

@@ -103,7 +103,7 @@ seen, peak = [0], [0]
 done = threading.Event()
 def sink(event):
     if isinstance(event, RecordsCommitted):  # counted, not kept: the bound is the observer's
-        seen[0] += sum(len(b.entries) for b in event.batches)
+        seen[0] += sum(b.record_count for b in event.batches)
         if seen[0] >= int(sys.argv[4]):
             done.set()
 src = LiveSource(sys.argv[1], max_wait_ms=100)

@@ -357,7 +357,7 @@ class Collector:
             for ev in self.events
             if isinstance(ev, RecordsCommitted)
             for cb in ev.batches
-            for e in cb.entries
+            for e in cb.records()
         ]
 
     def values(self) -> list[bytes | None]:
@@ -366,7 +366,7 @@ class Collector:
             for ev in self.events
             if isinstance(ev, RecordsCommitted)
             for cb in ev.batches
-            for e in cb.entries
+            for e in cb.records()
         ]
 
     def of(self, kind: type) -> list[Any]:

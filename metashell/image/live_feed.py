@@ -35,6 +35,7 @@ from metashell.live.events import (
     StatusChanged,
 )
 
+from .fetched_log import apply_fetched_run, contiguous_runs
 from .fetched_snapshot import apply_fetched_snapshot
 from .image import MetadataImage
 from .loader import ImageLoader
@@ -138,9 +139,7 @@ class LiveSession:
 
     def _apply(self, event: LiveEvent) -> None:
         if isinstance(event, RecordsCommitted):
-            for committed in event.batches:
-                self.loader.apply_committed(committed)
-                self._applied_offset = committed.last_offset
+            self._apply_committed(event)
             if self.on_applied is not None:
                 self.on_applied(event, time.time())
         elif isinstance(event, SnapshotLoaded):
@@ -161,6 +160,25 @@ class LiveSession:
         elif isinstance(event, LiveWarning):
             self._emit_warning(event.message)
         self._flush_replay_warnings()
+
+    def _apply_committed(self, event: RecordsCommitted) -> None:
+        """Batches delivered as tuples one by one; whole ones delivered as bytes (checked, not
+        decoded: the native engine) in runs, by the directory's bulk path (``fetched_log``)."""
+        batches = event.batches
+        i = 0
+        while i < len(batches):
+            if batches[i].entries is not None:
+                self.loader.apply_committed(batches[i])
+                self._applied_offset = batches[i].last_offset
+                i += 1
+                continue
+            j = i
+            while j < len(batches) and batches[j].entries is None:
+                j += 1
+            for buf, start, end in contiguous_runs([c.batch for c in batches[i:j]]):
+                last = apply_fetched_run(self.loader, buf[start:end], event.source)
+                self._applied_offset = max(self._applied_offset, last)
+            i = j
 
     def _adopt(self, new: MetadataImage) -> None:
         """Move ``new``'s content into the session's image object, which the tree holds."""
@@ -274,7 +292,7 @@ class LiveSession:
 
 
 def _records_in(event: LiveEvent) -> int:
-    return sum(len(b.entries) for b in event.batches) if isinstance(event, RecordsCommitted) else 0
+    return sum(b.record_count for b in event.batches) if isinstance(event, RecordsCommitted) else 0
 
 
 def open_shell_session(

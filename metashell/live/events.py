@@ -33,12 +33,25 @@ class SnapshotId:
 
 @dataclass(frozen=True, slots=True)
 class CommittedBatch:
-    """A batch, or the committed part of one: ``entries`` are (offset, timestamp, key, value)."""
+    """A batch, or the committed part of one: ``entries`` are (offset, timestamp, key, value).
+
+    ``entries`` is None for a whole batch whose records were checked on arrival but not decoded
+    (the native engine): the session applies runs of those from their bytes, by the directory's
+    bulk path; :meth:`records` decodes them for a consumer that wants the tuples."""
 
     batch: RecordBatch
-    entries: list[Entry]
+    entries: list[Entry] | None
     #: False when records were cut at the front (already delivered/snapshotted) or the back (above HW).
     complete: bool
+
+    @property
+    def record_count(self) -> int:
+        """How many records are delivered (without decoding the ones only checked)."""
+        return self.batch.records_count if self.entries is None else len(self.entries)
+
+    def records(self) -> list[Entry]:
+        """The delivered records as tuples (decoded now when they were only checked)."""
+        return self.batch.entries() if self.entries is None else self.entries
 
     @property
     def base_offset(self) -> int:

@@ -16,6 +16,7 @@ from __future__ import annotations
 import logging
 import random
 import time
+from collections import deque
 from collections.abc import Callable
 from typing import Any
 
@@ -36,7 +37,7 @@ from metashell.live.events import (
 )
 from metashell.log.offset_rules import checked_snapshot_batches
 from metashell.log.problems import LogWarning
-from metashell.log.records import Entry
+from metashell.log.records import CHECK_KEEPS_NOTHING, Entry
 from metashell.log.scan import iter_batches
 from metashell.protocol.uuid import METADATA_TOPIC_ID
 
@@ -238,20 +239,25 @@ class Observer(QuorumClient):
             upto = min(pend.hi, hw)
             if upto > lo:
                 b = pend.batch
+                whole = lo == b.base_offset and upto == b.last_offset + 1
                 try:
-                    entries = self._entries_of(pend, source)
+                    entries = self._entries_of(pend, source, whole)
                 except LiveConnectionError:
                     if out:  # what parsed before it is committed and delivered
                         self.sink(RecordsCommitted(out, hw, source, received_at))
                     raise
-                if lo != b.base_offset or upto != b.last_offset + 1:
-                    entries = [e for e in entries if lo <= e[0] < upto]
-                if entries:
-                    out.append(CommittedBatch(b, entries, lo == b.base_offset and upto == b.last_offset + 1))
-                    records += len(entries)
+                if entries is None:  # whole, checked: the session applies it from its bytes
+                    out.append(CommittedBatch(b, None, True))
+                    records += b.records_count
+                else:
+                    if not whole:
+                        entries = [e for e in entries if lo <= e[0] < upto]
+                    if entries:
+                        out.append(CommittedBatch(b, entries, whole))
+                        records += len(entries)
                 self.delivered_next = upto
             if upto >= pend.hi:
-                self.pending.pop(0)
+                self.pending.popleft()
             else:
                 pend.lo = upto
                 break
@@ -271,11 +277,16 @@ class Observer(QuorumClient):
         self.pending_bytes = 0
         self._told_full = False
 
-    def _entries_of(self, pend: Pending, source: str) -> list[Entry]:
-        """The records of a batch about to be delivered.  One that does not parse (its CRC held: a
-        controller wrote it so) ends this connection like a bad fetch, and is fetched again from
-        where it starts: nothing after it is delivered first."""
+    def _entries_of(self, pend: Pending, source: str, whole: bool) -> list[Entry] | None:
+        """The records of a batch about to be delivered; None for a ``whole`` batch when the engine
+        checks records without making them (the session then applies it from its bytes, as a
+        directory's segment).  One that does not parse (its CRC held: a controller wrote it so)
+        ends this connection like a bad fetch, and is fetched again from where it starts: nothing
+        after it is delivered first."""
         try:
+            if whole and CHECK_KEEPS_NOTHING and not pend.batch.is_control:
+                pend.batch.check()
+                return None
             return pend.batch.entries()
         except DecodeError as e:
             self._drop_pending()
@@ -295,7 +306,7 @@ class Observer(QuorumClient):
             self.fetch_offset = self.delivered_next = 0
             self.last_fetched_epoch = 0
             return
-        kept: list[Pending] = []
+        kept: deque[Pending] = deque()
         for pend in self.pending:
             if pend.lo >= end_offset:
                 continue

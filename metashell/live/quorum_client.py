@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import logging
 import threading
+from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -112,7 +113,9 @@ class QuorumClient:
         self.delivered_next = 0  # next offset to hand to the sink
         self.high_watermark = -1
         self.log_start_offset = -1
-        self.pending: list[Pending] = []
+        #: batches fetched and not yet delivered, oldest first (taken from the front as the high
+        #: watermark passes them: a deque, as a catch-up holds up to MAX_PENDING_BATCHES)
+        self.pending: deque[Pending] = deque()
         #: bytes of the fetch responses taken since ``pending`` was last empty (each pending batch
         #: keeps its response's buffer alive): an upper bound of what waiting records hold
         self.pending_bytes = 0

@@ -371,3 +371,7 @@ def _engine_check_entries() -> EntriesChecker:
 check_entries: EntriesChecker = _engine_check_entries()
 """The counters of a records area, or :class:`RecordError` where ``decode_entries`` would raise one,
 keeping nothing: a fetched snapshot is checked whole before the loader reads it again."""
+
+CHECK_KEEPS_NOTHING: bool = current_engine().native is not None
+"""Whether :data:`check_entries` reads records without making them (the native engine).  Where
+it decodes them (Python), a reader that will need the records soon decodes them once instead."""

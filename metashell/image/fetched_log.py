@@ -1,0 +1,70 @@
+"""Committed log batches fetched from the leader, applied by the path a directory's segment takes:
+one code path for both feeds (issue 58).
+
+The live client checks every whole committed batch on arrival (framing and CRC when it is fetched,
+its records when it is committed: ``Observer._entries_of``) and, with the native engine, keeps no
+record of it.  A run of such batches that lie one after the other in one Fetch response is applied
+here from its bytes: the native bulk sink (``native/src/load/batches.rs``) takes every plain batch
+that continues the log exactly, as it does for a segment read by ``log/reader.py``, and the
+loader's ``apply_batch`` takes the rest (the run's first batch, control batches, transactions and
+whatever the sink leaves to Python).  A session catching up a million records thus applies them
+as a directory load does, instead of as a million tuples.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from metashell.log.batch import RecordBatch
+from metashell.log.batch_index import BatchIndex
+from metashell.log.bulk import LogCursor
+from metashell.log.problems import unheard
+from metashell.log.scan import BatchScan, Tail
+
+from .batch_loader import ImageLoader
+from .native_batches import log_sink
+
+__all__ = ["apply_fetched_run", "contiguous_runs"]
+
+
+def contiguous_runs(batches: Sequence[RecordBatch]) -> list[tuple[bytes, int, int]]:
+    """``batches`` grouped into runs that lie back to back in one buffer, as
+    ``(buffer, start, end)``: each run is one slice of a Fetch response."""
+    runs: list[tuple[bytes, int, int]] = []
+    buf: bytes | None = None
+    start = end = 0
+    for b in batches:
+        if b._buf is buf and b._start == end:
+            end += b.size
+            continue
+        if buf is not None:
+            runs.append((buf, start, end))
+        buf, start, end = b._buf, b._start, b._start + b.size
+    if buf is not None:
+        runs.append((buf, start, end))
+    return runs
+
+
+def apply_fetched_run(loader: ImageLoader, data: bytes, source: str) -> int:
+    """Apply ``data``, whole committed batches already checked by the live client, in order;
+    returns the last offset applied (-1 when ``data`` holds no batch)."""
+    # checked on arrival: nothing here is new to say (a warning would be told twice)
+    scan = BatchScan(source, False, unheard, False, False, torn_ok=False)
+    sink = log_sink(loader)
+    cursor = None
+    if sink is not None:
+        cursor = LogCursor(sink, BatchIndex(), source, 1 << 63, False, 0, "log")
+        scan.bulk = cursor
+    last = -1
+    for batch in scan.run(data, 0, 0, True, Tail(data, 0)):
+        if cursor is not None:
+            cursor.take()
+            last = max(last, cursor.next_offset - 1)
+        loader.apply_batch(batch)
+        last = batch.last_offset
+        if cursor is not None:
+            cursor.next_offset, cursor.ready = last + 1, True  # Python read one: the sink goes on
+        del batch  # it holds the buffer: not while the sink applies what follows
+    if cursor is not None and cursor.take()[0]:
+        last = max(last, cursor.next_offset - 1)
+    return last
