@@ -59,6 +59,7 @@ MAX_BATCH_BYTES = 8 * 1024 * 1024  # KafkaRaftClient.MAX_BATCH_SIZE_BYTES
 BATCH_OVERHEAD = 61
 METADATA_TOPIC_ID = bytes(15) + b"\x01"  # Uuid.METADATA_TOPIC_ID = AAAAAAAAAAAAAAAAAAAAAQ
 
+BOOT_FIRST_BROKER = 1001
 MV_LEVEL = 29  # 4.2-IV1: PartitionRecord/PartitionChangeRecord v2, ELR
 V_REGISTER_BROKER = 3
 V_PARTITION = 2
@@ -127,12 +128,18 @@ class GenParams:
     overlap_records: int = 5_000
     segment_bytes: int = 16 * 1024 * 1024
     seed: int = 20240917
+    boot: bool = False
+    """Shaped for a real controller to boot on (``bench/live_million.py``): a static quorum
+    (``kraft.version`` 0: no KRaftVersion/KRaftVoters in the snapshot, no ``quorum-state``), broker
+    ids from 1001 (clear of the harness's node ids), and every broker fenced by the last batch, so
+    the controller has nothing to fence and no replica to place on a broker that is not there."""
 
     def key(self) -> str:
         """Directory name for these parameters (the cache key)."""
         return (
             f"t{self.topics}-p{self.partitions}-rf{self.replication}-b{self.brokers}-tail{self.tail_records}"
             f"-ov{self.overlap_records}-seg{self.segment_bytes >> 20}m-s{self.seed}-g{GENERATOR_VERSION}"
+            + ("-boot" if self.boot else "")
         )
 
 
@@ -220,7 +227,8 @@ class _Gen:
         self.controllers = [101, 102, 103]
         self.controller_dirs = {c: self.uuid() for c in self.controllers}
         self.leader = 101
-        ids = list(range(1, p.brokers + 1))
+        first = BOOT_FIRST_BROKER if p.boot else 1
+        ids = list(range(first, first + p.brokers))
         self.brokers: dict[int, _Broker] = {}
         for b in ids:
             self.brokers[b] = _Broker(
@@ -447,7 +455,8 @@ class _Gen:
         rng = self.rng
         yield self.r_feature("metadata.version", MV_LEVEL)
         for name, level in FINALIZED:
-            yield self.r_feature(name, level)
+            if not (self.p.boot and name == "kraft.version"):
+                yield self.r_feature(name, level)
         for b in self.broker_ids:
             yield self.r_register_broker(self.brokers[b])
         for c in self.controllers:
@@ -870,9 +879,12 @@ def generate(p: GenParams, out: Path, log=print) -> GenResult:
         ts = snap_ts + 5_000
         header = [
             encode_control_record("SnapshotHeader", {"Version": 0, "LastContainedLogTimestamp": snap_ts}),
-            encode_control_record("KRaftVersion", {"Version": 0, "KRaftVersion": 1}),
-            encode_control_record("KRaftVoters", {"Version": 0, "Voters": g.voters()}),
         ]
+        if not p.boot:
+            header += [
+                encode_control_record("KRaftVersion", {"Version": 0, "KRaftVersion": 1}),
+                encode_control_record("KRaftVoters", {"Version": 0, "Voters": g.voters()}),
+            ]
         fh.write(build_batch(0, snap_epoch, header, ts, control=True))
         rel = len(header)
         for batch in _pack_batches(g.snapshot_records()):
@@ -901,22 +913,28 @@ def generate(p: GenParams, out: Path, log=print) -> GenResult:
         kind, recs = next(stream)
         (write_data if kind == "data" else write_control)(recs)
         n_batches += 1 if recs else 0
+    if p.boot:  # every broker's session ended: nothing left for a booting controller to fence
+        for b in g.brokers.values():
+            b.fenced = True
+        write_data([g.r_broker_change(b, Fenced=1) for b in g.brokers.values()])
+        n_batches += 1
     writer.close()
     sample_keys += list(g.parts)[-10:]  # recently touched by the tail
 
-    # Small files.
-    (mdir / "quorum-state").write_text(
-        json.dumps(
-            {
-                "leaderId": g.leader,
-                "leaderEpoch": g.epoch,
-                "votedId": -1,
-                "votedDirectoryId": "AAAAAAAAAAAAAAAAAAAAAA",
-                "data_version": 1,
-            },
-            separators=(",", ":"),
+    # Small files (a booting controller with no quorum-state starts at the log's last epoch).
+    if not p.boot:
+        (mdir / "quorum-state").write_text(
+            json.dumps(
+                {
+                    "leaderId": g.leader,
+                    "leaderEpoch": g.epoch,
+                    "votedId": -1,
+                    "votedDirectoryId": "AAAAAAAAAAAAAAAAAAAAAA",
+                    "data_version": 1,
+                },
+                separators=(",", ":"),
+            )
         )
-    )
     (mdir / "leader-epoch-checkpoint").write_text(
         f"0\n{len(writer.epochs)}\n" + "".join(f"{e} {o}\n" for e, o in writer.epochs)
     )

@@ -1,0 +1,291 @@
+#!/usr/bin/env python3
+"""Live mode against a real controller holding a million partitions (issue 58), beside the offline
+load of the same metadata, on both engines, in one run.
+
+How the controller gets a million partitions, really and repeatably: ``bench/metagen.py`` writes its
+1M-partition directory in *boot* shape (a static quorum, so no KRaft voters in the snapshot; broker
+ids from 1001; every one of those brokers fenced by the last batch, so the booting controller has
+nothing to fence and places nothing on brokers that are not there), the harness formats a real
+cluster (Kafka 4.4: one controller, one broker) with that directory's cluster id, the generated
+``__cluster_metadata-0`` replaces the controller's, and the controller boots on it: it recovers the
+segments, loads the snapshot, replays the 1M-record tail, wins its election and serves the log.
+The broker (id 2, hosting none of those partitions) fetches it all like any broker.
+
+Then, per engine, each in a fresh process (its peak RSS its own):
+
+* **offline**: ``metashell -d <the controller's directory> health`` with the cluster stopped (the
+  files the live session will be served);
+* **live first answer**: ``metashell -q <controller> health`` with the cluster up: connect, fetch
+  the snapshot and the log up to the high watermark, answer;
+* **lag under load**: a live session catches up, then Kafka's own AdminClient creates topics of 10
+  partitions (replication 1, on the broker) at ``--rate`` partitions a second for ``--seconds``;
+  for every batch that creates a topic, the delay from its MaxTimestamp (when the active controller
+  built the batch, before it committed: an upper bound) to the moment the session applied it.
+
+The network copy alone (``FetchSnapshot`` of the snapshot's bytes, no decode) is measured apart.
+
+    python bench/live_million.py                  # 1M partitions (100k topics x 10), both engines
+    python bench/live_million.py --scale 0.05     # 50k partitions, a quick look
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+sys.path.insert(0, str(REPO / "bench"))
+sys.path.insert(0, str(REPO / "scripts"))
+
+import metagen
+from load import measure
+
+PART = "__cluster_metadata-0"
+
+JAVA = r"""
+import java.util.*;
+import org.apache.kafka.clients.admin.*;
+
+public class CreateLoop {
+    public static void main(String[] args) throws Exception {
+        Properties p = new Properties();
+        p.put(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, args[0]);
+        int rate = Integer.parseInt(args[1]);       // partitions a second
+        double seconds = Double.parseDouble(args[2]);
+        String prefix = args[3];
+        int perTopic = 10, perTick = Math.max(1, rate / perTopic / 10);  // 10 ticks a second
+        long start = System.nanoTime();
+        int topics = 0;
+        try (Admin admin = Admin.create(p)) {
+            for (int tick = 0; tick < seconds * 10; tick++) {
+                long due = start + tick * 100_000_000L;
+                long wait = due - System.nanoTime();
+                if (wait > 0) Thread.sleep(wait / 1_000_000, (int) (wait % 1_000_000));
+                List<NewTopic> batch = new ArrayList<>();
+                for (int i = 0; i < perTick; i++)
+                    batch.add(new NewTopic(String.format("%s-%07d", prefix, topics++), perTopic, (short) 1));
+                admin.createTopics(batch).all().get();
+            }
+        }
+        double took = (System.nanoTime() - start) / 1e9;
+        System.out.println(topics + " " + took);
+    }
+}
+"""
+
+
+def percentile(values: list[float], q: float) -> float:
+    if not values:
+        return float("nan")
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, max(0, round(q * (len(ordered) - 1))))]
+
+
+def boot_cluster(dist, gen: metagen.GenResult, work: Path, heap: str):
+    """A real cluster (1 controller, 1 broker) formatted with the generated directory's cluster id,
+    the controller's metadata log replaced by the generated one (copied: Kafka appends to it)."""
+    import kafka_harness as kh
+
+    props = dict(
+        line.split("=", 1)
+        for line in Path(gen.root, "meta.properties").read_text().splitlines()
+        if "=" in line
+    )
+    overrides = {
+        "auto.leader.rebalance.enable": False,  # the generated brokers are gone: nothing to balance
+        "broker.session.timeout.ms": 60_000,
+    }
+    cluster = kh.KafkaCluster(
+        dist,
+        work,
+        mode="split",
+        controllers=1,
+        brokers=1,
+        cluster_id=props["cluster.id"].strip(),
+        heap=heap,
+        controller_overrides=overrides,
+        broker_overrides=overrides,
+    )
+    cluster.format()
+    controller = cluster.controllers[0]
+    shutil.rmtree(controller.metadata_dir, ignore_errors=True)
+    shutil.copytree(Path(gen.metadata_dir), controller.metadata_dir)
+    return cluster
+
+
+def lag_child(controllers: str, brokers: str, rate: int, seconds: float, prefix: str) -> dict:
+    """In its own process: a live session caught up, then the load; delays per created topic."""
+    import kafka_harness as kh
+
+    from metashell.engine import current
+    from metashell.image.live_feed import LiveSession
+    from metashell.live.events import RecordsCommitted
+    from metashell.protocol.metadata import decode_metadata_record
+
+    dist = kh.KafkaDist(os.environ.get("BENCH_KAFKA", kh.DEFAULT_VERSION)).ensure()
+    delays: list[float] = []
+    created = 0
+    lock = threading.Lock()
+
+    def on_applied(event: RecordsCommitted, applied_at: float) -> None:
+        nonlocal created
+        now_ms = applied_at * 1000
+        for cb in event.batches:
+            if cb.is_control:
+                continue
+            for _off, _ts, _key, value in cb.records():
+                rec = decode_metadata_record(value)
+                if rec.name == "TopicRecord" and str(rec.data.get("Name", "")).startswith(prefix):
+                    with lock:
+                        delays.append(now_ms - cb.max_timestamp)
+                        created += 1
+
+    t0 = time.perf_counter()
+    session = LiveSession(
+        controllers,
+        None,
+        lambda m: print(f"warning: {m}", file=sys.stderr),
+        auto_apply=True,
+        on_applied=on_applied,
+    )
+    try:
+        session.wait_caught_up(600)
+        caught_up = time.perf_counter() - t0
+        with tempfile.TemporaryDirectory() as tmp:
+            src = Path(tmp) / "CreateLoop.java"
+            src.write_text(JAVA)
+            cmd = dist.java_cmd(str(src), brokers, str(rate), str(seconds), prefix)
+            out = subprocess.run(cmd, capture_output=True, text=True, timeout=3600, check=False)
+        if out.returncode != 0:
+            sys.exit(f"the load failed:\n{out.stdout}\n{out.stderr[-3000:]}")
+        topics, took = out.stdout.split()[-2:]
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            with lock:
+                if created >= int(topics):
+                    break
+            time.sleep(0.05)
+    finally:
+        session.close()
+    import resource
+
+    return {
+        "engine": current().describe(),
+        "caught_up_s": caught_up,
+        "topics": int(topics),
+        "partitions_per_s": int(topics) * 10 / float(took),
+        "seen": created,
+        "p50_ms": percentile(delays, 0.5),
+        "p99_ms": percentile(delays, 0.99),
+        "max_ms": max(delays) if delays else float("nan"),
+        "mean_ms": statistics.fmean(delays) if delays else float("nan"),
+        "rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+    }
+
+
+def run_metashell(engine: str, args: list[str]) -> dict:
+    env = {**os.environ, "METASHELL_ENGINE": engine}
+    m = measure("live-million", "metashell", [sys.executable, "-m", "metashell", *args, "health"], env=env)
+    if m.returncode not in (0, 1) or "Traceback" in m.stderr:
+        sys.exit(f"metashell {' '.join(args)} failed ({m.returncode}):\n{m.stderr[-3000:]}")
+    return {"s": m.wall, "rss_mb": m.rss_mb, "first_line": m.stdout.splitlines()[0] if m.stdout else ""}
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(prog="bench/live_million.py", description=__doc__.split("\n\n")[0])
+    metagen.add_size_arguments(ap)
+    ap.add_argument("--engines", default="python,native")
+    ap.add_argument("--version", default=None, help="Kafka version (default: the harness's)")
+    ap.add_argument("--rate", type=int, default=1000, help="partitions created a second under load")
+    ap.add_argument("--seconds", type=float, default=20.0, help="how long the load runs")
+    ap.add_argument("--repeat", type=int, default=3, help="offline and first-answer runs; the fastest counts")
+    ap.add_argument("--heap", default="4g", help="each Kafka node's heap")
+    ap.add_argument("--child-lag", help=argparse.SUPPRESS)
+    args = ap.parse_args()
+    if args.child_lag:
+        print(json.dumps(lag_child(*json.loads(args.child_lag))))
+        return 0
+
+    import kafka_harness as kh
+
+    version = args.version or kh.DEFAULT_VERSION
+    params = metagen.params_from(args)
+    params.boot = True
+    gen = metagen.ensure(params, args.out)
+    print(metagen.machine_line(f"Kafka {version}, {gen.expected['partitions']:,} partitions"), flush=True)
+    dist = kh.KafkaDist(version).ensure()
+    work = Path(tempfile.mkdtemp(prefix="metashell-million-"))
+    results: dict = {"partitions": gen.expected["partitions"], "kafka": version}
+    cluster = boot_cluster(dist, gen, work, args.heap)
+    try:
+        t = time.perf_counter()
+        cluster.start(timeout=1800)
+        results["kafka_boot_s"] = time.perf_counter() - t
+        print(f"  Kafka booted on the generated directory in {results['kafka_boot_s']:.1f} s", flush=True)
+        controller = cluster.controllers[0]
+        cluster.stop(timeout=300)
+        for engine in args.engines.split(","):
+            runs = [run_metashell(engine, ["-d", str(controller.metadata_dir)]) for _ in range(args.repeat)]
+            results.setdefault(engine, {})["offline"] = min(runs, key=lambda r: r["s"])
+        t = time.perf_counter()
+        cluster.start(timeout=1800)
+        results["kafka_restart_s"] = time.perf_counter() - t
+        for engine in args.engines.split(","):
+            runs = [run_metashell(engine, ["-q", cluster.controller_bootstrap]) for _ in range(args.repeat)]
+            live = min(runs, key=lambda r: r["s"])
+            offline = results[engine]["offline"]
+            results[engine]["live"] = live
+            print(
+                f"  {engine:<7} offline {offline['s']:6.2f} s {offline['rss_mb']:6.0f} MB | live first answer "
+                f"{live['s']:6.2f} s {live['rss_mb']:6.0f} MB | {live['s'] / offline['s']:.2f}x time, "
+                f"{live['rss_mb'] / offline['rss_mb']:.2f}x memory",
+                flush=True,
+            )
+        for engine in args.engines.split(","):
+            spec = json.dumps(
+                [
+                    cluster.controller_bootstrap,
+                    cluster.bootstrap_servers,
+                    args.rate,
+                    args.seconds,
+                    f"load-{engine}",
+                ]
+            )
+            env = {**os.environ, "METASHELL_ENGINE": engine, "BENCH_KAFKA": version}
+            done = subprocess.run(
+                [sys.executable, __file__, "--child-lag", spec],
+                capture_output=True,
+                text=True,
+                env=env,
+                check=False,
+            )
+            if done.returncode != 0:
+                sys.exit(f"lag on the {engine} engine failed:\n{done.stderr[-3000:]}")
+            lag = json.loads(done.stdout.strip().splitlines()[-1])
+            results[engine]["lag"] = lag
+            print(
+                f"  {engine:<7} under load: {lag['partitions_per_s']:.0f} partitions/s created, "
+                f"{lag['seen']}/{lag['topics']} topics seen; commit->image p50 {lag['p50_ms']:.0f} ms, "
+                f"p99 {lag['p99_ms']:.0f} ms, max {lag['max_ms']:.0f} ms; session peak {lag['rss_mb']:.0f} MB",
+                flush=True,
+            )
+    finally:
+        cluster.stop(timeout=120)
+        cluster.kill_all()
+        shutil.rmtree(work, ignore_errors=True)
+    metagen.save_results(args.out, "live_million", results)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
