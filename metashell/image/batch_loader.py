@@ -315,6 +315,7 @@ class ImageLoader:
         """Forget everything (live ``ImageReset``): the image becomes empty, in place; the records
         that follow are replayed as a log from its start."""
         r = self.replayer
+        self.timeline = r.journal = None  # its changes were to the image now forgotten
         with r.image.lock:
             image = r.image
             image.clear_for_snapshot()

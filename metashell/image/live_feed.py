@@ -39,6 +39,7 @@ from .fetched_log import apply_fetched_run, contiguous_runs
 from .fetched_snapshot import apply_fetched_snapshot
 from .image import MetadataImage
 from .loader import ImageLoader
+from .timeline import Timeline
 
 Warn = Callable[[str], None]
 
@@ -48,6 +49,11 @@ Warn = Callable[[str], None]
 #: controllers until it applies what it holds, so memory stays bounded however fast the leader
 #: commits (the lag shows in the prompt meanwhile).
 MAX_QUEUED_RECORDS = 100_000
+
+#: The journal of what a session applied since its snapshot (``at`` goes back along it) keeps at
+#: most this many entries (about 150 bytes each; a native run of changes counts as one); past it
+#: the oldest half is forgotten and ``at`` reaches back less far.
+MAX_JOURNAL_ENTRIES = 1_000_000
 
 
 STATUS_SEPARATOR = " · "
@@ -71,7 +77,11 @@ class LiveSession:
         max_wait_ms: int | None = None,
     ) -> None:
         self.image = MetadataImage()
-        self.loader = ImageLoader(self.image)
+        # the journal lets ``at`` go back over what the session applied (not for auto_apply: the
+        # benchmarks' sessions apply on the live thread and never move)
+        self.loader = ImageLoader(self.image, keep_timeline=not auto_apply)
+        #: The offset the image was moved back to (``travel``); None while it follows the log.
+        self.held_at: int | None = None
         #: The image's own lock (the loader holds it per batch); sync() holds it across a drain.
         self.lock = self.image.lock
         self.auto_apply = auto_apply
@@ -118,7 +128,11 @@ class LiveSession:
             self._queue.append(event)
 
     def sync(self) -> int:
-        """Apply every queued event (on the caller's thread); returns how many were applied."""
+        """Apply every queued event (on the caller's thread); returns how many were applied.
+        Nothing while the image is held at an earlier point (:meth:`travel`): the events wait,
+        bounded by :data:`MAX_QUEUED_RECORDS`, as they wait for a REPL left at its prompt."""
+        if self.held_at is not None:
+            return 0
         n = 0
         with self.lock:
             while True:
@@ -130,7 +144,49 @@ class LiveSession:
                     self._drained.notify_all()
                 self._apply(event)  # the live thread may queue one more event meanwhile
                 n += 1
+            if n:
+                self._bound_journal()
         return n
+
+    # -- time travel over what the session has seen ---------------------------------------------
+
+    def _bound_journal(self) -> None:
+        timeline = self.loader.timeline
+        if timeline is not None and len(timeline.entries) > MAX_JOURNAL_ENTRIES:
+            timeline.follow()
+            timeline.forget_oldest(len(timeline.entries) - MAX_JOURNAL_ENTRIES // 2)
+
+    def journal(self) -> Timeline | None:
+        """The journal of what the session applied since its snapshot, its end where the session
+        applied up to (None: nothing applied since the snapshot).  Applies what is queued first,
+        unless the image is held."""
+        if self.held_at is None:
+            self.sync()
+            timeline = self.loader.timeline
+            if timeline is not None:
+                timeline.follow()
+        return self.loader.timeline
+
+    def travel(self, offset: int | None) -> int:
+        """Move the image to the state after the batch ending at or before ``offset``, among what
+        the session applied since its snapshot, and hold it there; None: back to the end, where
+        it follows the log again (what waited is applied).  Returns the offset the image shows.
+        ``offset`` must be reachable (``journal().start`` .. its end)."""
+        timeline = self.journal()
+        if offset is None or timeline is None or offset >= timeline.end:
+            if self.held_at is not None and timeline is not None:
+                with self.lock:
+                    timeline.move_to(None)
+            self.held_at = None
+            self.sync()
+            return self.image.provenance.offset
+        if offset < timeline.start:
+            raise ValueError(f"offset {offset} is before the journal's start {timeline.start}")
+        target = timeline.batch_end_at_or_before(offset)
+        with self.lock:
+            timeline.move_to(target)
+        self.held_at = target
+        return target
 
     def pending(self) -> int:
         """Records committed but not applied yet (what ``sync`` would apply), without applying them."""
@@ -253,6 +309,8 @@ class LiveSession:
         if hw >= 0:
             parts.append(f"hw {hw}")
         parts.append(f"lag {lag}" if lag is not None else "lag ?")
+        if self.held_at is not None:
+            parts.insert(1, f"held at @{self.held_at} ('at' alone follows the log again)")
         return STATUS_SEPARATOR.join(parts)
 
     def leader(self) -> tuple[int, int]:

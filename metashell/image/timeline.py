@@ -185,7 +185,7 @@ class Timeline:
                 column.frombytes(b"".join(c[i] for c in chunks))
             self._txn_open += b"".join(c[3] for c in chunks)
 
-    def finish(self, segment_bases: dict[str, int], enter: Callable[[int, Journal], None]) -> None:
+    def finish(self, segment_bases: dict[str, int], enter: Callable[[int, Journal], None] | None) -> None:
         """The load is over (including what it applies after the log, e.g. quorum-state).
 
         ``segment_bases``: each segment file's base offset (which files a point has read);
@@ -198,6 +198,43 @@ class Timeline:
         self.applied = len(self.entries)
         self._end_prov = _provenance(self.image)
         self._end_sources = list(self.image.provenance.sources)
+
+    def follow(self) -> None:
+        """A live session's journal, which grows while the session follows the log: the image is
+        at the end of what was applied, and the end moves there (no file: a point inside a batch
+        is not reachable, :meth:`batch_end_at_or_before` names the batch end before it)."""
+        self.finish(self._segment_bases, self._enter)
+
+    def batch_end_at_or_before(self, offset: int) -> int:
+        """The last offset of the last batch ending at or before ``offset`` (:attr:`start` when none
+        does): where a journal without files can put the image for ``offset``."""
+        self._settle()
+        i = self._mark_at_or_before(offset)
+        return self._last[i] if i >= 0 else self.start
+
+    def batch_times(self) -> list[tuple[int, int]]:
+        """Each batch's (last offset, max timestamp), oldest first: what a time names."""
+        self._settle()
+        return list(zip(self._last, self._prov[2::5], strict=True))
+
+    def forget_oldest(self, entries: int) -> None:
+        """Drop the journal's oldest ``entries`` or so (whole batches), so that a live session's
+        journal stays bounded: the points before them can no longer be reached and :attr:`start`
+        moves up.  Only at the end of the log (where a following session stands)."""
+        self._settle()
+        assert self.applied == len(self.entries) and not self.scratch, "only at the end of the log"
+        i = bisect.bisect_right(self._length, entries) - 1
+        if i < 0:
+            return
+        cut = self._length[i]
+        del self.entries[:cut]
+        self.applied -= cut
+        self.start = self._last[i]
+        self._start_prov = tuple(self._prov[5 * i : 5 * i + 5])
+        self._length = array("q", (n - cut for n in self._length[i + 1 :]))
+        del self._last[: i + 1]
+        del self._prov[: 5 * (i + 1)]
+        del self._txn_open[: i + 1]
 
     @property
     def end(self) -> int:

@@ -35,7 +35,7 @@ if TYPE_CHECKING:
     from threading import Event
 
     from .source import Source
-    from .travel import Traveller
+    from .travel import Moves, Traveller
 
 DIFFERENCES = (
     "Errors go to stderr, one line each, and make the exit status 1 (Kafka: stdout, exit 0).",
@@ -139,6 +139,8 @@ class Shell:
         self.previous_cwd = "/"
         #: ``at`` and ``diff --from/--to``: other points of the log (None for live sources).
         self.travel: Traveller | None = None
+        #: what ``at`` and ``diff --from/--to`` move: ``travel``, or a live session's own travel
+        self.moves: Moves | None = None
         #: where the session is in the log (``@42``), None at its end.
         self.point: str | None = None
         #: ``diff --with``: another source's root.
@@ -161,6 +163,7 @@ class Shell:
         ``diff --with`` another source (one place for the CLI, the TUI and the benchmarks)."""
         self._root = source.root
         self.travel = source.travel
+        self.moves = source.moves
         self.point = source.point
         self.full_plan = source.full_plan
         self.salvage = source.salvage

@@ -11,7 +11,7 @@ if TYPE_CHECKING:
     from metashell.log.directory import MetadataLogDir, ReadPlan
     from metashell.tree import Node
 
-    from .travel import Traveller
+    from .travel import Moves, Traveller
 
 
 def _nothing() -> None:
@@ -55,6 +55,7 @@ class Source:
         "label",
         "leader",
         "listing",
+        "moves",
         "node",
         "nodes",
         "pending",
@@ -87,6 +88,8 @@ class Source:
         self.status = status
         self.close = close
         self.travel = travel
+        #: ``at`` and ``diff --from/--to``: the travel over the files, or a live session's own
+        self.moves: Moves | None = travel
         self.point = point
         self.full_plan: Callable[[int | None], ReadPlan] | None = None
         self.listing: Callable[[], MetadataLogDir] | None = None

@@ -193,6 +193,8 @@ def open_live(
     except BaseException:
         session.close()
         raise
+    from .live_travel import LiveTravel
+
     image = session.image
     cid = session.cluster_id or image.quorum.cluster_id or None
     info = {"bootstrap": bootstrap, "quorum": session.quorum_info}  # /quorum shows hw and lag as they move
@@ -205,6 +207,7 @@ def open_live(
         session.sync()
 
     source.refresh = catch_up
+    source.moves = LiveTravel(session, root)
     source.pending = session.pending
     source.leader = session.leader
     source.describe_quorum = session.describe_quorum

@@ -6,7 +6,7 @@ from __future__ import annotations
 import _thread
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import AbstractContextManager, contextmanager
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from metashell.image.image import MetadataImage
 from metashell.image.loader import LoadResult, rebuild_at
@@ -25,6 +25,23 @@ Resolve = Callable[..., "ResolvedPoint"]
 def one_line(text: object) -> str:
     """``text`` with its whitespace runs made one space (a warning is one line)."""
     return " ".join(str(text).split())
+
+
+class Moves(Protocol):
+    """What ``at`` and ``diff --from/--to`` need of a source: move the session to a point and back,
+    look at a point for a while, name a point's offset.  A directory's or file's
+    :class:`Traveller` (over its files) and a live session's ``LiveTravel`` (over what it has
+    applied, ``shell/live_travel.py``) are the two."""
+
+    def offset_of(self, text: str) -> int: ...
+
+    def move(self, text: str | None) -> tuple[Node, str | None]: ...
+
+    def visit(self, text: str | None) -> AbstractContextManager[Node]: ...
+
+    def untold(self, warnings: Iterable[object]) -> list[str]: ...
+
+    def end_warnings_untold(self) -> list[str]: ...
 
 
 class Traveller:

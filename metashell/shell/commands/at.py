@@ -15,18 +15,16 @@ if TYPE_CHECKING:
 
 def run_at(shell: Shell, p: Parsed) -> None:
     """Move the whole session to the image after an offset or time (``at`` alone: the end)."""
-    if shell.travel is None:
-        raise CommandError(
-            "at: time travel needs a file source (-d or -s); live mode follows the end of the log"
-        )
-    root, shell.point = shell.travel.move(p.args[0].literal if p.args else None)
+    if shell.moves is None:
+        raise CommandError("at: time travel needs one source with a log: -d, -s or -q")
+    root, shell.point = shell.moves.move(p.args[0].literal if p.args else None)
     shell.replace_root(root)
     prov = root.ctx.image.provenance
     when = "" if prov.timestamp < 0 else f", appended {iso_time(prov.timestamp)}"
     where = "back at the end of the log" if shell.point is None else "now at"
     shell.write(f"{where}: offset {prov.offset} (epoch {prov.epoch}{when})\n")
     if shell.point is None:
-        for warning in shell.travel.end_warnings_untold():
+        for warning in shell.moves.end_warnings_untold():
             shell.note(f"warning: {warning}")
     if not shell.glob(shell.cwd):
         shell.note(f"at: {shell.cwd} did not exist then: back to /")

@@ -25,15 +25,15 @@ def run_diff(shell: Shell, p: Parsed) -> None:
             "diff: the session is at the end of the log: give --from POINT (an offset or time; "
             "or go there with at first), or --with DIR|FILE"
         )
-    if other is None and shell.travel is None:
-        raise CommandError("diff: --from/--to need a file source (-d or -s)")
+    if other is None and shell.moves is None:
+        raise CommandError("diff: --from/--to need one source with a log: -d, -s or -q")
     if other is not None and shell.open_other is None:
         raise CommandError("diff: --with is not available here")
     comps = normalize(shell.cwd, p.args[0].text) if p.args else []
     redact = shell.settings.redact
     across_time = other is None
-    if start is not None and shell.travel is not None:
-        with shell.travel.visit(str(start)) as root:  # one image moves: read its values now
+    if start is not None and shell.moves is not None:
+        with shell.moves.visit(str(start)) as root:  # one image moves: read its values now
             left, left_at = values_at(root, comps, redact, across_time), side(root)
     else:
         left, left_at = values_at(shell.root, comps, redact, across_time), side(shell.root)
@@ -43,8 +43,8 @@ def run_diff(shell: Shell, p: Parsed) -> None:
         right, right_at = values_at(other_root, comps, redact, across_time), side(other_root)
         right_name = str(other)
     else:
-        assert shell.travel is not None
-        with shell.travel.visit(None if end is None else str(end)) as root:
+        assert shell.moves is not None
+        with shell.moves.visit(None if end is None else str(end)) as root:
             right, right_at = values_at(root, comps, redact, across_time), side(root)
         right_name = f"@{end}" if end else "end"
     left_name = f"@{start}" if start is not None else (shell.point or "end")  # shell.point: "@30"
