@@ -158,7 +158,14 @@ def run(
             else:
                 source = open_file(args.snapshot, warn, redact, salvage=args.salvage, at=args.at)
     else:
-        source = open_live(args.bootstrap_controller, args.config, warn, redact, disks=args.directory or ())
+        source = open_live(
+            args.bootstrap_controller,
+            args.config,
+            warn,
+            redact,
+            disks=args.directory or (),
+            timeline=not one_shot or _may_travel(args.commands or args.command),
+        )
 
     try:
         if args.tui:

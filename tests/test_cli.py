@@ -496,8 +496,8 @@ def test_live_mode_goes_through_the_hook(monkeypatch: pytest.MonkeyPatch, tmp_pa
         def close(self) -> None:
             calls.append("close")
 
-    def opener(bootstrap: str, config: str | None, warn: object) -> FakeSession:
-        calls.append((bootstrap, config))
+    def opener(bootstrap: str, config: str | None, warn: object, *, timeline: bool) -> FakeSession:
+        calls.append((bootstrap, config, timeline))
         return FakeSession()
 
     monkeypatch.setattr(sources, "_live_opener", lambda: opener)
@@ -507,7 +507,8 @@ def test_live_mode_goes_through_the_hook(monkeypatch: pytest.MonkeyPatch, tmp_pa
         "-q", "c1:9093,c2:9093", "--config", str(props), "cat", "/image/topics/byName/foo/id"
     )
     assert (status, out, err) == (0, "ASNFZ4mrze8P7cuph2VDIQ\n", "")
-    assert calls == [("c1:9093,c2:9093", str(props)), ("wait", sources.LIVE_WAIT_SECONDS), "close"]
+    # a one-shot command that does not travel: no journal (as a directory's load)
+    assert calls == [("c1:9093,c2:9093", str(props), False), ("wait", sources.LIVE_WAIT_SECONDS), "close"]
     status, _, err = run_cli("-q", "c1:9093", "--config", str(tmp_path / "missing.properties"), "ls")
     assert status == 1 and "missing.properties: no such file or directory" in one_line(err)
 

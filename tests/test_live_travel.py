@@ -126,3 +126,14 @@ def test_the_journal_stays_bounded(live: Live, monkeypatch: pytest.MonkeyPatch) 
     assert status == 0 and len(live.topics()) == start + 1, out
     live.run("at")
     assert len(live.topics()) == 40
+
+
+def test_one_shot_commands_that_travel_keep_the_journal(live: Live) -> None:
+    """``-q ... -c "at 2; ..."``: the one-shot session journals because a command travels (one
+    that does not, ``-q ... ls``, goes without: ``test_cli``)."""
+    from test_cli import run_cli
+
+    status, out, err = run_cli("-q", live.ctrl.endpoint, "-c", "at 2; ls /topics; at; ls /topics")
+    assert status == 0, err
+    assert out.split("\n")[1:4] == ["t0", "t1", "t2"], out
+    assert out.rstrip().split("\n")[-5:] == ["t0", "t1", "t2", "t3", "t4"], out

@@ -75,11 +75,12 @@ class LiveSession:
         auto_apply: bool = False,
         on_applied: Callable[[RecordsCommitted, float], None] | None = None,
         max_wait_ms: int | None = None,
+        timeline: bool = True,
     ) -> None:
         self.image = MetadataImage()
-        # the journal lets ``at`` go back over what the session applied (not for auto_apply: the
-        # benchmarks' sessions apply on the live thread and never move)
-        self.loader = ImageLoader(self.image, keep_timeline=not auto_apply)
+        # the journal lets ``at`` go back over what the session applied (``timeline``; never with
+        # auto_apply: the benchmarks' sessions apply on the live thread and never move)
+        self.loader = ImageLoader(self.image, keep_timeline=timeline and not auto_apply)
         #: The offset the image was moved back to (``travel``); None while it follows the log.
         self.held_at: int | None = None
         #: The image's own lock (the loader holds it per batch); sync() holds it across a drain.
@@ -354,7 +355,12 @@ def _records_in(event: LiveEvent) -> int:
 
 
 def open_shell_session(
-    bootstrap: str, config: str | None, warn: Warn | None = None, *, cluster_id: str | None = None
+    bootstrap: str,
+    config: str | None,
+    warn: Warn | None = None,
+    *,
+    cluster_id: str | None = None,
+    timeline: bool = True,
 ) -> LiveSession:
     """The shell's live-mode hook (``metashell.shell.sources.open_live``)."""
-    return LiveSession(bootstrap, config, warn, cluster_id=cluster_id)
+    return LiveSession(bootstrap, config, warn, cluster_id=cluster_id, timeline=timeline)

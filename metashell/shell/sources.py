@@ -178,15 +178,18 @@ def open_live(
     redact: bool,
     wait: bool = True,
     disks: Sequence[str] = (),
+    timeline: bool = True,
 ) -> Source:
     """Live mode: a :class:`LiveSession` streaming from the controllers, caught up before returning
     (unless ``wait`` is false).  ``disks``: node directories given beside ``-q``, which ``quorum``
-    compares with the committed log (each checked to be a metadata directory before connecting)."""
+    compares with the committed log (each checked to be a metadata directory before connecting).
+    ``timeline``: journal what is applied, for ``at`` and ``diff`` (one-shot commands that do not
+    travel go without, as a directory's do)."""
     if config is not None:
         _check_path(config, False, "--config")
     for disk in disks:
         open_metadata_dir(disk)  # a wrong path is one line now, not at the first 'quorum'
-    session = _live_opener()(bootstrap, config, warn)
+    session = _live_opener()(bootstrap, config, warn, timeline=timeline)
     try:
         if wait:
             session.wait_caught_up(LIVE_WAIT_SECONDS)
@@ -215,7 +218,7 @@ def open_live(
     return source
 
 
-def _live_opener() -> Callable[[str, str | None, Warn], LiveSession]:
+def _live_opener() -> Callable[..., LiveSession]:
     """``open_shell_session``, imported on first use: offline sessions never load the network stack."""
     from metashell.image.live_feed import open_shell_session
 
