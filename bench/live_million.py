@@ -137,8 +137,12 @@ def lag_child(controllers: str, brokers: str, rate: int, seconds: float, prefix:
     created = 0
     lock = threading.Lock()
 
+    armed = threading.Event()  # not during the catch-up: decoding it here would slow it down
+
     def on_applied(event: RecordsCommitted, applied_at: float) -> None:
         nonlocal created
+        if not armed.is_set():
+            return
         now_ms = applied_at * 1000
         for cb in event.batches:
             if cb.is_control:
@@ -161,6 +165,7 @@ def lag_child(controllers: str, brokers: str, rate: int, seconds: float, prefix:
     try:
         session.wait_caught_up(600)
         caught_up = time.perf_counter() - t0
+        armed.set()
         with tempfile.TemporaryDirectory() as tmp:
             src = Path(tmp) / "CreateLoop.java"
             src.write_text(JAVA)
@@ -193,6 +198,35 @@ def lag_child(controllers: str, brokers: str, rate: int, seconds: float, prefix:
     }
 
 
+def copy_child(controllers: str) -> dict:
+    """In its own process: the live client alone, its events dropped: the snapshot and the log
+    fetched and checked on arrival (framing, CRCs, records), nothing applied: the network copy."""
+    import resource
+
+    from metashell.live import LiveSource
+    from metashell.live.events import SnapshotLoaded, StatusChanged
+
+    done = threading.Event()
+    sizes = {"snapshot_bytes": 0}
+
+    def sink(event: object) -> None:
+        if isinstance(event, SnapshotLoaded):
+            sizes["snapshot_bytes"] = len(event.data)
+        elif isinstance(event, StatusChanged) and event.status.state == "streaming":
+            done.set()
+
+    t0 = time.perf_counter()
+    source = LiveSource(controllers)
+    source.start(sink)
+    try:
+        if not done.wait(600):
+            sys.exit("the copy never caught up")
+        took = time.perf_counter() - t0
+    finally:
+        source.stop()
+    return {"s": took, "rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, **sizes}
+
+
 def run_metashell(engine: str, args: list[str]) -> dict:
     env = {**os.environ, "METASHELL_ENGINE": engine}
     m = measure("live-million", "metashell", [sys.executable, "-m", "metashell", *args, "health"], env=env)
@@ -211,7 +245,11 @@ def main() -> int:
     ap.add_argument("--repeat", type=int, default=3, help="offline and first-answer runs; the fastest counts")
     ap.add_argument("--heap", default="4g", help="each Kafka node's heap")
     ap.add_argument("--child-lag", help=argparse.SUPPRESS)
+    ap.add_argument("--child-copy", help=argparse.SUPPRESS)
     args = ap.parse_args()
+    if args.child_copy:
+        print(json.dumps(copy_child(args.child_copy)))
+        return 0
     if args.child_lag:
         print(json.dumps(lag_child(*json.loads(args.child_lag))))
         return 0
@@ -251,6 +289,23 @@ def main() -> int:
                 f"{live['rss_mb'] / offline['rss_mb']:.2f}x memory",
                 flush=True,
             )
+        copies = []
+        for _ in range(args.repeat):
+            done = subprocess.run(
+                [sys.executable, __file__, "--child-copy", cluster.controller_bootstrap],
+                capture_output=True,
+                text=True,
+                check=False,
+            )
+            if done.returncode != 0:
+                sys.exit(f"the network copy failed:\n{done.stderr[-3000:]}")
+            copies.append(json.loads(done.stdout.strip().splitlines()[-1]))
+        results["copy"] = copy = min(copies, key=lambda r: r["s"])
+        print(
+            f"  network copy (fetched and checked, nothing applied): {copy['s']:.2f} s, "
+            f"snapshot {copy['snapshot_bytes'] / 1e6:.0f} MB, peak {copy['rss_mb']:.0f} MB",
+            flush=True,
+        )
         for engine in args.engines.split(","):
             spec = json.dumps(
                 [

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -26,7 +27,7 @@ from typing import Any
 
 import kafka_harness  # on sys.path through conftest
 import pytest
-from conftest import KAFKA_VERSIONS, REPO, get_dist, kafka_unavailable
+from conftest import KAFKA_VERSIONS, REPO, get_dist, kafka_unavailable, native_core
 
 from metashell.image.live_feed import LiveSession
 from metashell.image.loader import load_directory
@@ -427,6 +428,122 @@ def test_follows_a_new_leader_and_matches_an_offline_load(quorum: Any, tmp_path:
         session.close()
         if old > 0:
             quorum.node(old).start(wait=True, timeout=180)
+
+
+#: A live session in its own process (so that it runs the engine asked for): caught up, its
+#: ``dump`` and offset as JSON.
+_LIVE_DUMP = r"""
+import json, sys
+from metashell.image.live_feed import LiveSession
+from metashell.tree import build_root, iter_find
+
+session = LiveSession(sys.argv[1])
+try:
+    session.wait_caught_up(120)
+    session.sync()
+    out = []
+    for path, node in iter_find("/", build_root(session.image, source_info={}, redact=False)):
+        out.append(path)
+        if not node.is_dir:
+            out.append("  " + node.text(False))
+    print(json.dumps({"offset": session.image.provenance.offset, "dump": out}))
+finally:
+    session.close()
+"""
+
+
+@pytest.mark.parametrize("engine", ["python", "native"])
+def test_a_live_session_equals_the_directory_on_each_engine(quorum: Any, tmp_path: Path, engine: str) -> None:
+    """The live feed on each engine (on the native one, committed batches go by the directory's bulk
+    path, ``image/fetched_log.py``) makes the image an offline load of a controller's directory
+    makes up to the same offset, node for node; records after the snapshot are made first."""
+    if engine == "native":
+        native_core()
+    topic = f"same-on-{engine}"
+    admin(quorum, "kafka-topics", "--create", "--topic", topic, "--partitions", "3")
+    admin(
+        quorum,
+        "kafka-configs",
+        "--alter",
+        "--entity-type",
+        "topics",
+        "--entity-name",
+        topic,
+        "--add-config",
+        "retention.ms=4321",
+    )
+    env = {**os.environ, "METASHELL_ENGINE": engine}
+    done = subprocess.run(
+        [sys.executable, "-c", _LIVE_DUMP, quorum.controller_bootstrap],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=REPO,
+        timeout=300,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    live = json.loads(done.stdout.strip().splitlines()[-1])
+    assert f"/image/topics/byName/{topic}/2" in live["dump"]
+    offset = live["offset"]
+    leader = quorum.active_controller()
+    for attempt in range(20):
+        copy = copy_metadata_dir(leader.metadata_dir, tmp_path / f"copy-{attempt}")
+        offline = load_directory(copy, until_offset=offset)
+        if offline.image.provenance.offset == offset:
+            break
+        time.sleep(0.5)
+    assert offline.image.provenance.offset == offset
+    assert without(live["dump"], LOAD_NODES) == without(dump(offline.image), LOAD_NODES)
+
+
+def test_a_session_left_behind_the_log_start_is_served_the_newer_snapshot(
+    quorum: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A session that stops taking records (a REPL left at its prompt: the queue is full) while the
+    leader snapshots and deletes the segments it would fetch next is, when it goes on, served the
+    newer snapshot (Fetch answers with a SnapshotId below the log start): the image is replaced and
+    equals the directory's, nothing between is lost or applied twice."""
+    from metashell.image import live_feed
+    from metashell.log.directory import open_metadata_dir
+
+    monkeypatch.setattr(live_feed, "MAX_QUEUED_RECORDS", 1)  # one queued event holds the live thread
+    session = LiveSession(quorum.controller_bootstrap)
+    try:
+        session.wait_caught_up(60)
+        first = session.status.snapshot_id
+        observer = session.source._observer
+        assert observer is not None
+        n = 0
+
+        def log_start() -> int:
+            d = open_metadata_dir(quorum.active_controller().metadata_dir)
+            return d.segments[0].base_offset if d.segments else -1
+
+        deadline = time.monotonic() + 240
+        while log_start() <= observer.fetch_offset:  # new records roll and retire segments
+            assert time.monotonic() < deadline, (log_start(), observer.fetch_offset)
+            admin(quorum, "kafka-topics", "--create", "--topic", f"behind-{n}", "--partitions", "1")
+            n += 1
+        session.wait_caught_up(120)  # applies what was queued; the observer goes on and is behind
+        wait_for(
+            session,
+            lambda: f"/image/topics/byName/behind-{n - 1}/0" in paths(session.image),
+            timeout=120,
+            what="the last topic created while the session held",
+        )
+        assert session.status.snapshot_id != first  # served a newer snapshot
+        offset = session.image.provenance.offset
+        for attempt in range(20):
+            copy = copy_metadata_dir(quorum.active_controller().metadata_dir, tmp_path / f"copy-{attempt}")
+            offline = load_directory(copy, until_offset=offset)
+            if offline.image.provenance.offset == offset:
+                break
+            time.sleep(0.5)
+        assert offline.image.provenance.offset == offset
+        assert without(dump(session.image), LOAD_NODES) == without(dump(offline.image), LOAD_NODES)
+    finally:
+        session.close()
 
 
 def test_the_client_is_not_a_quorum_member(quorum: Any) -> None:
