@@ -227,9 +227,15 @@ def copy_child(controllers: str) -> dict:
     return {"s": took, "rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, **sizes}
 
 
-def run_metashell(engine: str, args: list[str]) -> dict:
+#: The first answer: ``health`` alone (one-shot: no journal), and as an interactive session
+#: makes it, with the journal ``at`` and ``diff`` go back along (``at`` first: it travels).
+ANSWERS = {"one-shot": ["health"], "journal": ["-c", "at; health"]}
+
+
+def run_metashell(engine: str, args: list[str], answer: str = "one-shot") -> dict:
     env = {**os.environ, "METASHELL_ENGINE": engine}
-    m = measure("live-million", "metashell", [sys.executable, "-m", "metashell", *args, "health"], env=env)
+    cmd = [sys.executable, "-m", "metashell", *args, *ANSWERS[answer]]
+    m = measure("live-million", "metashell", cmd, env=env)
     if m.returncode not in (0, 1) or "Traceback" in m.stderr:
         sys.exit(f"metashell {' '.join(args)} failed ({m.returncode}):\n{m.stderr[-3000:]}")
     return {"s": m.wall, "rss_mb": m.rss_mb, "first_line": m.stdout.splitlines()[0] if m.stdout else ""}
@@ -273,22 +279,25 @@ def main() -> int:
         controller = cluster.controllers[0]
         cluster.stop(timeout=300)
         for engine in args.engines.split(","):
-            runs = [run_metashell(engine, ["-d", str(controller.metadata_dir)]) for _ in range(args.repeat)]
-            results.setdefault(engine, {})["offline"] = min(runs, key=lambda r: r["s"])
+            for answer in ANSWERS:
+                where = ["-d", str(controller.metadata_dir)]
+                runs = [run_metashell(engine, where, answer) for _ in range(args.repeat)]
+                results.setdefault(engine, {})[f"offline {answer}"] = min(runs, key=lambda r: r["s"])
         t = time.perf_counter()
         cluster.start(timeout=1800)
         results["kafka_restart_s"] = time.perf_counter() - t
         for engine in args.engines.split(","):
-            runs = [run_metashell(engine, ["-q", cluster.controller_bootstrap]) for _ in range(args.repeat)]
-            live = min(runs, key=lambda r: r["s"])
-            offline = results[engine]["offline"]
-            results[engine]["live"] = live
-            print(
-                f"  {engine:<7} offline {offline['s']:6.2f} s {offline['rss_mb']:6.0f} MB | live first answer "
-                f"{live['s']:6.2f} s {live['rss_mb']:6.0f} MB | {live['s'] / offline['s']:.2f}x time, "
-                f"{live['rss_mb'] / offline['rss_mb']:.2f}x memory",
-                flush=True,
-            )
+            for answer in ANSWERS:
+                where = ["-q", cluster.controller_bootstrap]
+                runs = [run_metashell(engine, where, answer) for _ in range(args.repeat)]
+                live = results[engine][f"live {answer}"] = min(runs, key=lambda r: r["s"])
+                offline = results[engine][f"offline {answer}"]
+                print(
+                    f"  {engine:<7} {answer:<8} offline {offline['s']:6.2f} s {offline['rss_mb']:6.0f} MB | "
+                    f"live first answer {live['s']:6.2f} s {live['rss_mb']:6.0f} MB | "
+                    f"{live['s'] / offline['s']:.2f}x time, {live['rss_mb'] / offline['rss_mb']:.2f}x memory",
+                    flush=True,
+                )
         copies = []
         for _ in range(args.repeat):
             done = subprocess.run(

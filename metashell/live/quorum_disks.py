@@ -17,7 +17,7 @@ such and given no distance: a number measured against another cluster's log woul
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from metashell.errors import MetashellError
@@ -73,16 +73,7 @@ def _checked(disk: DiskEnd, status: QuorumStatus) -> DiskEnd:
         and status.cluster_id
         and disk.cluster_id != status.cluster_id
     ):
-        problem = f"cluster {disk.cluster_id}, not this quorum's {status.cluster_id}"
-        return DiskEnd(
-            disk.path,
-            disk.node_id,
-            disk.cluster_id,
-            disk.directory_id,
-            disk.log_end,
-            disk.last_epoch,
-            problem,
-        )
+        return replace(disk, problem=f"cluster {disk.cluster_id}, not this quorum's {status.cluster_id}")
     return disk
 
 
