@@ -207,3 +207,35 @@ def test_directories_beside_a_live_quorum_say_how_far_each_is_from_the_committed
         assert status == 2 and "--at" in err
     finally:
         ctrl.kill()
+
+
+def test_a_directory_read_again_reads_what_was_appended_and_notices_a_rewrite(tmp_path: Path) -> None:
+    """``quorum --interval`` beside ``-q`` reads each directory at every look: from the last batch
+    it saw when the segment still holds that very batch, else from the start; either way the end
+    is the one a full read gives."""
+    import shutil
+
+    from conftest import FIXTURES
+
+    from metashell.live import quorum_disks
+    from metashell.log.encoding import build_batch
+    from metashell.protocol.metadata import encode_metadata_record
+
+    d = tmp_path / "node"
+    shutil.copytree(FIXTURES / "demo", d)
+    part = d / "__cluster_metadata-0"
+    segment = max(part.glob("*.log"))
+    first = quorum_disks.disk_end(str(d))
+    assert first.log_end is not None and first.last_epoch is not None
+    assert str(segment) in quorum_disks._LAST
+    noop = encode_metadata_record("NoOpRecord", 0, {})
+    with segment.open("ab") as f:  # the node appends a batch
+        f.write(build_batch(first.log_end, first.last_epoch + 1, [noop, noop], 0))
+    grown = quorum_disks.disk_end(str(d))
+    assert (grown.log_end, grown.last_epoch) == (first.log_end + 2, first.last_epoch + 1)
+    # the segment rewritten (a truncation, then other batches): the remembered batch is gone
+    data = segment.read_bytes()
+    segment.write_bytes(data[: quorum_disks._LAST[str(segment)][0]])
+    quorum_disks._LAST[str(segment)] = (len(data) + 10, 0, 0, 0, 0)  # a position past the end now
+    again = quorum_disks.disk_end(str(d))
+    assert (again.log_end, again.last_epoch) == (first.log_end, first.last_epoch)

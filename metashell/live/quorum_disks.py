@@ -10,8 +10,11 @@ truncate.
 
 A directory is read afresh each time (the node may be writing into it): the end of its last
 segment's last batch (headers only, no CRC check: the load is the place that validates a log), or,
-when it holds no segment, its newest snapshot's end.  A directory of another cluster is named as
-such and given no distance: a number measured against another cluster's log would be a false claim.
+when it holds no segment, its newest snapshot's end.  ``quorum --interval`` asks again and again:
+each segment's last batch is remembered (its position, base offset and CRC), and the next read
+starts there when the file still holds that very batch (Kafka appends), so a look reads what was
+appended since, not the whole segment.  A directory of another cluster is named as such and given
+no distance: a number measured against another cluster's log would be a false claim.
 """
 
 from __future__ import annotations
@@ -21,8 +24,10 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from metashell.errors import MetashellError
+from metashell.log.batch import HEADER, HEADER_SIZE
 from metashell.log.directory import open_metadata_dir
-from metashell.log.headers import batch_headers
+from metashell.log.files import iter_file_batches
+from metashell.log.problems import unheard
 
 from .quorum_status import QuorumStatus
 
@@ -56,14 +61,57 @@ def disk_end(path: str) -> DiskEnd:
         (meta.node_id, meta.cluster_id or None, meta.directory_id) if meta is not None else (None, None, None)
     )
     for segment in reversed(d.segments):  # the last segment that holds a batch (a new one may not yet)
-        headers = batch_headers([segment.path])
-        if headers:
-            last = headers[-1]
-            return DiskEnd(path, node, cluster, directory, last.last_offset + 1, last.epoch)
+        last = _last_batch(os.fspath(segment.path))
+        if last is not None:
+            return DiskEnd(path, node, cluster, directory, last[0] + 1, last[1])
     snaps = sorted((s for s in d.snapshots if not s.is_bootstrap), key=lambda s: s.end_offset)
     if snaps:
         return DiskEnd(path, node, cluster, directory, snaps[-1].end_offset, snaps[-1].epoch)
     return DiskEnd(path, node, cluster, directory, None, None, problem="no batch and no snapshot")
+
+
+_LAST: dict[str, tuple[int, int, int, int, int]] = {}
+"""Per segment path: its last batch as last read (position, base offset, CRC, last offset, epoch)."""
+
+
+def _last_batch(path: str) -> tuple[int, int] | None:
+    """(last offset, epoch) of the segment's last batch, or None (no batch, or unreadable); read
+    from the batch remembered last time when the file still holds it at the same place."""
+    start = 0
+    known = _LAST.get(path)
+    if known is not None:
+        try:
+            with open(path, "rb") as f:
+                f.seek(known[0])
+                head = f.read(HEADER_SIZE)
+        except OSError:
+            head = b""
+        if len(head) == HEADER_SIZE:
+            fields = HEADER.unpack(head)
+            if (fields[0], fields[4]) == known[1:3]:  # base offset and CRC: the same batch
+                start = known[0]
+    found = None
+    try:
+        for b in iter_file_batches(
+            path, position=start, decode=False, verify_crc=False, lenient_tail=True, warn=unheard
+        ):
+            found = (
+                b.position,
+                b.base_offset,
+                b.crc,
+                b.base_offset + b.last_offset_delta,
+                b.partition_leader_epoch,
+            )
+    except (OSError, MetashellError):
+        _LAST.pop(path, None)
+        return None
+    if found is None:
+        _LAST.pop(path, None)
+        return None if start == 0 else _last_batch(path)
+    if len(_LAST) >= 4096:  # segments roll: forget the old ones now and then
+        _LAST.clear()
+    _LAST[path] = found
+    return found[3], found[4]
 
 
 def _checked(disk: DiskEnd, status: QuorumStatus) -> DiskEnd:
