@@ -15,7 +15,11 @@ import pytest
 from conftest import CORPUS, FIXTURES, REPO, native_core
 
 DIRECTORIES = sorted(
-    p for root in (FIXTURES, CORPUS) if root.is_dir() for p in root.rglob("__cluster_metadata-0") if p.is_dir()
+    p
+    for root in (FIXTURES, CORPUS)
+    if root.is_dir()
+    for p in root.rglob("__cluster_metadata-0")
+    if p.is_dir()
 )
 """Every metadata directory of the fixtures, and of the corpus when ``../shared`` is there."""
 
@@ -87,7 +91,7 @@ def _images(engine: str, run: int) -> dict[str, list[str]]:
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("run", [1, 7, 1000])
+@pytest.mark.parametrize("run", [7, 1000])  # a run's first batch is Python's: runs of 1 never reach the sink
 def test_fetched_log_batches_make_the_image_the_batch_path_made_on_both_engines(run: int) -> None:
     native_core()  # skips (fails in CI) where the native core is not built
     assert len(DIRECTORIES) >= 10
