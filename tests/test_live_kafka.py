@@ -398,13 +398,7 @@ def test_follows_a_new_leader_and_matches_an_offline_load(quorum: Any, tmp_path:
         # up to the same offset: the trees must be identical.
         offset = session.image.provenance.offset
         survivor = next(n for n in quorum.controllers if n.node_id != old)
-        for _attempt in range(20):
-            copy = copy_metadata_dir(survivor.metadata_dir, tmp_path / f"copy-{_attempt}")
-            offline = load_directory(copy, until_offset=offset)
-            if offline.image.provenance.offset == offset:
-                break
-            time.sleep(0.5)
-        assert offline.image.provenance.offset == offset
+        offline = offline_at(survivor.metadata_dir, offset, tmp_path)
         # Every node byte for byte -- Kafka's /image mirror included -- except the two that describe
         # the *load* rather than the metadata: /provenance (files read, snapshot path, record counts)
         # and /quorum (meta.properties node/directory id and quorum-state exist only on disk).
@@ -430,33 +424,60 @@ def test_follows_a_new_leader_and_matches_an_offline_load(quorum: Any, tmp_path:
             quorum.node(old).start(wait=True, timeout=180)
 
 
-#: A live session in its own process (so that it runs the engine asked for): caught up, its
+def offline_at(node_dir: Path, offset: int, where: Path) -> Any:
+    """An offline load of a copy of a running controller's directory up to ``offset`` (copied again
+    until the copy holds it: the node may not have flushed it yet)."""
+    for attempt in range(20):
+        copy = copy_metadata_dir(node_dir, where / f"copy-{attempt}")
+        offline = load_directory(copy, until_offset=offset)
+        if offline.image.provenance.offset == offset:
+            return offline
+        time.sleep(0.5)
+    raise AssertionError(f"{node_dir} never held offset {offset}")
+
+
+#: A live session in its own process (so that it runs the engine asked for): caught up, it says
+#: "ready", reads a topic name on stdin, follows until that topic is in the image, and prints its
 #: ``dump`` and offset as JSON.
 _LIVE_DUMP = r"""
-import json, sys
+import json, sys, time
 from metashell.image.live_feed import LiveSession
 from metashell.tree import build_root, iter_find
 
 session = LiveSession(sys.argv[1])
 try:
     session.wait_caught_up(120)
-    session.sync()
+    print("ready", flush=True)
+    wanted = "/image/topics/byName/" + sys.stdin.readline().strip()
+    deadline = time.monotonic() + 180
+    while True:
+        session.sync()
+        paths = {p for p, _n in iter_find("/image/topics/byName", build_root(session.image, source_info={}))}
+        if wanted in paths:
+            break
+        if session.source.error is not None:
+            raise session.source.error
+        assert time.monotonic() < deadline, "the topic never arrived"
+        time.sleep(0.05)
     out = []
     for path, node in iter_find("/", build_root(session.image, source_info={}, redact=False)):
         out.append(path)
         if not node.is_dir:
             out.append("  " + node.text(False))
-    print(json.dumps({"offset": session.image.provenance.offset, "dump": out}))
+    print(json.dumps({"offset": session.image.provenance.offset, "leader": session.status.leader_id, "dump": out}))
 finally:
     session.close()
 """
 
 
 @pytest.mark.parametrize("engine", ["python", "native"])
-def test_a_live_session_equals_the_directory_on_each_engine(quorum: Any, tmp_path: Path, engine: str) -> None:
+def test_a_live_session_equals_the_directory_on_each_engine_across_a_fail_over(
+    quorum: Any, tmp_path: Path, engine: str
+) -> None:
     """The live feed on each engine (on the native one, committed batches go by the directory's bulk
-    path, ``image/fetched_log.py``) makes the image an offline load of a controller's directory
-    makes up to the same offset, node for node; records after the snapshot are made first."""
+    path, ``image/fetched_log.py``), caught up after records past the snapshot, then following
+    through the leader's death to a topic created under the new leader, makes the image an offline
+    load of a survivor's directory makes up to the same offset, node for node."""
     if engine == "native":
         native_core()
     topic = f"same-on-{engine}"
@@ -473,28 +494,37 @@ def test_a_live_session_equals_the_directory_on_each_engine(quorum: Any, tmp_pat
         "retention.ms=4321",
     )
     env = {**os.environ, "METASHELL_ENGINE": engine}
-    done = subprocess.run(
+    proc = subprocess.Popen(
         [sys.executable, "-c", _LIVE_DUMP, quorum.controller_bootstrap],
-        capture_output=True,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
         text=True,
         env=env,
         cwd=REPO,
-        timeout=300,
-        check=False,
     )
-    assert done.returncode == 0, done.stderr[-3000:]
-    live = json.loads(done.stdout.strip().splitlines()[-1])
-    assert f"/image/topics/byName/{topic}/2" in live["dump"]
-    offset = live["offset"]
-    leader = quorum.active_controller()
-    for attempt in range(20):
-        copy = copy_metadata_dir(leader.metadata_dir, tmp_path / f"copy-{attempt}")
-        offline = load_directory(copy, until_offset=offset)
-        if offline.image.provenance.offset == offset:
-            break
-        time.sleep(0.5)
-    assert offline.image.provenance.offset == offset
-    assert without(live["dump"], LOAD_NODES) == without(dump(offline.image), LOAD_NODES)
+    old = -1
+    try:
+        assert proc.stdout is not None
+        assert proc.stdout.readline().strip() == "ready", proc.stderr.read() if proc.stderr else ""
+        old = quorum.wait_for_leader()
+        quorum.node(old).kill()
+        after = f"after-fail-over-on-{engine}"
+        admin(quorum, "kafka-topics", "--create", "--topic", after, "--partitions", "2")
+        out, err = proc.communicate(f"{after}\n", timeout=300)
+        assert proc.returncode == 0, err[-3000:]
+        live = json.loads(out.strip().splitlines()[-1])
+        assert live["leader"] not in (-1, old)
+        assert f"/image/topics/byName/{topic}/2" in live["dump"]
+        survivor = next(n for n in quorum.controllers if n.node_id != old)
+        offline = offline_at(survivor.metadata_dir, live["offset"], tmp_path)
+        assert without(live["dump"], LOAD_NODES) == without(dump(offline.image), LOAD_NODES)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+        if old > 0:
+            quorum.node(old).start(wait=True, timeout=180)
 
 
 def test_a_session_left_behind_the_log_start_is_served_the_newer_snapshot(
@@ -533,14 +563,9 @@ def test_a_session_left_behind_the_log_start_is_served_the_newer_snapshot(
             what="the last topic created while the session held",
         )
         assert session.status.snapshot_id != first  # served a newer snapshot
-        offset = session.image.provenance.offset
-        for attempt in range(20):
-            copy = copy_metadata_dir(quorum.active_controller().metadata_dir, tmp_path / f"copy-{attempt}")
-            offline = load_directory(copy, until_offset=offset)
-            if offline.image.provenance.offset == offset:
-                break
-            time.sleep(0.5)
-        assert offline.image.provenance.offset == offset
+        offline = offline_at(
+            quorum.active_controller().metadata_dir, session.image.provenance.offset, tmp_path
+        )
         assert without(dump(session.image), LOAD_NODES) == without(dump(offline.image), LOAD_NODES)
     finally:
         session.close()

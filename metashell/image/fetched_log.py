@@ -24,7 +24,7 @@ from metashell.log.scan import BatchScan, Tail
 from .batch_loader import ImageLoader
 from .native_batches import log_sink
 
-__all__ = ["apply_fetched_run", "contiguous_runs"]
+__all__ = ["apply_fetched_run", "contiguous_runs", "fetched_scan"]
 
 
 def contiguous_runs(batches: Sequence[RecordBatch]) -> list[tuple[bytes, int, int]]:
@@ -45,16 +45,25 @@ def contiguous_runs(batches: Sequence[RecordBatch]) -> list[tuple[bytes, int, in
     return runs
 
 
-def apply_fetched_run(loader: ImageLoader, data: bytes, source: str) -> int:
-    """Apply ``data``, whole committed batches already checked by the live client, in order;
-    returns the last offset applied (-1 when ``data`` holds no batch)."""
-    # checked on arrival: nothing here is new to say (a warning would be told twice)
-    scan = BatchScan(source, False, unheard, False, False, torn_ok=False)
+def fetched_scan(loader: ImageLoader, source: str, kind: str) -> tuple[BatchScan, LogCursor | None]:
+    """A scan of fetched bytes whose plain batches the native sink takes (None: the Python engine),
+    as a segment's ("log") or a snapshot file's ("snapshot").  The live client checked them on
+    arrival, so nothing here is new to say (a warning would be told twice); a snapshot's CRCs are
+    checked again as a snapshot file's are, and it may end cut short (the client said so)."""
+    snapshot = kind == "snapshot"
+    scan = BatchScan(source, False, unheard, snapshot, False, torn_ok=snapshot)
     sink = log_sink(loader)
     cursor = None
     if sink is not None:
-        cursor = LogCursor(sink, BatchIndex(), source, 1 << 63, False, 0, "log")
+        cursor = LogCursor(sink, BatchIndex(), source, 1 << 63, snapshot, 0, kind)
         scan.bulk = cursor
+    return scan, cursor
+
+
+def apply_fetched_run(loader: ImageLoader, data: bytes, source: str) -> int:
+    """Apply ``data``, whole committed batches already checked by the live client, in order;
+    returns the last offset applied (-1 when ``data`` holds no batch)."""
+    scan, cursor = fetched_scan(loader, source, "log")
     last = -1
     for batch in scan.run(data, 0, 0, True, Tail(data, 0)):
         if cursor is not None:

@@ -14,15 +14,12 @@ where the directory load takes 430 MB).
 
 from __future__ import annotations
 
-from metashell.log.batch_index import BatchIndex
-from metashell.log.bulk import LogCursor
 from metashell.log.offset_rules import check_snapshot_offsets
-from metashell.log.problems import unheard
-from metashell.log.scan import BatchScan, Tail
+from metashell.log.scan import Tail
 
 from .batch_loader import ImageLoader
+from .fetched_log import fetched_scan
 from .gcpause import gc_paused
-from .native_batches import log_sink
 
 __all__ = ["apply_fetched_snapshot"]
 
@@ -34,13 +31,7 @@ def apply_fetched_snapshot(
     ending at ``end_offset`` in ``epoch``; ``source`` names it in provenance and warnings."""
     loader.begin_snapshot()
     loader.replayer.source = source
-    # checked on arrival: nothing here is new to say (a warning would be told twice)
-    scan = BatchScan(source, False, unheard, True, False, torn_ok=True)
-    sink = log_sink(loader)
-    cursor = None
-    if sink is not None:
-        cursor = LogCursor(sink, BatchIndex(), source, 1 << 63, True, 0, "snapshot")
-        scan.bulk = cursor
+    scan, cursor = fetched_scan(loader, source, "snapshot")
     expect = 0
     with gc_paused():
         for batch in scan.run(data, 0, 0, True, Tail(data, 0)):
