@@ -21,6 +21,7 @@ from metashell.log.reader import BatchIndexEntry, BatchRead, PlanReader
 from metashell.log.records import Entry
 
 from . import pacing
+from .file_deltas import FileDeltas
 from .gcpause import gc_paused
 from .image import MetadataImage, ProducerIdsImage, SnapshotInfo
 from .native_batches import log_sink
@@ -154,21 +155,16 @@ class ImageLoader:
         keep_timeline: bool = False,
     ) -> None:
         self.replayer = Replayer(image)
-        self.kafka_file_mode = kafka_file_mode
+        self.file = FileDeltas(skip_deltas) if kafka_file_mode else None
+        """File mode: the deltas Kafka's shell reads a lone file as (``file_deltas.py``)."""
         self.keep_timeline = keep_timeline and not kafka_file_mode
         """Journal the log batches (after the snapshot) into :attr:`timeline`."""
         self.timeline: Timeline | None = None
         self._snapshot_header_ts: int | None = None
-        self.skip_deltas: dict[int, int] = dict(skip_deltas)
-        """File mode: deltas (first batch's base offset -> last offset) to drop, as Kafka does."""
-        self.bad_deltas: list[tuple[int, int, tuple[bytes, ...]]] = []
-        """File mode: deltas found that Kafka cannot apply: (first offset, last offset, topic ids)."""
-        self._delta_start: int | None = None
-        self._skipping_until: int | None = None
-        self.last_flush: int | None = None
-        """File mode: last offset of the last delta Kafka's loader would flush."""
-        self.last_batch_offset: int | None = None
-        """File mode: last offset of the last batch read (the file reader's high watermark)."""
+
+    @property
+    def kafka_file_mode(self) -> bool:
+        return self.file is not None
 
     @property
     def image(self) -> MetadataImage:
@@ -220,17 +216,18 @@ class ImageLoader:
         batch_last = batch.base_offset + batch.last_offset_delta
         if last_offset is None:
             last_offset = batch_last
-        if self.kafka_file_mode:
-            self.last_batch_offset = batch_last
+        file = self.file
+        if file is not None:
+            file.last_batch_offset = batch_last
         if batch.is_control:
             for off, _ts, key, value in records:
                 n += 1
                 ctl = r.replay_control_bytes(key, value, off, epoch)
                 if ctl is not None and ctl.type == _CONTROL_SNAPSHOT_HEADER and ctl.data:
                     self._snapshot_header_ts = ctl.data.get("LastContainedLogTimestamp")
-            publish = publish and not self.kafka_file_mode
-        elif self.kafka_file_mode and publish:
-            return self._apply_file_delta(batch, records, last_offset)
+            publish = publish and file is None
+        elif file is not None and publish:
+            return file.apply(r, batch, records, last_offset)
         else:
             n = r.replay_entries(records)
         p = r.image.provenance
@@ -242,45 +239,6 @@ class ImageLoader:
         else:
             p.batches += 1
         return n
-
-    def _apply_file_delta(self, batch: Any, records: Iterable[Entry], last_offset: int) -> int:
-        """A data batch in ``--snapshot`` mode: part of the delta Kafka publishes when no metadata
-        transaction is open; see "Deltas Kafka cannot apply" in the module docstring."""
-        r = self.replayer
-        p = r.image.provenance
-        if self._skipping_until is None and batch.base_offset in self.skip_deltas:
-            self._skipping_until = self.skip_deltas[batch.base_offset]
-        if self._skipping_until is not None:
-            n = sum(1 for _ in records)
-            p.records += n
-            p.batches += 1
-            if last_offset >= self._skipping_until:
-                self._skipping_until = None
-                self.last_flush = last_offset
-            return n
-        if self._delta_start is None:
-            self._delta_start = batch.base_offset
-            r.orphan_topics.clear()
-        n = r.replay_entries(records)
-        p.records += n
-        if r.end_batch(last_offset, batch.partition_leader_epoch, batch.max_timestamp):
-            if r.orphan_topics:
-                self.bad_deltas.append((self._delta_start, last_offset, tuple(r.orphan_topics)))
-            self._delta_start = None
-            self.last_flush = last_offset
-        return n
-
-    @property
-    def skipping_delta(self) -> bool:
-        """File mode: whether the batches being read belong to a delta Kafka drops (``skip_deltas``)."""
-        return self._skipping_until is not None
-
-    @property
-    def kafka_caught_up(self) -> bool:
-        """File mode: whether Kafka's loader would leave its catching-up state on this file
-        (module docstring, "Kafka's catch-up gate")."""
-        hwm = self.last_batch_offset
-        return hwm is not None and self.last_flush is not None and self.last_flush >= hwm - 1
 
     def apply_committed(self, committed: Any) -> int:
         """Apply a live ``CommittedBatch`` (batch + the committed part of its records)."""

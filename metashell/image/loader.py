@@ -211,7 +211,8 @@ def load_plan(
             str(snap.path), snap.end_offset, snap.epoch, -1 if ts is None else ts
         )
     r = loader.replayer
-    for first, last, topic_ids in loader.bad_deltas:
+    file = loader.file
+    for first, last, topic_ids in file.bad_deltas if file is not None else ():
         names = ", ".join(uuid_to_str(t) for t in sorted(topic_ids))
         r.warn(
             f"offsets {first}..{last} dropped: they change partitions of topic(s) {names}, which do not "
@@ -219,13 +220,13 @@ def load_plan(
             first,
             "fault",
         )
-    if mode == "file" and not loader.kafka_caught_up and img.features.metadata_version is not None:
+    if file is not None and not file.caught_up and img.features.metadata_version is not None:
         img.provenance.caught_up = False
-        flushed = "none" if loader.last_flush is None else f"the last one ends at offset {loader.last_flush}"
+        flushed = "none" if file.last_flush is None else f"the last one ends at offset {file.last_flush}"
         r.warn(
             f"Kafka's shell shows the empty image for this file, and waits forever in one-shot mode: its "
             f"loader publishes once a delta it applies ends at the file's last offset "
-            f"({loader.last_batch_offset}) or the one before, and {flushed}; /image shows the same",
+            f"({file.last_batch_offset}) or the one before, and {flushed}; /image shows the same",
             None,
             "log",
         )
@@ -346,11 +347,13 @@ def _run(
         )
         _apply_meta_properties(loader.image, plan)
         reader = loader.run_plan(plan, until_offset=until, salvage=salvage)
-        if not loader.bad_deltas:
+        file = loader.file
+        if file is None or not file.bad_deltas:
             break
-        bad += loader.bad_deltas
-        skip.update((first, last) for first, last, _ids in loader.bad_deltas)
-    loader.bad_deltas = sorted(bad)
+        bad += file.bad_deltas
+        skip.update((first, last) for first, last, _ids in file.bad_deltas)
+    if loader.file is not None:
+        loader.file.bad_deltas = sorted(bad)
     return loader, reader
 
 

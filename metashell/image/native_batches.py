@@ -8,7 +8,7 @@ mark (a directory's snapshot batch is only counted: the snapshot is published at
 the image's lock.  The provenance is read once a call and written back at its end, and the marks
 come back as columns for :meth:`Timeline.extend_marks <.timeline.Timeline.extend_marks>`: no
 Python call per batch.  A ``--snapshot`` file's batches are Kafka's deltas: the loop keeps the
-loader's delta state as ``_apply_file_delta`` does (``native/src/load/file_deltas.rs``), and leaves the
+loader's delta state as ``FileDeltas.apply`` does (``native/src/load/file_deltas.rs``), and leaves the
 batches of a delta to drop (the second pass) to Python.  The Python engine and time travel (records
 past a point) read every batch in Python.
 """
@@ -23,6 +23,7 @@ from .replay.native import _CONSTANTS, NATIVE
 if TYPE_CHECKING:
     from metashell.log.bulk import BulkSink
 
+    from .file_deltas import FileDeltas
     from .replay import Replayer
     from .timeline import Timeline
 
@@ -35,12 +36,8 @@ class LoaderState(Protocol):
 
     replayer: Replayer
     timeline: Timeline | None
-    kafka_file_mode: bool
-
-    @property
-    def skipping_delta(self) -> bool:
-        """Whether the batches read now belong to a delta Kafka's file mode drops."""
-        ...
+    file: FileDeltas | None
+    """A lone file's deltas (``file_deltas.py``), which the loop keeps too; None otherwise."""
 
 
 def log_sink(loader: LoaderState) -> BulkSink | None:
@@ -48,13 +45,13 @@ def log_sink(loader: LoaderState) -> BulkSink | None:
     if NATIVE is None:
         return None
     apply = NATIVE.apply_log_batches
-    file = loader if loader.kafka_file_mode else None  # its deltas are kept by the loop too
+    file = loader.file  # a lone file's deltas are kept by the loop too
     pace = pacing.current()
 
     def sink(buf: bytes, pos: int, end: int, base: int, limits: tuple[int, int, int, bool, int, bool]) -> Any:
         if pace is not None:
             pace()
-        if file is not None and file.skipping_delta:
+        if file is not None and file.skipping:
             return pos, 0, limits[0], (), None  # the batches of a delta Kafka drops: Python skips them
         r = loader.replayer
         if file is not None and not limits[5]:  # a lone file's snapshot batches are deltas too

@@ -91,8 +91,8 @@ pub struct Done {
 }
 
 /// What a batch touches in Python: the replayer's record fallback, the image's provenance, the
-/// time-travel journal's entries (None without a journal), and for a `--snapshot` file the loader
-/// whose deltas it keeps (`file_deltas.rs`; None otherwise).
+/// time-travel journal's entries (None without a journal), and for a `--snapshot` file the deltas
+/// it keeps (`FileDeltas`, `image/file_deltas.py`; `file_deltas.rs`; None otherwise).
 pub struct Hooks<'py> {
     pub one_record: Bound<'py, PyAny>,
     pub provenance: Bound<'py, PyAny>,

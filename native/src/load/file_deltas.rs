@@ -1,4 +1,4 @@
-//! `ImageLoader._apply_file_delta`'s bookkeeping for a `--snapshot` file, in the native batch
+//! `FileDeltas.apply`'s bookkeeping (`image/file_deltas.py`) for a `--snapshot` file, in the native batch
 //! loop: Kafka's shell reads a lone file as deltas (`image/loader.py`, "Deltas Kafka cannot
 //! apply"), each opened by its first batch and flushed by the first batch that leaves no metadata
 //! transaction open; a flushed delta that changed partitions of topics the image does not know
@@ -11,7 +11,7 @@
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList, PySet, PyTuple};
 
-const STATE: [&str; 3] = ["_delta_start", "last_flush", "last_batch_offset"];
+const STATE: [&str; 3] = ["delta_start", "last_flush", "last_batch_offset"];
 
 /// The loader's delta state for the length of a call.
 pub struct FileDeltas<'py> {
@@ -25,7 +25,7 @@ pub struct FileDeltas<'py> {
 }
 
 impl<'py> FileDeltas<'py> {
-    /// Read from `loader` (an `ImageLoader` in file mode); `orphans`: its replayer's orphan topics
+    /// Read from `loader` (the file-mode loader's `FileDeltas`); `orphans`: its replayer's orphan topics
     /// (`Ctx::image_parts`).
     pub fn read(loader: Bound<'py, PyAny>, orphans: Bound<'py, PySet>) -> PyResult<Self> {
         Ok(FileDeltas {
