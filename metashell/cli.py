@@ -60,6 +60,14 @@ def _may_travel(commands: Sequence[str]) -> bool:
     return travelling(re.findall(r"[a-z]+", " ".join(commands)))
 
 
+def _keeps_the_past(commands: Sequence[str]) -> bool:
+    """Whether one-shot live commands need what the session applied kept (its journal and spool):
+    a command that travels or reads the log's records."""
+    from metashell.shell.registry import reading_log
+
+    return _may_travel(commands) or reading_log(re.findall(r"[a-z]+", " ".join(commands)))
+
+
 def _one_line(text: object) -> str:
     return " ".join(str(text).split())
 
@@ -164,7 +172,7 @@ def run(
             warn,
             redact,
             disks=args.directory or (),
-            timeline=not one_shot or _may_travel(args.commands or args.command),
+            timeline=not one_shot or _keeps_the_past(args.commands or args.command),
         )
 
     try:

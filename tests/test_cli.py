@@ -474,6 +474,7 @@ def test_live_mode_goes_through_the_hook(monkeypatch: pytest.MonkeyPatch, tmp_pa
     class FakeSession:
         image = load_directory(LOGDIR).image
         cluster_id = "MkU3OEVBNTcwNTJENDM2Qg"
+        spool = None  # a one-shot command that does not read the log: nothing kept
 
         def wait_caught_up(self, timeout: float) -> None:
             calls.append(("wait", timeout))

@@ -137,3 +137,56 @@ def test_one_shot_commands_that_travel_keep_the_journal(live: Live) -> None:
     assert status == 0, err
     assert out.split("\n")[1:4] == ["t0", "t1", "t2"], out
     assert out.rstrip().split("\n")[-5:] == ["t0", "t1", "t2", "t3", "t4"], out
+
+
+def test_log_and_history_read_what_the_session_has_applied(live: Live) -> None:
+    """``log`` lists the records the session applied and ``history`` follows one thing through
+    them (the session's spool: a private directory of what it fetched), including records that
+    arrive later; the spool goes when the session closes."""
+    status, out, err = live.run("log")
+    assert status == 0, err
+    assert [line.split()[0] for line in out.splitlines()] == ["0", "1", "2", "3", "4"], out
+    assert "TopicRecord" in out and "t3" in out
+    live.ctrl.append([topic_record("t5")])
+    wait_until(lambda: (live.run("pwd"), "t5" in live.topics())[1])
+    status, out, _ = live.run("log --from 5")
+    assert status == 0 and out.split()[0] == "5" and "t5" in out, out
+    status, out, err = live.run("history /topics/t5")
+    assert status == 0 and "5" in out and "created" in out.lower(), (out, err)
+    spool = live.source.full_plan
+    assert spool is not None
+    root = next(iter(spool(None).steps)).path.parents[1]
+    assert root.is_dir()
+    live.source.close()
+    assert not root.exists()
+
+
+def test_the_spool_starts_from_a_fetched_snapshot() -> None:
+    ctrl = FakeController()
+    try:
+        for i in range(3):
+            ctrl.append([topic_record(f"t{i}")])
+        ctrl.log_start = 2
+        from metashell.log.encoding import build_batch
+        from metashell.protocol.control import encode_control_record
+
+        header = encode_control_record("SnapshotHeader", {"Version": 0, "LastContainedLogTimestamp": 0})
+        footer = encode_control_record("SnapshotFooter", {"Version": 0})
+        body = build_batch(0, 1, [header], 0, control=True)
+        body += build_batch(1, 1, [topic_record("t0"), topic_record("t1")], 0)
+        body += build_batch(3, 1, [footer], 0, control=True)
+        ctrl.snapshot = (2, 1, body)
+        live = Live(ctrl)
+        try:
+            status, out, err = live.run("log")
+            assert status == 0, err
+            # as on a directory whose log starts after a snapshot: its records (at its last offset), then the log
+            lines = out.splitlines()
+            assert [line.split()[0] for line in lines] == ["1", "1", "1", "1", "2"], out
+            assert "topic t0 created" in lines[1] and "topic t2 created" in lines[4], out
+            status, out, _ = live.run("history /topics/t0")
+            assert status == 0 and "t0" in out, out
+        finally:
+            live.source.close()
+    finally:
+        ctrl.kill()

@@ -34,10 +34,13 @@ from metashell.live.events import (
     SnapshotLoaded,
     StatusChanged,
 )
+from metashell.log.directory import ReadPlan, open_metadata_dir
+from metashell.log.plans import full_plan
 
 from .fetched_log import apply_fetched_run, contiguous_runs
 from .fetched_snapshot import apply_fetched_snapshot
 from .image import MetadataImage
+from .live_spool import LiveSpool
 from .loader import ImageLoader
 from .timeline import Timeline
 
@@ -81,6 +84,9 @@ class LiveSession:
         # the journal lets ``at`` go back over what the session applied (``timeline``; never with
         # auto_apply: the benchmarks' sessions apply on the live thread and never move)
         self.loader = ImageLoader(self.image, keep_timeline=timeline and not auto_apply)
+        #: What the session applied, as a directory of its own, for the commands that read records
+        #: (``log``, ``history``, ``stats``): kept beside the journal (``live_spool.py``).
+        self.spool = LiveSpool() if timeline and not auto_apply else None
         #: The offset the image was moved back to (``travel``); None while it follows the log.
         self.held_at: int | None = None
         #: The image's own lock (the loader holds it per batch); sync() holds it across a drain.
@@ -197,11 +203,18 @@ class LiveSession:
     def _apply(self, event: LiveEvent) -> None:
         if isinstance(event, RecordsCommitted):
             self._apply_committed(event)
+            if self.spool is not None:
+                for committed in event.batches:
+                    b = committed.batch
+                    if committed.last_offset == b.last_offset:  # the batch's end: it is whole now
+                        self.spool.append(b.raw(), b.base_offset, b.last_offset)
             if self.on_applied is not None:
                 self.on_applied(event, time.time())
         elif isinstance(event, SnapshotLoaded):
             sid = event.snapshot_id
             apply_fetched_snapshot(self.loader, event.data, sid.end_offset, sid.epoch, event.source)
+            if self.spool is not None:
+                self.spool.snapshot(event.data, sid.end_offset, sid.epoch)
             self._adopt(self.loader.image)
             self._applied_offset = sid.end_offset - 1
             # A snapshot holds no LeaderChange record: one that it skipped over (a failover while we
@@ -213,6 +226,8 @@ class LiveSession:
                 q.leader_id, q.leader_epoch, q.source = st.leader_id, st.leader_epoch, "live quorum"
         elif isinstance(event, ImageReset):
             self.loader.reset()
+            if self.spool is not None:
+                self.spool.reset()
             self._applied_offset = -1
         elif isinstance(event, LiveWarning):
             self._emit_warning(event.message)
@@ -348,6 +363,15 @@ class LiveSession:
             self._closed = True
             self._drained.notify_all()
         self.source.stop()
+        if self.spool is not None:
+            self.spool.close()
+
+    def full_plan(self, start: int | None = None) -> ReadPlan:
+        """What the session has applied, as a directory's plan (``log.plans.full_plan``) over its
+        spool: the records ``log`` lists and ``history`` follows.  Only with the journal."""
+        assert self.spool is not None, "a session without the journal keeps no spool"
+        self.spool.flush()
+        return full_plan(open_metadata_dir(self.spool.path), start)
 
 
 def _records_in(event: LiveEvent) -> int:

@@ -64,6 +64,9 @@ class Command(NamedTuple):
     tui: TuiMode
     travels: bool = False
     """Reads other points of the log (``at``, ``diff``, ``log``, ``history PATH``)."""
+    reads_log: bool = False
+    """Reads the log's records (``log``, ``history``, ``stats``): a one-shot live session keeps
+    what it applies (its journal and spool) when such a command is asked for."""
     moves_image: bool = False
     """Moves the session's one image, even for a moment (``at``; ``diff --from``, ``log --from``
     visit a point and come back): the TUI must run it inline, never beside the tree reading it."""
@@ -181,3 +184,8 @@ def help_text() -> str:
 def travelling(words: Iterable[str]) -> bool:
     """Whether any of ``words`` names a command that reads other points of the log."""
     return any(w in HOMES and command(w).travels for w in words)
+
+
+def reading_log(words: Iterable[str]) -> bool:
+    """Whether any of ``words`` names a command that reads the log's records."""
+    return any(w in HOMES and command(w).reads_log for w in words)

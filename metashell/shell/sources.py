@@ -211,6 +211,8 @@ def open_live(
 
     source.refresh = catch_up
     source.moves = LiveTravel(session, root)
+    if session.spool is not None:  # what the session applied, for log, history and stats
+        source.full_plan = session.full_plan
     source.pending = session.pending
     source.leader = session.leader
     source.describe_quorum = session.describe_quorum

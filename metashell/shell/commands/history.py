@@ -59,7 +59,7 @@ def _metadata_history(shell: Shell, p: Parsed) -> None:
 
     if shell.full_plan is None:
         raise CommandError(
-            "history: a PATH's history needs a file source (-d or -s); live mode has no past to read"
+            "history: a PATH's history needs a log: -d, -s, or -q (what the session has applied)"
         )
     typed = p.args[0].text
     comps = normalize(shell.cwd, typed)
@@ -106,6 +106,7 @@ HISTORY_COMMAND = Command(
         shell_only=True,
     ),
     run=run_history,
+    reads_log=True,
     tui=TuiMode.WORKER,
     travels=True,
 )

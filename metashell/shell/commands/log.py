@@ -27,7 +27,7 @@ def run_log(shell: Shell, p: Parsed) -> None:
     from metashell.image.changelog import iter_log  # imported when run: one-shot starts stay fast
 
     if shell.full_plan is None:
-        raise CommandError("log: needs a file source (-d or -s)")
+        raise CommandError("log: needs a log: -d, -s, or -q (what the session has applied)")
     first, last = point_option(shell, p, "from"), point_option(shell, p, "to")
     raw_types = p.opts.get("type")
     try:
@@ -128,6 +128,7 @@ LOG_COMMAND = Command(
         ),
     ),
     run=run_log,
+    reads_log=True,
     option_values={"type": lambda _context: record_type_words()},
     tui=TuiMode.INLINE,
     travels=True,

@@ -31,7 +31,7 @@ def run_stats(shell: Shell, p: Parsed) -> None:
     from metashell.protocol.uuid import uuid_to_str
 
     if shell.full_plan is None:
-        raise CommandError("stats: needs a file source (-d or -s)")
+        raise CommandError("stats: needs a log: -d, -s, or -q (what the session has applied)")
     window = WINDOWS[str(p.opts.get("window") or "1h")]
     top_opt = p.opts.get("top")
     top = top_opt if isinstance(top_opt, int) else 10
@@ -188,5 +188,6 @@ STATS_COMMAND = Command(
         ),
     ),
     run=run_stats,
+    reads_log=True,
     tui=TuiMode.WORKER,
 )

@@ -1,0 +1,76 @@
+"""What a live session has seen, kept as a metadata directory of its own, so that the commands
+that read a log's records (``log``, ``history``, ``stats``, ``health``'s causes) read it as they
+read a node's directory.
+
+A live session applies the snapshot it fetched and the batches committed after it; with the
+journal (``at``, ``diff``) it can move its image back over them, but the records themselves are
+gone once applied.  The spool writes them, as fetched, into a private temporary directory laid out
+as Kafka lays out its own: ``__cluster_metadata-0/<end>-<epoch>.checkpoint`` (the fetched snapshot,
+byte for byte) and one ``<base>.log`` segment of every whole committed batch after it, in order.
+The directory is the session's (made with ``tempfile.mkdtemp``, removed when the session closes):
+metashell never writes into a directory it reads from a node.  A snapshot served later (the session
+fell behind the log start) or a reset starts the spool afresh, as it starts the journal.  It costs
+disk, not memory: the snapshot's bytes and about 100 bytes a record.
+"""
+
+from __future__ import annotations
+
+import shutil
+import tempfile
+from pathlib import Path
+from typing import IO
+
+__all__ = ["LiveSpool"]
+
+PARTITION = "__cluster_metadata-0"
+
+
+class LiveSpool:
+    """A private metadata directory of what one live session has applied."""
+
+    def __init__(self) -> None:
+        self.root = Path(tempfile.mkdtemp(prefix="metashell-live-"))
+        self.path = self.root / PARTITION
+        self.path.mkdir()
+        self._segment: IO[bytes] | None = None
+        self.next_offset = 0
+        """The offset after the last batch written (a batch written once, when it is whole)."""
+
+    def snapshot(self, data: bytes, end_offset: int, epoch: int) -> None:
+        """The session loaded this fetched snapshot: the spool starts again from it."""
+        self._clear()
+        (self.path / f"{end_offset:020d}-{epoch:010d}.checkpoint").write_bytes(data)
+        self.next_offset = end_offset
+
+    def reset(self) -> None:
+        """The session forgot everything (records from offset 0 follow)."""
+        self._clear()
+        self.next_offset = 0
+
+    def append(self, raw: bytes, base_offset: int, last_offset: int) -> None:
+        """A whole committed batch, as fetched (once: a batch already written is passed over)."""
+        if last_offset < self.next_offset:
+            return
+        if self._segment is None:
+            self._segment = open(self.path / f"{base_offset:020d}.log", "ab")  # noqa: SIM115 (kept open)
+        self._segment.write(raw)
+        self.next_offset = last_offset + 1
+
+    def flush(self) -> None:
+        """Make what was appended readable (before a command reads the directory)."""
+        if self._segment is not None:
+            self._segment.flush()
+
+    def close(self) -> None:
+        """Remove the directory (the session is over)."""
+        if self._segment is not None:
+            self._segment.close()
+            self._segment = None
+        shutil.rmtree(self.root, ignore_errors=True)
+
+    def _clear(self) -> None:
+        if self._segment is not None:
+            self._segment.close()
+            self._segment = None
+        for f in self.path.iterdir():
+            f.unlink()
