@@ -132,7 +132,7 @@ class LiveStreamReader(SimpleDataSourceStreamReader):
                     event.source,
                     "log",
                     cb.batch,
-                    cb.entries,
+                    cb.records(),
                     snap_offset=None,
                     replay_seq=1,
                     replay_from=0,
