@@ -66,14 +66,10 @@ def apply_fetched_run(loader: ImageLoader, data: bytes, source: str) -> int:
     scan, cursor = fetched_scan(loader, source, "log")
     last = -1
     for batch in scan.run(data, 0, 0, True, Tail(data, 0)):
-        if cursor is not None:
-            cursor.take()
-            last = max(last, cursor.next_offset - 1)
         loader.apply_batch(batch)
         last = batch.last_offset
         if cursor is not None:
             cursor.next_offset, cursor.ready = last + 1, True  # Python read one: the sink goes on
         del batch  # it holds the buffer: not while the sink applies what follows
-    if cursor is not None and cursor.take()[0]:
-        last = max(last, cursor.next_offset - 1)
-    return last
+    # the sink's batches come after Python's first: where it stopped is the run's end
+    return last if cursor is None else max(last, cursor.next_offset - 1)
