@@ -63,9 +63,10 @@ def _may_travel(commands: Sequence[str]) -> bool:
 def _keeps_the_past(commands: Sequence[str]) -> bool:
     """Whether one-shot live commands need what the session applied kept (its journal and spool):
     a command that travels or reads the log's records."""
-    from metashell.shell.registry import reading_log
+    from metashell.shell.registry import reading_log, travelling
 
-    return _may_travel(commands) or reading_log(re.findall(r"[a-z]+", " ".join(commands)))
+    words = re.findall(r"[a-z]+", " ".join(commands))
+    return travelling(words) or reading_log(words)
 
 
 def _one_line(text: object) -> str:
