@@ -50,8 +50,6 @@ sys.path.insert(0, str(REPO / "scripts"))
 import metagen
 from load import measure
 
-PART = "__cluster_metadata-0"
-
 JAVA = r"""
 import java.util.*;
 import org.apache.kafka.clients.admin.*;
