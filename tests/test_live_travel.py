@@ -53,6 +53,29 @@ def live() -> Iterator[Live]:
     ctrl.kill()
 
 
+@pytest.fixture
+def behind_a_snapshot() -> Iterator[Live]:
+    """A session on a leader whose log starts after a snapshot ending at offset 1 (topics t0 and
+    t1): the session is served the snapshot, then the log's offset 2 (t2)."""
+    from metashell.log.encoding import build_batch
+    from metashell.protocol.control import encode_control_record
+
+    ctrl = FakeController()
+    for i in range(3):
+        ctrl.append([topic_record(f"t{i}")])
+    ctrl.log_start = 2
+    header = encode_control_record("SnapshotHeader", {"Version": 0, "LastContainedLogTimestamp": 0})
+    footer = encode_control_record("SnapshotFooter", {"Version": 0})
+    body = build_batch(0, 1, [header], 0, control=True)
+    body += build_batch(1, 1, [topic_record("t0"), topic_record("t1")], 0)
+    body += build_batch(3, 1, [footer], 0, control=True)
+    ctrl.snapshot = (2, 1, body)
+    session = Live(ctrl)
+    yield session
+    session.source.close()
+    ctrl.kill()
+
+
 def test_at_goes_back_over_what_the_session_applied_and_holds_there(live: Live) -> None:
     assert live.topics() == ["t0", "t1", "t2", "t3", "t4"]
     status, out, _ = live.run("at 2")
@@ -84,31 +107,12 @@ def test_a_time_names_the_last_batch_appended_at_or_before_it(live: Live) -> Non
     assert status == 0 and "offset 4" in out, out
 
 
-def test_before_the_snapshot_is_one_line_naming_where_the_session_starts() -> None:
-    ctrl = FakeController()
-    try:
-        for i in range(3):
-            ctrl.append([topic_record(f"t{i}")])
-        ctrl.log_start = 2  # the leader's log starts after a snapshot ending at offset 1
-        from metashell.log.encoding import build_batch
-        from metashell.protocol.control import encode_control_record
-
-        header = encode_control_record("SnapshotHeader", {"Version": 0, "LastContainedLogTimestamp": 0})
-        footer = encode_control_record("SnapshotFooter", {"Version": 0})
-        body = build_batch(0, 1, [header], 0, control=True)
-        body += build_batch(1, 1, [topic_record("t0"), topic_record("t1")], 0)
-        body += build_batch(3, 1, [footer], 0, control=True)
-        ctrl.snapshot = (2, 1, body)
-        live = Live(ctrl)
-        try:
-            assert live.topics() == ["t0", "t1", "t2"]
-            status, _out, err = live.run("at 0")
-            assert status == 1
-            assert err.count("\n") == 1 and "from offset 1 on" in err, err
-        finally:
-            live.source.close()
-    finally:
-        ctrl.kill()
+def test_before_the_snapshot_is_one_line_naming_where_the_session_starts(behind_a_snapshot: Live) -> None:
+    live = behind_a_snapshot
+    assert live.topics() == ["t0", "t1", "t2"]
+    status, _out, err = live.run("at 0")
+    assert status == 1
+    assert err.count("\n") == 1 and "from offset 1 on" in err, err
 
 
 def test_the_journal_stays_bounded(live: Live, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -161,32 +165,13 @@ def test_log_and_history_read_what_the_session_has_applied(live: Live) -> None:
     assert not root.exists()
 
 
-def test_the_spool_starts_from_a_fetched_snapshot() -> None:
-    ctrl = FakeController()
-    try:
-        for i in range(3):
-            ctrl.append([topic_record(f"t{i}")])
-        ctrl.log_start = 2
-        from metashell.log.encoding import build_batch
-        from metashell.protocol.control import encode_control_record
-
-        header = encode_control_record("SnapshotHeader", {"Version": 0, "LastContainedLogTimestamp": 0})
-        footer = encode_control_record("SnapshotFooter", {"Version": 0})
-        body = build_batch(0, 1, [header], 0, control=True)
-        body += build_batch(1, 1, [topic_record("t0"), topic_record("t1")], 0)
-        body += build_batch(3, 1, [footer], 0, control=True)
-        ctrl.snapshot = (2, 1, body)
-        live = Live(ctrl)
-        try:
-            status, out, err = live.run("log")
-            assert status == 0, err
-            # as on a directory whose log starts after a snapshot: its records (at its last offset), then the log
-            lines = out.splitlines()
-            assert [line.split()[0] for line in lines] == ["1", "1", "1", "1", "2"], out
-            assert "topic t0 created" in lines[1] and "topic t2 created" in lines[4], out
-            status, out, _ = live.run("history /topics/t0")
-            assert status == 0 and "t0" in out, out
-        finally:
-            live.source.close()
-    finally:
-        ctrl.kill()
+def test_the_spool_starts_from_a_fetched_snapshot(behind_a_snapshot: Live) -> None:
+    live = behind_a_snapshot
+    status, out, err = live.run("log")
+    assert status == 0, err
+    # as on a directory whose log starts after a snapshot: its records (at its last offset), then the log
+    lines = out.splitlines()
+    assert [line.split()[0] for line in lines] == ["1", "1", "1", "1", "2"], out
+    assert "topic t0 created" in lines[1] and "topic t2 created" in lines[4], out
+    status, out, _ = live.run("history /topics/t0")
+    assert status == 0 and "t0" in out, out
