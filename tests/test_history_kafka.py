@@ -77,6 +77,7 @@ def scripted(kafka_cluster_module: Any, tmp_path_factory: pytest.TempPathFactory
     admin("kafka-topics", "--create", "--topic", "orders", "--partitions", "3", "--replication-factor", "3")
     admin("kafka-topics", "--create", "--topic", "gone", "--partitions", "1", "--replication-factor", "1")
     step("created", lambda i: len(parts(i, "orders")) == 3 and "gone" in i.topics.by_name)
+    cluster.wait_topic_served("orders")  # kafka-configs asks a broker, which learns after the controller
     admin(
         "kafka-configs",
         "--entity-type",

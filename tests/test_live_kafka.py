@@ -292,6 +292,7 @@ def test_changes_appear_in_the_live_tree(quorum: Any) -> None:
     try:
         session.wait_caught_up(60)
         admin(quorum, "kafka-topics", "--create", "--topic", "live-t1", "--partitions", "3")
+        quorum.wait_topic_served("live-t1")  # kafka-configs asks the broker, which learns a moment later
         admin(
             quorum,
             "kafka-configs",

@@ -73,6 +73,7 @@ def test_watch_sees_a_new_topic_and_a_config_change(running: Any, mode: str) -> 
         check=True,
     )
     (created,) = _finish(proc)  # one event for the new topic, not one per field
+    running.wait_topic_served(topic)  # kafka-configs asks the broker, which learns after the controller
     assert created == {**created, "path": f"/topics/{topic}", "change": "created", "old": None, "new": None}
     assert created["offset"] > 0
 

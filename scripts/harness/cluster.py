@@ -579,6 +579,35 @@ class KafkaCluster:
         )
         if proc.returncode != 0:
             raise HarnessError(f"kafka-topics --create {name}: {proc.stdout}{proc.stderr}")
+        self.wait_topic_served(name)
+
+    def wait_topic_served(self, name: str, timeout: float = 60) -> None:
+        """Wait until every running broker answers for topic ``name``.
+
+        ``kafka-topics --create`` returns once the controller has committed the topic; a broker
+        learns of it when it next fetches the metadata log, a moment later. A tool that asks a
+        broker about the topic in between is told UnknownTopicOrPartition (``kafka-configs
+        --alter`` describes the topic's configs first, and failed so in CI on Kafka 3.9). Asking
+        each broker until it answers turns that race into a condition.
+        """
+        deadline = time.monotonic() + timeout
+        for node in self.brokers:
+            while node.is_running():
+                proc = self.admin(
+                    "kafka-topics",
+                    "--bootstrap-server",
+                    f"127.0.0.1:{node.broker_port}",
+                    "--describe",
+                    "--topic",
+                    name,
+                )
+                if proc.returncode == 0 and name in proc.stdout:
+                    break
+                if time.monotonic() > deadline:
+                    raise HarnessError(
+                        f"broker {node.node_id} does not serve topic {name} {timeout:.0f} s after it was "
+                        f"created: {proc.stdout}{proc.stderr[-2000:]}"
+                    )
 
     def check_alive(self) -> None:
         """Raise with the log tail if any node exited without being stopped or killed by us."""
