@@ -13,6 +13,11 @@
 
 metashell_install() {
     local lock="$1" pip=(python -m pip install --quiet --disable-pip-version-check)
+    if [ -z "${METASHELL_VENV:-}" ] || [ "${VIRTUAL_ENV:-}" != "$METASHELL_VENV" ]; then
+        # without the venv, 'python' is the machine's own: the locks would overwrite its packages
+        echo "metashell_install: source scripts/venv.sh first (no project venv is active)" >&2
+        return 1
+    fi
     local stamp="$METASHELL_VENV/.metashell-installed-$lock" want
     if [ "${METASHELL_LATEST:-}" = 1 ]; then
         echo "installing the newest versions pyproject.toml allows into $METASHELL_VENV ..." >&2
