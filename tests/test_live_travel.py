@@ -165,6 +165,24 @@ def test_log_and_history_read_what_the_session_has_applied(live: Live) -> None:
     assert not root.exists()
 
 
+def test_the_spool_holds_the_leaders_batches_byte_for_byte(live: Live) -> None:
+    """The spool writes the whole batches of a Fetch response a run at a time (a catch-up brings
+    hundreds of thousands): its segment is the leader's log, each batch once, however they
+    arrived; and applying them leaves Python's collector as it found it."""
+    import gc
+
+    live.ctrl.append([topic_record("t5"), topic_record("t6")])
+    live.ctrl.append([topic_record("t7")])
+    wait_until(lambda: "t7" in live.topics())
+    assert live.run("log")[0] == 0  # makes what was appended readable
+    spool = live.source.full_plan
+    assert spool is not None
+    root = next(iter(spool(None).steps)).path.parents[1]
+    (segment,) = (root / "__cluster_metadata-0").glob("*.log")
+    assert segment.read_bytes() == b"".join(live.ctrl.batches)
+    assert gc.isenabled()
+
+
 def test_the_spool_starts_from_a_fetched_snapshot(behind_a_snapshot: Live) -> None:
     live = behind_a_snapshot
     status, out, err = live.run("log")

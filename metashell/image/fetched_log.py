@@ -14,6 +14,7 @@ as a directory load does, instead of as a million tuples.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import NamedTuple
 
 from metashell.log.batch import RecordBatch
 from metashell.log.batch_index import BatchIndex
@@ -24,24 +25,38 @@ from metashell.log.scan import BatchScan, Tail
 from .batch_loader import ImageLoader
 from .native_batches import log_sink
 
-__all__ = ["apply_fetched_run", "contiguous_runs", "fetched_scan"]
+__all__ = ["FetchedRun", "apply_fetched_run", "contiguous_runs", "fetched_scan"]
 
 
-def contiguous_runs(batches: Sequence[RecordBatch]) -> list[tuple[bytes, int, int]]:
-    """``batches`` grouped into runs that lie back to back in one buffer, as
-    ``(buffer, start, end)``: each run is one slice of a Fetch response."""
-    runs: list[tuple[bytes, int, int]] = []
-    buf: bytes | None = None
-    start = end = 0
-    for b in batches:
-        if b._buf is buf and b._start == end:
+class FetchedRun(NamedTuple):
+    """Batches that lie back to back in one buffer (one slice of a Fetch response)."""
+
+    buf: bytes
+    start: int
+    end: int
+    base_offset: int
+    """The first batch's base offset."""
+    last_offset: int
+    """The last batch's last offset."""
+
+
+def contiguous_runs(batches: Sequence[RecordBatch]) -> list[FetchedRun]:
+    """``batches`` grouped into runs that lie back to back in one buffer: each run is applied
+    (``apply_fetched_run``) and kept (``LiveSpool.append``) whole, not a batch at a time."""
+    runs: list[FetchedRun] = []
+    first: RecordBatch | None = None
+    end = 0
+    for i, b in enumerate(batches):
+        if first is not None and b._buf is first._buf and b._start == end:
             end += b.size
             continue
-        if buf is not None:
-            runs.append((buf, start, end))
-        buf, start, end = b._buf, b._start, b._start + b.size
-    if buf is not None:
-        runs.append((buf, start, end))
+        if first is not None:
+            runs.append(
+                FetchedRun(first._buf, first._start, end, first.base_offset, batches[i - 1].last_offset)
+            )
+        first, end = b, b._start + b.size
+    if first is not None:
+        runs.append(FetchedRun(first._buf, first._start, end, first.base_offset, batches[-1].last_offset))
     return runs
 
 

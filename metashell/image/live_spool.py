@@ -47,13 +47,17 @@ class LiveSpool:
         self._clear()
         self.next_offset = 0
 
-    def append(self, raw: bytes, base_offset: int, last_offset: int) -> None:
-        """A whole committed batch, as fetched (once: a batch already written is passed over)."""
+    def append(self, data: bytes | memoryview, base_offset: int, last_offset: int) -> None:
+        """Whole committed batches, as fetched, from ``base_offset`` to ``last_offset``: one batch
+        or a run of them back to back (a catch-up brings hundreds of thousands of batches, and a
+        write each cost 0.3 s of a million-partition session's first answer).  Written once: what
+        ends before :attr:`next_offset` is passed over, and a caller passes a run only when it
+        starts at or after it (else its batches one by one)."""
         if last_offset < self.next_offset:
             return
         if self._segment is None:
             self._segment = open(self.path / f"{base_offset:020d}.log", "ab")  # noqa: SIM115 (kept open)
-        self._segment.write(raw)
+        self._segment.write(data)
         self.next_offset = last_offset + 1
 
     def flush(self) -> None:
