@@ -39,6 +39,7 @@ from metashell.log.plans import full_plan
 
 from .fetched_log import apply_fetched_run, contiguous_runs
 from .fetched_snapshot import apply_fetched_snapshot
+from .gcpause import gc_paused
 from .image import MetadataImage
 from .live_spool import LiveSpool
 from .loader import ImageLoader
@@ -57,6 +58,10 @@ MAX_QUEUED_RECORDS = 100_000
 #: most this many entries (about 150 bytes each; a native run of changes counts as one); past it
 #: the oldest half is forgotten and ``at`` reaches back less far.
 MAX_JOURNAL_ENTRIES = 1_000_000
+
+#: A drain of the queue that applied at least this many records made long-lived objects in bulk
+#: (the image's, the journal's): the collector is told to leave them alone, as after a load.
+BULK_RECORDS = 10_000
 
 
 STATUS_SEPARATOR = " · "
@@ -140,17 +145,21 @@ class LiveSession:
         bounded by :data:`MAX_QUEUED_RECORDS`, as they wait for a REPL left at its prompt."""
         if self.held_at is not None:
             return 0
-        n = 0
-        with self.lock:
+        n = records = 0
+        # A catch-up applies a million records here, as a directory load does, with the collector
+        # paused as there (the journal's entries made it rescan the young heap: 0.5 s of 3)
+        with self.lock, gc_paused(freeze_if=lambda: records >= BULK_RECORDS):
             while True:
                 with self._drained:
                     if not self._queue:
                         break
                     event = self._queue.popleft()
-                    self._queued_records -= _records_in(event)
+                    k = _records_in(event)
+                    self._queued_records -= k
                     self._drained.notify_all()
                 self._apply(event)  # the live thread may queue one more event meanwhile
                 n += 1
+                records += k
             if n:
                 self._bound_journal()
         return n
@@ -203,11 +212,6 @@ class LiveSession:
     def _apply(self, event: LiveEvent) -> None:
         if isinstance(event, RecordsCommitted):
             self._apply_committed(event)
-            if self.spool is not None:
-                for committed in event.batches:
-                    b = committed.batch
-                    if committed.last_offset == b.last_offset:  # the batch's end: it is whole now
-                        self.spool.append(b.raw(), b.base_offset, b.last_offset)
             if self.on_applied is not None:
                 self.on_applied(event, time.time())
         elif isinstance(event, SnapshotLoaded):
@@ -235,21 +239,37 @@ class LiveSession:
 
     def _apply_committed(self, event: RecordsCommitted) -> None:
         """Batches delivered as tuples one by one; whole ones delivered as bytes (checked, not
-        decoded: the native engine) in runs, by the directory's bulk path (``fetched_log``)."""
+        decoded: the native engine) in runs, by the directory's bulk path (``fetched_log``).
+        The spool keeps each batch once it is whole, a run at a time where it can."""
         batches = event.batches
+        spool = self.spool
         i = 0
         while i < len(batches):
-            if batches[i].entries is not None:
-                self.loader.apply_committed(batches[i])
-                self._applied_offset = batches[i].last_offset
+            committed = batches[i]
+            if committed.entries is not None:
+                self.loader.apply_committed(committed)
+                self._applied_offset = committed.last_offset
+                b = committed.batch
+                if spool is not None and committed.last_offset == b.last_offset:  # whole now
+                    spool.append(b.raw(), b.base_offset, b.last_offset)
                 i += 1
                 continue
             j = i
             while j < len(batches) and batches[j].entries is None:
                 j += 1
-            for buf, start, end in contiguous_runs([c.batch for c in batches[i:j]]):
-                last = apply_fetched_run(self.loader, buf[start:end], event.source)
+            whole = [c.batch for c in batches[i:j]]
+            for run in contiguous_runs(whole):
+                data = run.buf[run.start : run.end]
+                last = apply_fetched_run(self.loader, data, event.source)
                 self._applied_offset = max(self._applied_offset, last)
+                if spool is None:
+                    continue
+                if run.base_offset >= spool.next_offset:
+                    spool.append(data, run.base_offset, run.last_offset)
+                else:  # fetched again in part (a reconnect): the batches the spool lacks, one by one
+                    for b in whole:
+                        if run.base_offset <= b.base_offset <= run.last_offset:
+                            spool.append(b.raw(), b.base_offset, b.last_offset)
             i = j
 
     def _adopt(self, new: MetadataImage) -> None:
