@@ -209,7 +209,8 @@ def copy_child(controllers: str) -> dict:
 
     def sink(event: object) -> None:
         if isinstance(event, SnapshotLoaded):
-            sizes["snapshot_bytes"] = len(event.data)
+            sizes["snapshot_bytes"] = event.size
+            event.close()
         elif isinstance(event, StatusChanged) and event.status.state == "streaming":
             done.set()
 

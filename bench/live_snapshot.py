@@ -11,8 +11,9 @@ Three ways to the image of the same snapshot bytes:
 * ``file``: ``load_file`` on the snapshot file (the offline ``-s`` load, read in chunks);
 * ``batches``: the live path before issue 58: every batch's records decoded on arrival, then the
   batches applied one by one (``ImageLoader.apply_snapshot``);
-* ``fetched``: the live path now: the snapshot checked whole on arrival with no record kept, then
-  applied by the directory's path (``image/fetched_snapshot.py``, the native bulk sink).
+* ``fetched``: the live path now: the snapshot downloaded into a temporary file, checked whole on
+  arrival with no record kept, then read again a chunk at a time and applied by the directory's
+  path (``image/fetched_snapshot.py``, the native bulk sink).
 
 The network copy (``FetchSnapshot`` pages) is not in these figures: ``bench/live_latency.py`` and
 ``bench/quorum.py`` run real Kafka.
@@ -43,7 +44,7 @@ def one(way: str, path: str) -> dict[str, float]:
     from metashell.image.fetched_snapshot import apply_fetched_snapshot
     from metashell.image.image import MetadataImage
     from metashell.image.loader import load_file
-    from metashell.log.offset_rules import checked_snapshot_batches
+    from metashell.log.offset_rules import check_snapshot_file
     from metashell.log.problems import unheard
     from metashell.log.scan import iter_batches
 
@@ -52,15 +53,15 @@ def one(way: str, path: str) -> dict[str, float]:
     if way == "file":
         image = load_file(path).image
     else:
-        data = Path(path).read_bytes()  # what FetchSnapshot hands over: the whole snapshot
         loader = ImageLoader(MetadataImage())
-        if way == "batches":
-            batches = list(iter_batches(data, "fetched"))
+        if way == "batches":  # the old path: the whole snapshot in memory, every batch decoded
+            batches = list(iter_batches(Path(path).read_bytes(), "fetched"))
             loader.apply_snapshot(((b, None) for b in batches), end, epoch, "fetched")
             del batches
         else:
-            checked_snapshot_batches(data, "fetched", unheard)  # what the live client does on arrival
-            apply_fetched_snapshot(loader, data, end, epoch, "fetched")
+            with open(path, "rb") as f:  # the live client's download is a file too
+                check_snapshot_file(f, "fetched", unheard)  # what the live client does on arrival
+                apply_fetched_snapshot(loader, f, end, epoch, "fetched")
         image = loader.image
     loaded = time.perf_counter() - t
     partitions = sum(len(topic.partitions) for topic in image.topics.by_id.values())

@@ -64,8 +64,8 @@ for path in sys.argv[2:]:
     for bulk in (False, True):
         loader = ImageLoader(MetadataImage())
         if snap is not None:
-            data = snap.path.read_bytes()
-            apply_fetched_snapshot(loader, data, snap.end_offset, snap.epoch, "fetched")
+            with open(snap.path, "rb") as f:
+                apply_fetched_snapshot(loader, f, snap.end_offset, snap.epoch, "fetched")
         for i in range(0, len(batches), RUN):
             chunk = batches[i : i + RUN]
             if bulk:

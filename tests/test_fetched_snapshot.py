@@ -10,13 +10,14 @@ import os
 import struct
 import subprocess
 import sys
+import tempfile
 
 import pytest
 from conftest import CORPUS, FIXTURES, REPO, native_core
 from crc32c import crc32c
 
 from metashell.errors import DecodeError
-from metashell.log.offset_rules import checked_snapshot_batches
+from metashell.log.offset_rules import check_snapshot_file
 from metashell.log.problems import unheard
 
 SNAPSHOTS = sorted(
@@ -50,7 +51,8 @@ for path in sys.argv[1:]:
     old = ImageLoader(MetadataImage())
     old.apply_snapshot(((b, None) for b in iter_batches(data, "fetched")), end, epoch, "fetched")
     new = ImageLoader(MetadataImage())
-    apply_fetched_snapshot(new, data, end, epoch, "fetched")
+    with open(path, "rb") as f:  # the live client's download is a file too (events.SnapshotLoaded)
+        apply_fetched_snapshot(new, f, end, epoch, "fetched")
     out[path] = [text(old.image), text(new.image)]
 print(json.dumps(out))
 """
@@ -82,8 +84,13 @@ def _first_data_batch(data: bytearray) -> int:
 
 
 def _checked(data: bytes) -> None:
-    """What the live client does with a fetched snapshot on arrival (``Observer._load_snapshot``)."""
-    checked_snapshot_batches(data, "fetched", unheard)
+    """What the live client does with a fetched snapshot on arrival (``Observer._load_snapshot``):
+    the download is in an unnamed file, checked a chunk at a time (small chunks here, so that a
+    batch is read across them)."""
+    with tempfile.TemporaryFile() as f:
+        f.write(data)
+        f.flush()
+        check_snapshot_file(f, "fetched", unheard)
 
 
 def test_a_fetched_snapshot_with_damage_is_refused_on_arrival() -> None:

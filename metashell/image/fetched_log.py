@@ -25,7 +25,7 @@ from metashell.log.scan import BatchScan, Tail
 from .batch_loader import ImageLoader
 from .native_batches import log_sink
 
-__all__ = ["FetchedRun", "apply_fetched_run", "contiguous_runs", "fetched_scan"]
+__all__ = ["FetchedRun", "apply_fetched_run", "contiguous_runs"]
 
 
 class FetchedRun(NamedTuple):
@@ -60,25 +60,16 @@ def contiguous_runs(batches: Sequence[RecordBatch]) -> list[FetchedRun]:
     return runs
 
 
-def fetched_scan(loader: ImageLoader, source: str, kind: str) -> tuple[BatchScan, LogCursor | None]:
-    """A scan of fetched bytes whose plain batches the native sink takes (None: the Python engine),
-    as a segment's ("log") or a snapshot file's ("snapshot").  The live client checked them on
-    arrival, so nothing here is new to say (a warning would be told twice); a snapshot's CRCs are
-    checked again as a snapshot file's are, and it may end cut short (the client said so)."""
-    snapshot = kind == "snapshot"
-    scan = BatchScan(source, False, unheard, snapshot, False, torn_ok=snapshot)
+def apply_fetched_run(loader: ImageLoader, data: bytes, source: str) -> int:
+    """Apply ``data``, whole committed batches already checked by the live client, in order;
+    returns the last offset applied (-1 when ``data`` holds no batch).  The live client checked
+    them on arrival, so nothing here is new to say (a warning would be told twice)."""
+    scan = BatchScan(source, False, unheard, False, False, torn_ok=False)
     sink = log_sink(loader)
     cursor = None
     if sink is not None:
-        cursor = LogCursor(sink, BatchIndex(), source, 1 << 63, snapshot, 0, kind)
+        cursor = LogCursor(sink, BatchIndex(), source, 1 << 63, False, 0, "log")
         scan.bulk = cursor
-    return scan, cursor
-
-
-def apply_fetched_run(loader: ImageLoader, data: bytes, source: str) -> int:
-    """Apply ``data``, whole committed batches already checked by the live client, in order;
-    returns the last offset applied (-1 when ``data`` holds no batch)."""
-    scan, cursor = fetched_scan(loader, source, "log")
     last = -1
     for batch in scan.run(data, 0, 0, True, Tail(data, 0)):
         loader.apply_batch(batch)

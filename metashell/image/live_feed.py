@@ -216,9 +216,12 @@ class LiveSession:
                 self.on_applied(event, time.time())
         elif isinstance(event, SnapshotLoaded):
             sid = event.snapshot_id
-            apply_fetched_snapshot(self.loader, event.data, sid.end_offset, sid.epoch, event.source)
-            if self.spool is not None:
-                self.spool.snapshot(event.data, sid.end_offset, sid.epoch)
+            try:
+                apply_fetched_snapshot(self.loader, event.file, sid.end_offset, sid.epoch, event.source)
+                if self.spool is not None:
+                    self.spool.snapshot(event.file, sid.end_offset, sid.epoch)
+            finally:
+                event.close()  # its disk space now, not when the event is collected
             self._adopt(self.loader.image)
             self._applied_offset = sid.end_offset - 1
             # A snapshot holds no LeaderChange record: one that it skipped over (a failover while we
@@ -383,6 +386,12 @@ class LiveSession:
             self._closed = True
             self._drained.notify_all()
         self.source.stop()
+        with self._drained:  # a snapshot never applied: its temporary file now, not at collection
+            for event in self._queue:
+                if isinstance(event, SnapshotLoaded):
+                    event.close()
+            self._queue.clear()
+            self._queued_records = 0
         if self.spool is not None:
             self.spool.close()
 

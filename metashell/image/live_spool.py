@@ -18,7 +18,7 @@ from __future__ import annotations
 import shutil
 import tempfile
 from pathlib import Path
-from typing import IO
+from typing import IO, BinaryIO
 
 __all__ = ["LiveSpool"]
 
@@ -36,10 +36,12 @@ class LiveSpool:
         self.next_offset = 0
         """The offset after the last batch written (a batch written once, when it is whole)."""
 
-    def snapshot(self, data: bytes, end_offset: int, epoch: int) -> None:
-        """The session loaded this fetched snapshot: the spool starts again from it."""
+    def snapshot(self, f: BinaryIO, end_offset: int, epoch: int) -> None:
+        """The session loaded the fetched snapshot in ``f``: the spool starts again from it."""
         self._clear()
-        (self.path / f"{end_offset:020d}-{epoch:010d}.checkpoint").write_bytes(data)
+        f.seek(0)
+        with open(self.path / f"{end_offset:020d}-{epoch:010d}.checkpoint", "wb") as out:
+            shutil.copyfileobj(f, out, 1 << 20)
         self.next_offset = end_offset
 
     def reset(self) -> None:

@@ -15,10 +15,11 @@ from __future__ import annotations
 
 import logging
 import random
+import tempfile
 import time
 from collections import deque
 from collections.abc import Callable
-from typing import Any
+from typing import Any, BinaryIO
 
 from metashell.errors import DecodeError
 from metashell.live import errors as E
@@ -35,7 +36,7 @@ from metashell.live.events import (
     SnapshotId,
     SnapshotLoaded,
 )
-from metashell.log.offset_rules import checked_snapshot_batches
+from metashell.log.offset_rules import check_snapshot_file
 from metashell.log.problems import LogWarning
 from metashell.log.records import CHECK_KEEPS_NOTHING, Entry
 from metashell.log.scan import iter_batches
@@ -66,9 +67,9 @@ MAX_PENDING_BATCHES = 100_000
 #: (~200 bytes of Python objects per record: 5 GB).  The consumer's queue bounds the events
 #: (``image.live_feed.MAX_QUEUED_RECORDS``).
 DELIVER_CHUNK_RECORDS = 8192
-#: The largest snapshot live mode downloads (it is held in memory while it loads).  A snapshot of a
-#: million partitions is a few hundred MB; a controller announcing more than this is refused with
-#: one line, where an endless download grew by 5 GB a minute until memory ran out.
+#: The largest snapshot live mode downloads (into a temporary file, read back a chunk at a time).  A
+#: snapshot of a million partitions is a few hundred MB; a controller announcing more than this is
+#: refused with one line, where an endless download grew by 5 GB a minute until memory ran out.
 MAX_SNAPSHOT_BYTES = 4 * 1024 * 1024 * 1024
 BACKOFF_START = 0.05
 BACKOFF_MAX = 1.0
@@ -320,31 +321,41 @@ class Observer(QuorumClient):
 
     def _load_snapshot(self, conn: Connection, snap: SnapshotId, hw: int) -> None:
         self._publish_position(state="snapshot")
-        data = self._download(conn, snap)
         source = f"snapshot {snap} from {conn.endpoint}"
 
         def warn(w: LogWarning) -> None:
             self._warn(str(w))
 
-        try:  # checked whole, keeping no record: the loader reads it again (image/fetched_snapshot.py)
-            batches = checked_snapshot_batches(data, source, warn)
-        except DecodeError as e:
-            raise LiveError(f"{e}") from None
+        # into an unnamed file, not memory (events.SnapshotLoaded); closed here unless handed over
+        try:
+            f = tempfile.TemporaryFile(prefix="metashell-snapshot-")  # noqa: SIM115
+        except OSError as e:  # no writable temporary directory ($TMPDIR)
+            raise LiveError(f"cannot keep snapshot {snap} while it downloads: {e}") from None
+        try:
+            size = self._download(conn, snap, f)
+            try:  # checked whole, keeping nothing: the loader reads it again (image/fetched_snapshot.py)
+                check_snapshot_file(f, source, warn)
+            except DecodeError as e:
+                raise LiveError(f"{e}") from None
+        except BaseException:
+            f.close()
+            raise
         self._drop_pending()
         self.fetch_offset = self.delivered_next = snap.end_offset
         self.last_fetched_epoch = snap.epoch
         if hw >= 0:
             self.high_watermark = hw
-        self.sink(SnapshotLoaded(snap, data, batches, hw, source))
+        self.sink(SnapshotLoaded(snap, f, size, hw, source))
         self.status = self.status.evolve(snapshot_id=snap)
         self._publish_position(
             state="streaming" if self.delivered_next >= self.high_watermark >= 0 else "catching-up"
         )
 
-    def _download(self, conn: Connection, snap: SnapshotId) -> bytes:
-        buf = bytearray()
+    def _download(self, conn: Connection, snap: SnapshotId, out: BinaryIO) -> int:
+        """Fetch the snapshot page by page into ``out``; returns its size."""
+        have = 0  # bytes written to ``out``
         size = -1
-        while size < 0 or len(buf) < size:
+        while size < 0 or have < size:
             if self._stop.is_set():
                 raise LiveConnectionError("stopped")
             body = {
@@ -359,7 +370,7 @@ class Observer(QuorumClient):
                                 "Partition": 0,
                                 "CurrentLeaderEpoch": max(self.epoch, self.last_fetched_epoch),
                                 "SnapshotId": {"EndOffset": snap.end_offset, "Epoch": snap.epoch},
-                                "Position": len(buf),
+                                "Position": have,
                             }
                         ],
                     }
@@ -379,24 +390,30 @@ class Observer(QuorumClient):
                 leader = p.get("CurrentLeader") or {}
                 raise Redirect(leader.get("LeaderId", -1), leader.get("LeaderEpoch", -1), E.error_name(code))
             if code in (E.SNAPSHOT_NOT_FOUND, E.POSITION_OUT_OF_RANGE):
-                raise Refetch(f"snapshot {snap}: {E.error_name(code)} after {len(buf)} bytes")
+                raise Refetch(f"snapshot {snap}: {E.error_name(code)} after {have} bytes")
             if code != E.NONE:
                 self._partition_error("FetchSnapshot", code, conn.endpoint)
             got = p.get("SnapshotId") or {}
             if (got.get("EndOffset"), got.get("Epoch")) != (snap.end_offset, snap.epoch):
                 raise Refetch(f"asked for snapshot {snap}, got {got}")
-            if p["Position"] != len(buf):
-                raise Refetch(f"snapshot page at position {p['Position']}, expected {len(buf)}")
+            if p["Position"] != have:
+                raise Refetch(f"snapshot page at position {p['Position']}, expected {have}")
             chunk = p.get("UnalignedRecords") or b""
             size = p["Size"]
             if size > MAX_SNAPSHOT_BYTES:
                 raise LiveError(
                     f"{conn.endpoint} offers snapshot {snap} of {size} bytes, more than the "
-                    f"{MAX_SNAPSHOT_BYTES} live mode holds in memory: read the node's directory with -d"
+                    f"{MAX_SNAPSHOT_BYTES} live mode downloads: read the node's directory with -d"
                 )
-            if not chunk and len(buf) < size:
-                raise Refetch(f"empty snapshot page at position {len(buf)} of {size}")
-            buf += chunk
-            if len(buf) > size:
+            if not chunk and have < size:
+                raise Refetch(f"empty snapshot page at position {have} of {size}")
+            if have + len(chunk) > size:
                 raise Refetch(f"snapshot {snap} longer than its announced {size} bytes")
-        return bytes(buf)
+            try:
+                out.write(chunk)
+                if have + len(chunk) == size:
+                    out.flush()
+            except OSError as e:  # a full disk: one line, not a traceback on the live thread
+                raise LiveError(f"cannot keep snapshot {snap} while it downloads: {e}") from None
+            have += len(chunk)
+        return size

@@ -26,7 +26,7 @@ from metashell.log.scan import BatchScan, Tail
 if TYPE_CHECKING:
     from metashell.log.bulk import BatchRun
 
-__all__ = ["DEFAULT_CHUNK", "iter_file_batches", "open_regular", "read_batch_at"]
+__all__ = ["DEFAULT_CHUNK", "iter_file_batches", "iter_open_file_batches", "open_regular", "read_batch_at"]
 
 DEFAULT_CHUNK = 4 * 1024 * 1024
 #: How much zero-filled data past a batchLength of 0 is read to confirm a pre-allocated tail (holes
@@ -122,38 +122,66 @@ def iter_file_batches(
     batches it applies are not yielded.
     """
     src = source if source is not None else str(path)
-    scan = BatchScan(src, lenient_tail, warn or log_warning, verify_crc, decode)
+    with open_regular(path, src) as f:
+        yield from iter_open_file_batches(
+            f,
+            src,
+            position=position,
+            lenient_tail=lenient_tail,
+            warn=warn,
+            verify_crc=verify_crc,
+            decode=decode,
+            chunk_size=chunk_size,
+            bulk=bulk,
+        )
+
+
+def iter_open_file_batches(
+    f: BinaryIO,
+    source: str,
+    *,
+    position: int = 0,
+    lenient_tail: bool = False,
+    warn: WarnFn | None = None,
+    verify_crc: bool = True,
+    decode: bool = True,
+    chunk_size: int = DEFAULT_CHUNK,
+    bulk: BatchRun | None = None,
+    torn_ok: bool | None = None,
+) -> Iterator[RecordBatch]:
+    """:func:`iter_file_batches` of a file already open (a live session's downloaded snapshot, a
+    file with no name); ``torn_ok`` as :class:`~metashell.log.scan.BatchScan`'s.  Moves ``f``'s
+    read position."""
+    scan = BatchScan(source, lenient_tail, warn or log_warning, verify_crc, decode, torn_ok)
     scan.bulk = bulk
     chunk_size = max(chunk_size, 4096)
-    with open_regular(path, src) as f:
-        fd = f.fileno()
-        if position:
-            f.seek(position)
-        buf = f.read(chunk_size)
-        base = position
-        eof = len(buf) < chunk_size
+    fd = f.fileno()
+    f.seek(position)
+    buf = f.read(chunk_size)
+    base = position
+    eof = len(buf) < chunk_size
+    pos = 0
+    while True:
+        yield from scan.run(buf, pos, base, eof, _FileTail(fd, buf, base))
+        if scan.stop != "more":
+            return
+        # The unread end of this chunk is read again with the next one rather than joined to
+        # it: ``keep + more`` made and page-faulted a second chunk-sized object per chunk (0.1 s
+        # of a 138 MB snapshot's load); the re-read comes from the page cache.
+        kept = len(buf) - scan.stop_pos
+        # At least the batch the scan stopped in, and the next one's length with it: reading a
+        # batch longer than a chunk (a snapshot's run to 8 MiB) to its last byte left the next
+        # read a chunk that could not hold the next one, read again at once.
+        want = max(kept + chunk_size, scan.need + HEADER_SIZE_UP_TO_MAGIC + 1)
+        base += scan.stop_pos
+        # Never ask for more than the file holds: a batch header may claim 2 GiB, and read(n)
+        # allocates n bytes before it knows how many it gets.
+        left = max(os.fstat(fd).st_size - base, 0)
+        f.seek(base)
+        buf = b""  # freed first (unless a batch yielded holds it): the next chunk may reuse it
+        buf = f.read(min(want, left + 1))
+        eof = len(buf) < want
         pos = 0
-        while True:
-            yield from scan.run(buf, pos, base, eof, _FileTail(fd, buf, base))
-            if scan.stop != "more":
-                return
-            # The unread end of this chunk is read again with the next one rather than joined to
-            # it: ``keep + more`` made and page-faulted a second chunk-sized object per chunk (0.1 s
-            # of a 138 MB snapshot's load); the re-read comes from the page cache.
-            kept = len(buf) - scan.stop_pos
-            # At least the batch the scan stopped in, and the next one's length with it: reading a
-            # batch longer than a chunk (a snapshot's run to 8 MiB) to its last byte left the next
-            # read a chunk that could not hold the next one, read again at once.
-            want = max(kept + chunk_size, scan.need + HEADER_SIZE_UP_TO_MAGIC + 1)
-            base += scan.stop_pos
-            # Never ask for more than the file holds: a batch header may claim 2 GiB, and read(n)
-            # allocates n bytes before it knows how many it gets.
-            left = max(os.fstat(fd).st_size - base, 0)
-            f.seek(base)
-            buf = b""  # freed first (unless a batch yielded holds it): the next chunk may reuse it
-            buf = f.read(min(want, left + 1))
-            eof = len(buf) < want
-            pos = 0
 
 
 def read_batch_at(

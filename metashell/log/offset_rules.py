@@ -8,10 +8,12 @@ from applying records over a gap, or dropping them, without an error.
 
 from __future__ import annotations
 
+from typing import BinaryIO
+
 from metashell.log.batch import RecordBatch
 from metashell.log.directory import PlanStep
+from metashell.log.files import iter_open_file_batches
 from metashell.log.problems import CorruptBatchError, LogWarning, WarnFn
-from metashell.log.scan import iter_batches
 
 MAX_OFFSET_GAP = 1 << 24
 """A batch whose baseOffset lies further than this past the previous batch's end is corrupt, not a gap:
@@ -115,15 +117,16 @@ def check_snapshot_offsets(batch: RecordBatch, expect: int) -> None:
     )
 
 
-def checked_snapshot_batches(data: bytes, source: str, warn: WarnFn) -> list[RecordBatch]:
-    """The batches of a snapshot held whole in memory (a live ``FetchSnapshot``), checked as the
-    directory reader checks a snapshot file -- framing and CRCs, records that read, offsets that
-    continue (:func:`check_snapshot_offsets`) -- with no record kept: the loader reads the bytes again
-    (``image/fetched_snapshot.py``).  Raises :class:`CorruptBatchError` (a ``DecodeError``)."""
-    batches = list(iter_batches(data, source, warn=warn, decode=False))
-    expect = 0
-    for batch in batches:
+def check_snapshot_file(f: BinaryIO, source: str, warn: WarnFn) -> int:
+    """Check a snapshot downloaded into ``f`` (a live ``FetchSnapshot``) as the directory reader
+    checks a snapshot file -- framing and CRCs, records that read, offsets that continue
+    (:func:`check_snapshot_offsets`) -- a chunk at a time, keeping no batch and no record: the loader
+    reads the file again (``image/fetched_snapshot.py``).  Returns how many batches it holds.
+    Raises :class:`CorruptBatchError` (a ``DecodeError``)."""
+    expect = n = 0
+    for batch in iter_open_file_batches(f, source, warn=warn, decode=False, torn_ok=True):
         check_snapshot_offsets(batch, expect)
         batch.check()
         expect = batch.base_offset + batch.last_offset_delta + 1
-    return batches
+        n += 1
+    return n

@@ -20,6 +20,7 @@ fetches it and Spark plans no partitions.
 
 from __future__ import annotations
 
+import contextlib
 import threading
 import time
 from collections.abc import Iterator
@@ -104,19 +105,20 @@ class LiveStreamReader(SimpleDataSourceStreamReader):
         if isinstance(event, SnapshotLoaded):
             out = RowBuffer(RECORDS)
             end = event.snapshot_id.end_offset
-            for batch in event.batches:
-                add_record_rows(
-                    out,
-                    self._head(),
-                    f"snapshot {event.snapshot_id}",
-                    "snapshot",
-                    batch,
-                    batch.entries(),
-                    snap_offset=end - 1,
-                    replay_seq=0,
-                    replay_from=0,
-                    redact=self.redact,
-                )
+            with contextlib.closing(event):  # its temporary file, once its rows are made
+                for batch in event.batches():
+                    add_record_rows(
+                        out,
+                        self._head(),
+                        f"snapshot {event.snapshot_id}",
+                        "snapshot",
+                        batch,
+                        batch.entries(),
+                        snap_offset=end - 1,
+                        replay_seq=0,
+                        replay_from=0,
+                        redact=self.redact,
+                    )
             rows = _tuples(out)
             with self._lock:
                 if self._snapshot_end is None and not self._rows:
