@@ -218,9 +218,12 @@ class LiveSession:
             sid = event.snapshot_id
             try:
                 apply_fetched_snapshot(self.loader, event.file, sid.end_offset, sid.epoch, event.source)
-                if self.spool is not None:
-                    self.spool.snapshot(event.file, sid.end_offset, sid.epoch)
-            finally:
+            except BaseException:
+                event.close()
+                raise
+            if self.spool is not None:
+                self.spool.snapshot(event.file, sid.end_offset, sid.epoch)  # the spool's file now
+            else:
                 event.close()  # its disk space now, not when the event is collected
             self._adopt(self.loader.image)
             self._applied_offset = sid.end_offset - 1
