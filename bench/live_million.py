@@ -48,7 +48,7 @@ sys.path.insert(0, str(REPO / "bench"))
 sys.path.insert(0, str(REPO / "scripts"))
 
 import metagen
-from load import measure
+from load import measure, own_peak_rss_mb
 
 JAVA = r"""
 import java.util.*;
@@ -180,7 +180,6 @@ def lag_child(controllers: str, brokers: str, rate: int, seconds: float, prefix:
             time.sleep(0.05)
     finally:
         session.close()
-    import resource
 
     return {
         "engine": current().describe(),
@@ -192,15 +191,13 @@ def lag_child(controllers: str, brokers: str, rate: int, seconds: float, prefix:
         "p99_ms": percentile(delays, 0.99),
         "max_ms": max(delays) if delays else float("nan"),
         "mean_ms": statistics.fmean(delays) if delays else float("nan"),
-        "rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+        "rss_mb": own_peak_rss_mb(),
     }
 
 
 def copy_child(controllers: str) -> dict:
     """In its own process: the live client alone, its events dropped: the snapshot and the log
     fetched and checked on arrival (framing, CRCs, records), nothing applied: the network copy."""
-    import resource
-
     from metashell.live import LiveSource
     from metashell.live.events import SnapshotLoaded, StatusChanged
 
@@ -223,7 +220,7 @@ def copy_child(controllers: str) -> dict:
         took = time.perf_counter() - t0
     finally:
         source.stop()
-    return {"s": took, "rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, **sizes}
+    return {"s": took, "rss_mb": own_peak_rss_mb(), **sizes}
 
 
 #: The first answer: the image alone (``pwd``) and ``health`` (which reads every partition, and with

@@ -24,7 +24,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import resource
 import subprocess
 import sys
 import time
@@ -34,6 +33,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "bench"))
 
 import metagen
+from load import own_peak_rss_mb
 
 WAYS = ("file", "batches", "fetched")
 
@@ -69,7 +69,7 @@ def one(way: str, path: str) -> dict[str, float]:
         "s": loaded,
         "read_s": time.perf_counter() - t,
         "partitions": partitions,
-        "rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+        "rss_mb": own_peak_rss_mb(),
     }
 
 

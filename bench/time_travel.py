@@ -47,7 +47,7 @@ class Sink(io.TextIOBase):
 
 def _child(root: str, timeline: bool, commands: bool) -> dict:
     """Runs in a child process: load (and run the commands); returns figures as JSON on stdout."""
-    import resource
+    from load import own_peak_rss_mb
 
     from metashell.shell.session import Settings, Shell
     from metashell.shell.sources import open_directory
@@ -57,7 +57,7 @@ def _child(root: str, timeline: bool, commands: bool) -> dict:
     load_s = time.perf_counter() - t0
     out: dict = {
         "load_s": round(load_s, 2),
-        "rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024,
+        "rss_mb": round(own_peak_rss_mb()),
     }
     if not commands:
         return out
