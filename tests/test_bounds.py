@@ -182,7 +182,7 @@ def test_an_announced_snapshot_over_the_cap_is_refused_within_a_small_limit() ->
         proc = run_limited(64, "-q", ctrl.endpoint, "-c", "ls /")
         assert proc.returncode == 1, proc.stderr[-2000:]
         (line,) = proc.stderr.splitlines()
-        assert f"more than the {MAX_SNAPSHOT_BYTES} live mode holds" in line
+        assert f"more than the {MAX_SNAPSHOT_BYTES} live mode downloads" in line
     finally:
         ctrl.kill()
 
