@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 from conftest import REPO, address_limited_env
-from test_live_fake import FakeController, make_snapshot, topic_record
+from test_live_fake import FakeController, starts_after_a_snapshot, topic_record
 from test_log_hostile import _tiny_record, frame
 
 from metashell.log.compression import LIMITS
@@ -168,9 +168,7 @@ def test_an_announced_snapshot_over_the_cap_is_refused_within_a_small_limit() ->
 
     ctrl = FakeController()
     try:
-        ctrl.snapshot = (12, 1, make_snapshot(12, 1, [topic_record("t")]))
-        ctrl.log_start = ctrl.next_offset = ctrl.hw = 12
-        ctrl.append([topic_record("after")])
+        starts_after_a_snapshot(ctrl)
         default = ctrl._FetchSnapshot
 
         def huge(version: int, body: dict) -> dict:  # type: ignore[type-arg]

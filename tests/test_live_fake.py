@@ -937,15 +937,27 @@ def test_an_advertised_host_that_cannot_be_encoded_is_one_line() -> None:
         a.kill()
 
 
+def starts_after_a_snapshot(ctrl: FakeController) -> None:
+    """``ctrl``'s log starts after a snapshot ending at offset 12 (topic t); one record follows."""
+    ctrl.snapshot = (12, 1, make_snapshot(12, 1, [topic_record("t")]))
+    ctrl.log_start = ctrl.next_offset = ctrl.hw = 12
+    ctrl.append([topic_record("after")])
+
+
+def refused_in_one_line(ctrl: FakeController, pattern: str) -> None:
+    """A live client of ``ctrl`` stops with one line matching ``pattern``."""
+    with pytest.raises(LiveError, match=pattern) as e:
+        LiveSource(ctrl.endpoint, max_wait_ms=100).run_until_caught_up(timeout=10)
+    assert "\n" not in str(e.value)
+
+
 def test_a_snapshot_over_the_cap_is_refused_with_one_line(ctrl: FakeController) -> None:
     """FetchSnapshot had no size cap: a controller announcing an endless snapshot grew memory by
     5 GB a minute (the disk, now that a download goes to a temporary file).  An announced size over
     MAX_SNAPSHOT_BYTES is refused before a page is kept."""
     from metashell.live.observer import MAX_SNAPSHOT_BYTES
 
-    ctrl.snapshot = (12, 1, make_snapshot(12, 1, [topic_record("t")]))
-    ctrl.log_start = ctrl.next_offset = ctrl.hw = 12
-    ctrl.append([topic_record("after")])
+    starts_after_a_snapshot(ctrl)
     real = ctrl._FetchSnapshot
 
     def huge(version: int, body: dict[str, Any]) -> dict[str, Any]:
@@ -954,9 +966,7 @@ def test_a_snapshot_over_the_cap_is_refused_with_one_line(ctrl: FakeController) 
         return resp
 
     ctrl.hooks["FetchSnapshot"] = huge
-    with pytest.raises(LiveError, match=f"more than the {MAX_SNAPSHOT_BYTES} live mode downloads") as e:
-        LiveSource(ctrl.endpoint, max_wait_ms=100).run_until_caught_up(timeout=10)
-    assert "\n" not in str(e.value)
+    refused_in_one_line(ctrl, f"more than the {MAX_SNAPSHOT_BYTES} live mode downloads")
 
 
 def test_a_full_disk_while_a_snapshot_downloads_is_one_line(
@@ -973,12 +983,8 @@ def test_a_full_disk_while_a_snapshot_downloads_is_one_line(
             raise OSError(28, "No space left on device")
 
     monkeypatch.setattr(tempfile, "TemporaryFile", lambda **_kw: FullDisk())
-    ctrl.snapshot = (12, 1, make_snapshot(12, 1, [topic_record("t")]))
-    ctrl.log_start = ctrl.next_offset = ctrl.hw = 12
-    ctrl.append([topic_record("after")])
-    with pytest.raises(LiveError, match=r"cannot keep snapshot 0+12-0+1 while it downloads: .*No space") as e:
-        LiveSource(ctrl.endpoint, max_wait_ms=100).run_until_caught_up(timeout=10)
-    assert "\n" not in str(e.value)
+    starts_after_a_snapshot(ctrl)
+    refused_in_one_line(ctrl, r"cannot keep snapshot 0+12-0+1 while it downloads: .*No space")
 
 
 def test_records_above_a_stuck_high_watermark_are_held_under_a_cap(
