@@ -25,7 +25,7 @@ from metashell.log.scan import BatchScan, Tail
 from .batch_loader import ImageLoader
 from .native_batches import log_sink
 
-__all__ = ["FetchedRun", "apply_fetched_run", "contiguous_runs"]
+__all__ = ["FetchedRun", "apply_fetched_run", "contiguous_runs", "fetched_cursor"]
 
 
 class FetchedRun(NamedTuple):
@@ -60,16 +60,22 @@ def contiguous_runs(batches: Sequence[RecordBatch]) -> list[FetchedRun]:
     return runs
 
 
+def fetched_cursor(loader: ImageLoader, source: str, kind: str) -> LogCursor | None:
+    """The cursor through which the native sink takes the plain batches of fetched bytes, as a
+    segment's ("log") or a snapshot file's ("snapshot", its CRCs checked again as a file's are);
+    None on the Python engine."""
+    sink = log_sink(loader)
+    if sink is None:
+        return None
+    return LogCursor(sink, BatchIndex(), source, 1 << 63, kind == "snapshot", 0, kind)
+
+
 def apply_fetched_run(loader: ImageLoader, data: bytes, source: str) -> int:
     """Apply ``data``, whole committed batches already checked by the live client, in order;
     returns the last offset applied (-1 when ``data`` holds no batch).  The live client checked
     them on arrival, so nothing here is new to say (a warning would be told twice)."""
     scan = BatchScan(source, False, unheard, False, False, torn_ok=False)
-    sink = log_sink(loader)
-    cursor = None
-    if sink is not None:
-        cursor = LogCursor(sink, BatchIndex(), source, 1 << 63, False, 0, "log")
-        scan.bulk = cursor
+    scan.bulk = cursor = fetched_cursor(loader, source, "log")
     last = -1
     for batch in scan.run(data, 0, 0, True, Tail(data, 0)):
         loader.apply_batch(batch)

@@ -17,15 +17,13 @@ from __future__ import annotations
 
 from typing import BinaryIO
 
-from metashell.log.batch_index import BatchIndex
-from metashell.log.bulk import LogCursor
 from metashell.log.files import iter_open_file_batches
 from metashell.log.offset_rules import check_snapshot_offsets
 from metashell.log.problems import unheard
 
 from .batch_loader import ImageLoader
+from .fetched_log import fetched_cursor
 from .gcpause import gc_paused
-from .native_batches import log_sink
 
 __all__ = ["apply_fetched_snapshot"]
 
@@ -37,10 +35,7 @@ def apply_fetched_snapshot(
     ending at ``end_offset`` in ``epoch``; ``source`` names it in provenance and warnings."""
     loader.begin_snapshot()
     loader.replayer.source = source
-    sink = log_sink(loader)
-    cursor = None
-    if sink is not None:
-        cursor = LogCursor(sink, BatchIndex(), source, 1 << 63, True, 0, "snapshot")
+    cursor = fetched_cursor(loader, source, "snapshot")
     expect = 0
     # checked on arrival: nothing here is new to say (a warning would be told twice); it may end
     # cut short (the client said so)
