@@ -263,19 +263,12 @@ class LiveSession:
             j = i
             while j < len(batches) and batches[j].entries is None:
                 j += 1
-            whole = [c.batch for c in batches[i:j]]
-            for run in contiguous_runs(whole):
+            for run in contiguous_runs([c.batch for c in batches[i:j]]):
                 data = run.buf[run.start : run.end]
                 last = apply_fetched_run(self.loader, data, event.source)
                 self._applied_offset = max(self._applied_offset, last)
-                if spool is None:
-                    continue
-                if run.base_offset >= spool.next_offset:
+                if spool is not None:  # never delivered before, in part or whole (Observer._deliver)
                     spool.append(data, run.base_offset, run.last_offset)
-                else:  # fetched again in part (a reconnect): the batches the spool lacks, one by one
-                    for b in whole:
-                        if run.base_offset <= b.base_offset <= run.last_offset:
-                            spool.append(b.raw(), b.base_offset, b.last_offset)
             i = j
 
     def _adopt(self, new: MetadataImage) -> None:

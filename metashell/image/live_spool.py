@@ -57,8 +57,8 @@ class LiveSpool:
         """Whole committed batches, as fetched, from ``base_offset`` to ``last_offset``: one batch
         or a run of them back to back (a catch-up brings hundreds of thousands of batches, and a
         write each cost 0.3 s of a million-partition session's first answer).  Written once: what
-        ends before :attr:`next_offset` is passed over, and a caller passes a run only when it
-        starts at or after it (else its batches one by one)."""
+        ends before :attr:`next_offset` is passed over (a run fetched as bytes was never
+        delivered before, so it starts at or after it)."""
         if last_offset < self.next_offset:
             return
         if self._segment is None:
