@@ -131,7 +131,6 @@ def lag_child(controllers: str, brokers: str, rate: int, seconds: float, prefix:
     from metashell.protocol.metadata import decode_metadata_record
 
     dist = kh.KafkaDist(os.environ.get("BENCH_KAFKA", kh.DEFAULT_VERSION)).ensure()
-    delays: list[float] = []
     #: per topic, the part of its delay before the Fetch response that committed it arrived (the
     #: controller's and the network's) and the part after (metashell's)
     parts: list[tuple[float, float]] = []
@@ -152,7 +151,6 @@ def lag_child(controllers: str, brokers: str, rate: int, seconds: float, prefix:
                 rec = decode_metadata_record(value)
                 if rec.name == "TopicRecord" and str(rec.data.get("Name", "")).startswith(prefix):
                     with lock:
-                        delays.append(now_ms - cb.max_timestamp)
                         arrived_ms = event.received_at * 1000
                         parts.append((arrived_ms - cb.max_timestamp, now_ms - arrived_ms))
                         created += 1
@@ -186,6 +184,7 @@ def lag_child(controllers: str, brokers: str, rate: int, seconds: float, prefix:
     finally:
         session.close()
 
+    delays = [sum(p) for p in parts]
     return {
         "engine": current().describe(),
         "caught_up_s": caught_up,
