@@ -284,17 +284,28 @@ def test_export_through_spark_submit_on_a_standalone_master_and_worker(tmp_path:
             )
         )
 
-        def state() -> dict[str, Any]:
-            with urllib.request.urlopen(f"http://127.0.0.1:{ui}/json/", timeout=5) as r:
-                return json.load(r)
+        def state() -> dict[str, Any] | None:
+            """The master's /json/, or None while its web UI is still starting.
+
+            Spark's Jetty listens before it has added every handler, in order: "/" (the
+            master page, HTML) before "/json". A request in between is answered with HTML,
+            which means "not up yet", not an error.
+            """
+            try:
+                with urllib.request.urlopen(f"http://127.0.0.1:{ui}/json/", timeout=5) as r:
+                    answer = json.load(r)
+            except (OSError, ValueError):
+                return None
+            return answer if isinstance(answer, dict) else None
+
+        def alive_workers() -> int:
+            now = state() or {}
+            return sum(1 for w in now.get("workers", ()) if w.get("state") == "ALIVE")
 
         deadline = time.monotonic() + 120
         while True:
-            try:
-                if any(w["state"] == "ALIVE" for w in state()["workers"]):
-                    break
-            except OSError:
-                pass
+            if alive_workers():
+                break
             assert time.monotonic() < deadline, (tmp_path / "worker.log").read_text()[-3000:]
             time.sleep(0.5)
         out = tmp_path / "out"
@@ -330,7 +341,9 @@ def test_export_through_spark_submit_on_a_standalone_master_and_worker(tmp_path:
         said = done.stdout + done.stderr
         assert any(line.startswith(f"[spark] {master}") for line in said.splitlines()), said[-3000:]
         assert "[4/4] errors: 0 rows" in said
-        apps = state()["completedapps"] + state()["activeapps"]
+        final = state()
+        assert final is not None
+        apps = final["completedapps"] + final["activeapps"]
         assert any(a["name"] == "metashell-spark" for a in apps)
         parts = list((out / "partitions").rglob("*.parquet"))
         assert parts and {p.parent.name for p in parts} == {
