@@ -10,9 +10,12 @@ listed one that grew, and on a listed one that is gone (so the list stays true).
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 from conftest import REPO
+
+NATIVE_SRC = REPO / "native" / "src"
 
 #: Each circle left, as its sorted modules, with what would break it.
 KNOWN: dict[tuple[str, ...], str] = {}
@@ -48,9 +51,13 @@ def _imports(name: str, path: Path, modules: dict[str, Path]) -> set[str]:
 
 
 def _circles() -> set[tuple[str, ...]]:
-    """The strongly connected components of more than one module (Tarjan, iterative)."""
+    """The Python package's circles."""
     modules = _modules()
-    edges = {m: sorted(_imports(m, p, modules)) for m, p in modules.items()}
+    return _components({m: sorted(_imports(m, p, modules)) for m, p in modules.items()})
+
+
+def _components(edges: dict[str, list[str]]) -> set[tuple[str, ...]]:
+    """The strongly connected components of more than one module (Tarjan, iterative)."""
     index: dict[str, int] = {}
     low: dict[str, int] = {}
     stack: list[str] = []
@@ -98,6 +105,71 @@ def test_no_new_import_circle() -> None:
     assert not gone, f"circles listed in KNOWN that are gone or changed (update the list): {sorted(gone)}"
 
 
+def _rust_modules(src: Path) -> dict[str, Path]:
+    """The crate's modules by path (``crate``, ``crate::decode``, ``crate::decode::json``...)."""
+    out = {}
+    for path in src.rglob("*.rs"):
+        parts = path.relative_to(src).with_suffix("").parts
+        out["::".join(("crate",) if parts == ("lib",) else ("crate", *parts))] = path
+    return out
+
+
+_RUST_PATH = re.compile(
+    r"\b(crate|self|super|[a-z_][a-z0-9_]*)((?:::[A-Za-z_][A-Za-z0-9_]*)*)(::\{[^;]*?\})?"
+)
+
+
+def _rust_uses(name: str, path: Path, modules: dict[str, Path]) -> set[str]:
+    """The modules ``name`` names by path: ``crate::...``, ``self::``/``super::``, a child's
+    ``child::...`` and ``use`` groups; comments and ``#[cfg(test)]`` code left out (a test module's
+    ``super`` is the file itself)."""
+    text = path.read_text().split("#[cfg(test)]")[0]
+    text = re.sub(r"//[^\n]*", "", text)
+    parent = name.rsplit("::", 1)[0]
+    found = set()
+
+    def resolve(full: str) -> None:
+        # the longest module prefix of the path: what it reaches into
+        segs = full.split("::")
+        for n in range(len(segs), 0, -1):
+            if "::".join(segs[:n]) in modules:
+                found.add("::".join(segs[:n]))
+                return
+
+    for m in _RUST_PATH.finditer(text):
+        head, rest, group = m.group(1), m.group(2), m.group(3)
+        if head == "crate":
+            base = "crate"
+        elif head == "self":
+            base = name
+        elif head == "super":
+            base = parent
+        elif f"{name}::{head}" in modules:
+            base = f"{name}::{head}"
+        else:
+            continue
+        if not rest and not group:
+            continue
+        stem = base + rest
+        if group:
+            for item in re.split(r"[,{}\s]+", group[2:]):
+                if item and item != "self":
+                    resolve(f"{stem}::{item.split('::')[0]}")
+        else:
+            resolve(stem)
+    found.discard(name)
+    return found
+
+
+def test_no_circle_inside_the_native_crate() -> None:
+    """The same rule for ``native/src``: a module that names another by path depends on it."""
+    modules = _rust_modules(NATIVE_SRC)
+    edges = {m: sorted(_rust_uses(m, p, modules)) for m, p in modules.items()}
+    assert edges["crate::decode"], "the finder sees a parent's uses of its children"
+    circles = _components(edges)
+    assert not circles, f"module circles in the native crate (break them): {sorted(circles)}"
+
+
 def test_the_circle_finder_finds_a_circle(tmp_path: Path) -> None:
     """Two modules that import each other, one of them only for a type hint: one circle."""
     import test_import_cycles as me
@@ -107,3 +179,25 @@ def test_the_circle_finder_finds_a_circle(tmp_path: Path) -> None:
     modules["p.b"].write_text("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from p.a import A\n")
     assert me._imports("p.a", modules["p.a"], modules) == {"p.b"}
     assert me._imports("p.b", modules["p.b"], modules) == {"p.a"}
+
+
+def test_the_rust_finder_finds_a_circle(tmp_path: Path) -> None:
+    """``a`` uses ``crate::b::f``; ``b`` names ``a`` through a ``use`` group: one circle; a
+    comment and a test module's ``super`` are not uses."""
+    (tmp_path / "lib.rs").write_text("mod a;\nmod b;\n")
+    (tmp_path / "a.rs").write_text("fn g() { crate::b::f() }\n")
+    (tmp_path / "b.rs").write_text(
+        "use crate::{a, rt};\n// crate::c::x\npub fn f() {}\n#[cfg(test)]\nmod t { use super::*; }\n"
+    )
+    (tmp_path / "c.rs").write_text("")
+    (tmp_path / "rt.rs").write_text("")
+    modules = _rust_modules(tmp_path)
+    edges = {m: sorted(_rust_uses(m, p, modules)) for m, p in modules.items()}
+    assert edges == {
+        "crate": [],
+        "crate::a": ["crate::b"],
+        "crate::b": ["crate::a", "crate::rt"],
+        "crate::c": [],
+        "crate::rt": [],
+    }
+    assert _components(edges) == {("crate::a", "crate::b")}

@@ -120,7 +120,7 @@ fn decode_value<'py>(py: Python<'py>, value: &[u8]) -> Option<Bound<'py, PyAny>>
 #[pyfunction]
 fn kafka_json_text(value: &[u8]) -> Option<(u8, u8, String)> {
     let mut text = Vec::with_capacity(value.len() * 2);
-    let (key, version) = json::record_text(value, &mut text, &mut json::Caps::none()).ok()?;
+    let (key, version) = decode::record_text(value, &mut text, &mut json::Caps::none()).ok()?;
     String::from_utf8(text).ok().map(|t| (key, version, t))
 }
 

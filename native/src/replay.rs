@@ -23,11 +23,11 @@ use pyo3::types::{PyBytes, PyDict, PyList, PySet, PyString, PyTuple};
 use self::deferred::{Pending, Stored};
 use self::journal::ChangeRun;
 use self::partitions::{Interned, Maker};
-use self::topic_index::TopicIndex;
+use self::topic_index::{Known, TopicIndex};
 use crate::decode::entries;
 use crate::decode::generated;
 use crate::decode::generated::RawFields;
-use crate::rt::{self, Obj, Raw};
+use crate::rt::{self, prefetch_line, unpoisoned, Obj, Raw};
 
 const TOPIC_RECORD: u8 = 2;
 const CONFIG_RECORD: u8 = 4;
@@ -202,17 +202,6 @@ struct SlotLayout {
     cls: Py<PyAny>,
     slots: Vec<Py<PyAny>>,
     offsets: Vec<isize>,
-}
-
-/// A topic as a run finds it: its `partitions` dict and, while they wait, its deferred partitions.
-#[derive(Clone)]
-pub struct Known<'py> {
-    pub partitions: Bound<'py, PyDict>,
-    pub pending: Option<Bound<'py, Pending>>,
-}
-
-pub fn unpoisoned<T>(m: &std::sync::Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|e| e.into_inner())
 }
 
 #[pymethods]
@@ -656,18 +645,6 @@ fn member_descriptors<'py>(descriptors: impl Iterator<Item = Obj<'py>>) -> PyRes
         out.push(d);
     }
     Ok(out)
-}
-
-/// Ask the processor to bring the cache line at `p` in (a hint: any address will do, none faults).
-#[inline(always)]
-pub fn prefetch_line(p: *const u8) {
-    #[cfg(target_arch = "x86_64")]
-    // SAFETY: a prefetch reads nothing the program sees and cannot fault, whatever the address.
-    unsafe {
-        std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(p.cast());
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    let _ = p;
 }
 
 /// `slot_offsets`, from `cache` when this class and these descriptors were probed before.

@@ -12,23 +12,7 @@ use base64::engine::general_purpose::{STANDARD, URL_SAFE_NO_PAD};
 use base64::Engine;
 use std::io::Write;
 
-use crate::decode::generated;
 use crate::rt::{arr, length, rd_i16, rd_i32, take, Fx, Miss, R};
-
-/// A whole metadata record value (`01 <api key> <version> body`, both below 128, a version this
-/// build knows) as its data's JSON text appended to `o`: (api key, version). Refused like any field.
-pub fn record_text<'a>(value: &'a [u8], o: &mut Vec<u8>, caps: &mut Caps<'a>) -> R<(u8, u8)> {
-    if value.len() < 3 || value[0] != 1 || value[1] >= 0x80 || value[2] >= 0x80 {
-        return Err(Miss);
-    }
-    let write = generated::json_writer(value[1], value[2]).ok_or(Miss)?;
-    let mut p = 3usize;
-    write(value, &mut p, o, caps)?;
-    if p != value.len() {
-        return Err(Miss);
-    }
-    Ok((value[1], value[2]))
-}
 
 /// A top-level field's value, as the key columns of the `records` table read it: an int, a string
 /// (valid UTF-8), 16 uuid bytes, null, or anything else (an array, a struct, a tagged field...).
@@ -41,7 +25,7 @@ pub enum Cap<'a> {
     Other,
 }
 
-/// The top-level fields' values of one record, by key number (`generated::KEY_NAMES`).
+/// The top-level fields' values of one record, by key number (`decode::generated::KEY_NAMES`).
 pub struct Caps<'a> {
     on: bool,
     pub fields: Vec<(u16, Cap<'a>)>,

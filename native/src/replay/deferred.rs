@@ -81,7 +81,7 @@ impl Stored {
     /// Run `f` with this maker bound to `py`; its table is taken out for the call and put back.
     fn with<R>(&self, py: Python<'_>, f: impl FnOnce(&Maker<'_>) -> PyResult<R>) -> PyResult<R> {
         let ints = self.ints.bind(py).clone();
-        let interned = std::mem::take(&mut *crate::replay::unpoisoned(&self.interned)).for_ints(&ints);
+        let interned = std::mem::take(&mut *crate::rt::unpoisoned(&self.interned)).for_ints(&ints);
         let maker = Maker {
             py,
             partition_cls: self.partition_cls.bind(py).clone(),
@@ -94,7 +94,7 @@ impl Stored {
             interned: std::cell::RefCell::new(interned),
         };
         let out = f(&maker);
-        *crate::replay::unpoisoned(&self.interned) = maker.interned.into_inner();
+        *crate::rt::unpoisoned(&self.interned) = maker.interned.into_inner();
         out
     }
 }
@@ -265,7 +265,7 @@ impl Pending {
     /// partitions are made, or where the row cannot be kept (the record is then applied at once,
     /// after the partitions before it are made).
     pub fn defer(&self, f: &RawFields<'_>) -> bool {
-        let mut rows = crate::replay::unpoisoned(&self.rows);
+        let mut rows = crate::rt::unpoisoned(&self.rows);
         let Some(rows) = rows.as_mut() else {
             return false;
         };
@@ -282,7 +282,7 @@ impl Pending {
         let Ok(at) = rows.find(pid) else {
             return false;
         };
-        let mut tables = crate::replay::unpoisoned(&self.stored.tables);
+        let mut tables = crate::rt::unpoisoned(&self.stored.tables);
         let dirs = if partitions::migrating_default(&f[10], &self.stored.migrating_bytes) {
             Some(MIGRATING)
         } else {
@@ -316,7 +316,7 @@ impl Pending {
     /// was, or None once the partitions are made, or if no row is partition `pid` (the change then
     /// goes to the rules that report it). `journalled`: the old row goes into the journal.
     pub fn defer_change(&self, f: &RawFields<'_>, no_leader_change: i64, journalled: bool) -> Option<(u32, Row)> {
-        let mut rows = crate::replay::unpoisoned(&self.rows);
+        let mut rows = crate::rt::unpoisoned(&self.rows);
         let rows = rows.as_mut()?;
         let (Raw::Int(pid), Raw::Int(leader), Raw::Int(recovery)) = (f[0], f[3], f[7]) else {
             return None;
@@ -338,7 +338,7 @@ impl Pending {
         let (Some(le), Some(pe), Some(leader)) = epochs else {
             return None;
         };
-        let mut tables = crate::replay::unpoisoned(&self.stored.tables);
+        let mut tables = crate::rt::unpoisoned(&self.stored.tables);
         let mut arrays = rows.0[at].arrays;
         // isr, removing, adding, elr, last known elr: set where the change names them
         for (field, slot) in [(2, 2), (5, 3), (6, 4), (9, 5), (10, 6)] {
@@ -366,13 +366,13 @@ impl Pending {
 
     /// Make the waiting partitions into `partitions`, in order (a no-op once made), with `maker`.
     pub fn make(&self, maker: &Maker<'_>, partitions: &Bound<'_, PyDict>) -> PyResult<()> {
-        let Some(Rows(rows)) = crate::replay::unpoisoned(&self.rows).take() else {
+        let Some(Rows(rows)) = crate::rt::unpoisoned(&self.rows).take() else {
             return Ok(());
         };
         let py = maker.py;
-        let mut tables = crate::replay::unpoisoned(&self.stored.tables);
+        let mut tables = crate::rt::unpoisoned(&self.stored.tables);
         let journalled = self.journalled.load(Ordering::Relaxed);
-        let mut made = crate::replay::unpoisoned(&self.made);
+        let mut made = crate::rt::unpoisoned(&self.made);
         if journalled {
             made.try_reserve_exact(rows.len()).map_err(rt::no_memory)?;
         }
@@ -401,7 +401,7 @@ impl Pending {
     /// Swap the row at `index` with `row` (a journalled change: `journal.rs`); false once the
     /// partitions are made.
     pub fn swap_row(&self, index: u32, row: &mut Row) -> bool {
-        let mut rows = crate::replay::unpoisoned(&self.rows);
+        let mut rows = crate::rt::unpoisoned(&self.rows);
         match rows.as_mut().and_then(|rows| rows.0.get_mut(index as usize)) {
             Some(at) => {
                 std::mem::swap(at, row);
@@ -413,13 +413,13 @@ impl Pending {
 
     /// The partition made from the row at `index`, if the rows are made (and journalled).
     pub fn made(&self, py: Python<'_>, index: u32) -> Option<Py<PyAny>> {
-        crate::replay::unpoisoned(&self.made).get(index as usize).map(|p| p.clone_ref(py))
+        crate::rt::unpoisoned(&self.made).get(index as usize).map(|p| p.clone_ref(py))
     }
 
     /// The values of a partition's slots (`KEPT` order) that `row` stands for, as `make` makes them.
     pub fn row_values<'py>(&self, py: Python<'py>, row: &Row) -> PyResult<[Bound<'py, PyAny>; 11]> {
         let kept = self.stored.with(py, |maker| {
-            let v = values(maker, &mut crate::replay::unpoisoned(&self.stored.tables), row)?;
+            let v = values(maker, &mut crate::rt::unpoisoned(&self.stored.tables), row)?;
             Ok(v.map(Bound::unbind))
         })?;
         Ok(kept.map(|o| o.into_bound(py)))
@@ -429,14 +429,14 @@ impl Pending {
     pub fn prefetch(&self, pid: i32) {
         if let Ok(rows) = self.rows.try_lock() {
             if let (Some(rows), Ok(at)) = (rows.as_ref(), usize::try_from(pid)) {
-                crate::replay::prefetch_line(rows.0.as_ptr().wrapping_add(at).cast());
+                crate::rt::prefetch_line(rows.0.as_ptr().wrapping_add(at).cast());
             }
         }
     }
 
     /// Whether its partitions wait to be made.
     pub fn waiting(&self) -> bool {
-        crate::replay::unpoisoned(&self.rows).is_some()
+        crate::rt::unpoisoned(&self.rows).is_some()
     }
 }
 
@@ -452,6 +452,6 @@ impl Pending {
 
     /// How many partitions wait (0 once made; for tests).
     fn __len__(&self) -> usize {
-        crate::replay::unpoisoned(&self.rows).as_ref().map_or(0, |rows| rows.0.len())
+        crate::rt::unpoisoned(&self.rows).as_ref().map_or(0, |rows| rows.0.len())
     }
 }

@@ -146,7 +146,7 @@ impl ChangeRun {
 
     /// Move `staged`'s changes to the end of this run's (leaving `staged` empty, its room kept).
     pub fn take(&self, staged: &mut Changes) -> PyResult<()> {
-        let mut ch = crate::replay::unpoisoned(&self.changes);
+        let mut ch = crate::rt::unpoisoned(&self.changes);
         ch.list.try_reserve_exact(staged.list.len()).map_err(rt::no_memory)?;
         ch.values.try_reserve_exact(staged.values.len()).map_err(rt::no_memory)?;
         let base = u32::try_from(ch.values.len()).map_err(rt::no_memory)?;
@@ -200,7 +200,7 @@ impl ChangeRun {
 impl ChangeRun {
     /// Swap every change with the image: in order, or from the last back (`backwards`).
     fn swap(&self, py: Python<'_>, backwards: bool) -> PyResult<()> {
-        let mut ch = crate::replay::unpoisoned(&self.changes);
+        let mut ch = crate::rt::unpoisoned(&self.changes);
         let n = ch.list.len();
         if backwards {
             (0..n).rev().try_for_each(|k| self.swap_one(py, &mut ch, k))
@@ -211,19 +211,19 @@ impl ChangeRun {
 
     /// How many changes it holds (each one entry of Python's journal).
     fn __len__(&self) -> usize {
-        crate::replay::unpoisoned(&self.changes).list.len()
+        crate::rt::unpoisoned(&self.changes).list.len()
     }
 
     /// About what it costs in memory, in bytes.
     fn memory_bytes(&self) -> usize {
-        let ch = crate::replay::unpoisoned(&self.changes);
+        let ch = crate::rt::unpoisoned(&self.changes);
         64 + ch.list.capacity() * std::mem::size_of::<Change>() + ch.values.capacity() * 8
     }
 
     /// What each change is of: `(partition, None)` for a made partition, `(pending, partition id)`
     /// for a waiting row (for tests and benchmarks).
     fn targets(&self, py: Python<'_>) -> Vec<(Py<PyAny>, Option<i32>)> {
-        let ch = crate::replay::unpoisoned(&self.changes);
+        let ch = crate::rt::unpoisoned(&self.changes);
         ch.list
             .iter()
             .map(|c| match c {

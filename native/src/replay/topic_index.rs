@@ -16,7 +16,13 @@ use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
 use crate::replay::deferred::Pending;
-use crate::replay::Known;
+
+/// A topic as a run finds it: its `partitions` dict and, while they wait, its deferred partitions.
+#[derive(Clone)]
+pub struct Known<'py> {
+    pub partitions: Bound<'py, PyDict>,
+    pub pending: Option<Bound<'py, Pending>>,
+}
 
 /// What the index holds for a topic: its `partitions` dict and its deferred partitions, if any.
 struct Entry {

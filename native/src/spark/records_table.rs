@@ -531,7 +531,7 @@ pub fn add_rows(
         let mut made = None;
         if let Some(span) = value {
             let v = entries::span_bytes(data, span);
-            if let Ok((key, version)) = json::record_text(v, &mut text, &mut caps) {
+            if let Ok((key, version)) = crate::decode::record_text(v, &mut text, &mut caps) {
                 if rules.native_text(py, key as usize, &caps, &mut text)? {
                     made = Some((key, version));
                 }
