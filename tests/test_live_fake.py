@@ -1069,6 +1069,51 @@ def test_committed_records_wait_for_the_shell_under_a_cap(
         session.close()
 
 
+def test_a_catch_up_in_small_events_is_frozen_as_a_load_is(
+    ctrl: FakeController, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A catch-up that arrives as many events each below BULK_RECORDS (the Python engine's
+    8,192-record events) leaves what it made out of the collector's generations, as a directory
+    load does, and the collector enabled; so does one that gives up."""
+    import gc
+
+    from metashell.image import live_feed
+    from metashell.live import observer
+
+    monkeypatch.setattr(observer, "DELIVER_CHUNK_RECORDS", 10)
+    for i in range(100):
+        ctrl.append([topic_record(f"t{i:03d}-{j}") for j in range(5)])
+    gc.unfreeze()
+    session = live_feed.LiveSession(ctrl.endpoint, max_wait_ms=50)
+    try:
+        session.wait_caught_up(60)
+        assert gc.isenabled()
+        topics = list(session.image.topics.by_name.values())
+        assert len(topics) == 500
+        # gc.get_objects() walks the collector's generations, not the permanent one
+        young = {id(o) for o in gc.get_objects()}
+        assert not any(id(t) in young for t in topics), "the catch-up's topics were not frozen"
+    finally:
+        session.close()
+        gc.unfreeze()
+
+
+def test_a_catch_up_that_gives_up_leaves_the_collector_enabled(ctrl: FakeController) -> None:
+    import gc
+
+    from metashell.image import live_feed
+
+    ctrl.append([topic_record("a")])
+    ctrl.hw = 6_000_000
+    session = live_feed.LiveSession(ctrl.endpoint, max_wait_ms=50)
+    try:
+        with pytest.raises(LiveConnectionError):
+            session.wait_caught_up(0.5)
+        assert gc.isenabled()
+    finally:
+        session.close()
+
+
 @pytest.mark.parametrize("fault", [MemoryError(), SystemError("error return without exception set")])
 def test_running_out_of_memory_while_following_is_one_line(
     ctrl: FakeController,
