@@ -33,6 +33,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import shutil
 import statistics
 import subprocess
@@ -89,9 +90,38 @@ def percentile(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, max(0, round(q * (len(ordered) - 1))))]
 
 
+#: The JVM flags ``kafka-run-class.sh`` gives a server by default (its KAFKA_JVM_PERFORMANCE_OPTS),
+#: in place of the harness's start-up flags (serial GC, C1 only: quick for tests, not how anyone
+#: runs a controller holding a million partitions, and the suspected cause of the lag runs' rare
+#: outliers of about a second).  Each node also logs its collections (``gc-PID.log`` in the work
+#: directory): the lag runs report the controller's longest pause beside the lag.
+KAFKA_SERVER_JVM = (
+    "-XX:-UseSerialGC",
+    "-XX:TieredStopAtLevel=4",
+    "-XX:+UseG1GC",
+    "-XX:MaxGCPauseMillis=20",
+    "-XX:InitiatingHeapOccupancyPercent=35",
+    "-XX:+ExplicitGCInvokesConcurrent",
+)
+
+_PAUSE = re.compile(r"Pause .* (\d+(?:\.\d+)?)ms$")
+
+
+def gc_pauses(log: Path, start: int) -> tuple[list[float], int]:
+    """The pauses (ms) a node's GC log records from byte ``start``, and where it ends now."""
+    with open(log, "rb") as f:
+        f.seek(start)
+        text = f.read()
+    pauses = [
+        float(m.group(1)) for line in text.decode(errors="replace").splitlines() if (m := _PAUSE.search(line))
+    ]
+    return pauses, start + len(text)
+
+
 def boot_cluster(dist, gen: metagen.GenResult, work: Path, heap: str):
     """A real cluster (1 controller, 1 broker) formatted with the generated directory's cluster id,
-    the controller's metadata log replaced by the generated one (copied: Kafka appends to it)."""
+    the controller's metadata log replaced by the generated one (copied: Kafka appends to it),
+    its JVMs run as Kafka's own scripts run them (:data:`KAFKA_SERVER_JVM`)."""
     import kafka_harness as kh
 
     props = dict(
@@ -111,6 +141,7 @@ def boot_cluster(dist, gen: metagen.GenResult, work: Path, heap: str):
         brokers=1,
         cluster_id=props["cluster.id"].strip(),
         heap=heap,
+        jvm_args=(*KAFKA_SERVER_JVM, f"-Xlog:gc:file={work}/gc-%p.log:uptime"),
         controller_overrides=overrides,
         broker_overrides=overrides,
     )
@@ -327,6 +358,8 @@ def main() -> int:
                     f"1.5x + copy = {bound:.2f} s), {live['rss_mb'] / offline['rss_mb']:.2f}x memory",
                     flush=True,
                 )
+        controller_gc = work / f"gc-{cluster.controllers[0].pid}.log"
+        _, gc_at = gc_pauses(controller_gc, 0)
         for engine in args.engines.split(","):
             spec = json.dumps(
                 [
@@ -348,13 +381,18 @@ def main() -> int:
             if done.returncode != 0:
                 sys.exit(f"lag on the {engine} engine failed:\n{done.stderr[-3000:]}")
             lag = json.loads(done.stdout.strip().splitlines()[-1])
+            pauses, gc_at = gc_pauses(controller_gc, gc_at)
+            lag["controller_gc_pauses"] = len(pauses)
+            lag["controller_gc_max_ms"] = max(pauses, default=0.0)
             results[engine]["lag"] = lag
             print(
                 f"  {engine:<7} under load: {lag['partitions_per_s']:.0f} partitions/s created, "
                 f"{lag['seen']}/{lag['topics']} topics seen; commit->image p50 {lag['p50_ms']:.0f} ms, "
                 f"p99 {lag['p99_ms']:.0f} ms, max {lag['max_ms']:.0f} ms (of which "
                 f"{(lag['max_split_ms'] or [float('nan')])[0]:.0f} ms before its commit reached the session); metashell's own "
-                f"part at most {lag['metashell_max_ms']:.0f} ms; session peak {lag['rss_mb']:.0f} MB",
+                f"part at most {lag['metashell_max_ms']:.0f} ms; session peak {lag['rss_mb']:.0f} MB; "
+                f"the controller paused {lag['controller_gc_pauses']} times for GC meanwhile, "
+                f"the longest {lag['controller_gc_max_ms']:.0f} ms",
                 flush=True,
             )
     finally:
