@@ -392,7 +392,12 @@ def test_out_of_memory_opening_a_file_names_that_file(monkeypatch: pytest.Monkey
 
 
 @pytest.mark.parametrize(
-    "message", ["error return without exception set", "NULL result without error in call"]
+    "message",
+    [
+        "error return without exception set",
+        "NULL result without error in call",
+        "<built-in function compile> returned NULL without setting an exception",
+    ],
 )
 def test_a_c_library_failing_without_an_error_is_out_of_memory(
     monkeypatch: pytest.MonkeyPatch, message: str
