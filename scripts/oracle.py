@@ -67,6 +67,13 @@ _PLACEHOLDER = "\x00FILE\x00"
 _FAULT_MARKERS = ("Encountered shell fault", "Exception in thread", "UnwritableMetadataException")
 
 
+#: How long Kafka's one-shot metadata shell is given before its run counts as hung (it is then asked
+#: again, :func:`java_shell`).  It answers on the largest corpus file (2.6 MB) in about a second;
+#: a hung run (its random wait for the high watermark) waited 120 s, then 60, three times in a
+#: clean-clone run.  A run that was only slow falls back to the caught-up stand-in, as a hung one.
+SHELL_HANG_SECONDS = 30.0
+
+
 class OracleError(HarnessError):
     """The Kafka tool failed or reported a fault: its output must not be used as the truth."""
 
@@ -170,7 +177,7 @@ def java_shell(
     path: Path | str,
     *command_words: str,
     version: str = DEFAULT_VERSION,
-    timeout: float = 120,
+    timeout: float = SHELL_HANG_SECONDS,
     use_cache: bool = True,
     strict: bool = True,
 ) -> str:
@@ -291,7 +298,7 @@ def java_shell_settled(
     *command_words: str,
     version: str = DEFAULT_VERSION,
     empty: str | None = None,
-    timeout: float = 60,
+    timeout: float = SHELL_HANG_SECONDS,
     caught_up: tuple[str, int] | None = None,
 ) -> str:
     """What Kafka's shell prints for the command once its loader has the whole file.
