@@ -142,23 +142,37 @@ def run_tool(
     # The program's output is deterministic (faults included); the shell's is not (see java_shell).
     cacheable = program or (not fault and not _looks_unpublished(tool, stdout))
     if use_cache and (proc.returncode == 0 or program) and cacheable:
-        cache.parent.mkdir(parents=True, exist_ok=True)
-        tmpfile = cache.with_suffix(f".{os.getpid()}.tmp")
-        tmpfile.write_text(
-            json.dumps(
-                {
-                    "version": version,
-                    "tool_version": tool_version,
-                    "jars": jars,
-                    "tool": tool,
-                    "args": args,
-                    "sha256": digest,
-                    "stdout": stdout,
-                }
-            )
-        )
-        os.replace(tmpfile, cache)
+        _keep(cache, version, tool_version, jars, tool, args, digest, stdout)
     return stdout.replace(_PLACEHOLDER, str(path))
+
+
+def _keep(
+    cache: Path,
+    version: str,
+    tool_version: str,
+    jars: str,
+    tool: str,
+    args: list[str],
+    digest: str,
+    stdout: str,
+) -> None:
+    """A tool's answer on one file, kept for :func:`run_tool` (written whole, then renamed)."""
+    cache.parent.mkdir(parents=True, exist_ok=True)
+    tmpfile = cache.with_suffix(f".{os.getpid()}.tmp")
+    tmpfile.write_text(
+        json.dumps(
+            {
+                "version": version,
+                "tool_version": tool_version,
+                "jars": jars,
+                "tool": tool,
+                "args": args,
+                "sha256": digest,
+                "stdout": stdout,
+            }
+        )
+    )
+    os.replace(tmpfile, cache)
 
 
 _UNPUBLISHED = "offset -1, epoch -1"
@@ -351,6 +365,45 @@ def dump_log(
         use_cache=use_cache,
         strict=strict,
     )
+
+
+def dump_logs(paths: list[Path], version: str = DEFAULT_VERSION, *, timeout: float = 300) -> None:
+    """Have :func:`dump_log`'s answer for each of ``paths`` kept, from one ``kafka-dump-log`` run
+    over them all (``--files a,b,...``: a JVM start costs about as much as dumping a small file,
+    and a test that dumps a fixture's every file paid one per file).  Each file's part of the
+    output, from its ``Dumping`` line to the next, is what a run on that file alone prints.  A run
+    that fails or reports a fault keeps nothing: :func:`dump_log` then asks file by file."""
+    tool, args = "kafka-dump-log", ["--cluster-metadata-decoder", "--files", "{FILE}"]
+    todo = []
+    for path in paths:
+        src = _check_file(Path(path))
+        digest = sha256_of(src)
+        if not _cache_file(version, digest, tool, args).exists():
+            todo.append((src, digest))
+    if len(todo) < 2:
+        return
+    dist = KafkaDist(version)
+    dist.ensure()
+    with tempfile.TemporaryDirectory(prefix="metashell-oracle-") as tmp:
+        copies = []
+        for i, (src, _) in enumerate(todo):
+            logdir = src.parent.parent.name if src.parent.name == "__cluster_metadata-0" else "metadata"
+            part = Path(tmp) / str(i) / (logdir or "metadata") / "__cluster_metadata-0"
+            part.mkdir(parents=True)
+            copies.append(part / src.name)
+            shutil.copyfile(src, copies[-1])
+        proc = dist.run(tool, args[0], args[1], ",".join(map(str, copies)), timeout=timeout, cwd=Path(tmp))
+    if proc.returncode != 0 or any(m in proc.stderr for m in _FAULT_MARKERS):
+        return
+    starts = [proc.stdout.find(f"Dumping {copy}\n") for copy in copies]
+    if -1 in starts or starts != sorted(starts) or starts[0] != 0:
+        return
+    tool_dist = dist.dist_for(dist.tool_class(tool))
+    for i, ((_, digest), copy) in enumerate(zip(todo, copies, strict=True)):
+        end = starts[i + 1] if i + 1 < len(starts) else len(proc.stdout)
+        stdout = proc.stdout[starts[i] : end].replace(str(copy), _PLACEHOLDER)
+        cache = _cache_file(version, digest, tool, args)
+        _keep(cache, version, tool_dist.version, tool_dist.describe_jars(), tool, args, digest, stdout)
 
 
 def main(argv: list[str] | None = None) -> int:
