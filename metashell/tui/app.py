@@ -34,7 +34,6 @@ from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, ScrollableContainer
 from textual.css.query import NoMatches
 from textual.notifications import SeverityLevel
-from textual.reactive import reactive
 from textual.widgets import Footer, Header, Input, Static, Tree
 
 from metashell.image.health import HealthReport
@@ -101,9 +100,6 @@ class MetashellApp(App[int]):
     """What each key does, longer than the footer's word (the ``?`` screen)."""
     COMMANDS = App.COMMANDS | {PathSearch}
 
-    paused = reactive(False, init=False)
-    """Live mode: the log is not followed (``p``); the header says so as soon as it changes."""
-
     def __init__(self, source: Source, *, redact: bool = True, start_path: str = "/") -> None:
         super().__init__()
         self.source = source
@@ -118,6 +114,7 @@ class MetashellApp(App[int]):
         self.health: HealthReport | None = None
         self.health_due = True
         """A report for the image shown is still to come (after the first screen, ``at``, a live change)."""
+        self.paused = False
         self.drawn_offset: int | None = None
         """The image's offset when the tree and the detail pane were last filled.  Live mode
         redraws when the image has moved past it, whoever applied the records (the header's status
@@ -259,8 +256,6 @@ class MetashellApp(App[int]):
     def action_pause(self) -> None:
         """Stop following the live log (and start again); the status counts what arrived meanwhile."""
         self.paused = not self.paused
-
-    def watch_paused(self) -> None:
         self.refresh_header()
 
     # ------------------------------------------------------------------ the tree
