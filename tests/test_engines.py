@@ -54,7 +54,8 @@ def test_the_listed_suites_exist() -> None:
 def test_engine_sensitive_suites_pass_on_the_pure_python_engine() -> None:
     if current().name == "python":
         pytest.skip(f"the whole suite already runs on the pure-Python engine here ({current().why})")
-    env = {**os.environ, "METASHELL_ENGINE": "python"}
+    # the outer run's PYTEST_ADDOPTS (--durations=0, say) would bury the inner run's failures
+    env = {**{k: v for k, v in os.environ.items() if k != "PYTEST_ADDOPTS"}, "METASHELL_ENGINE": "python"}
     suites = [str(REPO / "tests" / name) for name in PYTHON_ENGINE_SUITES]
     command = [
         sys.executable,
@@ -71,6 +72,11 @@ def test_engine_sensitive_suites_pass_on_the_pure_python_engine() -> None:
         command, check=False, cwd=REPO, env=env, capture_output=True, text=True, timeout=1800
     )
     summary = run.stdout.strip().splitlines()[-1:] or ["(no output)"]
+    failed = [line for line in run.stdout.splitlines() if line.startswith(("FAILED ", "ERROR "))]
     assert run.returncode == 0, (
-        f"on METASHELL_ENGINE=python: {summary[0]}\n" + run.stdout[-6000:] + run.stderr[-2000:]
+        f"on METASHELL_ENGINE=python: {summary[0]}\n"
+        + "\n".join(failed)
+        + "\n"
+        + run.stdout[-6000:]
+        + run.stderr[-2000:]
     )
