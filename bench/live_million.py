@@ -312,6 +312,7 @@ def main() -> int:
     work = Path(tempfile.mkdtemp(prefix="metashell-million-"))
     results: dict = {"partitions": gen.expected["partitions"], "kafka": version}
     cluster = boot_cluster(dist, gen, work, args.heap)
+    finished = False
     try:
         t = time.perf_counter()
         cluster.start(timeout=1800)
@@ -395,10 +396,14 @@ def main() -> int:
                 f"the longest {lag['controller_gc_max_ms']:.0f} ms",
                 flush=True,
             )
+        finished = True
     finally:
         cluster.stop(timeout=120)
         cluster.kill_all()
-        shutil.rmtree(work, ignore_errors=True)
+        if finished:
+            shutil.rmtree(work, ignore_errors=True)
+        else:  # the nodes' logs and GC logs say what went wrong (a broker died in one lag run)
+            print(f"kept {work}: the cluster's logs", file=sys.stderr, flush=True)
     metagen.save_results(args.out, "live_million", results)
     return 0
 
