@@ -115,11 +115,7 @@ def run_tool(
         return out.replace(_PLACEHOLDER, str(path))
     dist.ensure()
     with tempfile.TemporaryDirectory(prefix="metashell-oracle-") as tmp:
-        logdir = src.parent.parent.name if src.parent.name == "__cluster_metadata-0" else "metadata"
-        part = Path(tmp) / (logdir or "metadata") / "__cluster_metadata-0"
-        part.mkdir(parents=True)
-        copy = part / src.name
-        shutil.copyfile(src, copy)
+        copy = _private_copy(src, Path(tmp))
         real_args = [a.replace("{FILE}", str(copy)) for a in args]
         if program:
             proc = dist.run_program(
@@ -144,6 +140,17 @@ def run_tool(
     if use_cache and (proc.returncode == 0 or program) and cacheable:
         _keep(cache, version, tool_version, jars, tool, args, digest, stdout)
     return stdout.replace(_PLACEHOLDER, str(path))
+
+
+def _private_copy(src: Path, root: Path) -> Path:
+    """``src`` copied under ``root`` as ``<log dir>/__cluster_metadata-0/<name>``: the tools read the
+    partition from the directory's name, and none of them may write beside the original."""
+    logdir = src.parent.parent.name if src.parent.name == "__cluster_metadata-0" else "metadata"
+    part = root / (logdir or "metadata") / "__cluster_metadata-0"
+    part.mkdir(parents=True)
+    copy = part / src.name
+    shutil.copyfile(src, copy)
+    return copy
 
 
 def _keep(
@@ -346,6 +353,14 @@ def java_shell_settled(
     return out
 
 
+DUMP_LOG = "kafka-dump-log"
+
+
+def _dump_log_args(extra_args: tuple[str, ...] = ()) -> list[str]:
+    """``kafka-dump-log``'s arguments, ``{FILE}`` for the file (or files, comma-separated)."""
+    return ["--cluster-metadata-decoder", *extra_args, "--files", "{FILE}"]
+
+
 def dump_log(
     path: Path | str,
     version: str = DEFAULT_VERSION,
@@ -358,8 +373,8 @@ def dump_log(
     """stdout of ``kafka-dump-log --cluster-metadata-decoder --files FILE`` (every record decoded)."""
     return run_tool(
         path,
-        "kafka-dump-log",
-        ["--cluster-metadata-decoder", *extra_args, "--files", "{FILE}"],
+        DUMP_LOG,
+        _dump_log_args(extra_args),
         version=version,
         timeout=timeout,
         use_cache=use_cache,
@@ -373,37 +388,32 @@ def dump_logs(paths: list[Path], version: str = DEFAULT_VERSION, *, timeout: flo
     and a test that dumps a fixture's every file paid one per file).  Each file's part of the
     output, from its ``Dumping`` line to the next, is what a run on that file alone prints.  A run
     that fails or reports a fault keeps nothing: :func:`dump_log` then asks file by file."""
-    tool, args = "kafka-dump-log", ["--cluster-metadata-decoder", "--files", "{FILE}"]
-    todo = []
+    args = _dump_log_args()
+    todo = []  # (the file, its digest, where its answer is kept) for each not kept yet
     for path in paths:
         src = _check_file(Path(path))
         digest = sha256_of(src)
-        if not _cache_file(version, digest, tool, args).exists():
-            todo.append((src, digest))
+        cache = _cache_file(version, digest, DUMP_LOG, args)
+        if not cache.exists():
+            todo.append((src, digest, cache))
     if len(todo) < 2:
         return
     dist = KafkaDist(version)
     dist.ensure()
     with tempfile.TemporaryDirectory(prefix="metashell-oracle-") as tmp:
-        copies = []
-        for i, (src, _) in enumerate(todo):
-            logdir = src.parent.parent.name if src.parent.name == "__cluster_metadata-0" else "metadata"
-            part = Path(tmp) / str(i) / (logdir or "metadata") / "__cluster_metadata-0"
-            part.mkdir(parents=True)
-            copies.append(part / src.name)
-            shutil.copyfile(src, copies[-1])
-        proc = dist.run(tool, args[0], args[1], ",".join(map(str, copies)), timeout=timeout, cwd=Path(tmp))
+        copies = [_private_copy(src, Path(tmp) / str(i)) for i, (src, _, _) in enumerate(todo)]
+        files = ",".join(map(str, copies))
+        proc = dist.run(DUMP_LOG, *(a.replace("{FILE}", files) for a in args), timeout=timeout, cwd=Path(tmp))
     if proc.returncode != 0 or any(m in proc.stderr for m in _FAULT_MARKERS):
         return
     starts = [proc.stdout.find(f"Dumping {copy}\n") for copy in copies]
     if -1 in starts or starts != sorted(starts) or starts[0] != 0:
         return
-    tool_dist = dist.dist_for(dist.tool_class(tool))
-    for i, ((_, digest), copy) in enumerate(zip(todo, copies, strict=True)):
-        end = starts[i + 1] if i + 1 < len(starts) else len(proc.stdout)
-        stdout = proc.stdout[starts[i] : end].replace(str(copy), _PLACEHOLDER)
-        cache = _cache_file(version, digest, tool, args)
-        _keep(cache, version, tool_dist.version, tool_dist.describe_jars(), tool, args, digest, stdout)
+    tool_dist = dist.dist_for(dist.tool_class(DUMP_LOG))
+    ends = [*starts[1:], len(proc.stdout)]
+    for (_, digest, cache), copy, start, end in zip(todo, copies, starts, ends, strict=True):
+        stdout = proc.stdout[start:end].replace(str(copy), _PLACEHOLDER)
+        _keep(cache, version, tool_dist.version, tool_dist.describe_jars(), DUMP_LOG, args, digest, stdout)
 
 
 def main(argv: list[str] | None = None) -> int:
