@@ -1074,7 +1074,7 @@ def test_a_catch_up_in_small_events_is_frozen_as_a_load_is(
 ) -> None:
     """A catch-up that arrives as many events each below BULK_RECORDS (the Python engine's
     8,192-record events) leaves what it made out of the collector's generations, as a directory
-    load does, and the collector enabled; so does one that gives up."""
+    load does, and the collector enabled."""
     import gc
 
     from metashell.image import live_feed
