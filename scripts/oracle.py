@@ -67,10 +67,12 @@ _PLACEHOLDER = "\x00FILE\x00"
 _FAULT_MARKERS = ("Encountered shell fault", "Exception in thread", "UnwritableMetadataException")
 
 
-#: How long Kafka's one-shot metadata shell is given before its run counts as hung (it is then asked
-#: again, :func:`java_shell`).  It answers on the largest corpus file (2.6 MB) in about a second;
-#: a hung run (its random wait for the high watermark) waited 120 s, then 60, three times in a
-#: clean-clone run.  A run that was only slow falls back to the caught-up stand-in, as a hung one.
+#: How long :func:`java_shell_settled` gives Kafka's one-shot metadata shell before its run counts as
+#: hung (it is then asked again, and after three the caught-up stand-in answers).  It answers on the
+#: largest corpus file (2.6 MB) in about a second; a hung run waited 120 s, then 60, three times in a
+#: clean-clone run.  Only there: a bare :func:`java_shell` has no stand-in to fall back on and keeps
+#: 120 s (with 30 s, a fresh clone failed test_older_shells_lay_out_image_differently, the first run
+#: of 3.3's and 3.8's shells; the cause is not yet read).
 SHELL_HANG_SECONDS = 30.0
 
 
@@ -198,7 +200,7 @@ def java_shell(
     path: Path | str,
     *command_words: str,
     version: str = DEFAULT_VERSION,
-    timeout: float = SHELL_HANG_SECONDS,
+    timeout: float = 120,
     use_cache: bool = True,
     strict: bool = True,
 ) -> str:

@@ -506,7 +506,9 @@ def kafka_tree(oracle: Any, path: Path, strict: bool = True) -> dict[str, Any]:
     """
     use_cache = True
     for _ in range(4):
-        tree = parse_tree(oracle.java_shell(path, "tree", "/image", strict=strict, use_cache=use_cache))
+        tree = parse_tree(
+            oracle.java_shell(path, "tree", "/image", strict=strict, use_cache=use_cache, timeout=60)
+        )
         if not tree["provenance"].startswith("offset -1,"):
             return tree
         use_cache = False
