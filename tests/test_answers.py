@@ -39,7 +39,19 @@ def part(
     removing: tuple[int, ...] = (),
     elr: tuple[int, ...] = (),
 ) -> Partition:
-    return Partition(replicas, (bytes(16),) * len(replicas), isr, removing, adding, elr, (), leader, 0, 3, 5)
+    return Partition(
+        leader=leader,
+        leader_epoch=3,
+        partition_epoch=5,
+        replicas=replicas,
+        isr=isr,
+        elr=elr,
+        last_known_elr=(),
+        adding_replicas=adding,
+        removing_replicas=removing,
+        directories=(bytes(16),) * len(replicas),
+        leader_recovery_state=0,
+    )
 
 
 def image_with(

@@ -53,6 +53,7 @@ def test_mypy_over_the_tests() -> None:
 GENERATED = {
     "metashell/tree/config_keys.py": "scripts/gen_config_keys.py, from Kafka's ConfigDefs",
     "metashell/protocol/record_type.py": "scripts/gen_record_types.py, from the bundled schemas",
+    "metashell/image/partition.py": "scripts/gen_partition_fields.py, from image/partition_fields.py",
 }
 """Modules written by a script, with the script (they are as long as what they list)."""
 

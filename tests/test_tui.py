@@ -630,7 +630,19 @@ def test_a_zero_directory_id_is_named_not_shown_as_a_uuid() -> None:
     from metashell.image.model import LOST_DIR, MIGRATING_DIR, Partition, Topic
     from metashell.tui.detail import partition_table
 
-    p = Partition((1, 2), (MIGRATING_DIR, LOST_DIR), (1,), (), (), (), (), 1, 0, 0, 0)
+    p = Partition(
+        leader=1,
+        leader_epoch=0,
+        partition_epoch=0,
+        replicas=(1, 2),
+        isr=(1,),
+        elr=(),
+        last_known_elr=(),
+        adding_replicas=(),
+        removing_replicas=(),
+        directories=(MIGRATING_DIR, LOST_DIR),
+        leader_recovery_state=0,
+    )
     text = _text(partition_table(Topic("t", b"\x01" * 16, {0: p})))
     assert "migrating,lost" in text and "AAAAAAAA" not in text
 

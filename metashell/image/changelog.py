@@ -30,6 +30,7 @@ from metashell.protocol.uuid import uuid_to_str
 
 from .image import MetadataImage
 from .kafka_names import CONFIG_RESOURCE_TYPE_NAMES
+from .partition_fields import Kind, kafka_field
 from .wording import (
     PARTITION_NO_CHANGE,
     PARTITION_WORDS,
@@ -40,7 +41,8 @@ from .wording import (
     registration_refresh_words,
 )
 
-_SCALARS = ("Leader", "LeaderRecoveryState")
+_SCALARS = tuple(f for f in PARTITION_WORDS if kafka_field(f).kind in (Kind.INT, Kind.RECOVERY_STATE))
+"""The worded fields that are numbers, not lists."""
 
 __all__ = ["LogEntry", "control_words", "iter_log"]
 
@@ -122,18 +124,9 @@ class _Summaries:
             topic = None if self.base is None else self.base.topics.by_id.get(key[0])
             p = None if topic is None else topic.partitions.get(key[1])
             if p is not None:
-                state.update(
-                    {
-                        "Leader": p.leader,
-                        "Isr": list(p.isr),
-                        "Replicas": list(p.replicas),
-                        "EligibleLeaderReplicas": list(p.elr),
-                        "LastKnownElr": list(p.last_known_elr),
-                        "AddingReplicas": list(p.adding_replicas),
-                        "RemovingReplicas": list(p.removing_replicas),
-                        "LeaderRecoveryState": p.leader_recovery_state,
-                    }
-                )
+                for kafka in PARTITION_WORDS:
+                    value = getattr(p, kafka_field(kafka).name)
+                    state[kafka] = list(value) if type(value) is tuple else value
         return state
 
     def _TopicRecord(self, d: dict[str, Any]) -> str:

@@ -25,6 +25,8 @@ from metashell.protocol.record_type import RecordType
 from metashell.protocol.uuid import uuid_from_str, uuid_to_str
 
 from .kafka_names import CONFIG_RESOURCE_TYPE_NAMES
+from .partition_fields import FIELDS as PARTITION_FIELDS
+from .partition_fields import Kind
 from .wording import (
     PARTITION_NO_CHANGE,
     config_words,
@@ -37,19 +39,8 @@ __all__ = ["Change", "HistoryError", "Target", "broker_history", "history", "par
 
 _CONFIG_DIRS = {"topic": 2, "broker": 4, "broker-logger": 8, "client-metrics": 16, "group": 32}
 _DEFAULT = "<default>"
-_PARTITION_FIELDS = (
-    "Replicas",
-    "Isr",
-    "Leader",
-    "LeaderEpoch",
-    "PartitionEpoch",
-    "EligibleLeaderReplicas",
-    "LastKnownElr",
-    "AddingReplicas",
-    "RemovingReplicas",
-    "LeaderRecoveryState",
-    "Directories",
-)
+_PARTITION_FIELDS = tuple(f.kafka for f in PARTITION_FIELDS)
+"""A partition's state as ``history`` follows it: every field, by Kafka's name."""
 
 
 #: The record types ``history`` follows (``_Follower.apply``), and why it reads no other: each
@@ -166,9 +157,8 @@ def parse_target(components: list[str]) -> Target:
     )
 
 
-_LIST_FIELDS = frozenset(
-    {"Replicas", "Isr", "EligibleLeaderReplicas", "LastKnownElr", "AddingReplicas", "RemovingReplicas"}
-)
+_LIST_FIELDS = frozenset(f.kafka for f in PARTITION_FIELDS if f.kind is Kind.BROKER_IDS)
+"""The fields that are broker id lists: never set means empty, not unknown."""
 
 
 class _Follower:

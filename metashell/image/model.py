@@ -20,45 +20,36 @@ from __future__ import annotations
 
 from typing import Any
 
-EMPTY: tuple[Any, ...] = ()
-"""The one shared empty tuple for every empty int / uuid list."""
+from .atoms import (
+    EMPTY,
+    LOST_DIR,
+    MIGRATING_DIR,
+    NO_LEADER,
+    NO_LEADER_CHANGE,
+    RESERVED_DIRS,
+    UNASSIGNED_DIR,
+)
+from .atoms import Slotted as _Slotted
+from .partition import Partition
 
-MIGRATING_DIR = bytes(16)
-"""``DirectoryId.MIGRATING``: the replica's directory is unknown (pre-JBOD or migrated log)."""
-UNASSIGNED_DIR = bytes(15) + b"\x01"
-"""``DirectoryId.UNASSIGNED``: a new replica that has not been placed in a directory yet."""
-LOST_DIR = bytes(15) + b"\x02"
-"""``DirectoryId.LOST``: the directory hosting the replica is offline."""
-RESERVED_DIRS = frozenset({MIGRATING_DIR, UNASSIGNED_DIR, LOST_DIR})
-"""The ids that name no real directory (``DirectoryId.reserved``): never "not listed" by a broker."""
-
-NO_LEADER = -1
-NO_LEADER_CHANGE = -2
-
-
-class _Slotted:
-    """Shared helpers: equality and repr over the fields (handy in tests and the REPL).  The fields
-    are the slots, unless a class names others (``_fields``: a property in place of its slots)."""
-
-    __slots__: tuple[str, ...] = ()
-    _fields: tuple[str, ...] = ()
-
-    def __init_subclass__(cls) -> None:
-        super().__init_subclass__()
-        if "_fields" not in cls.__dict__:
-            cls._fields = cls.__slots__
-
-    def as_dict(self) -> dict[str, Any]:
-        return {name: getattr(self, name) for name in self._fields}
-
-    def __eq__(self, other: object) -> bool:
-        return type(other) is type(self) and all(getattr(self, n) == getattr(other, n) for n in self._fields)
-
-    __hash__ = None  # type: ignore[assignment]  # mutable
-
-    def __repr__(self) -> str:
-        fields = ", ".join(f"{n}={getattr(self, n)!r}" for n in self._fields)
-        return f"{type(self).__name__}({fields})"
+__all__ = [
+    "EMPTY",
+    "LOST_DIR",
+    "MIGRATING_DIR",
+    "NO_LEADER",
+    "NO_LEADER_CHANGE",
+    "RESERVED_DIRS",
+    "UNASSIGNED_DIR",
+    "Acl",
+    "BrokerRegistration",
+    "ControllerRegistration",
+    "DelegationToken",
+    "Endpoint",
+    "Partition",
+    "ScramCredential",
+    "Topic",
+    "Voter",
+]
 
 
 class Endpoint(_Slotted):
@@ -149,66 +140,6 @@ class ControllerRegistration(_Slotted):
         self.zk_migration_ready = zk_migration_ready
         self.listeners = listeners
         self.supported_features = supported_features
-
-
-class Partition(_Slotted):
-    """``PartitionRegistration``.  Int lists are (interned) tuples, ``directories`` a tuple of
-    16-byte uuids with one entry per replica (``MIGRATING_DIR`` when unknown)."""
-
-    __slots__ = (
-        "adding_replicas",
-        "directories",
-        "elr",
-        "isr",
-        "last_known_elr",
-        "leader",
-        "leader_epoch",
-        "leader_recovery_state",
-        "partition_epoch",
-        "removing_replicas",
-        "replicas",
-    )
-
-    def __init__(
-        self,
-        replicas: tuple[Any, ...],
-        directories: tuple[Any, ...],
-        isr: tuple[Any, ...],
-        removing_replicas: tuple[Any, ...],
-        adding_replicas: tuple[Any, ...],
-        elr: tuple[Any, ...],
-        last_known_elr: tuple[Any, ...],
-        leader: int,
-        leader_recovery_state: int,
-        leader_epoch: int,
-        partition_epoch: int,
-    ) -> None:
-        self.replicas = replicas
-        self.directories = directories
-        self.isr = isr
-        self.removing_replicas = removing_replicas
-        self.adding_replicas = adding_replicas
-        self.elr = elr
-        self.last_known_elr = last_known_elr
-        self.leader = leader
-        self.leader_recovery_state = leader_recovery_state
-        self.leader_epoch = leader_epoch
-        self.partition_epoch = partition_epoch
-
-    def copy(self) -> Partition:
-        return Partition(
-            self.replicas,
-            self.directories,
-            self.isr,
-            self.removing_replicas,
-            self.adding_replicas,
-            self.elr,
-            self.last_known_elr,
-            self.leader,
-            self.leader_recovery_state,
-            self.leader_epoch,
-            self.partition_epoch,
-        )
 
 
 class Topic(_Slotted):

@@ -40,7 +40,7 @@ from typing import Any
 
 from .gcpause import gc_paused
 from .image import MetadataImage
-from .model import Partition
+from .partition import Partition, swap_entry
 
 __all__ = ["MISSING", "Journal", "Timeline", "kept"]
 
@@ -62,21 +62,6 @@ def kept(obj: Any) -> tuple[Any, ...]:
     return (obj, *get(obj))
 
 
-assert Partition.__slots__ == (
-    "adding_replicas",
-    "directories",
-    "elr",
-    "isr",
-    "last_known_elr",
-    "leader",
-    "leader_epoch",
-    "leader_recovery_state",
-    "partition_epoch",
-    "removing_replicas",
-    "replicas",
-), "the replayer's and _walk's partition entries follow this order"
-
-
 def _walk(entries: list[Any], start: int, stop: int) -> None:
     """Apply entries ``start .. stop - 1`` forwards, or ``start - 1`` down to ``stop`` backwards when
     ``stop < start``: each time the image takes the entry's value and the entry keeps the image's."""
@@ -88,35 +73,8 @@ def _walk(entries: list[Any], start: int, stop: int) -> None:
             e.swap(backwards)
             continue
         obj = e[0]
-        if type(obj) is partition:  # most of a long log: spelled out, no call per entry
-            entries[k] = (
-                obj,
-                obj.adding_replicas,
-                obj.directories,
-                obj.elr,
-                obj.isr,
-                obj.last_known_elr,
-                obj.leader,
-                obj.leader_epoch,
-                obj.leader_recovery_state,
-                obj.partition_epoch,
-                obj.removing_replicas,
-                obj.replicas,
-            )
-            (
-                _p,
-                obj.adding_replicas,
-                obj.directories,
-                obj.elr,
-                obj.isr,
-                obj.last_known_elr,
-                obj.leader,
-                obj.leader_epoch,
-                obj.leader_recovery_state,
-                obj.partition_epoch,
-                obj.removing_replicas,
-                obj.replicas,
-            ) = e
+        if type(obj) is partition:  # most of a long log: the generated swap, no call per slot
+            entries[k] = swap_entry(e)
         elif type(obj) is dict:
             _d, key, value = e
             entries[k] = (obj, key, obj.get(key, MISSING))

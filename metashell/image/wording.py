@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from .partition_fields import UNCHANGED
+
 __all__ = [
     "PARTITION_NO_CHANGE",
     "PARTITION_WORDS",
@@ -44,7 +46,7 @@ PARTITION_WORDS: dict[str, str] = {
     "RemovingReplicas": "removing",
     "LeaderRecoveryState": "recovery state",
 }
-PARTITION_NO_CHANGE = {"Leader": -2, "LeaderRecoveryState": -1}
+PARTITION_NO_CHANGE = UNCHANGED
 """PartitionChangeRecord's "no change" values (Kafka's defaults for its tagged fields)."""
 UNKNOWN = "?"
 """An old value the reader has not seen (``log --from`` in the middle of a log without a base)."""

@@ -28,41 +28,65 @@ joins.  The state at log offset N is the last row at or before N of each partiti
 
 from __future__ import annotations
 
+import operator
+from collections.abc import Callable
+from functools import reduce
+
 from pyspark.sql import Column, DataFrame, Window, WindowSpec
 from pyspark.sql import functions as F
 from pyspark.sql.types import ArrayType, IntegerType, StringType, StructField, StructType
+
+from metashell.image.partition_fields import FIELDS as PARTITION_FIELDS
+from metashell.image.partition_fields import Kind, Merge, field
 
 __all__ = ["partition_history", "replayed_records", "state_at"]
 
 MIGRATING = "AAAAAAAAAAAAAAAAAAAAAA"
 _INTS = ArrayType(IntegerType())
+_JSON_TYPES = {
+    Kind.INT: IntegerType(),
+    Kind.BROKER_IDS: _INTS,
+    Kind.DIRECTORY_IDS: ArrayType(StringType()),  # base64 uuids, as Kafka's JSON writes them
+    Kind.RECOVERY_STATE: IntegerType(),
+}
+"""How a partition field reads from a record's JSON, by what it holds."""
 _FIELDS = StructType(
     [
         StructField("partitionId", IntegerType()),
         StructField("topicId", StringType()),
-        StructField("replicas", _INTS),
-        StructField("isr", _INTS),
-        StructField("removingReplicas", _INTS),
-        StructField("addingReplicas", _INTS),
-        StructField("leader", IntegerType()),
-        StructField("leaderRecoveryState", IntegerType()),
-        StructField("leaderEpoch", IntegerType()),
-        StructField("partitionEpoch", IntegerType()),
-        StructField("directories", ArrayType(StringType())),
-        StructField("eligibleLeaderReplicas", _INTS),
-        StructField("lastKnownElr", _INTS),
+        *(StructField(f.spark_name, _JSON_TYPES[f.kind]) for f in PARTITION_FIELDS),
     ]
 )
 _STATE = [
-    ("replicas", "replicas"),
-    ("isr", "isr"),
-    ("removing_replicas", "removingReplicas"),
-    ("adding_replicas", "addingReplicas"),
-    ("elr", "eligibleLeaderReplicas"),
-    ("last_known_elr", "lastKnownElr"),
-    ("directories", "directories"),
-    ("leader_recovery_state", "leaderRecoveryState"),
+    (f.name, f.spark_name)
+    for f in PARTITION_FIELDS
+    if f.merge in (Merge.CHECKED, Merge.UNLESS_NULL, Merge.UNLESS_MINUS_ONE)
 ]
+"""The fields a change carries and a forward fill keeps (null: unchanged), as (column, JSON field)."""
+_LEADER, _LEADER_EPOCH, _PARTITION_EPOCH = (
+    next(f for f in PARTITION_FIELDS if f.merge is m)
+    for m in (Merge.LEADER, Merge.BUMPED_BY_LEADER, Merge.BUMPED)
+)
+_ELRS = [field("elr"), field("last_known_elr")]
+"""What a ClearElrRecord empties."""
+
+
+def _all_migrating_as_replicas(dirs: Column) -> Column:
+    """Directories that are empty or all MIGRATING: one MIGRATING entry per replica."""
+    all_migrating = F.forall(dirs, lambda d: d == F.lit(MIGRATING))
+    return F.when(
+        dirs.isNull() | (F.size(dirs) == 0) | all_migrating,
+        F.array_repeat(F.lit(MIGRATING), F.size(field("replicas").name)),
+    ).otherwise(dirs)
+
+
+_AS_THE_IMAGE_SHOWS: dict[Kind, Callable[[Column], Column]] = {
+    Kind.INT: lambda c: c,
+    Kind.BROKER_IDS: lambda c: F.coalesce(c, F.array().cast(_INTS)),  # absent from older versions: empty
+    Kind.DIRECTORY_IDS: _all_migrating_as_replicas,
+    Kind.RECOVERY_STATE: lambda c: F.when(c == 1, F.lit("RECOVERING")).otherwise(F.lit("RECOVERED")),
+}
+"""A partition field's filled value as the ``partitions`` table shows it, by what it holds."""
 _DATASET = ["cluster_id", "node_id", "source_dir"]
 _HISTORY_TYPES = (
     "PartitionRecord",
@@ -178,11 +202,9 @@ def _clear_elr_rows(r: DataFrame, parts: DataFrame) -> DataFrame:
         F.lit(True).alias("_clear"),
         F.struct(
             *[
-                (
-                    empty
-                    if f.name in ("eligibleLeaderReplicas", "lastKnownElr")
-                    else F.lit(None).cast(f.dataType)
-                ).alias(f.name)
+                (empty if f.name in [e.spark_name for e in _ELRS] else F.lit(None).cast(f.dataType)).alias(
+                    f.name
+                )
                 for f in _FIELDS.fields
             ]
         ).alias("d"),
@@ -234,30 +256,28 @@ def partition_history(records: DataFrame) -> DataFrame:
         "_new",
         "_clear",
         *[F.col(f"d.{src}").alias(f"_{dst}") for dst, src in _STATE],
-        F.col("d.leader").alias("_leader"),
-        F.col("d.leaderEpoch").alias("_le0"),
-        F.col("d.partitionEpoch").alias("_pe0"),
-        (change & F.col("d.leader").isNotNull()).cast("int").alias("_bump"),
+        F.col(f"d.{_LEADER.spark_name}").alias("_leader"),
+        F.col(f"d.{_LEADER_EPOCH.spark_name}").alias("_le0"),
+        F.col(f"d.{_PARTITION_EPOCH.spark_name}").alias("_pe0"),
+        (change & F.col(f"d.{_LEADER.spark_name}").isNotNull()).cast("int").alias("_bump"),
         change.cast("int").alias("_change"),
     )
     filled = out.select(
         "*",
         *[_fill(f"_{dst}", upto).alias(dst) for dst, _src in _STATE],
-        _fill("_leader", upto).alias("leader"),
-        (F.first("_le0").over(upto) + F.sum("_bump").over(upto)).cast("int").alias("leader_epoch"),
+        _fill("_leader", upto).alias(_LEADER.name),
+        (F.first("_le0").over(upto) + F.sum("_bump").over(upto)).cast("int").alias(_LEADER_EPOCH.name),
     )
     # a ClearElrRecord changes (and bumps the partition epoch of) only partitions that had an ELR
-    had_elr = (F.size(F.lag("elr").over(segment)) > 0) | (F.size(F.lag("last_known_elr").over(segment)) > 0)
+    had_elr = reduce(operator.or_, [F.size(F.lag(e.name).over(segment)) > 0 for e in _ELRS])
     filled = filled.withColumn("_cleared", (F.col("_clear") & had_elr).cast("int"))
     filled = filled.withColumn(
-        "partition_epoch",
+        _PARTITION_EPOCH.name,
         (F.first("_pe0").over(upto) + F.sum(F.col("_change") + F.col("_cleared")).over(upto)).cast("int"),
     ).where(~F.col("_clear") | (F.col("_cleared") == 1))
-    dirs = F.col("directories")
-    all_migrating = F.forall(dirs, lambda d: d == F.lit(MIGRATING))
     changed = F.array_compact(
         F.array(
-            *[F.when(F.col(f"_{dst}").isNotNull(), F.lit(dst)) for dst, _src in [*_STATE, ("leader", "")]]
+            *[F.when(F.col(f"_{dst}").isNotNull(), F.lit(dst)) for dst, _src in [*_STATE, (_LEADER.name, "")]]
         )
     )
     filled = filled.select(
@@ -272,22 +292,7 @@ def partition_history(records: DataFrame) -> DataFrame:
         .otherwise(F.lit("changed"))
         .alias("change"),
         F.when(F.col("_new"), F.array().cast("array<string>")).otherwise(changed).alias("changed"),
-        "leader",
-        "leader_epoch",
-        "partition_epoch",
-        *[
-            F.coalesce(F.col(c), F.array().cast(_INTS)).alias(c)  # absent from older record versions: empty
-            for c in ("replicas", "isr", "elr", "last_known_elr", "adding_replicas", "removing_replicas")
-        ],
-        F.when(
-            dirs.isNull() | (F.size(dirs) == 0) | all_migrating,
-            F.array_repeat(F.lit(MIGRATING), F.size("replicas")),
-        )
-        .otherwise(dirs)
-        .alias("directories"),
-        F.when(F.col("leader_recovery_state") == 1, F.lit("RECOVERING"))
-        .otherwise(F.lit("RECOVERED"))
-        .alias("leader_recovery_state"),
+        *(_AS_THE_IMAGE_SHOWS[f.kind](F.col(f.name)).alias(f.name) for f in PARTITION_FIELDS),
         F.lit(False).alias("deleted"),
     )
     removed = r.where(F.col("record_type") == "RemoveTopicRecord").select(
@@ -323,17 +328,7 @@ def partition_history(records: DataFrame) -> DataFrame:
             "record_type",
             "change",
             "changed",
-            "leader",
-            "leader_epoch",
-            "partition_epoch",
-            "replicas",
-            "isr",
-            "elr",
-            "last_known_elr",
-            "adding_replicas",
-            "removing_replicas",
-            "directories",
-            "leader_recovery_state",
+            *(f.name for f in PARTITION_FIELDS),
             "deleted",
         )
     )

@@ -11,6 +11,8 @@ import pyarrow as pa
 
 from metashell.image.image import MetadataImage
 from metashell.image.kafka_names import LEADER_RECOVERY_STATE_NAMES, enum_name
+from metashell.image.partition_fields import FIELDS as PARTITION_FIELDS
+from metashell.image.partition_fields import Kind
 from metashell.protocol.uuid import uuid_to_str
 
 from .rows import ROWS_PER_BATCH
@@ -19,11 +21,13 @@ from .schemas import PARTITIONS
 __all__ = ["partition_batches"]
 
 
-#: The columns read straight off a partition's attribute of the same name: the schema's, between the
-#: partition id and the two columns converted on the way (directories, the recovery state's name).
-_PARTITION_FIELDS = tuple(
-    PARTITIONS.names[PARTITIONS.names.index("partition_id") + 1 : PARTITIONS.names.index("directories")]
-)
+_CONVERT: dict[Kind, Callable[[Any], Any] | None] = {
+    Kind.INT: None,
+    Kind.BROKER_IDS: None,
+    Kind.DIRECTORY_IDS: lambda ds: [uuid_to_str(d) for d in ds],
+    Kind.RECOVERY_STATE: lambda code: enum_name(LEADER_RECOVERY_STATE_NAMES, code),
+}
+"""How a partition field's value becomes its column's, by what it holds (None: as it is)."""
 
 
 def _distinct_column(
@@ -62,26 +66,13 @@ def partition_batches(image: MetadataImage, head: tuple[Any, ...]) -> Iterator[p
         columns.append(pa.array([uuid_to_str(t.id) for t in topics], type=pa.string()).take(rows))
         columns.append(pa.array([t.name for t in topics], type=pa.string()).take(rows))
         columns.append(pa.array(index, type=pa.int32()))
-        for f in _PARTITION_FIELDS:
-            values = list(map(attrgetter(f), parts))
-            kind = types[f]
-            columns.append(
-                _distinct_column(values, kind)
-                if isinstance(kind, pa.ListType)
-                else pa.array(values, type=kind)
-            )
-        columns.append(
-            _distinct_column(
-                [p.directories for p in parts], types["directories"], lambda ds: [uuid_to_str(d) for d in ds]
-            )
-        )
-        columns.append(
-            _distinct_column(
-                [p.leader_recovery_state for p in parts],
-                types["leader_recovery_state"],
-                lambda code: enum_name(LEADER_RECOVERY_STATE_NAMES, code),
-            )
-        )
+        for f in PARTITION_FIELDS:
+            values = list(map(attrgetter(f.name), parts))
+            kind = types[f.name]
+            if f.kind is Kind.INT:
+                columns.append(pa.array(values, type=kind))
+            else:  # lists and codes repeat: each distinct value converted once
+                columns.append(_distinct_column(values, kind, _CONVERT[f.kind]))
         return pa.RecordBatch.from_arrays(columns, schema=schema)
 
     run: list[Any] = []

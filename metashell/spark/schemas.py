@@ -13,6 +13,9 @@ from __future__ import annotations
 
 import pyarrow as pa
 
+from metashell.image.partition_fields import FIELDS as PARTITION_FIELDS
+from metashell.image.partition_fields import Kind
+
 __all__ = ["spark_ddl"]
 
 _DATASET = [
@@ -120,23 +123,21 @@ TOPICS = pa.schema(
     ]
 )
 
+_PARTITION_FIELD_TYPES = {
+    Kind.INT: pa.int32(),
+    Kind.BROKER_IDS: _INTS,
+    Kind.DIRECTORY_IDS: pa.list_(pa.string()),
+    Kind.RECOVERY_STATE: pa.string(),  # Kafka's name for the code
+}
+"""A partition field's column type, by what it holds (``image/partition_fields.py``)."""
+
 PARTITIONS = pa.schema(
     [
         *_IMAGE,
         pa.field("topic_id", pa.string()),
         pa.field("topic_name", pa.string()),
         pa.field("partition_id", pa.int32()),
-        pa.field("leader", pa.int32()),
-        pa.field("leader_epoch", pa.int32()),
-        pa.field("partition_epoch", pa.int32()),
-        pa.field("replicas", _INTS),
-        pa.field("isr", _INTS),
-        pa.field("elr", _INTS),
-        pa.field("last_known_elr", _INTS),
-        pa.field("adding_replicas", _INTS),
-        pa.field("removing_replicas", _INTS),
-        pa.field("directories", pa.list_(pa.string())),
-        pa.field("leader_recovery_state", pa.string()),
+        *(pa.field(f.name, _PARTITION_FIELD_TYPES[f.kind]) for f in PARTITION_FIELDS),
     ]
 )
 

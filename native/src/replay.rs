@@ -13,6 +13,8 @@ pub mod deferred;
 pub mod id_table;
 pub mod journal;
 pub mod partitions;
+#[rustfmt::skip] // written by scripts/gen_partition_fields.py, compared byte for byte by its --check test
+pub mod slots;
 pub mod topic_index;
 
 use std::sync::{Arc, OnceLock};
@@ -23,6 +25,7 @@ use pyo3::types::{PyBytes, PyDict, PyList, PySet, PyString, PyTuple};
 use self::deferred::{Pending, Stored};
 use self::journal::ChangeRun;
 use self::partitions::{Interned, Maker};
+use self::slots::change;
 use self::topic_index::{Known, TopicIndex};
 use crate::decode::entries;
 use crate::decode::generated;
@@ -38,23 +41,12 @@ const REMOVE_TOPIC_RECORD: u8 = 9;
 const CONFIG_RESOURCE_TOPIC: i64 = 2;
 
 /// Attribute names, made when the module is imported (`init`).
-const NAMES: [&str; 26] = [
+const NAMES: [&str; 15] = [
     "_topics_by_id",
     "_ints",
     "journal",
     "_migrating",
     "partitions",
-    "adding_replicas",
-    "directories",
-    "elr",
-    "isr",
-    "last_known_elr",
-    "leader",
-    "leader_epoch",
-    "leader_recovery_state",
-    "partition_epoch",
-    "removing_replicas",
-    "replicas",
     "orphan_topics",
     "_image",
     "topics",
@@ -70,34 +62,23 @@ const TOPICS_BY_ID: usize = 0;
 const INTS: usize = 1;
 const JOURNAL: usize = 2;
 const MIGRATING: usize = 3;
-/// The attributes a change journals, in the order of `timeline.kept` (5..16 of NAMES).
-const KEPT: std::ops::Range<usize> = 5..16;
-const ISR: usize = 8;
-const LEADER: usize = 10;
-const LEADER_EPOCH: usize = 11;
-const LEADER_RECOVERY_STATE: usize = 12;
-const PARTITION_EPOCH: usize = 13;
-const REMOVING: usize = 14;
-const ADDING: usize = 5;
-const ELR: usize = 7;
-const LAST_KNOWN_ELR: usize = 9;
-const ORPHAN_TOPICS: usize = 16;
-const IMAGE: usize = 17;
-const TOPICS: usize = 18;
-const BY_NAME: usize = 19;
-const CONFIGS: usize = 20;
-const NAME: usize = 21;
-const TOPIC_PARTITIONS: usize = 22;
-const TOPIC_PENDING: usize = 23;
-const DEFER_PARTITIONS: usize = 24;
-const TOPIC_ID: usize = 25;
+const ORPHAN_TOPICS: usize = 5;
+const IMAGE: usize = 6;
+const TOPICS: usize = 7;
+const BY_NAME: usize = 8;
+const CONFIGS: usize = 9;
+const NAME: usize = 10;
+const TOPIC_PARTITIONS: usize = 11;
+const TOPIC_PENDING: usize = 12;
+const DEFER_PARTITIONS: usize = 13;
+const TOPIC_ID: usize = 14;
 /// The slots of a `Topic` a run sets (`Ctx::new_topic`): its partitions, its deferred partitions,
 /// its id and its name.
 const TOPIC_SLOTS: [usize; 4] = [TOPIC_PARTITIONS, TOPIC_PENDING, TOPIC_ID, NAME];
 
 /// The attribute names of a journalled partition, in order.
 pub fn kept_attributes() -> Vec<&'static str> {
-    NAMES[KEPT].to_vec()
+    slots::NAMES.to_vec()
 }
 
 static ATTRS: OnceLock<Vec<Py<PyString>>> = OnceLock::new();
@@ -124,7 +105,7 @@ pub struct Ctx<'py> {
     /// The replayer's `defer_partitions`: a topic made without a journal defers its partitions.
     defer: bool,
     missing: Obj<'py>,
-    /// `Partition`'s slot descriptors, in the order of `KEPT` (so `slots[ISR - KEPT.start]`...).
+    /// `Partition`'s slot descriptors, in `slots::NAMES` order (so `slots[slots::ISR]`...).
     slots: Vec<Obj<'py>>,
     /// Makes partitions; its `offsets` say where each of those slots sits in a `Partition` (bytes
     /// from the object's start), read from the descriptors and checked against the type
@@ -314,23 +295,23 @@ impl<'py> Ctx<'py> {
         Ok(())
     }
 
-    /// The address of slot `name` in `p` when `p`'s type is exactly `Partition` (so the offsets
+    /// The address of slot `slot` (`slots::NAMES[slot]`) in `p` when `p`'s type is exactly `Partition` (so the offsets
     /// read from its descriptors hold); `None` for anything else (read through the descriptor).
-    fn slot_ptr(&self, p: &Obj<'py>, name: usize) -> Option<*mut *mut pyo3::ffi::PyObject> {
+    fn slot_ptr(&self, p: &Obj<'py>, slot: usize) -> Option<*mut *mut pyo3::ffi::PyObject> {
         // SAFETY: reading the type of a live object; for an object of exactly `partition_cls`, the
         // offset lies inside its slots (`slot_offsets`).
         unsafe {
             if pyo3::ffi::Py_TYPE(p.as_ptr()).cast::<pyo3::ffi::PyObject>() != self.make.partition_cls.as_ptr() {
                 return None;
             }
-            Some(p.as_ptr().cast::<u8>().offset(self.make.offsets[name - KEPT.start]).cast())
+            Some(p.as_ptr().cast::<u8>().offset(self.make.offsets[slot]).cast())
         }
     }
 
-    /// `p.<NAMES[name]>` for a slot of `Partition`, read through its member descriptor (no
+    /// `p.<slots::NAMES[slot]>` for a slot of `Partition`, read through its member descriptor (no
     /// attribute lookup by name: a long log's change journals eleven of them).
-    fn slot(&self, p: &Obj<'py>, name: usize) -> PyResult<Obj<'py>> {
-        if let Some(at) = self.slot_ptr(p, name) {
+    fn slot(&self, p: &Obj<'py>, slot: usize) -> PyResult<Obj<'py>> {
+        if let Some(at) = self.slot_ptr(p, slot) {
             // SAFETY: `at` is a slot of the live Partition `p`; an empty slot is null, which reads
             // as the AttributeError its descriptor raises.
             let v = unsafe { *at };
@@ -339,7 +320,7 @@ impl<'py> Ctx<'py> {
                 return Ok(unsafe { Bound::from_borrowed_ptr(self.py, v) });
             }
         }
-        let d = &self.slots[name - KEPT.start];
+        let d = &self.slots[slot];
         // SAFETY: `d` is a member descriptor (checked in `partition_slots`); its getter checks that
         // `p` is an instance of its class and raises AttributeError for an empty slot.
         unsafe {
@@ -352,9 +333,9 @@ impl<'py> Ctx<'py> {
         }
     }
 
-    /// `p.<NAMES[name]> = v` through the slot's member descriptor.
-    fn set_slot(&self, p: &Obj<'py>, name: usize, v: &Obj<'py>) -> PyResult<()> {
-        if let Some(at) = self.slot_ptr(p, name) {
+    /// `p.<slots::NAMES[slot]> = v` through the slot's member descriptor.
+    fn set_slot(&self, p: &Obj<'py>, slot: usize, v: &Obj<'py>) -> PyResult<()> {
+        if let Some(at) = self.slot_ptr(p, slot) {
             // SAFETY: as `PyMember_SetOne` does for an object slot: the new reference is stored
             // first, then the old one (if any) released.
             unsafe {
@@ -363,7 +344,7 @@ impl<'py> Ctx<'py> {
             }
             return Ok(());
         }
-        let d = &self.slots[name - KEPT.start];
+        let d = &self.slots[slot];
         // SAFETY: as in `slot`; the setter checks the instance's class too.
         unsafe {
             let set = rt::type_slot(d, pyo3::ffi::Py_tp_descr_set);
@@ -564,10 +545,11 @@ fn partition_change<'py>(c: &Ctx<'py>, f: &RawFields<'_>) -> PyResult<Step> {
             }
         }
     }
-    let (Raw::Int(pid), Raw::Uuid(tid), Raw::Int(leader), Raw::Int(lrs_v)) = (f[0], f[1], f[3], f[7]) else {
+    let (Raw::Int(pid), Raw::Uuid(tid), Raw::Int(leader), Raw::Int(lrs_v)) =
+        (f[0], f[1], f[change::LEADER], f[change::LEADER_RECOVERY_STATE])
+    else {
         return Ok(Step::Python);
     };
-    let (isr, rep, rem, add, dirs, elr, lke) = (&f[2], &f[4], &f[5], &f[6], &f[8], &f[9], &f[10]);
     let Some(known) = c.topic_of(tid)? else {
         return Ok(Step::Python);
     };
@@ -575,24 +557,27 @@ fn partition_change<'py>(c: &Ctx<'py>, f: &RawFields<'_>) -> PyResult<Step> {
     let Some(p) = partitions.get_item(rt::int(c.py, pid)?)? else {
         return Ok(Step::Python);
     };
-    if !matches!(rep, Raw::Null) || !matches!(dirs, Raw::Null) || !(-1..=1).contains(&lrs_v) {
+    if !matches!(f[change::REPLICAS], Raw::Null)
+        || !matches!(f[change::DIRECTORIES], Raw::Null)
+        || !(-1..=1).contains(&lrs_v)
+    {
         return Ok(Step::Python);
     }
-    // the new values by slot (`KEPT` order), made in Python's order (its interning order)
-    let mut new: [Option<Obj<'py>>; 11] = Default::default();
-    for (value, name) in [(isr, ISR), (rem, REMOVING), (add, ADDING), (elr, ELR), (lke, LAST_KNOWN_ELR)] {
-        if !matches!(value, Raw::Null) {
-            new[name - KEPT.start] = Some(c.make.intern_raw(value)?);
+    // `partition.merge_change`: the new values by slot, made in Python's order (its interning order)
+    let mut new: [Option<Obj<'py>>; slots::COUNT] = Default::default();
+    for (field, slot) in slots::UNLESS_NULL {
+        if !matches!(f[field], Raw::Null) {
+            new[slot] = Some(c.make.intern_raw(&f[field])?);
         }
     }
     if leader != c.make.no_leader_change {
-        new[LEADER - KEPT.start] = Some(rt::int(c.py, leader)?);
-        new[LEADER_EPOCH - KEPT.start] = Some(c.slot(&p, LEADER_EPOCH)?.add(1)?);
+        new[slots::LEADER] = Some(rt::int(c.py, leader)?);
+        new[slots::LEADER_EPOCH] = Some(c.slot(&p, slots::LEADER_EPOCH)?.add(1)?);
     }
     if lrs_v != -1 {
-        new[LEADER_RECOVERY_STATE - KEPT.start] = Some(rt::int(c.py, lrs_v)?);
+        new[slots::LEADER_RECOVERY_STATE] = Some(rt::int(c.py, lrs_v)?);
     }
-    new[PARTITION_EPOCH - KEPT.start] = Some(c.slot(&p, PARTITION_EPOCH)?.add(1)?);
+    new[slots::PARTITION_EPOCH] = Some(c.slot(&p, slots::PARTITION_EPOCH)?.add(1)?);
     let new: Vec<(usize, Obj<'py>)> = new.into_iter().enumerate().filter_map(|(i, v)| Some((i, v?))).collect();
     if let Some(j) = &c.journal {
         c.change_run(j)?;
@@ -600,22 +585,22 @@ fn partition_change<'py>(c: &Ctx<'py>, f: &RawFields<'_>) -> PyResult<Step> {
             return Ok(Step::Applied);
         }
         // not exactly a `Partition` (a subclass put there by Python code): Python's entry
-        let kept = rt::tuple_with(c.py, 12, |i| if i == 0 { Ok(p.clone()) } else { c.slot(&p, KEPT.start + i - 1) })?;
+        let kept = rt::tuple_with(c.py, slots::COUNT + 1, |i| if i == 0 { Ok(p.clone()) } else { c.slot(&p, i - 1) })?;
         j.append(kept)?;
     }
-    for (i, v) in &new {
-        c.set_slot(&p, KEPT.start + i, v)?;
+    for (slot, v) in &new {
+        c.set_slot(&p, *slot, v)?;
     }
     Ok(Step::Applied)
 }
 
-/// `Partition`'s member descriptors for the slots named `NAMES[KEPT]`, in that order (what
+/// `Partition`'s member descriptors for the slots named `slots::NAMES`, in that order (what
 /// `Maker::new_partition` sets), checked to be member descriptors; each also checks, when it sets a
 /// slot, that the object is an instance of its class.
 fn partition_slots<'py>(slots: &Obj<'py>) -> PyResult<Vec<Obj<'py>>> {
     let bad = || pyo3::exceptions::PyTypeError::new_err("Partition's slots must be its member descriptors");
     let slots = slots.cast::<PyTuple>().map_err(|_| bad())?;
-    if slots.len() != KEPT.len() {
+    if slots.len() != self::slots::COUNT {
         return Err(bad());
     }
     member_descriptors(slots.iter())

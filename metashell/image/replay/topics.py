@@ -5,48 +5,14 @@ from __future__ import annotations
 from typing import Any
 
 from metashell.image.kafka_names import CONFIG_RESOURCE_TOPIC
-from metashell.protocol.metadata import ReplayDecoders
 from metashell.protocol.record_type import RecordType
 from metashell.protocol.uuid import uuid_to_str
 
-from ..model import EMPTY, MIGRATING_DIR, NO_LEADER_CHANGE, Partition, Topic
+from ..model import EMPTY, MIGRATING_DIR, Partition, Topic
+from ..partition import journal_entry, merge_change
+from ..partition_records import DECODERS, PARTITION_CHANGE_FIELDS, PARTITION_FIELDS
 from ..timeline import MISSING
 from .state import Fault, ReplayState, fast_rule, rule
-
-# The two hottest records are decoded straight into tuples of these fields (no dict, no key
-# lookups): a million PartitionRecords in a big snapshot, PartitionChangeRecords in the log.
-PARTITION_FIELDS = (
-    "PartitionId",
-    "TopicId",
-    "Replicas",
-    "Isr",
-    "RemovingReplicas",
-    "AddingReplicas",
-    "Leader",
-    "LeaderRecoveryState",
-    "LeaderEpoch",
-    "PartitionEpoch",
-    "Directories",
-    "EligibleLeaderReplicas",
-    "LastKnownElr",
-)
-PARTITION_CHANGE_FIELDS = (
-    "PartitionId",
-    "TopicId",
-    "Isr",
-    "Leader",
-    "Replicas",
-    "RemovingReplicas",
-    "AddingReplicas",
-    "LeaderRecoveryState",
-    "Directories",
-    "EligibleLeaderReplicas",
-    "LastKnownElr",
-)
-DECODERS = ReplayDecoders(
-    {"PartitionRecord": PARTITION_FIELDS, "PartitionChangeRecord": PARTITION_CHANGE_FIELDS}
-)
-
 
 __all__ = ["DECODERS", "PARTITION_CHANGE_FIELDS", "PARTITION_FIELDS", "TopicRules"]
 
@@ -88,81 +54,28 @@ class TopicRules(ReplayState):
         j = self.journal
         if j is not None:  # _keep_slot, inline: a million of these per snapshot
             j.append((partitions, pid, partitions.get(pid, MISSING)))
-        partitions[pid] = Partition(
-            replicas,
-            directories,
-            replicas if isr == rep else intern(isr, isr) if isr else EMPTY,
-            intern(rem, rem) if rem else EMPTY,
-            intern(add, add) if add else EMPTY,
-            intern(elr, elr) if elr else EMPTY,
-            intern(lke, lke) if lke else EMPTY,
-            leader,
-            lrs,
-            le,
-            pe,
-        )
+        isr = replicas if isr == rep else intern(isr, isr) if isr else EMPTY
+        rem = intern(rem, rem) if rem else EMPTY
+        add = intern(add, add) if add else EMPTY
+        elr = intern(elr, elr) if elr else EMPTY
+        lke = intern(lke, lke) if lke else EMPTY
+        partitions[pid] = Partition(leader, le, pe, replicas, isr, elr, lke, add, rem, directories, lrs)
 
     @fast_rule(RecordType.PARTITION_CHANGE_RECORD)
     def _partition_change_tuple(self, t: tuple[Any, ...], offset: int) -> None:
         """PartitionChangeRecord as a ``PARTITION_CHANGE_FIELDS`` tuple: the common ISR / leader /
         ELR change.  Replica or directory changes, bad recovery states and unknown partitions are
         handed to :meth:`_partition_change` (same merge, with its checks and faults)."""
-        pid, tid, isr, leader, rep, rem, add, lrs, dirs, elr, lke = t
+        pid, tid, _isr, _leader, rep, _rem, _add, lrs, dirs, _elr, _lke = t
         topic = self._topics_by_id.get(tid)
         p = None if topic is None else topic.partitions.get(pid)
         if p is None or rep is not None or dirs is not None or lrs < -1 or lrs > 1:
             self._partition_change(dict(zip(PARTITION_CHANGE_FIELDS, t, strict=False)), offset)
             return
         j = self.journal
-        if j is not None:  # timeline.kept(p), inline: the hot path of a long log
-            j.append(
-                (
-                    p,
-                    p.adding_replicas,
-                    p.directories,
-                    p.elr,
-                    p.isr,
-                    p.last_known_elr,
-                    p.leader,
-                    p.leader_epoch,
-                    p.leader_recovery_state,
-                    p.partition_epoch,
-                    p.removing_replicas,
-                    p.replicas,
-                )
-            )
-        self._merge_change(p, isr, rem, add, elr, lke, leader, lrs)
-
-    def _merge_change(
-        self,
-        p: Partition,
-        isr: tuple[Any, ...] | None,
-        rem: tuple[Any, ...] | None,
-        add: tuple[Any, ...] | None,
-        elr: tuple[Any, ...] | None,
-        lke: tuple[Any, ...] | None,
-        leader: int,
-        lrs: int,
-    ) -> None:
-        """The part of ``PartitionRegistration.merge`` that cannot fail (ISR, ELR, leader,
-        recovery state; partitionEpoch + 1), shared by both paths: None = unchanged."""
-        intern = self._intern
-        if isr is not None:
-            p.isr = intern(isr, isr) if isr else EMPTY
-        if rem is not None:
-            p.removing_replicas = intern(rem, rem) if rem else EMPTY
-        if add is not None:
-            p.adding_replicas = intern(add, add) if add else EMPTY
-        if elr is not None:
-            p.elr = intern(elr, elr) if elr else EMPTY
-        if lke is not None:
-            p.last_known_elr = intern(lke, lke) if lke else EMPTY
-        if leader != NO_LEADER_CHANGE:
-            p.leader = leader
-            p.leader_epoch += 1
-        if lrs != -1:
-            p.leader_recovery_state = lrs
-        p.partition_epoch += 1
+        if j is not None:
+            j.append(journal_entry(p))
+        merge_change(p, self._intern, t)
 
     @rule(RecordType.PARTITION_RECORD)
     def _partition(self, d: dict[str, Any], offset: int) -> None:
@@ -199,17 +112,17 @@ class TopicRules(ReplayState):
         lke = intern(x, x) if v and (x := tuple(v)) else EMPTY
         self._keep_slot(topic.partitions, d["PartitionId"])
         topic.partitions[d["PartitionId"]] = Partition(
-            replicas,
-            directories,
-            isr,
-            removing,
-            adding,
-            elr,
-            lke,
             d["Leader"],
-            lrs,
             d["LeaderEpoch"],
             d["PartitionEpoch"],
+            replicas,
+            isr,
+            elr,
+            lke,
+            adding,
+            removing,
+            directories,
+            lrs,
         )
 
     @rule(RecordType.PARTITION_CHANGE_RECORD)
@@ -228,15 +141,10 @@ class TopicRules(ReplayState):
         self.keep_state(p)
         if rep is not None or dirs is not None or lrs < -1 or lrs > 1:
             self._partition_change_checked(d, p, rep, dirs, lrs)
-        self._merge_change(
+        merge_change(
             p,
-            _tuple(d["Isr"]),
-            _tuple(d["RemovingReplicas"]),
-            _tuple(d["AddingReplicas"]),
-            _tuple(d.get("EligibleLeaderReplicas")),
-            _tuple(d.get("LastKnownElr")),
-            d["Leader"],
-            lrs,
+            self._intern,
+            tuple(tuple(v) if type(v) is list else v for v in map(d.get, PARTITION_CHANGE_FIELDS)),
         )
 
     def _partition_change_checked(

@@ -33,12 +33,13 @@ use pyo3::types::PyDict;
 
 use crate::decode::generated::RawFields;
 use crate::replay::partitions::{self, Interned, Maker};
+use crate::replay::slots::{self, Slots};
 use crate::rt::{self, Fx, Raw};
 
 /// A `Maker` held between runs: what a `Pending` makes its partitions with when Python asks.
 pub struct Stored {
     partition_cls: Py<PyAny>,
-    offsets: [isize; 11],
+    offsets: [isize; slots::COUNT],
     empty: Py<PyAny>,
     migrating_dir: Py<PyAny>,
     /// `migrating_dir`'s bytes, which a row's directories are compared with while it is kept.
@@ -227,17 +228,30 @@ impl Rows {
 /// The most rows a topic's first row makes room for.
 const HINT_LIMIT: usize = 4096;
 
-/// What a partition made from `r` holds, in `KEPT` order: adding, directories, elr, isr,
-/// last_known_elr, leader, leader_epoch, leader_recovery_state, partition_epoch, removing, replicas.
-fn values<'py>(maker: &Maker<'py>, tables: &mut Tables, r: &Row) -> PyResult<[Bound<'py, PyAny>; 11]> {
+/// What a partition made from `r` holds, in slot order (`slots::NAMES`).
+fn values<'py>(maker: &Maker<'py>, tables: &mut Tables, r: &Row) -> PyResult<[Bound<'py, PyAny>; slots::COUNT]> {
     let py = maker.py;
     let n = tables.len(r.arrays[0]);
     let mut tuple = |i: usize| tables.tuple(maker, r.arrays[i], n);
-    let (rep, dirs, isr, rem) = (tuple(0)?, tuple(1)?, tuple(2)?, tuple(3)?);
-    let (add, elr, lke) = (tuple(4)?, tuple(5)?, tuple(6)?);
-    let (leader, le) = (rt::int(py, r.leader.into())?, rt::int(py, r.leader_epoch.into())?);
-    let (lrs, pe) = (rt::int(py, r.recovery.into())?, rt::int(py, r.partition_epoch.into())?);
-    Ok([add, dirs, elr, isr, lke, leader, le, lrs, pe, rem, rep])
+    let (replicas, directories, isr, removing_replicas) = (tuple(0)?, tuple(1)?, tuple(2)?, tuple(3)?);
+    let (adding_replicas, elr, last_known_elr) = (tuple(4)?, tuple(5)?, tuple(6)?);
+    let (leader, leader_epoch) = (rt::int(py, r.leader.into())?, rt::int(py, r.leader_epoch.into())?);
+    let (leader_recovery_state, partition_epoch) =
+        (rt::int(py, r.recovery.into())?, rt::int(py, r.partition_epoch.into())?);
+    let values = Slots {
+        replicas,
+        directories,
+        isr,
+        removing_replicas,
+        adding_replicas,
+        elr,
+        last_known_elr,
+        leader,
+        leader_recovery_state,
+        leader_epoch,
+        partition_epoch,
+    };
+    Ok(values.into_array())
 }
 
 /// A topic's partitions waiting to be made (module docstring); `None` once they are made.
@@ -377,9 +391,7 @@ impl Pending {
             made.try_reserve_exact(rows.len()).map_err(rt::no_memory)?;
         }
         for r in &rows {
-            let v = values(maker, &mut tables, r)?;
-            let p =
-                maker.new_partition([&v[0], &v[1], &v[2], &v[3], &v[4], &v[5], &v[6], &v[7], &v[8], &v[9], &v[10]])?;
+            let p = maker.new_partition(values(maker, &mut tables, r)?)?;
             if journalled {
                 made.push(p.clone().unbind());
             }
@@ -416,8 +428,8 @@ impl Pending {
         crate::rt::unpoisoned(&self.made).get(index as usize).map(|p| p.clone_ref(py))
     }
 
-    /// The values of a partition's slots (`KEPT` order) that `row` stands for, as `make` makes them.
-    pub fn row_values<'py>(&self, py: Python<'py>, row: &Row) -> PyResult<[Bound<'py, PyAny>; 11]> {
+    /// The values of a partition's slots (slot order) that `row` stands for, as `make` makes them.
+    pub fn row_values<'py>(&self, py: Python<'py>, row: &Row) -> PyResult<[Bound<'py, PyAny>; slots::COUNT]> {
         let kept = self.stored.with(py, |maker| {
             let v = values(maker, &mut crate::rt::unpoisoned(&self.stored.tables), row)?;
             Ok(v.map(Bound::unbind))

@@ -32,13 +32,14 @@ use pyo3::ffi;
 use pyo3::prelude::*;
 
 use crate::replay::deferred::{Pending, Row};
+use crate::replay::slots;
 use crate::rt::{self, Obj};
 
-/// All of a partition's eleven slots (a row change made into a slots change).
-const ALL_SLOTS: u16 = (1 << 11) - 1;
+/// All of a partition's slots (a row change made into a slots change).
+const ALL_SLOTS: u16 = (1 << slots::COUNT) - 1;
 
 enum Change {
-    /// A made partition: its slots in `mask` (bit i: the slot `KEPT[i]`), their values in its
+    /// A made partition: its slots in `mask` (bit i: the slot `slots::NAMES[i]`), their values in its
     /// run's `values` from `start` on, in slot order.
     Slots { partition: Py<PyAny>, mask: u16, start: u32 },
     /// The row at `index` of `pending`'s rows, as it was (or will be: the entry holds the other
@@ -53,12 +54,12 @@ pub struct Changes {
     values: Vec<Option<Py<PyAny>>>,
 }
 
-/// `Partition`, and where its `KEPT` slots sit (`partitions::Maker::offsets`): a partition of
+/// `Partition`, and where its slots sit (`partitions::Maker::offsets`): a partition of
 /// exactly this type is swapped at these offsets; no other is journalled here.
 #[derive(Clone, Copy)]
 pub struct Layout<'a> {
     pub partition_cls: &'a Obj<'a>,
-    pub offsets: &'a [isize; 11],
+    pub offsets: &'a [isize; slots::COUNT],
 }
 
 impl Layout<'_> {
@@ -68,7 +69,12 @@ impl Layout<'_> {
     }
 }
 
-fn slot(cls: *mut ffi::PyObject, offsets: &[isize; 11], p: &Obj<'_>, i: usize) -> Option<*mut *mut ffi::PyObject> {
+fn slot(
+    cls: *mut ffi::PyObject,
+    offsets: &[isize; slots::COUNT],
+    p: &Obj<'_>,
+    i: usize,
+) -> Option<*mut *mut ffi::PyObject> {
     // SAFETY: reading the type of a live object; for an object of exactly `cls` (`Partition`) the
     // offset is one of its slots (`replay::slot_offsets` checked them against the type).
     unsafe {
@@ -132,7 +138,7 @@ impl Changes {
 pub struct ChangeRun {
     changes: Mutex<Changes>,
     partition_cls: Py<PyAny>,
-    offsets: [isize; 11],
+    offsets: [isize; slots::COUNT],
 }
 
 impl ChangeRun {

@@ -9,6 +9,7 @@ use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict};
 
 use crate::decode::generated::RawFields;
+use crate::replay::slots::{self, record, Slots};
 use crate::rt::{self, Fx, Obj, Raw};
 
 /// The replayer's interned tuples (`_ints`), found by the bytes of the array they were decoded
@@ -85,8 +86,8 @@ pub fn migrating_default(dirs: &Raw<'_>, migrating: &[u8]) -> bool {
 pub struct Maker<'py> {
     pub py: Python<'py>,
     pub partition_cls: Obj<'py>,
-    /// Where each slot (in `KEPT` order) sits in a `Partition` (`replay::slot_offsets`).
-    pub offsets: [isize; 11],
+    /// Where each slot (in `slots::NAMES` order) sits in a `Partition` (`replay::slot_offsets`).
+    pub offsets: [isize; slots::COUNT],
     pub empty: Obj<'py>,
     pub migrating_dir: Obj<'py>,
     /// `NO_LEADER_CHANGE`: a change's leader when the leader stays (`deferred.rs` changes rows).
@@ -108,33 +109,48 @@ impl<'py> Maker<'py> {
             Raw::Int(le),
             Raw::Int(pe),
             Raw::Array(Fx::I32, rep_bytes),
-        ) = (f[0], f[6], f[7], f[8], f[9], f[2])
+        ) = (
+            f[0],
+            f[record::LEADER],
+            f[record::LEADER_RECOVERY_STATE],
+            f[record::LEADER_EPOCH],
+            f[record::PARTITION_EPOCH],
+            f[record::REPLICAS],
+        )
         else {
             return Err(not_plain());
         };
         let py = self.py;
-        let replicas = self.intern_raw(&f[2])?;
-        let directories = if migrating_default(&f[10], self.migrating_bytes()?) {
+        let replicas = self.intern_raw(&f[record::REPLICAS])?;
+        let directories = if migrating_default(&f[record::DIRECTORIES], self.migrating_bytes()?) {
             self.migrating_dirs(rep_bytes.len() / 4)?
         } else {
-            self.intern_raw(&f[10])?
+            self.intern_raw(&f[record::DIRECTORIES])?
         };
-        let same_isr = matches!(f[3], Raw::Array(Fx::I32, d) if d == rep_bytes);
-        let isr = if same_isr { replicas.clone() } else { self.intern_raw(&f[3])? };
-        let (rem, add) = (self.intern_raw(&f[4])?, self.intern_raw(&f[5])?);
-        let (elr, lke) = (self.intern_raw(&f[11])?, self.intern_raw(&f[12])?);
-        let (leader, lrs, le, pe) = (rt::int(py, leader)?, rt::int(py, lrs)?, rt::int(py, le)?, rt::int(py, pe)?);
-        // KEPT order: adding, directories, elr, isr, last_known_elr, leader, leader_epoch,
-        // leader_recovery_state, partition_epoch, removing, replicas
-        let p = self.new_partition([&add, &directories, &elr, &isr, &lke, &leader, &le, &lrs, &pe, &rem, &replicas])?;
+        let same_isr = matches!(f[record::ISR], Raw::Array(Fx::I32, d) if d == rep_bytes);
+        let isr = if same_isr { replicas.clone() } else { self.intern_raw(&f[record::ISR])? };
+        let values = Slots {
+            isr,
+            removing_replicas: self.intern_raw(&f[record::REMOVING_REPLICAS])?,
+            adding_replicas: self.intern_raw(&f[record::ADDING_REPLICAS])?,
+            elr: self.intern_raw(&f[record::ELR])?,
+            last_known_elr: self.intern_raw(&f[record::LAST_KNOWN_ELR])?,
+            leader: rt::int(py, leader)?,
+            leader_recovery_state: rt::int(py, lrs)?,
+            leader_epoch: rt::int(py, le)?,
+            partition_epoch: rt::int(py, pe)?,
+            replicas,
+            directories,
+        };
+        let p = self.new_partition(values.into_array())?;
         Ok((rt::int(py, pid)?, p))
     }
 
     /// `Partition(...)` without running `Partition.__init__` (a Python frame per partition, a
     /// fifth of a snapshot's replay): the instance is allocated by its type and each slot set at
-    /// its offset, which is what `__init__`'s assignments do. `values` are in `KEPT` order;
+    /// its offset, which is what `__init__`'s assignments do. `values` are in slot order;
     /// `tests/test_native_differential.py` holds the objects equal to Python's.
-    pub fn new_partition(&self, values: [&Obj<'py>; 11]) -> PyResult<Obj<'py>> {
+    pub fn new_partition(&self, values: [Obj<'py>; slots::COUNT]) -> PyResult<Obj<'py>> {
         let tp = self.partition_cls.as_ptr() as *mut pyo3::ffi::PyTypeObject;
         // SAFETY: `partition_cls` is the type whose slot offsets `offsets` are (checked against its
         // member descriptors and instance size in `replay::slot_offsets`); the instance comes from
@@ -143,10 +159,8 @@ impl<'py> Maker<'py> {
         for (v, &at) in values.into_iter().zip(self.offsets.iter()) {
             // SAFETY: `obj` is a new instance of exactly `partition_cls` (its allocator zero-fills
             // it), and `at` is the offset of one of its object slots: the slot is empty, and takes
-            // the new reference.
-            unsafe {
-                *(obj.as_ptr().cast::<u8>().offset(at).cast::<*mut pyo3::ffi::PyObject>()) = v.clone().into_ptr()
-            };
+            // the reference `v` held.
+            unsafe { *(obj.as_ptr().cast::<u8>().offset(at).cast::<*mut pyo3::ffi::PyObject>()) = v.into_ptr() };
         }
         // Out of the cyclic collector's sight: a partition holds tuples of ints and uuids and ints,
         // so it is never part of a cycle, and a million of them made after a load (when its pause

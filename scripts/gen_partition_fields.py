@@ -1,0 +1,214 @@
+#!/usr/bin/env python3
+"""Generate a partition's layout and merge, in Python and in Rust, from ``partition_fields.FIELDS``.
+
+Writes ``metashell/image/partition.py`` (the ``Partition`` class, its journal entry, its
+time-travel swap and the part of ``PartitionRegistration.merge`` that cannot fail) and
+``native/src/replay/slots.rs`` (the native core's slot names, indices and the change record's
+fields by merge rule), so that a field's name, order and rule are written once:
+
+    python scripts/gen_partition_fields.py            # rewrites both files
+    python scripts/gen_partition_fields.py --check    # exit 1 if either is out of date
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "scripts"))
+sys.path.insert(0, str(ROOT))
+
+from generated import write_or_check
+
+from metashell.image.partition_fields import FIELDS, SLOTS, Kind, Merge, PartitionField
+from metashell.image.partition_records import PARTITION_CHANGE_FIELDS, PARTITION_FIELDS
+
+PYTHON_TARGET = ROOT / "metashell" / "image" / "partition.py"
+RUST_TARGET = ROOT / "native" / "src" / "replay" / "slots.rs"
+SCRIPT = "scripts/gen_partition_fields.py"
+SOURCE = "metashell/image/partition_fields.py"
+
+_PY_TYPES = {
+    Kind.BROKER_IDS: "tuple[Any, ...]",
+    Kind.DIRECTORY_IDS: "tuple[Any, ...]",
+    Kind.INT: "int",
+    Kind.RECOVERY_STATE: "int",
+}
+
+
+def _merged(f: PartitionField) -> bool:
+    """Whether ``merge_change`` sets the field (the checked pair is set by the replayer's rule)."""
+    return f.in_change_record and f.merge is not Merge.CHECKED
+
+
+def _rule(f: PartitionField) -> list[str]:
+    """The lines of ``merge_change`` for one field, read from its place in the change record."""
+    n = f.name
+    at = f"    v = t[{PARTITION_CHANGE_FIELDS.index(f.kafka)}]  # {f.kafka}"
+    if f.merge is Merge.UNLESS_NULL:
+        return [at, "    if v is not None:", f"        p.{n} = intern(v, v) if v else EMPTY"]
+    if f.merge is Merge.LEADER:
+        bumped = [g.name for g in FIELDS if g.merge is Merge.BUMPED_BY_LEADER]
+        return [
+            at,
+            "    if v != NO_LEADER_CHANGE:",
+            f"        p.{n} = v",
+            *(f"        p.{b} += 1" for b in bumped),
+        ]
+    if f.merge is Merge.UNLESS_MINUS_ONE:
+        return [at, "    if v != -1:", f"        p.{n} = v"]
+    raise AssertionError(f"no merge rule for {n}: {f.merge}")
+
+
+def render_python() -> str:
+    """``metashell/image/partition.py``."""
+    params = ",\n".join(f"        {f.name}: {_PY_TYPES[f.kind]}" for f in FIELDS)
+    sets = "\n".join(f"        self.{f.name} = {f.name}" for f in FIELDS)
+    own = ",\n".join(f"            self.{f.name}" for f in FIELDS)
+    values = "".join(f"        p.{s},\n" for s in SLOTS)
+    merged = [f for f in FIELDS if _merged(f)]
+    merge_body = "\n".join(line for f in merged for line in _rule(f))
+    bumped = "\n".join(f"    p.{f.name} += 1" for f in FIELDS if f.merge is Merge.BUMPED)
+    return f'''"""``PartitionRegistration`` as the image keeps it: GENERATED, do not edit.
+
+Made by ``python {SCRIPT}`` from the field table in ``{SOURCE}``; checked byte for byte by
+the tests.  A new partition field is a row there, not an edit here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from .atoms import EMPTY, NO_LEADER_CHANGE, Slotted
+
+__all__ = ["Partition", "journal_entry", "merge_change", "swap_entry"]
+
+
+class Partition(Slotted):
+    """``PartitionRegistration``.  Int lists are (interned) tuples, ``directories`` a tuple of
+    16-byte uuids with one entry per replica (``MIGRATING_DIR`` when unknown)."""
+
+    __slots__ = (
+{"".join(f'        "{s}",{chr(10)}' for s in SLOTS)}    )
+
+    def __init__(
+        self,
+{params},
+    ) -> None:
+{sets}
+
+    def copy(self) -> Partition:
+        return Partition(
+{own},
+        )
+
+
+def journal_entry(p: Partition) -> tuple[Any, ...]:
+    """``timeline.kept(p)`` spelled out (no call per slot): ``(p, *its slot values)``, what a long
+    log journals for each partition change."""
+    return (
+        p,
+{values}    )
+
+
+def swap_entry(e: tuple[Any, ...]) -> tuple[Any, ...]:
+    """One step of time travel: give ``e``'s partition the values ``e`` holds, and return the entry
+    of the values they replace."""
+    p = e[0]
+    old = (
+        p,
+{values}    )
+    (
+        _,
+{values}    ) = e
+    return old
+
+
+def merge_change(p: Partition, intern: Callable[[Any, Any], Any], t: tuple[Any, ...]) -> None:
+    """The part of ``PartitionRegistration.merge`` that cannot fail, for a PartitionChangeRecord
+    decoded as ``PARTITION_CHANGE_FIELDS`` (arrays as tuples), shared by the replayer's two paths:
+    each field's rule is its ``Merge`` in the table (None, -1 or ``NO_LEADER_CHANGE`` = unchanged),
+    and every change bumps the partition epoch.  Arrays are interned (``intern(v, v)``), the empty
+    one is ``EMPTY``."""
+{merge_body}
+{bumped}
+'''
+
+
+def _const(name: str) -> str:
+    return name.upper()
+
+
+def render_rust() -> str:
+    """``native/src/replay/slots.rs``."""
+    n = len(SLOTS)
+    names = "".join(f'    "{s}",\n' for s in SLOTS)
+    indices = "".join(f"pub const {_const(s)}: usize = {i};\n" for i, s in enumerate(SLOTS))
+    struct = "".join(f"    pub {f.name}: T,\n" for f in FIELDS)
+    array = ", ".join(f"self.{s}" for s in SLOTS)
+    record = "".join(
+        f"    pub const {_const(f.name)}: usize = {PARTITION_FIELDS.index(f.kafka)};\n" for f in FIELDS
+    )
+    change = "".join(
+        f"    pub const {_const(f.name)}: usize = {PARTITION_CHANGE_FIELDS.index(f.kafka)};\n"
+        for f in FIELDS
+        if f.in_change_record
+    )
+    unless_null = [f for f in FIELDS if f.merge is Merge.UNLESS_NULL]
+    pairs = ", ".join(f"(change::{_const(f.name)}, {_const(f.name)})" for f in unless_null)
+    return f"""//! `Partition`'s slots and the partition records' fields: GENERATED, do not edit.
+//!
+//! Made by `python {SCRIPT}` from the field table in `{SOURCE}`;
+//! checked byte for byte by the tests. A slot's index is its place in `Partition.__slots__` (the
+//! order of a journal entry's values, and of `Maker::offsets`).
+// A table: each slot's index is declared whether or not a rule names it.
+#![allow(dead_code)]
+
+/// How many slots a `Partition` has.
+pub const COUNT: usize = {n};
+
+/// `Partition.__slots__`, in order.
+pub const NAMES: [&str; COUNT] = [
+{names}];
+
+{indices}
+/// One value per slot, by name: the only place where values are put in slot order (`into_array`).
+pub struct Slots<T> {{
+{struct}}}
+
+impl<T> Slots<T> {{
+    /// The values in slot order.
+    pub fn into_array(self) -> [T; COUNT] {{
+        [{array}]
+    }}
+}}
+
+/// Each field's place in a decoded PartitionRecord (`PARTITION_FIELDS`).
+pub mod record {{
+{record}}}
+
+/// Each carried field's place in a decoded PartitionChangeRecord (`PARTITION_CHANGE_FIELDS`).
+pub mod change {{
+{change}}}
+
+/// The change record's nullable arrays (`Merge.UNLESS_NULL`: null keeps the old value), as
+/// (field in the record, slot), in the order Python's `merge_change` interns them.
+pub const UNLESS_NULL: [(usize, usize); {len(unless_null)}] = [{pairs}];
+"""
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=(__doc__ or "").strip().split("\n\n")[0])
+    parser.add_argument("--check", action="store_true", help="only check that the files are up to date")
+    args = parser.parse_args()
+    status = 0
+    for target, render in ((PYTHON_TARGET, render_python), (RUST_TARGET, render_rust)):
+        status |= write_or_check(target, render(), check=args.check, script=SCRIPT)
+    return status
+
+
+if __name__ == "__main__":
+    sys.exit(main())
