@@ -157,8 +157,15 @@ def render_rust() -> str:
         for f in FIELDS
         if f.in_change_record
     )
+    arrays = [f for f in FIELDS if f.kind in (Kind.BROKER_IDS, Kind.DIRECTORY_IDS)]
+    array_indices = "".join(f"    pub const {_const(f.name)}: usize = {i};\n" for i, f in enumerate(arrays))
+    array_struct = "".join(f"    pub {f.name}: T,\n" for f in arrays)
+    array_list = ", ".join(f"self.{f.name}" for f in arrays)
     unless_null = [f for f in FIELDS if f.merge is Merge.UNLESS_NULL]
-    pairs = ", ".join(f"(change::{_const(f.name)}, {_const(f.name)})" for f in unless_null)
+    carried = "".join(
+        f"    UnlessNull {{ field: change::{_const(f.name)}, slot: {_const(f.name)}, array: array::{_const(f.name)} }},\n"
+        for f in unless_null
+    )
     return f"""//! `Partition`'s slots and the partition records' fields: GENERATED, do not edit.
 //!
 //! Made by `python {SCRIPT}` from the field table in `{SOURCE}`;
@@ -194,9 +201,34 @@ pub mod record {{
 pub mod change {{
 {change}}}
 
-/// The change record's nullable arrays (`Merge.UNLESS_NULL`: null keeps the old value), as
-/// (field in the record, slot), in the order Python's `merge_change` interns them.
-pub const UNLESS_NULL: [(usize, usize); {len(unless_null)}] = [{pairs}];
+/// The array fields' places in a waiting partition's row (`deferred::Row`).
+pub mod array {{
+    /// How many array fields a partition has.
+    pub const COUNT: usize = {len(arrays)};
+{array_indices}}}
+
+/// One value per array field, by name: the only place where they are put in row order.
+pub struct Arrays<T> {{
+{array_struct}}}
+
+impl<T> Arrays<T> {{
+    /// The values in row order (`array`).
+    pub fn into_array(self) -> [T; array::COUNT] {{
+        [{array_list}]
+    }}
+}}
+
+/// A field a PartitionChangeRecord replaces unless it is null (`Merge.UNLESS_NULL`): where it is in
+/// the decoded record, in a partition and in a waiting row.
+pub struct UnlessNull {{
+    pub field: usize,
+    pub slot: usize,
+    pub array: usize,
+}}
+
+/// The change record's nullable arrays, in the order Python's `merge_change` interns them.
+pub const UNLESS_NULL: [UnlessNull; {len(unless_null)}] = [
+{carried}];
 """
 
 

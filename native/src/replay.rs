@@ -565,9 +565,9 @@ fn partition_change<'py>(c: &Ctx<'py>, f: &RawFields<'_>) -> PyResult<Step> {
     }
     // `partition.merge_change`: the new values by slot, made in Python's order (its interning order)
     let mut new: [Option<Obj<'py>>; slots::COUNT] = Default::default();
-    for (field, slot) in slots::UNLESS_NULL {
-        if !matches!(f[field], Raw::Null) {
-            new[slot] = Some(c.make.intern_raw(&f[field])?);
+    for carried in slots::UNLESS_NULL {
+        if !matches!(f[carried.field], Raw::Null) {
+            new[carried.slot] = Some(c.make.intern_raw(&f[carried.field])?);
         }
     }
     if leader != c.make.no_leader_change {

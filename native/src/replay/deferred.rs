@@ -33,7 +33,7 @@ use pyo3::types::PyDict;
 
 use crate::decode::generated::RawFields;
 use crate::replay::partitions::{self, Interned, Maker};
-use crate::replay::slots::{self, Slots};
+use crate::replay::slots::{self, array, change, record, Arrays, Slots};
 use crate::rt::{self, Fx, Raw};
 
 /// A `Maker` held between runs: what a `Pending` makes its partitions with when Python asks.
@@ -183,8 +183,8 @@ pub struct Row {
     leader_epoch: i32,
     partition_epoch: i32,
     recovery: i8,
-    /// replicas, directories, isr, removing, adding, elr, last known elr
-    arrays: [ArrayId; 7],
+    /// By `slots::array`'s indices.
+    arrays: [ArrayId; array::COUNT],
 }
 
 /// The rows a topic keeps searched one by one when a partition id is not its place: a topic of
@@ -231,25 +231,20 @@ const HINT_LIMIT: usize = 4096;
 /// What a partition made from `r` holds, in slot order (`slots::NAMES`).
 fn values<'py>(maker: &Maker<'py>, tables: &mut Tables, r: &Row) -> PyResult<[Bound<'py, PyAny>; slots::COUNT]> {
     let py = maker.py;
-    let n = tables.len(r.arrays[0]);
+    let n = tables.len(r.arrays[array::REPLICAS]);
     let mut tuple = |i: usize| tables.tuple(maker, r.arrays[i], n);
-    let (replicas, directories, isr, removing_replicas) = (tuple(0)?, tuple(1)?, tuple(2)?, tuple(3)?);
-    let (adding_replicas, elr, last_known_elr) = (tuple(4)?, tuple(5)?, tuple(6)?);
-    let (leader, leader_epoch) = (rt::int(py, r.leader.into())?, rt::int(py, r.leader_epoch.into())?);
-    let (leader_recovery_state, partition_epoch) =
-        (rt::int(py, r.recovery.into())?, rt::int(py, r.partition_epoch.into())?);
     let values = Slots {
-        replicas,
-        directories,
-        isr,
-        removing_replicas,
-        adding_replicas,
-        elr,
-        last_known_elr,
-        leader,
-        leader_recovery_state,
-        leader_epoch,
-        partition_epoch,
+        replicas: tuple(array::REPLICAS)?,
+        directories: tuple(array::DIRECTORIES)?,
+        isr: tuple(array::ISR)?,
+        removing_replicas: tuple(array::REMOVING_REPLICAS)?,
+        adding_replicas: tuple(array::ADDING_REPLICAS)?,
+        elr: tuple(array::ELR)?,
+        last_known_elr: tuple(array::LAST_KNOWN_ELR)?,
+        leader: rt::int(py, r.leader.into())?,
+        leader_epoch: rt::int(py, r.leader_epoch.into())?,
+        leader_recovery_state: rt::int(py, r.recovery.into())?,
+        partition_epoch: rt::int(py, r.partition_epoch.into())?,
     };
     Ok(values.into_array())
 }
@@ -283,9 +278,14 @@ impl Pending {
         let Some(rows) = rows.as_mut() else {
             return false;
         };
-        let (Raw::Int(pid), Raw::Int(leader), Raw::Int(recovery), Raw::Int(le), Raw::Int(pe), Raw::Array(_, rep)) =
-            (f[0], f[6], f[7], f[8], f[9], f[2])
-        else {
+        let (Raw::Int(pid), Raw::Int(leader), Raw::Int(recovery), Raw::Int(le), Raw::Int(pe), Raw::Array(_, rep)) = (
+            f[0],
+            f[record::LEADER],
+            f[record::LEADER_RECOVERY_STATE],
+            f[record::LEADER_EPOCH],
+            f[record::PARTITION_EPOCH],
+            f[record::REPLICAS],
+        ) else {
             return false;
         };
         let (Ok(pid), Ok(leader), Ok(recovery), Ok(le), Ok(pe)) =
@@ -297,16 +297,25 @@ impl Pending {
             return false;
         };
         let mut tables = crate::rt::unpoisoned(&self.stored.tables);
-        let dirs = if partitions::migrating_default(&f[10], &self.stored.migrating_bytes) {
+        let dirs = if partitions::migrating_default(&f[record::DIRECTORIES], &self.stored.migrating_bytes) {
             Some(MIGRATING)
         } else {
-            tables.id(&f[10])
+            tables.id(&f[record::DIRECTORIES])
         };
-        let same_isr = matches!(f[3], Raw::Array(Fx::I32, d) if d == rep);
+        let same_isr = matches!(f[record::ISR], Raw::Array(Fx::I32, d) if d == rep);
         let arrays = (|| {
-            let replicas = tables.id(&f[2])?;
-            let isr = if same_isr { replicas } else { tables.id(&f[3])? };
-            Some([replicas, dirs?, isr, tables.id(&f[4])?, tables.id(&f[5])?, tables.id(&f[11])?, tables.id(&f[12])?])
+            let replicas = tables.id(&f[record::REPLICAS])?;
+            let isr = if same_isr { replicas } else { tables.id(&f[record::ISR])? };
+            let arrays = Arrays {
+                replicas,
+                directories: dirs?,
+                isr,
+                removing_replicas: tables.id(&f[record::REMOVING_REPLICAS])?,
+                adding_replicas: tables.id(&f[record::ADDING_REPLICAS])?,
+                elr: tables.id(&f[record::ELR])?,
+                last_known_elr: tables.id(&f[record::LAST_KNOWN_ELR])?,
+            };
+            Some(arrays.into_array())
         })();
         let Some(arrays) = arrays else {
             return false;
@@ -332,7 +341,9 @@ impl Pending {
     pub fn defer_change(&self, f: &RawFields<'_>, no_leader_change: i64, journalled: bool) -> Option<(u32, Row)> {
         let mut rows = crate::rt::unpoisoned(&self.rows);
         let rows = rows.as_mut()?;
-        let (Raw::Int(pid), Raw::Int(leader), Raw::Int(recovery)) = (f[0], f[3], f[7]) else {
+        let (Raw::Int(pid), Raw::Int(leader), Raw::Int(recovery)) =
+            (f[0], f[change::LEADER], f[change::LEADER_RECOVERY_STATE])
+        else {
             return None;
         };
         let (Ok(pid), Ok(recovery)) = (i32::try_from(pid), i8::try_from(recovery)) else {
@@ -354,11 +365,10 @@ impl Pending {
         };
         let mut tables = crate::rt::unpoisoned(&self.stored.tables);
         let mut arrays = rows.0[at].arrays;
-        // isr, removing, adding, elr, last known elr: set where the change names them
-        for (field, slot) in [(2, 2), (5, 3), (6, 4), (9, 5), (10, 6)] {
-            if !matches!(f[field], Raw::Null) {
-                let id = tables.id(&f[field])?;
-                arrays[slot] = id;
+        // `partition.merge_change`: the arrays a change names, set
+        for carried in slots::UNLESS_NULL {
+            if !matches!(f[carried.field], Raw::Null) {
+                arrays[carried.array] = tables.id(&f[carried.field])?;
             }
         }
         let row = &mut rows.0[at];

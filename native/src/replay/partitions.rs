@@ -9,7 +9,7 @@ use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict};
 
 use crate::decode::generated::RawFields;
-use crate::replay::slots::{self, record, Slots};
+use crate::replay::slots::{self, change, record, Slots};
 use crate::rt::{self, Fx, Obj, Raw};
 
 /// The replayer's interned tuples (`_ints`), found by the bytes of the array they were decoded
@@ -41,17 +41,22 @@ impl Interned {
 /// case (`replay.rs`: what Python applies without a fault or a warning, given that the topic
 /// exists), or None.
 pub fn plain_topic<'a>(f: &RawFields<'a>) -> Option<&'a [u8]> {
-    let (Raw::Int(_), Raw::Uuid(tid), Raw::Int(_), Raw::Int(lrs), Raw::Int(_), Raw::Int(_)) =
-        (f[0], f[1], f[6], f[7], f[8], f[9])
-    else {
+    let (Raw::Int(_), Raw::Uuid(tid), Raw::Int(_), Raw::Int(lrs), Raw::Int(_), Raw::Int(_)) = (
+        f[0],
+        f[1],
+        f[record::LEADER],
+        f[record::LEADER_RECOVERY_STATE],
+        f[record::LEADER_EPOCH],
+        f[record::PARTITION_EPOCH],
+    ) else {
         return None;
     };
-    let n_dirs = match f[10] {
+    let n_dirs = match f[record::DIRECTORIES] {
         Raw::Array(Fx::Uuid, d) => d.len() / 16,
         Raw::Null => 0,
         _ => return None,
     };
-    let Raw::Array(Fx::I32, rep) = f[2] else {
+    let Raw::Array(Fx::I32, rep) = f[record::REPLICAS] else {
         return None;
     };
     let n_rep = rep.len() / 4;
@@ -65,14 +70,18 @@ pub fn plain_topic<'a>(f: &RawFields<'a>) -> Option<&'a [u8]> {
 /// their plain case (`replay.rs`: no replica or directory change, a valid recovery state; Python
 /// applies it without a fault if the partition exists), or None.
 pub fn plain_change<'a>(f: &RawFields<'a>) -> Option<&'a [u8]> {
-    let (Raw::Int(_), Raw::Uuid(tid), Raw::Int(_), Raw::Int(lrs)) = (f[0], f[1], f[3], f[7]) else {
+    let (Raw::Int(_), Raw::Uuid(tid), Raw::Int(_), Raw::Int(lrs)) =
+        (f[0], f[1], f[change::LEADER], f[change::LEADER_RECOVERY_STATE])
+    else {
         return None;
     };
-    let plain = matches!(f[4], Raw::Null) && matches!(f[8], Raw::Null) && (-1..=1).contains(&lrs);
+    let plain = matches!(f[change::REPLICAS], Raw::Null)
+        && matches!(f[change::DIRECTORIES], Raw::Null)
+        && (-1..=1).contains(&lrs);
     plain.then_some(tid)
 }
 
-/// `defaultToMigrating`: a plain PartitionRecord's directories (`f[10]`: uuids or null) are the
+/// `defaultToMigrating`: a plain PartitionRecord's directories (uuids or null) are the
 /// shared MIGRATING ones when none is listed or every one is `migrating` (the model's
 /// `MIGRATING_DIR`). The rule of both the run (`Maker::partition`) and a waiting row (`deferred.rs`).
 pub fn migrating_default(dirs: &Raw<'_>, migrating: &[u8]) -> bool {

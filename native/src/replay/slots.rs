@@ -86,6 +86,50 @@ pub mod change {
     pub const LEADER_RECOVERY_STATE: usize = 7;
 }
 
-/// The change record's nullable arrays (`Merge.UNLESS_NULL`: null keeps the old value), as
-/// (field in the record, slot), in the order Python's `merge_change` interns them.
-pub const UNLESS_NULL: [(usize, usize); 5] = [(change::ISR, ISR), (change::ELR, ELR), (change::LAST_KNOWN_ELR, LAST_KNOWN_ELR), (change::ADDING_REPLICAS, ADDING_REPLICAS), (change::REMOVING_REPLICAS, REMOVING_REPLICAS)];
+/// The array fields' places in a waiting partition's row (`deferred::Row`).
+pub mod array {
+    /// How many array fields a partition has.
+    pub const COUNT: usize = 7;
+    pub const REPLICAS: usize = 0;
+    pub const ISR: usize = 1;
+    pub const ELR: usize = 2;
+    pub const LAST_KNOWN_ELR: usize = 3;
+    pub const ADDING_REPLICAS: usize = 4;
+    pub const REMOVING_REPLICAS: usize = 5;
+    pub const DIRECTORIES: usize = 6;
+}
+
+/// One value per array field, by name: the only place where they are put in row order.
+pub struct Arrays<T> {
+    pub replicas: T,
+    pub isr: T,
+    pub elr: T,
+    pub last_known_elr: T,
+    pub adding_replicas: T,
+    pub removing_replicas: T,
+    pub directories: T,
+}
+
+impl<T> Arrays<T> {
+    /// The values in row order (`array`).
+    pub fn into_array(self) -> [T; array::COUNT] {
+        [self.replicas, self.isr, self.elr, self.last_known_elr, self.adding_replicas, self.removing_replicas, self.directories]
+    }
+}
+
+/// A field a PartitionChangeRecord replaces unless it is null (`Merge.UNLESS_NULL`): where it is in
+/// the decoded record, in a partition and in a waiting row.
+pub struct UnlessNull {
+    pub field: usize,
+    pub slot: usize,
+    pub array: usize,
+}
+
+/// The change record's nullable arrays, in the order Python's `merge_change` interns them.
+pub const UNLESS_NULL: [UnlessNull; 5] = [
+    UnlessNull { field: change::ISR, slot: ISR, array: array::ISR },
+    UnlessNull { field: change::ELR, slot: ELR, array: array::ELR },
+    UnlessNull { field: change::LAST_KNOWN_ELR, slot: LAST_KNOWN_ELR, array: array::LAST_KNOWN_ELR },
+    UnlessNull { field: change::ADDING_REPLICAS, slot: ADDING_REPLICAS, array: array::ADDING_REPLICAS },
+    UnlessNull { field: change::REMOVING_REPLICAS, slot: REMOVING_REPLICAS, array: array::REMOVING_REPLICAS },
+];
