@@ -232,7 +232,21 @@ pub const UNLESS_NULL: [UnlessNull; {len(unless_null)}] = [
 """
 
 
+def _decoded_everywhere() -> None:
+    """Every field has a place in the decoded records (the table's row comes with the schema)."""
+    for f in FIELDS:
+        records = [("PARTITION_FIELDS", PARTITION_FIELDS)]
+        if f.in_change_record:
+            records.append(("PARTITION_CHANGE_FIELDS", PARTITION_CHANGE_FIELDS))
+        for name, fields in records:
+            if f.kafka not in fields:
+                sys.exit(
+                    f"{f.kafka} is not in {name} (metashell/image/partition_records.py): add it in its schema's order"
+                )
+
+
 def main() -> int:
+    _decoded_everywhere()
     parser = argparse.ArgumentParser(description=(__doc__ or "").strip().split("\n\n")[0])
     parser.add_argument("--check", action="store_true", help="only check that the files are up to date")
     args = parser.parse_args()

@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 from conftest import FIXTURES
+from partitions import partition
 from test_cli import run_cli
 
 from metashell.image.health import check_health, effective_min_isr
@@ -39,18 +40,15 @@ def part(
     removing: tuple[int, ...] = (),
     elr: tuple[int, ...] = (),
 ) -> Partition:
-    return Partition(
+    return partition(
         leader=leader,
         leader_epoch=3,
         partition_epoch=5,
         replicas=replicas,
         isr=isr,
         elr=elr,
-        last_known_elr=(),
         adding_replicas=adding,
         removing_replicas=removing,
-        directories=(bytes(16),) * len(replicas),
-        leader_recovery_state=0,
     )
 
 

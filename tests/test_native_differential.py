@@ -31,6 +31,7 @@ import pytest
 from conftest import CORPUS, FIXTURES, REPO, corpus_paths, native_core
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from partitions import partition
 from record_strategies import field_values, records
 
 from metashell.errors import DecodeError
@@ -518,7 +519,7 @@ def test_the_native_replay_sets_slots_only_where_they_are_partitions(native: Any
     when a run starts: descriptors of another class (the same names, another layout) are refused
     with a TypeError, and a partition that is not exactly a ``Partition`` (a subclass put there by
     Python code) is still changed through its descriptors, as Python would."""
-    from metashell.image.model import MIGRATING_DIR, Partition
+    from metashell.image.model import Partition
     from metashell.image.replay import Replayer
     from metashell.image.replay.native import _CONSTANTS
 
@@ -541,18 +542,8 @@ def test_the_native_replay_sets_slots_only_where_they_are_partitions(native: Any
     fast, slow = Replayer(), Replayer()
     for r in (fast, slow):
         r.replay_value(topic, 0)
-        r.image.topics.by_id[tid].partitions[0] = Sub(
-            replicas=(1, 2, 3),
-            directories=(MIGRATING_DIR,) * 3,
-            isr=(1, 2, 3),
-            removing_replicas=(),
-            adding_replicas=(),
-            elr=(),
-            last_known_elr=(),
-            leader=1,
-            leader_recovery_state=0,
-            leader_epoch=4,
-            partition_epoch=5,
+        r.image.topics.by_id[tid].partitions[0] = partition(
+            Sub, replicas=(1, 2, 3), isr=(1, 2, 3), leader=1, leader_epoch=4, partition_epoch=5
         )
     assert native.replay_run(fast, [(1, 0, None, change)], 0, _CONSTANTS, native.ReplayCache()) == 1
     slow.replay_value(change, 1)

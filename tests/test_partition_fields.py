@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from partitions import partition
 
 from metashell.image.partition import Partition, merge_change
 from metashell.image.partition_fields import FIELDS, SLOTS, UNCHANGED, Kind, Merge
@@ -78,7 +79,7 @@ def test_every_merge_rule_is_one_the_generator_writes() -> None:
 
 def test_merge_change_follows_each_fields_rule() -> None:
     """null, -1 and -2 keep a value; a leader bumps the leader epoch; every change the partition's."""
-    p = Partition(1, 4, 9, (1, 2), (1, 2), (), (), (), (), (bytes(16),) * 2, 0)
+    p = partition(leader=1, leader_epoch=4, partition_epoch=9, replicas=(1, 2), isr=(1, 2))
     change = dict.fromkeys(PARTITION_CHANGE_FIELDS)
     change.update({"Leader": -2, "LeaderRecoveryState": -1})
     interned: dict[object, object] = {}

@@ -17,6 +17,7 @@ from typing import Any
 
 import pytest
 from conftest import FIXTURES, REPO, corpus_dirs
+from partitions import partition
 from rich.console import Console
 from rich.text import Text
 from textual.pilot import Pilot
@@ -627,22 +628,10 @@ def test_the_overview_counts_agree_with_the_tree_and_the_hint_follows_the_findin
 
 
 def test_a_zero_directory_id_is_named_not_shown_as_a_uuid() -> None:
-    from metashell.image.model import LOST_DIR, MIGRATING_DIR, Partition, Topic
+    from metashell.image.model import LOST_DIR, MIGRATING_DIR, Topic
     from metashell.tui.detail import partition_table
 
-    p = Partition(
-        leader=1,
-        leader_epoch=0,
-        partition_epoch=0,
-        replicas=(1, 2),
-        isr=(1,),
-        elr=(),
-        last_known_elr=(),
-        adding_replicas=(),
-        removing_replicas=(),
-        directories=(MIGRATING_DIR, LOST_DIR),
-        leader_recovery_state=0,
-    )
+    p = partition(leader=1, replicas=(1, 2), isr=(1,), directories=(MIGRATING_DIR, LOST_DIR))
     text = _text(partition_table(Topic("t", b"\x01" * 16, {0: p})))
     assert "migrating,lost" in text and "AAAAAAAA" not in text
 

@@ -19,8 +19,8 @@ the names sorted.  The records' own field order is the decoders' (``partition_re
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from enum import Enum
+from typing import NamedTuple
 
 __all__ = ["FIELDS", "SLOTS", "UNCHANGED", "Kind", "Merge", "PartitionField", "field", "kafka_field"]
 
@@ -56,13 +56,13 @@ class Merge(Enum):
     """Not in the change record: + 1 on every change."""
 
 
-@dataclass(frozen=True)
-class PartitionField:
+class PartitionField(NamedTuple):
     """One field of ``PartitionRegistration``.
 
     ``name`` is the slot of ``Partition`` and the Spark column; ``kafka`` the PartitionRecord's (and
     PartitionChangeRecord's) field; ``default`` what an older record version that lacks it means
-    (None: every version has it)."""
+    (None: every version has it).  A named tuple, not a dataclass: a one-shot command reads this
+    table, and ``dataclasses`` costs it ``inspect`` (``test_cli`` holds its imports)."""
 
     name: str
     kafka: str
