@@ -17,8 +17,8 @@ columns; a partition's ``__slots__`` (and so a journal entry, and the native cor
 the names sorted.  The records' own field order is the decoders' (``partition_records``).
 """
 
-from __future__ import annotations
-
+# No ``from __future__ import annotations``: a NamedTuple on the start path would compile its
+# string annotations (``test_cli``: a one-shot command compiles none).
 from enum import Enum
 from typing import NamedTuple
 
