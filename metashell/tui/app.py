@@ -1,9 +1,12 @@
 """The Textual app: the virtual filesystem as a tree beside a detail pane, with the shell's command
-line under them.  The app wires the parts together; each lives in its own module:
+line under them, laid out by its one screen (:mod:`.main_screen`).  The app wires the parts
+together; each lives in its own module:
 
 * **Tree** (left, :mod:`.metadata_tree`): lazy, a page of children at a time, with health badges.
-* **Detail** (right, :mod:`.detail`): the highlighted node, or a command's output.
-* **Command line** (``:``, :mod:`.command_runner`): any shell command, run by the same
+* **Detail** (right, :mod:`.detail_pane`, a widget that owns what it shows; :mod:`.detail` renders
+  a node): the highlighted node, or a command's output.
+* **Command line** (``:``, :mod:`.command_line`, which posts each line as a message;
+  :mod:`.command_runner` runs it): any shell command, run by the same
   :class:`~metashell.shell.session.Shell` as the REPL and one-shot mode, inline or on a worker as
   the command registry says; ``cd`` and ``at`` move the tree.
 * **Search** (``/`` or Ctrl-P, :mod:`.search`): paths by name, from an index derived from the tree.
@@ -29,12 +32,13 @@ from typing import ClassVar
 from rich.console import RenderableType
 from rich.text import Text
 from textual import events, on
-from textual.app import App, ComposeResult
+from textual.app import App
 from textual.binding import Binding, BindingType
-from textual.containers import Horizontal, ScrollableContainer
 from textual.css.query import NoMatches
 from textual.notifications import SeverityLevel
-from textual.widgets import Footer, Header, Input, Static, Tree
+from textual.reactive import reactive
+from textual.screen import Screen
+from textual.widgets import Static, Tree
 
 from metashell.image.health import HealthReport
 from metashell.safe_text import visible
@@ -44,9 +48,12 @@ from metashell.shell.words import quote_word
 
 from . import catch_up, hand_off, health_behind, live_follow, status
 from .arrowing import Arrowing
+from .command_line import CommandLine
 from .command_runner import CommandDone, CommandOutput, CommandRunner
 from .detail import detail
+from .detail_pane import DetailPane
 from .help import HelpScreen, help_rows
+from .main_screen import MainScreen
 from .metadata_tree import PAGE, MetadataTree, is_gap
 from .nodes import show_nodes
 from .search import PathSearch
@@ -100,6 +107,9 @@ class MetashellApp(App[int]):
     """What each key does, longer than the footer's word (the ``?`` screen)."""
     COMMANDS = App.COMMANDS | {PathSearch}
 
+    paused: reactive[bool] = reactive(False, init=False)
+    """Live mode: following the quorum is paused (``p``); the header says so, and counts what arrived."""
+
     def __init__(self, source: Source, *, redact: bool = True, start_path: str = "/") -> None:
         super().__init__()
         self.source = source
@@ -114,14 +124,11 @@ class MetashellApp(App[int]):
         self.health: HealthReport | None = None
         self.health_due = True
         """A report for the image shown is still to come (after the first screen, ``at``, a live change)."""
-        self.paused = False
         self.drawn_offset: int | None = None
         """The image's offset when the tree and the detail pane were last filled.  Live mode
         redraws when the image has moved past it, whoever applied the records (the header's status
         applies them too): comparing with the offset before its own refresh missed those."""
         self.visits = Visits()
-        self.shown: RenderableType = Text("")
-        """What the detail pane shows (for tests and the screenshot)."""
         self.last_leader: tuple[int, int] | None = None
         self.leader_changes: list[tuple[int, int]] = []
         """Live mode: (leader, epoch) each time the quorum's changed while the TUI ran."""
@@ -154,6 +161,16 @@ class MetashellApp(App[int]):
         return self.selection.path
 
     @property
+    def detail_pane(self) -> DetailPane:
+        """The detail pane widget."""
+        return self.query_one(DetailPane)
+
+    @property
+    def shown(self) -> RenderableType:
+        """What the detail pane shows (for the pager, the tests and the screenshot)."""
+        return self.detail_pane.shown
+
+    @property
     def command_shown(self) -> bool:
         """The detail pane shows a command's output, not the selected node."""
         return self.selection.command_shown
@@ -181,22 +198,12 @@ class MetashellApp(App[int]):
 
     # ------------------------------------------------------------------ layout
 
-    def compose(self) -> ComposeResult:
-        yield Header()
-        yield Static(id="facts", markup=False)
-        with Horizontal():
-            yield MetadataTree(lambda: self.shell.root, id="tree")
-            with ScrollableContainer(id="detail-scroll"):
-                yield Static(id="detail", markup=False)
-        yield Input(
-            placeholder=": a shell command (ls, cd, cat, find, describe, health, at, history ...)",
-            id="command",
-        )
-        yield Footer()
+    def get_default_screen(self) -> Screen[None]:
+        return MainScreen(lambda: self.shell.root)
 
-    def on_mount(self) -> None:
+    def on_main_screen_ready(self) -> None:
+        tree = self.tree_view  # kept from here on (`settled` waits for it)
         self.refresh_header()
-        tree = self.tree_view
         tree.fill(tree.root, "/")
         self.drawn_offset = self.shell.root.ctx.image.provenance.offset
         tree.root.expand()
@@ -256,6 +263,8 @@ class MetashellApp(App[int]):
     def action_pause(self) -> None:
         """Stop following the live log (and start again); the status counts what arrived meanwhile."""
         self.paused = not self.paused
+
+    def watch_paused(self) -> None:
         self.refresh_header()
 
     # ------------------------------------------------------------------ the tree
@@ -274,6 +283,8 @@ class MetashellApp(App[int]):
         """Whether the screen follows from the state with nothing still to come: the chosen path
         drawn (or answered by a command) where the cursor is, no command running, the health
         report in.  What the tests wait for, instead of waiting for time."""
+        if self._tree is None:  # the screen's widgets are not mounted yet
+            return False
         cursor = self.tree_view.cursor_node
         on_choice = (
             cursor is None or cursor.data is None or is_gap(cursor.data) or cursor.data == self.selected
@@ -303,14 +314,7 @@ class MetashellApp(App[int]):
         no longer owed."""
         if command:
             self.selection.answered()
-        self.shown = renderable
-        pane = self.query_one("#detail", Static)
-        sideways = command and not wrap
-        if sideways and isinstance(renderable, Text):
-            renderable.no_wrap = True
-            renderable.overflow = "ignore"
-        pane.styles.width = "auto" if sideways else "1fr"
-        pane.update(renderable)
+        self.detail_pane.show(renderable, sideways=command and not wrap)
 
     def go_to(self, path: str, *, remember: bool = True) -> None:
         """Expand the tree down to ``path``, highlight it and show it."""
@@ -347,21 +351,16 @@ class MetashellApp(App[int]):
     # ------------------------------------------------------------------ the command line
 
     def action_command_line(self) -> None:
-        self.query_one("#command", Input).focus()
+        self.query_one(CommandLine).focus()
 
     def action_focus_tree(self) -> None:
-        self.query_one("#tree", Tree).focus()
+        self.tree_view.focus()
 
-    @on(Input.Submitted, "#command")
-    def _command(self, event: Input.Submitted) -> None:
-        line = event.value.strip().lstrip(":").strip()  # vim hands type ":ls"
-        event.input.value = ""
-        if not line:
-            return
-        if line in ("exit", "quit"):
+    def on_command_line_run(self, message: CommandLine.Run) -> None:
+        if message.line in ("exit", "quit"):
             self.exit(0)
             return
-        self.run_command(line)
+        self.run_command(message.line)
         self.action_focus_tree()  # the answer is read by moving in the tree: arrows must work at once
 
     def run_command(self, line: str) -> int | None:

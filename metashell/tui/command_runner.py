@@ -18,11 +18,10 @@ import io
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Protocol
 
 from rich.console import RenderableType
 from rich.text import Text
-from textual.containers import ScrollableContainer
 from textual.css.query import NoMatches
 from textual.message import Message
 from textual.worker import Worker
@@ -35,6 +34,7 @@ from metashell.shell.session import CommandStopped
 from metashell.shell.words import split_commands, split_pipe, split_segments
 
 from . import catch_up
+from .detail_pane import DetailPane
 from .faces import HasSession, RunsLater, ShowsHealth
 from .metadata_tree import MetadataTree
 
@@ -51,9 +51,7 @@ class RunnerApp(HasSession, RunsLater, ShowsHealth, Protocol):
     @property
     def tree_view(self) -> MetadataTree: ...
     @property
-    def query_one(self) -> Callable[..., Any]: ...
-    @property
-    def call_after_refresh(self) -> Callable[..., Any]: ...
+    def detail_pane(self) -> DetailPane: ...
     def show_in_pane(
         self, renderable: RenderableType, *, command: bool = False, wrap: bool = False
     ) -> None: ...
@@ -240,7 +238,7 @@ class CommandRunner:
         self._streamed.append(visible_output(message.text))
         self.app.show_in_pane(self._streamed, command=True)
         with contextlib.suppress(NoMatches):
-            self.app.query_one("#detail-scroll", ScrollableContainer).scroll_end(animate=False)
+            self.app.detail_pane.scroll_to_bottom()
 
     def done(self, message: CommandDone) -> None:
         self.worker = None
@@ -283,5 +281,4 @@ class CommandRunner:
         if self.scroll_to_end_once:
             self.scroll_to_end_once = False
             with contextlib.suppress(NoMatches):
-                pane = self.app.query_one("#detail-scroll", ScrollableContainer)
-                self.app.call_after_refresh(lambda: pane.scroll_end(animate=False))
+                self.app.detail_pane.scroll_to_bottom(after_refresh=True)

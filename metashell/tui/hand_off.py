@@ -28,8 +28,9 @@ class HandOffApp(Notifies, Protocol):
     """What handing the screen or its text elsewhere reads: the choice and the detail pane."""
 
     redact: bool
-    shown: RenderableType
 
+    @property
+    def shown(self) -> RenderableType: ...
     @property
     def selected(self) -> str: ...
     @property
