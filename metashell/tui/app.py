@@ -17,7 +17,7 @@ together; each lives in its own module:
 * **Moving around**: which path is chosen and drawn is one piece of state (:mod:`.selection`);
   only where a run of arrow keys stops is drawn (:mod:`.arrowing`); back and forward (:mod:`.visits`).
 * **Out of the TUI** (:mod:`.hand_off`): the pager, screenshots, the clipboard.
-* Layout: ``app.tcss``; keys: :attr:`MetashellApp.BINDINGS`; the ``?`` screen: :mod:`.help`.
+* Layout: ``app.tcss``; keys: :mod:`.keys`; the ``?`` screen: :mod:`.help`.
 """
 
 from __future__ import annotations
@@ -46,7 +46,7 @@ from metashell.shell.session import Settings, Shell
 from metashell.shell.source import Source
 from metashell.shell.words import quote_word
 
-from . import catch_up, hand_off, health_behind, live_follow, status
+from . import catch_up, hand_off, health_behind, keys, live_follow, status
 from .arrowing import Arrowing
 from .command_line import CommandLine
 from .command_runner import CommandDone, CommandOutput, CommandRunner
@@ -69,42 +69,8 @@ class MetashellApp(App[int]):
 
     TITLE = "metashell"
     CSS_PATH = "app.tcss"
-    BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("q", "quit", "Quit"),
-        Binding("ctrl+q", "quit", "Quit", show=False, key_display="Ctrl-Q"),
-        Binding("colon", "command_line", "Command", key_display=":"),
-        Binding("slash", "command_palette", "Search", key_display="/"),
-        # Textual's own Ctrl-P did not reach the app (the focused tree took it); docs/tui.md promises it
-        Binding("ctrl+p", "command_palette", "Search", show=False, key_display="Ctrl-P", priority=True),
-        Binding("h", "history", "History"),
-        Binding("n", "nodes", "Nodes"),
-        Binding("w", "toggle_wide", "Wide"),
-        Binding("o", "open_pager", "Pager"),
-        Binding("y", "copy_path", "Copy path"),
-        Binding("Y", "copy_value", "Copy value", show=False),
-        Binding("p", "pause", "Pause (live)", show=False),
-        Binding("left_square_bracket", "go_back", "Back", show=False, key_display="["),
-        Binding("right_square_bracket", "go_forward", "Forward", show=False, key_display="]"),
-        Binding("question_mark", "help", "Keys", key_display="?"),
-        Binding("escape", "stop_or_focus_tree", "Tree", show=False, key_display="Escape"),
-    ]
-    KEY_HELP: ClassVar[dict[str, str]] = {
-        "quit": "quit, restoring the terminal",
-        "command_line": "the command line: any shell command (ls, cd, cat, find, describe, health, at ...)",
-        "command_palette": "search paths by name (topics, brokers, configs, ACL principals ...)",
-        "history": "history of the selected topic, partition, broker or config (opens at the newest)",
-        "nodes": "several -d: the nodes side by side (role, log end, what each holds and would lose); Enter shows one",
-        "toggle_wide": "the detail pane takes the whole width (the tree hides), and back",
-        "open_pager": "open what the detail pane shows in $PAGER (default: less -R)",
-        "copy_path": "copy the selected path to the clipboard",
-        "copy_value": "copy the selected file's value to the clipboard",
-        "pause": "live mode: pause and resume following the quorum",
-        "go_back": "back to the previously visited path",
-        "go_forward": "forward again",
-        "help": "this screen",
-        "stop_or_focus_tree": "stop a running command (watch); back to the tree",
-    }
-    """What each key does, longer than the footer's word (the ``?`` screen)."""
+    BINDINGS: ClassVar[list[BindingType]] = list(keys.BINDINGS)
+    KEY_HELP: ClassVar[dict[str, str]] = keys.KEY_HELP
     COMMANDS = App.COMMANDS | {PathSearch}
 
     paused: reactive[bool] = reactive(False, init=False)
