@@ -62,6 +62,11 @@ def _rule(f: PartitionField) -> list[str]:
     raise AssertionError(f"no merge rule for {n}: {f.merge}")
 
 
+def _made(f: PartitionField) -> str:
+    """The lines of ``make_partition`` for one array field."""
+    return f"    v = t[{PARTITION_FIELDS.index(f.kafka)}]  # {f.kafka}\n    {f.name} = intern(v, v) if v else EMPTY\n"
+
+
 def render_python() -> str:
     """``metashell/image/partition.py``."""
     params = ",\n".join(f"        {f.name}: {_PY_TYPES[f.kind]}" for f in FIELDS)
@@ -70,6 +75,15 @@ def render_python() -> str:
     values = "".join(f"        p.{s},\n" for s in SLOTS)
     merged = [f for f in FIELDS if _merged(f)]
     merge_body = "\n".join(line for f in merged for line in _rule(f))
+    made = [f for f in FIELDS if f.merge is not Merge.CHECKED]
+    make_body = "".join(_made(f) for f in made if f.kind is Kind.BROKER_IDS)
+    args = [
+        f.name
+        if f.kind is Kind.BROKER_IDS or f.merge is Merge.CHECKED
+        else f"t[{PARTITION_FIELDS.index(f.kafka)}]"
+        for f in FIELDS
+    ]
+    make_args = "".join(f"        {a},\n" for a in args)
     bumped = "\n".join(f"    p.{f.name} += 1" for f in FIELDS if f.merge is Merge.BUMPED)
     return f'''"""``PartitionRegistration`` as the image keeps it: GENERATED, do not edit.
 
@@ -84,7 +98,7 @@ from typing import Any
 
 from .atoms import EMPTY, NO_LEADER_CHANGE, Slotted
 
-__all__ = ["Partition", "journal_entry", "merge_change", "swap_entry"]
+__all__ = ["Partition", "journal_entry", "make_partition", "merge_change", "swap_entry"]
 
 
 class Partition(Slotted):
@@ -104,6 +118,19 @@ class Partition(Slotted):
         return Partition(
 {own},
         )
+
+
+def make_partition(
+    t: tuple[Any, ...],
+    intern: Callable[[Any, Any], Any],
+    replicas: tuple[Any, ...],
+    directories: tuple[Any, ...],
+) -> Partition:
+    """A partition from a PartitionRecord decoded as ``PARTITION_FIELDS`` (arrays as tuples), given
+    its replicas and directories (checked and made by the replayer's rule): every other array
+    interned (``intern(v, v)``, the empty one ``EMPTY``), every number as recorded."""
+{make_body}    return Partition(
+{make_args}    )
 
 
 def journal_entry(p: Partition) -> tuple[Any, ...]:

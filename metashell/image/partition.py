@@ -11,7 +11,7 @@ from typing import Any
 
 from .atoms import EMPTY, NO_LEADER_CHANGE, Slotted
 
-__all__ = ["Partition", "journal_entry", "merge_change", "swap_entry"]
+__all__ = ["Partition", "journal_entry", "make_partition", "merge_change", "swap_entry"]
 
 
 class Partition(Slotted):
@@ -72,6 +72,40 @@ class Partition(Slotted):
             self.directories,
             self.leader_recovery_state,
         )
+
+
+def make_partition(
+    t: tuple[Any, ...],
+    intern: Callable[[Any, Any], Any],
+    replicas: tuple[Any, ...],
+    directories: tuple[Any, ...],
+) -> Partition:
+    """A partition from a PartitionRecord decoded as ``PARTITION_FIELDS`` (arrays as tuples), given
+    its replicas and directories (checked and made by the replayer's rule): every other array
+    interned (``intern(v, v)``, the empty one ``EMPTY``), every number as recorded."""
+    v = t[3]  # Isr
+    isr = intern(v, v) if v else EMPTY
+    v = t[11]  # EligibleLeaderReplicas
+    elr = intern(v, v) if v else EMPTY
+    v = t[12]  # LastKnownElr
+    last_known_elr = intern(v, v) if v else EMPTY
+    v = t[5]  # AddingReplicas
+    adding_replicas = intern(v, v) if v else EMPTY
+    v = t[4]  # RemovingReplicas
+    removing_replicas = intern(v, v) if v else EMPTY
+    return Partition(
+        t[6],
+        t[8],
+        t[9],
+        replicas,
+        isr,
+        elr,
+        last_known_elr,
+        adding_replicas,
+        removing_replicas,
+        directories,
+        t[7],
+    )
 
 
 def journal_entry(p: Partition) -> tuple[Any, ...]:

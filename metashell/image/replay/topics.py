@@ -9,7 +9,7 @@ from metashell.protocol.record_type import RecordType
 from metashell.protocol.uuid import uuid_to_str
 
 from ..model import EMPTY, MIGRATING_DIR, Partition, Topic
-from ..partition import journal_entry, merge_change
+from ..partition import journal_entry, make_partition, merge_change
 from ..partition_records import DECODERS, PARTITION_CHANGE_FIELDS, PARTITION_FIELDS
 from ..timeline import MISSING
 from .state import Fault, ReplayState, fast_rule, rule
@@ -39,7 +39,7 @@ class TopicRules(ReplayState):
     def _partition_tuple(self, t: tuple[Any, ...], offset: int) -> None:
         """PartitionRecord as a ``PARTITION_FIELDS`` tuple (the snapshot hot path).  Anything that
         could fault is handed to :meth:`_partition`, which reports it."""
-        pid, tid, rep, isr, rem, add, leader, lrs, le, pe, dirs, elr, lke = t
+        pid, tid, rep, _isr, _rem, _add, _leader, lrs, _le, _pe, dirs, _elr, _lke = t
         topic = self._topics_by_id.get(tid)
         if topic is None or (dirs and len(dirs) != len(rep)) or (lrs != 0 and lrs != 1):
             self._partition(dict(zip(PARTITION_FIELDS, t, strict=False)), offset)
@@ -54,12 +54,7 @@ class TopicRules(ReplayState):
         j = self.journal
         if j is not None:  # _keep_slot, inline: a million of these per snapshot
             j.append((partitions, pid, partitions.get(pid, MISSING)))
-        isr = replicas if isr == rep else intern(isr, isr) if isr else EMPTY
-        rem = intern(rem, rem) if rem else EMPTY
-        add = intern(add, add) if add else EMPTY
-        elr = intern(elr, elr) if elr else EMPTY
-        lke = intern(lke, lke) if lke else EMPTY
-        partitions[pid] = Partition(leader, le, pe, replicas, isr, elr, lke, add, rem, directories, lrs)
+        partitions[pid] = make_partition(t, intern, replicas, directories)
 
     @fast_rule(RecordType.PARTITION_CHANGE_RECORD)
     def _partition_change_tuple(self, t: tuple[Any, ...], offset: int) -> None:
@@ -79,7 +74,6 @@ class TopicRules(ReplayState):
 
     @rule(RecordType.PARTITION_RECORD)
     def _partition(self, d: dict[str, Any], offset: int) -> None:
-        # Hot path (a million of these in a big snapshot): interning is inlined.
         topic = self._topics_by_id.get(d["TopicId"])
         if topic is None:
             self.orphan_topics.add(d["TopicId"])
@@ -97,33 +91,9 @@ class TopicRules(ReplayState):
         lrs = d["LeaderRecoveryState"]
         if lrs != 0 and lrs != 1:
             raise Fault(f"partition {d['PartitionId']}: unknown leader recovery state {lrs}")
-        v = d["Isr"]
-        if v == d["Replicas"]:  # the usual case: a fully in-sync partition
-            isr = replicas
-        else:
-            isr = intern(x, x) if v and (x := tuple(v)) else EMPTY
-        v = d["RemovingReplicas"]
-        removing = intern(x, x) if v and (x := tuple(v)) else EMPTY
-        v = d["AddingReplicas"]
-        adding = intern(x, x) if v and (x := tuple(v)) else EMPTY
-        v = d.get("EligibleLeaderReplicas")
-        elr = intern(x, x) if v and (x := tuple(v)) else EMPTY
-        v = d.get("LastKnownElr")
-        lke = intern(x, x) if v and (x := tuple(v)) else EMPTY
         self._keep_slot(topic.partitions, d["PartitionId"])
-        topic.partitions[d["PartitionId"]] = Partition(
-            d["Leader"],
-            d["LeaderEpoch"],
-            d["PartitionEpoch"],
-            replicas,
-            isr,
-            elr,
-            lke,
-            adding,
-            removing,
-            directories,
-            lrs,
-        )
+        t = tuple(tuple(v) if type(v) is list else v for v in map(d.get, PARTITION_FIELDS))
+        topic.partitions[d["PartitionId"]] = make_partition(t, intern, replicas, directories)
 
     @rule(RecordType.PARTITION_CHANGE_RECORD)
     def _partition_change(self, d: dict[str, Any], offset: int) -> None:

@@ -140,10 +140,11 @@ impl<'py> Maker<'py> {
         let isr = if same_isr { replicas.clone() } else { self.intern_raw(&f[record::ISR])? };
         let values = Slots {
             isr,
-            removing_replicas: self.intern_raw(&f[record::REMOVING_REPLICAS])?,
-            adding_replicas: self.intern_raw(&f[record::ADDING_REPLICAS])?,
+            // interned in the table's order, as `partition.make_partition` interns them
             elr: self.intern_raw(&f[record::ELR])?,
             last_known_elr: self.intern_raw(&f[record::LAST_KNOWN_ELR])?,
+            adding_replicas: self.intern_raw(&f[record::ADDING_REPLICAS])?,
+            removing_replicas: self.intern_raw(&f[record::REMOVING_REPLICAS])?,
             leader: rt::int(py, leader)?,
             leader_recovery_state: rt::int(py, lrs)?,
             leader_epoch: rt::int(py, le)?,
