@@ -12,6 +12,7 @@
 pub mod deferred;
 pub mod id_table;
 pub mod journal;
+pub mod merge;
 pub mod partitions;
 #[rustfmt::skip] // written by scripts/gen_partition_fields.py, compared byte for byte by its --check test
 pub mod slots;
@@ -563,21 +564,10 @@ fn partition_change<'py>(c: &Ctx<'py>, f: &RawFields<'_>) -> PyResult<Step> {
     {
         return Ok(Step::Python);
     }
-    // `partition.merge_change`: the new values by slot, made in Python's order (its interning order)
-    let mut new: [Option<Obj<'py>>; slots::COUNT] = Default::default();
-    for carried in slots::UNLESS_NULL {
-        if !matches!(f[carried.field], Raw::Null) {
-            new[carried.slot] = Some(c.make.intern_raw(&f[carried.field])?);
-        }
-    }
-    if leader != c.make.no_leader_change {
-        new[slots::LEADER] = Some(rt::int(c.py, leader)?);
-        new[slots::LEADER_EPOCH] = Some(c.slot(&p, slots::LEADER_EPOCH)?.add(1)?);
-    }
-    if lrs_v != -1 {
-        new[slots::LEADER_RECOVERY_STATE] = Some(rt::int(c.py, lrs_v)?);
-    }
-    new[slots::PARTITION_EPOCH] = Some(c.slot(&p, slots::PARTITION_EPOCH)?.add(1)?);
+    // the new values by slot, made in Python's order (its interning order)
+    let mut target = NewSlots { c, p: &p, new: Default::default() };
+    merge::merge_change(f, leader, lrs_v, c.make.no_leader_change, &mut target)?;
+    let new = target.new;
     let new: Vec<(usize, Obj<'py>)> = new.into_iter().enumerate().filter_map(|(i, v)| Some((i, v?))).collect();
     if let Some(j) = &c.journal {
         c.change_run(j)?;
@@ -592,6 +582,39 @@ fn partition_change<'py>(c: &Ctx<'py>, f: &RawFields<'_>) -> PyResult<Step> {
         c.set_slot(&p, *slot, v)?;
     }
     Ok(Step::Applied)
+}
+
+/// A change to a made partition, as the new values of the slots it sets (`merge::ChangeTarget`):
+/// set on the partition, or journalled, once the whole change is known.
+struct NewSlots<'a, 'py> {
+    c: &'a Ctx<'py>,
+    p: &'a Obj<'py>,
+    new: [Option<Obj<'py>>; slots::COUNT],
+}
+
+impl<'py> merge::ChangeTarget for NewSlots<'_, 'py> {
+    type Error = PyErr;
+
+    fn set_array(&mut self, carried: &slots::UnlessNull, value: &Raw<'_>) -> PyResult<()> {
+        self.new[carried.slot] = Some(self.c.make.intern_raw(value)?);
+        Ok(())
+    }
+
+    fn set_leader(&mut self, leader: i64) -> PyResult<()> {
+        self.new[slots::LEADER] = Some(rt::int(self.c.py, leader)?);
+        self.new[slots::LEADER_EPOCH] = Some(self.c.slot(self.p, slots::LEADER_EPOCH)?.add(1)?);
+        Ok(())
+    }
+
+    fn set_recovery(&mut self, state: i64) -> PyResult<()> {
+        self.new[slots::LEADER_RECOVERY_STATE] = Some(rt::int(self.c.py, state)?);
+        Ok(())
+    }
+
+    fn bump_partition_epoch(&mut self) -> PyResult<()> {
+        self.new[slots::PARTITION_EPOCH] = Some(self.c.slot(self.p, slots::PARTITION_EPOCH)?.add(1)?);
+        Ok(())
+    }
 }
 
 /// `Partition`'s member descriptors for the slots named `slots::NAMES`, in that order (what

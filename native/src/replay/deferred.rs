@@ -32,8 +32,9 @@ use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
 use crate::decode::generated::RawFields;
+use crate::replay::merge;
 use crate::replay::partitions::{self, Interned, Maker};
-use crate::replay::slots::{self, array, change, record, Arrays, Slots};
+use crate::replay::slots::{self, array, change, record, Arrays, Slots, UnlessNull};
 use crate::rt::{self, Fx, Raw};
 
 /// A `Maker` held between runs: what a `Pending` makes its partitions with when Python asks.
@@ -249,6 +250,39 @@ fn values<'py>(maker: &Maker<'py>, tables: &mut Tables, r: &Row) -> PyResult<[Bo
     Ok(values.into_array())
 }
 
+/// A change to a waiting row (`merge::ChangeTarget`), made on a copy of it: its arrays found in
+/// (or added to) the arrays table, its numbers within the row's types (`Err` otherwise: the
+/// partitions are made and Python applies the change).
+struct RowChange<'a> {
+    tables: &'a mut Tables,
+    row: Row,
+}
+
+impl merge::ChangeTarget for RowChange<'_> {
+    type Error = ();
+
+    fn set_array(&mut self, carried: &UnlessNull, value: &Raw<'_>) -> Result<(), ()> {
+        self.row.arrays[carried.array] = self.tables.id(value).ok_or(())?;
+        Ok(())
+    }
+
+    fn set_leader(&mut self, leader: i64) -> Result<(), ()> {
+        self.row.leader = i32::try_from(leader).map_err(|_| ())?;
+        self.row.leader_epoch = self.row.leader_epoch.checked_add(1).ok_or(())?;
+        Ok(())
+    }
+
+    fn set_recovery(&mut self, state: i64) -> Result<(), ()> {
+        self.row.recovery = i8::try_from(state).map_err(|_| ())?;
+        Ok(())
+    }
+
+    fn bump_partition_epoch(&mut self) -> Result<(), ()> {
+        self.row.partition_epoch = self.row.partition_epoch.checked_add(1).ok_or(())?;
+        Ok(())
+    }
+}
+
 /// A topic's partitions waiting to be made (module docstring); `None` once they are made.
 #[pyclass(frozen, module = "metashell._native")]
 pub struct Pending {
@@ -353,35 +387,18 @@ impl Pending {
             return None;
         };
         let index = u32::try_from(at).ok()?;
+        // checked first, so that a change a row cannot take leaves the arrays table as it was
         let row = &rows.0[at];
         let leader_changes = leader != no_leader_change;
-        let epochs = (
-            if leader_changes { row.leader_epoch.checked_add(1) } else { Some(row.leader_epoch) },
-            row.partition_epoch.checked_add(1),
-            i32::try_from(leader).ok(),
-        );
-        let (Some(le), Some(pe), Some(leader)) = epochs else {
+        if (leader_changes && (row.leader_epoch.checked_add(1).is_none() || i32::try_from(leader).is_err()))
+            || row.partition_epoch.checked_add(1).is_none()
+        {
             return None;
-        };
-        let mut tables = crate::rt::unpoisoned(&self.stored.tables);
-        let mut arrays = rows.0[at].arrays;
-        // `partition.merge_change`: the arrays a change names, set
-        for carried in slots::UNLESS_NULL {
-            if !matches!(f[carried.field], Raw::Null) {
-                arrays[carried.array] = tables.id(&f[carried.field])?;
-            }
         }
+        let mut target = RowChange { tables: &mut crate::rt::unpoisoned(&self.stored.tables), row: *row };
+        merge::merge_change(f, leader, recovery.into(), no_leader_change, &mut target).ok()?;
         let row = &mut rows.0[at];
-        let old = *row;
-        row.arrays = arrays;
-        if leader_changes {
-            row.leader = leader;
-        }
-        row.leader_epoch = le;
-        if recovery != -1 {
-            row.recovery = recovery;
-        }
-        row.partition_epoch = pe;
+        let old = std::mem::replace(row, target.row);
         if journalled {
             self.journalled.store(true, Ordering::Relaxed);
         }
