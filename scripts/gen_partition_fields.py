@@ -22,7 +22,7 @@ sys.path.insert(0, str(ROOT))
 
 from generated import write_or_check
 
-from metashell.image.partition_fields import FIELDS, SLOTS, Kind, Merge, PartitionField
+from metashell.image.partition_fields import FIELDS, SLOTS, Kind, Merge, PartitionField, field
 from metashell.image.partition_records import PARTITION_CHANGE_FIELDS, PARTITION_FIELDS
 
 PYTHON_TARGET = ROOT / "metashell" / "image" / "partition.py"
@@ -44,27 +44,35 @@ def _merged(f: PartitionField) -> bool:
 
 
 def _rule(f: PartitionField) -> list[str]:
-    """The lines of ``merge_change`` for one field, read from its place in the change record."""
+    """The lines of ``merge_change`` for one field (unpacked from the change record by name)."""
     n = f.name
-    at = f"    v = t[{PARTITION_CHANGE_FIELDS.index(f.kafka)}]  # {f.kafka}"
     if f.merge is Merge.UNLESS_NULL:
-        return [at, "    if v is not None:", f"        p.{n} = intern(v, v) if v else EMPTY"]
+        return [f"    if {n} is not None:", f"        p.{n} = intern({n}, {n}) if {n} else EMPTY"]
     if f.merge is Merge.LEADER:
         bumped = [g.name for g in FIELDS if g.merge is Merge.BUMPED_BY_LEADER]
         return [
-            at,
-            "    if v != NO_LEADER_CHANGE:",
-            f"        p.{n} = v",
+            f"    if {n} != NO_LEADER_CHANGE:",
+            f"        p.{n} = {n}",
             *(f"        p.{b} += 1" for b in bumped),
         ]
     if f.merge is Merge.UNLESS_MINUS_ONE:
-        return [at, "    if v != -1:", f"        p.{n} = v"]
+        return [f"    if {n} != -1:", f"        p.{n} = {n}"]
     raise AssertionError(f"no merge rule for {n}: {f.merge}")
 
 
+def _unpack(record: tuple[str, ...], wanted: list[PartitionField]) -> str:
+    """``(a, _, b, ...) = t``: the record's fields that ``wanted`` names, as locals (one unpack is
+    cheaper than a subscript per field, on the replayer's hottest path)."""
+    names = {f.kafka: f.name for f in wanted}
+    return "".join(f"        {names.get(k, '_')},\n" for k in record)
+
+
 def _made(f: PartitionField) -> str:
-    """The lines of ``make_partition`` for one array field."""
-    return f"    v = t[{PARTITION_FIELDS.index(f.kafka)}]  # {f.kafka}\n    {f.name} = intern(v, v) if v else EMPTY\n"
+    """The line of ``make_partition`` for one array field (unpacked from the record by name)."""
+    n = f.name
+    if f.often_replicas:
+        return f"    {n} = replicas if {n} == record_replicas else intern({n}, {n}) if {n} else EMPTY\n"
+    return f"    {n} = intern({n}, {n}) if {n} else EMPTY\n"
 
 
 def render_python() -> str:
@@ -74,15 +82,17 @@ def render_python() -> str:
     own = ",\n".join(f"            self.{f.name}" for f in FIELDS)
     values = "".join(f"        p.{s},\n" for s in SLOTS)
     merged = [f for f in FIELDS if _merged(f)]
-    merge_body = "\n".join(line for f in merged for line in _rule(f))
+    # the arrays first, then the leader and the recovery state: the order of `native/src/replay/merge.rs`
+    steps = [Merge.UNLESS_NULL, Merge.LEADER, Merge.UNLESS_MINUS_ONE]
+    in_order = sorted(merged, key=lambda f: steps.index(f.merge))
+    merge_body = "\n".join(line for f in in_order for line in _rule(f))
     made = [f for f in FIELDS if f.merge is not Merge.CHECKED]
     make_body = "".join(_made(f) for f in made if f.kind is Kind.BROKER_IDS)
-    args = [
-        f.name
-        if f.kind is Kind.BROKER_IDS or f.merge is Merge.CHECKED
-        else f"t[{PARTITION_FIELDS.index(f.kafka)}]"
-        for f in FIELDS
-    ]
+    args = [f.name for f in FIELDS]
+    made_names = {f.kafka: f.name for f in made}
+    made_names[field("replicas").kafka] = "record_replicas"
+    make_unpack = "".join(f"        {made_names.get(k, '_')},\n" for k in PARTITION_FIELDS)
+    merge_unpack = _unpack(PARTITION_CHANGE_FIELDS, merged)
     make_args = "".join(f"        {a},\n" for a in args)
     bumped = "\n".join(f"    p.{f.name} += 1" for f in FIELDS if f.merge is Merge.BUMPED)
     return f'''"""``PartitionRegistration`` as the image keeps it: GENERATED, do not edit.
@@ -129,6 +139,8 @@ def make_partition(
     """A partition from a PartitionRecord decoded as ``PARTITION_FIELDS`` (arrays as tuples), given
     its replicas and directories (checked and made by the replayer's rule): every other array
     interned (``intern(v, v)``, the empty one ``EMPTY``), every number as recorded."""
+    (
+{make_unpack}    ) = t
 {make_body}    return Partition(
 {make_args}    )
 
@@ -160,6 +172,8 @@ def merge_change(p: Partition, intern: Callable[[Any, Any], Any], t: tuple[Any, 
     each field's rule is its ``Merge`` in the table (None, -1 or ``NO_LEADER_CHANGE`` = unchanged),
     and every change bumps the partition epoch.  Arrays are interned (``intern(v, v)``), the empty
     one is ``EMPTY``."""
+    (
+{merge_unpack}    ) = t
 {merge_body}
 {bumped}
 '''

@@ -83,20 +83,30 @@ def make_partition(
     """A partition from a PartitionRecord decoded as ``PARTITION_FIELDS`` (arrays as tuples), given
     its replicas and directories (checked and made by the replayer's rule): every other array
     interned (``intern(v, v)``, the empty one ``EMPTY``), every number as recorded."""
-    v = t[3]  # Isr
-    isr = intern(v, v) if v else EMPTY
-    v = t[11]  # EligibleLeaderReplicas
-    elr = intern(v, v) if v else EMPTY
-    v = t[12]  # LastKnownElr
-    last_known_elr = intern(v, v) if v else EMPTY
-    v = t[5]  # AddingReplicas
-    adding_replicas = intern(v, v) if v else EMPTY
-    v = t[4]  # RemovingReplicas
-    removing_replicas = intern(v, v) if v else EMPTY
+    (
+        _,
+        _,
+        record_replicas,
+        isr,
+        removing_replicas,
+        adding_replicas,
+        leader,
+        leader_recovery_state,
+        leader_epoch,
+        partition_epoch,
+        _,
+        elr,
+        last_known_elr,
+    ) = t
+    isr = replicas if isr == record_replicas else intern(isr, isr) if isr else EMPTY
+    elr = intern(elr, elr) if elr else EMPTY
+    last_known_elr = intern(last_known_elr, last_known_elr) if last_known_elr else EMPTY
+    adding_replicas = intern(adding_replicas, adding_replicas) if adding_replicas else EMPTY
+    removing_replicas = intern(removing_replicas, removing_replicas) if removing_replicas else EMPTY
     return Partition(
-        t[6],
-        t[8],
-        t[9],
+        leader,
+        leader_epoch,
+        partition_epoch,
         replicas,
         isr,
         elr,
@@ -104,7 +114,7 @@ def make_partition(
         adding_replicas,
         removing_replicas,
         directories,
-        t[7],
+        leader_recovery_state,
     )
 
 
@@ -168,26 +178,32 @@ def merge_change(p: Partition, intern: Callable[[Any, Any], Any], t: tuple[Any, 
     each field's rule is its ``Merge`` in the table (None, -1 or ``NO_LEADER_CHANGE`` = unchanged),
     and every change bumps the partition epoch.  Arrays are interned (``intern(v, v)``), the empty
     one is ``EMPTY``."""
-    v = t[3]  # Leader
-    if v != NO_LEADER_CHANGE:
-        p.leader = v
+    (
+        _,
+        _,
+        isr,
+        leader,
+        _,
+        removing_replicas,
+        adding_replicas,
+        leader_recovery_state,
+        _,
+        elr,
+        last_known_elr,
+    ) = t
+    if isr is not None:
+        p.isr = intern(isr, isr) if isr else EMPTY
+    if elr is not None:
+        p.elr = intern(elr, elr) if elr else EMPTY
+    if last_known_elr is not None:
+        p.last_known_elr = intern(last_known_elr, last_known_elr) if last_known_elr else EMPTY
+    if adding_replicas is not None:
+        p.adding_replicas = intern(adding_replicas, adding_replicas) if adding_replicas else EMPTY
+    if removing_replicas is not None:
+        p.removing_replicas = intern(removing_replicas, removing_replicas) if removing_replicas else EMPTY
+    if leader != NO_LEADER_CHANGE:
+        p.leader = leader
         p.leader_epoch += 1
-    v = t[2]  # Isr
-    if v is not None:
-        p.isr = intern(v, v) if v else EMPTY
-    v = t[9]  # EligibleLeaderReplicas
-    if v is not None:
-        p.elr = intern(v, v) if v else EMPTY
-    v = t[10]  # LastKnownElr
-    if v is not None:
-        p.last_known_elr = intern(v, v) if v else EMPTY
-    v = t[6]  # AddingReplicas
-    if v is not None:
-        p.adding_replicas = intern(v, v) if v else EMPTY
-    v = t[5]  # RemovingReplicas
-    if v is not None:
-        p.removing_replicas = intern(v, v) if v else EMPTY
-    v = t[7]  # LeaderRecoveryState
-    if v != -1:
-        p.leader_recovery_state = v
+    if leader_recovery_state != -1:
+        p.leader_recovery_state = leader_recovery_state
     p.partition_epoch += 1

@@ -70,6 +70,9 @@ class PartitionField(NamedTuple):
     merge: Merge
     default: str | None = None
     doc: str = ""
+    often_replicas: bool = False
+    """Most often equal to the replica list (an in-sync partition's ISR): a new partition compares
+    it with the replicas first and shares their tuple, without an interning lookup."""
 
     @property
     def in_change_record(self) -> bool:
@@ -87,7 +90,9 @@ FIELDS: tuple[PartitionField, ...] = (
     PartitionField("leader_epoch", "LeaderEpoch", Kind.INT, Merge.BUMPED_BY_LEADER),
     PartitionField("partition_epoch", "PartitionEpoch", Kind.INT, Merge.BUMPED),
     PartitionField("replicas", "Replicas", Kind.BROKER_IDS, Merge.CHECKED, doc="the assigned replicas"),
-    PartitionField("isr", "Isr", Kind.BROKER_IDS, Merge.UNLESS_NULL, doc="the in-sync replicas"),
+    PartitionField(
+        "isr", "Isr", Kind.BROKER_IDS, Merge.UNLESS_NULL, doc="the in-sync replicas", often_replicas=True
+    ),
     PartitionField(
         "elr",
         "EligibleLeaderReplicas",
