@@ -16,6 +16,15 @@ from .state import Fault, ReplayState, fast_rule, rule
 
 __all__ = ["DECODERS", "PARTITION_CHANGE_FIELDS", "PARTITION_FIELDS", "TopicRules"]
 
+# Where the fields the rules check are in the decoded tuples (read by place, not unpacked whole: a
+# field Kafka adds to the records then changes nothing here).
+_REPLICAS, _RECOVERY, _DIRECTORIES = (
+    PARTITION_FIELDS.index(f) for f in ("Replicas", "LeaderRecoveryState", "Directories")
+)
+_C_REPLICAS, _C_RECOVERY, _C_DIRECTORIES = (
+    PARTITION_CHANGE_FIELDS.index(f) for f in ("Replicas", "LeaderRecoveryState", "Directories")
+)
+
 
 def _tuple(values: list[Any] | tuple[Any, ...] | None) -> tuple[Any, ...] | None:
     """A decoded list as a tuple (what interning needs); None stays None (unchanged)."""
@@ -39,7 +48,7 @@ class TopicRules(ReplayState):
     def _partition_tuple(self, t: tuple[Any, ...], offset: int) -> None:
         """PartitionRecord as a ``PARTITION_FIELDS`` tuple (the snapshot hot path).  Anything that
         could fault is handed to :meth:`_partition`, which reports it."""
-        pid, tid, rep, _isr, _rem, _add, _leader, lrs, _le, _pe, dirs, _elr, _lke = t
+        pid, tid, rep, lrs, dirs = t[0], t[1], t[_REPLICAS], t[_RECOVERY], t[_DIRECTORIES]
         topic = self._topics_by_id.get(tid)
         if topic is None or (dirs and len(dirs) != len(rep)) or (lrs != 0 and lrs != 1):
             self._partition(dict(zip(PARTITION_FIELDS, t, strict=False)), offset)
@@ -61,7 +70,7 @@ class TopicRules(ReplayState):
         """PartitionChangeRecord as a ``PARTITION_CHANGE_FIELDS`` tuple: the common ISR / leader /
         ELR change.  Replica or directory changes, bad recovery states and unknown partitions are
         handed to :meth:`_partition_change` (same merge, with its checks and faults)."""
-        pid, tid, _isr, _leader, rep, _rem, _add, lrs, dirs, _elr, _lke = t
+        pid, tid, rep, lrs, dirs = t[0], t[1], t[_C_REPLICAS], t[_C_RECOVERY], t[_C_DIRECTORIES]
         topic = self._topics_by_id.get(tid)
         p = None if topic is None else topic.partitions.get(pid)
         if p is None or rep is not None or dirs is not None or lrs < -1 or lrs > 1:
