@@ -68,11 +68,13 @@ def _unpack(record: tuple[str, ...], wanted: list[PartitionField]) -> str:
 
 
 def _made(f: PartitionField) -> str:
-    """The line of ``make_partition`` for one array field (unpacked from the record by name)."""
+    """The line of ``make_partition`` that sets one slot (its value unpacked from the record by name)."""
     n = f.name
-    if f.often_replicas:
-        return f"    {n} = replicas if {n} == record_replicas else intern({n}, {n}) if {n} else EMPTY\n"
-    return f"    {n} = intern({n}, {n}) if {n} else EMPTY\n"
+    if f.kind is Kind.BROKER_IDS and f.merge is not Merge.CHECKED:
+        if f.often_replicas:
+            return f"    p.{n} = replicas if {n} == record_replicas else intern({n}, {n}) if {n} else EMPTY\n"
+        return f"    p.{n} = intern({n}, {n}) if {n} else EMPTY\n"
+    return f"    p.{n} = {n}\n"
 
 
 def render_python() -> str:
@@ -87,13 +89,11 @@ def render_python() -> str:
     in_order = sorted(merged, key=lambda f: steps.index(f.merge))
     merge_body = "\n".join(line for f in in_order for line in _rule(f))
     made = [f for f in FIELDS if f.merge is not Merge.CHECKED]
-    make_body = "".join(_made(f) for f in made if f.kind is Kind.BROKER_IDS)
-    args = [f.name for f in FIELDS]
+    make_body = "".join(_made(f) for f in FIELDS)
     made_names = {f.kafka: f.name for f in made}
     made_names[field("replicas").kafka] = "record_replicas"
     make_unpack = "".join(f"        {made_names.get(k, '_')},\n" for k in PARTITION_FIELDS)
     merge_unpack = _unpack(PARTITION_CHANGE_FIELDS, merged)
-    make_args = "".join(f"        {a},\n" for a in args)
     bumped = "\n".join(f"    p.{f.name} += 1" for f in FIELDS if f.merge is Merge.BUMPED)
     return f'''"""``PartitionRegistration`` as the image keeps it: GENERATED, do not edit.
 
@@ -109,6 +109,8 @@ from typing import Any
 from .atoms import EMPTY, NO_LEADER_CHANGE, Slotted
 
 __all__ = ["Partition", "journal_entry", "make_partition", "merge_change", "swap_entry"]
+
+_new = object.__new__
 
 
 class Partition(Slotted):
@@ -138,11 +140,13 @@ def make_partition(
 ) -> Partition:
     """A partition from a PartitionRecord decoded as ``PARTITION_FIELDS`` (arrays as tuples), given
     its replicas and directories (checked and made by the replayer's rule): every other array
-    interned (``intern(v, v)``, the empty one ``EMPTY``), every number as recorded."""
+    interned (``intern(v, v)``, the empty one ``EMPTY``), every number as recorded.  Its slots are
+    set here, as ``__init__`` sets them, without a second frame per partition (a snapshot makes a
+    million)."""
     (
 {make_unpack}    ) = t
-{make_body}    return Partition(
-{make_args}    )
+    p = _new(Partition)
+{make_body}    return p
 
 
 def journal_entry(p: Partition) -> tuple[Any, ...]:

@@ -13,6 +13,8 @@ from .atoms import EMPTY, NO_LEADER_CHANGE, Slotted
 
 __all__ = ["Partition", "journal_entry", "make_partition", "merge_change", "swap_entry"]
 
+_new = object.__new__
+
 
 class Partition(Slotted):
     """``PartitionRegistration``.  Int lists are (interned) tuples, ``directories`` a tuple of
@@ -82,7 +84,9 @@ def make_partition(
 ) -> Partition:
     """A partition from a PartitionRecord decoded as ``PARTITION_FIELDS`` (arrays as tuples), given
     its replicas and directories (checked and made by the replayer's rule): every other array
-    interned (``intern(v, v)``, the empty one ``EMPTY``), every number as recorded."""
+    interned (``intern(v, v)``, the empty one ``EMPTY``), every number as recorded.  Its slots are
+    set here, as ``__init__`` sets them, without a second frame per partition (a snapshot makes a
+    million)."""
     (
         _,
         _,
@@ -98,24 +102,19 @@ def make_partition(
         elr,
         last_known_elr,
     ) = t
-    isr = replicas if isr == record_replicas else intern(isr, isr) if isr else EMPTY
-    elr = intern(elr, elr) if elr else EMPTY
-    last_known_elr = intern(last_known_elr, last_known_elr) if last_known_elr else EMPTY
-    adding_replicas = intern(adding_replicas, adding_replicas) if adding_replicas else EMPTY
-    removing_replicas = intern(removing_replicas, removing_replicas) if removing_replicas else EMPTY
-    return Partition(
-        leader,
-        leader_epoch,
-        partition_epoch,
-        replicas,
-        isr,
-        elr,
-        last_known_elr,
-        adding_replicas,
-        removing_replicas,
-        directories,
-        leader_recovery_state,
-    )
+    p = _new(Partition)
+    p.leader = leader
+    p.leader_epoch = leader_epoch
+    p.partition_epoch = partition_epoch
+    p.replicas = replicas
+    p.isr = replicas if isr == record_replicas else intern(isr, isr) if isr else EMPTY
+    p.elr = intern(elr, elr) if elr else EMPTY
+    p.last_known_elr = intern(last_known_elr, last_known_elr) if last_known_elr else EMPTY
+    p.adding_replicas = intern(adding_replicas, adding_replicas) if adding_replicas else EMPTY
+    p.removing_replicas = intern(removing_replicas, removing_replicas) if removing_replicas else EMPTY
+    p.directories = directories
+    p.leader_recovery_state = leader_recovery_state
+    return p
 
 
 def journal_entry(p: Partition) -> tuple[Any, ...]:

@@ -48,8 +48,11 @@ class TopicRules(ReplayState):
     def _partition_tuple(self, t: tuple[Any, ...], offset: int) -> None:
         """PartitionRecord as a ``PARTITION_FIELDS`` tuple (the snapshot hot path).  Anything that
         could fault is handed to :meth:`_partition`, which reports it."""
-        pid, tid, rep, lrs, dirs = t[0], t[1], t[_REPLICAS], t[_RECOVERY], t[_DIRECTORIES]
-        topic = self._topics_by_id.get(tid)
+        pid = t[0]
+        rep = t[_REPLICAS]
+        lrs = t[_RECOVERY]
+        dirs = t[_DIRECTORIES]
+        topic = self._topics_by_id.get(t[1])
         if topic is None or (dirs and len(dirs) != len(rep)) or (lrs != 0 and lrs != 1):
             self._partition(dict(zip(PARTITION_FIELDS, t, strict=False)), offset)
             return
@@ -70,10 +73,10 @@ class TopicRules(ReplayState):
         """PartitionChangeRecord as a ``PARTITION_CHANGE_FIELDS`` tuple: the common ISR / leader /
         ELR change.  Replica or directory changes, bad recovery states and unknown partitions are
         handed to :meth:`_partition_change` (same merge, with its checks and faults)."""
-        pid, tid, rep, lrs, dirs = t[0], t[1], t[_C_REPLICAS], t[_C_RECOVERY], t[_C_DIRECTORIES]
-        topic = self._topics_by_id.get(tid)
-        p = None if topic is None else topic.partitions.get(pid)
-        if p is None or rep is not None or dirs is not None or lrs < -1 or lrs > 1:
+        topic = self._topics_by_id.get(t[1])
+        p = None if topic is None else topic.partitions.get(t[0])
+        lrs = t[_C_RECOVERY]
+        if p is None or t[_C_REPLICAS] is not None or t[_C_DIRECTORIES] is not None or lrs < -1 or lrs > 1:
             self._partition_change(dict(zip(PARTITION_CHANGE_FIELDS, t, strict=False)), offset)
             return
         j = self.journal
