@@ -312,14 +312,9 @@ impl Pending {
         let Some(rows) = rows.as_mut() else {
             return false;
         };
-        let (Raw::Int(pid), Raw::Int(leader), Raw::Int(recovery), Raw::Int(le), Raw::Int(pe), Raw::Array(_, rep)) = (
-            f[0],
-            f[record::LEADER],
-            f[record::LEADER_RECOVERY_STATE],
-            f[record::LEADER_EPOCH],
-            f[record::PARTITION_EPOCH],
-            f[record::REPLICAS],
-        ) else {
+        let Some(partitions::Numbers { pid, leader, recovery, leader_epoch: le, partition_epoch: pe, replicas: rep }) =
+            partitions::numbers(f)
+        else {
             return false;
         };
         let (Ok(pid), Ok(leader), Ok(recovery), Ok(le), Ok(pe)) =

@@ -41,26 +41,17 @@ impl Interned {
 /// case (`replay.rs`: what Python applies without a fault or a warning, given that the topic
 /// exists), or None.
 pub fn plain_topic<'a>(f: &RawFields<'a>) -> Option<&'a [u8]> {
-    let (Raw::Int(_), Raw::Uuid(tid), Raw::Int(_), Raw::Int(lrs), Raw::Int(_), Raw::Int(_)) = (
-        f[0],
-        f[1],
-        f[record::LEADER],
-        f[record::LEADER_RECOVERY_STATE],
-        f[record::LEADER_EPOCH],
-        f[record::PARTITION_EPOCH],
-    ) else {
+    let Raw::Uuid(tid) = f[1] else {
         return None;
     };
+    let n = numbers(f)?;
     let n_dirs = match f[record::DIRECTORIES] {
         Raw::Array(Fx::Uuid, d) => d.len() / 16,
         Raw::Null => 0,
         _ => return None,
     };
-    let Raw::Array(Fx::I32, rep) = f[record::REPLICAS] else {
-        return None;
-    };
-    let n_rep = rep.len() / 4;
-    if (n_dirs != 0 && n_dirs != n_rep) || (lrs != 0 && lrs != 1) {
+    let n_rep = n.replicas.len() / 4;
+    if (n_dirs != 0 && n_dirs != n_rep) || (n.recovery != 0 && n.recovery != 1) {
         return None;
     }
     Some(tid)
@@ -79,6 +70,35 @@ pub fn plain_change<'a>(f: &RawFields<'a>) -> Option<&'a [u8]> {
         && matches!(f[change::DIRECTORIES], Raw::Null)
         && (-1..=1).contains(&lrs);
     plain.then_some(tid)
+}
+
+/// A PartitionRecord's numbers and its replicas' bytes (`numbers`).
+pub struct Numbers<'a> {
+    pub pid: i64,
+    pub leader: i64,
+    pub recovery: i64,
+    pub leader_epoch: i64,
+    pub partition_epoch: i64,
+    pub replicas: &'a [u8],
+}
+
+/// The numbers and the replica list of a PartitionRecord's fields (in the order of
+/// PARTITION_FIELDS), or None when one is not what a decoded record holds there: what both a
+/// partition made at once (`Maker::partition`) and a waiting row (`deferred.rs`) are made from.
+pub fn numbers<'a>(f: &RawFields<'a>) -> Option<Numbers<'a>> {
+    let (Raw::Int(pid), Raw::Int(leader), Raw::Int(recovery), Raw::Int(leader_epoch), Raw::Int(partition_epoch)) = (
+        f[0],
+        f[record::LEADER],
+        f[record::LEADER_RECOVERY_STATE],
+        f[record::LEADER_EPOCH],
+        f[record::PARTITION_EPOCH],
+    ) else {
+        return None;
+    };
+    let Raw::Array(Fx::I32, replicas) = f[record::REPLICAS] else {
+        return None;
+    };
+    Some(Numbers { pid, leader, recovery, leader_epoch, partition_epoch, replicas })
 }
 
 /// `defaultToMigrating`: a plain PartitionRecord's directories (uuids or null) are the
@@ -111,24 +131,8 @@ impl<'py> Maker<'py> {
     /// `(pid, Partition(...))` for a PartitionRecord's fields in their plain case (`plain_topic`).
     pub fn partition(&self, f: &RawFields<'_>) -> PyResult<(Obj<'py>, Obj<'py>)> {
         let not_plain = || pyo3::exceptions::PyValueError::new_err("not a plain PartitionRecord");
-        let (
-            Raw::Int(pid),
-            Raw::Int(leader),
-            Raw::Int(lrs),
-            Raw::Int(le),
-            Raw::Int(pe),
-            Raw::Array(Fx::I32, rep_bytes),
-        ) = (
-            f[0],
-            f[record::LEADER],
-            f[record::LEADER_RECOVERY_STATE],
-            f[record::LEADER_EPOCH],
-            f[record::PARTITION_EPOCH],
-            f[record::REPLICAS],
-        )
-        else {
-            return Err(not_plain());
-        };
+        let Numbers { pid, leader, recovery: lrs, leader_epoch: le, partition_epoch: pe, replicas: rep_bytes } =
+            numbers(f).ok_or_else(not_plain)?;
         let py = self.py;
         let replicas = self.intern_raw(&f[record::REPLICAS])?;
         let directories = if migrating_default(&f[record::DIRECTORIES], self.migrating_bytes()?) {
