@@ -26,9 +26,11 @@ _C_REPLICAS, _C_RECOVERY, _C_DIRECTORIES = (
 )
 
 
-def _tuple(values: list[Any] | tuple[Any, ...] | None) -> tuple[Any, ...] | None:
-    """A decoded list as a tuple (what interning needs); None stays None (unchanged)."""
-    return None if values is None else tuple(values)
+def _record_tuple(d: dict[str, Any], fields: tuple[str, ...]) -> tuple[Any, ...]:
+    """A record decoded as a dict, as the positional tuple of ``fields`` the fast rules take (arrays
+    as tuples, which interning needs; a field an older version lacks is None): what the generated
+    ``make_partition`` and ``merge_change`` read."""
+    return tuple(tuple(v) if type(v) is list else v for v in map(d.get, fields))
 
 
 class TopicRules(ReplayState):
@@ -104,7 +106,7 @@ class TopicRules(ReplayState):
         if lrs != 0 and lrs != 1:
             raise Fault(f"partition {d['PartitionId']}: unknown leader recovery state {lrs}")
         self._keep_slot(topic.partitions, d["PartitionId"])
-        t = tuple(tuple(v) if type(v) is list else v for v in map(d.get, PARTITION_FIELDS))
+        t = _record_tuple(d, PARTITION_FIELDS)
         topic.partitions[d["PartitionId"]] = make_partition(t, intern, replicas, directories)
 
     @rule(RecordType.PARTITION_CHANGE_RECORD)
@@ -123,11 +125,7 @@ class TopicRules(ReplayState):
         self.keep_state(p)
         if rep is not None or dirs is not None or lrs < -1 or lrs > 1:
             self._partition_change_checked(d, p, rep, dirs, lrs)
-        merge_change(
-            p,
-            self._intern,
-            tuple(tuple(v) if type(v) is list else v for v in map(d.get, PARTITION_CHANGE_FIELDS)),
-        )
+        merge_change(p, self._intern, _record_tuple(d, PARTITION_CHANGE_FIELDS))
 
     def _partition_change_checked(
         self, d: dict[str, Any], p: Partition, rep: list[Any] | None, dirs: list[Any] | None, lrs: int
