@@ -1,13 +1,18 @@
 #!/usr/bin/env python3
 """Generate a partition's layout and merge, in Python and in Rust, from ``partition_fields.FIELDS``.
 
-Writes ``metashell/image/partition.py`` (the ``Partition`` class, its journal entry, its
-time-travel swap and the part of ``PartitionRegistration.merge`` that cannot fail) and
-``native/src/replay/slots.rs`` (the native core's slot names, indices and the change record's
-fields by merge rule), so that a field's name, order and rule are written once:
+Writes ``metashell/image/partition_records.py`` (the two partition records' fields in their bundled
+schemas' order: the replayer's positional tuples), ``metashell/image/partition.py`` (the
+``Partition`` class, its journal entry, its time-travel swap and the part of
+``PartitionRegistration.merge`` that cannot fail) and ``native/src/replay/slots.rs`` (the native
+core's slot names, indices and the change record's fields by merge rule), so that a field's name,
+order and rule are written once, and its place in a record is the schema's:
 
-    python scripts/gen_partition_fields.py            # rewrites both files
-    python scripts/gen_partition_fields.py --check    # exit 1 if either is out of date
+    python scripts/gen_partition_fields.py            # rewrites the three files
+    python scripts/gen_partition_fields.py --check    # exit 1 if any is out of date
+
+A new field of ``PartitionRecord.json`` is then: the schema, its row in the table, this script (and
+``scripts/gen_native.py`` for the native decoders).
 """
 
 from __future__ import annotations
@@ -23,12 +28,17 @@ sys.path.insert(0, str(ROOT))
 from generated import write_or_check
 
 from metashell.image.partition_fields import FIELDS, SLOTS, Kind, Merge, PartitionField, field
-from metashell.image.partition_records import PARTITION_CHANGE_FIELDS, PARTITION_FIELDS
+from metashell.protocol.schema import bundled_schemas
 
+RECORDS_TARGET = ROOT / "metashell" / "image" / "partition_records.py"
 PYTHON_TARGET = ROOT / "metashell" / "image" / "partition.py"
 RUST_TARGET = ROOT / "native" / "src" / "replay" / "slots.rs"
 SCRIPT = "scripts/gen_partition_fields.py"
 SOURCE = "metashell/image/partition_fields.py"
+
+_SCHEMAS = bundled_schemas()
+PARTITION_FIELDS = tuple(f.name for f in _SCHEMAS["PartitionRecord"].fields)
+PARTITION_CHANGE_FIELDS = tuple(f.name for f in _SCHEMAS["PartitionChangeRecord"].fields)
 
 _PY_TYPES = {
     Kind.BROKER_IDS: "tuple[Any, ...]",
@@ -187,13 +197,31 @@ def _const(name: str) -> str:
     return name.upper()
 
 
+def _with_carried(own: list[PartitionField], order: list[str], count: str, what: str) -> str:
+    """``with_carried``: ``own``'s values by name and the carried arrays made by ``carried`` (in
+    ``UNLESS_NULL``'s order), put in ``order``."""
+    unless_null = [f for f in FIELDS if f.merge is Merge.UNLESS_NULL]
+    made = "".join(
+        f"        let {f.name} = carried(&UNLESS_NULL[{i}])?;\n" for i, f in enumerate(unless_null)
+    )
+    own_names = {f.name for f in own}
+    placed = ", ".join(f"self.{n}" if n in own_names else n for n in order)
+    return f"""    /// The values in {what}: these, and each carried array made by `carried` (in
+    /// `UNLESS_NULL`'s order, the order Python's `make_partition` interns them).
+    #[inline]
+    pub fn with_carried<E>(self, mut carried: impl FnMut(&UnlessNull) -> Result<T, E>) -> Result<[T; {count}], E> {{
+{made}        Ok([{placed}])
+    }}
+"""
+
+
 def render_rust() -> str:
     """``native/src/replay/slots.rs``."""
     n = len(SLOTS)
     names = "".join(f'    "{s}",\n' for s in SLOTS)
     indices = "".join(f"pub const {_const(s)}: usize = {i};\n" for i, s in enumerate(SLOTS))
-    struct = "".join(f"    pub {f.name}: T,\n" for f in FIELDS)
-    array = ", ".join(f"self.{s}" for s in SLOTS)
+    own = [f for f in FIELDS if f.merge is not Merge.UNLESS_NULL]
+    struct = "".join(f"    pub {f.name}: T,\n" for f in own)
     record = "".join(
         f"    pub const {_const(f.name)}: usize = {PARTITION_FIELDS.index(f.kafka)};\n" for f in FIELDS
     )
@@ -204,13 +232,16 @@ def render_rust() -> str:
     )
     arrays = [f for f in FIELDS if f.kind in (Kind.BROKER_IDS, Kind.DIRECTORY_IDS)]
     array_indices = "".join(f"    pub const {_const(f.name)}: usize = {i};\n" for i, f in enumerate(arrays))
-    array_struct = "".join(f"    pub {f.name}: T,\n" for f in arrays)
-    array_list = ", ".join(f"self.{f.name}" for f in arrays)
+    own_arrays = [f for f in arrays if f.merge is not Merge.UNLESS_NULL]
+    array_struct = "".join(f"    pub {f.name}: T,\n" for f in own_arrays)
     unless_null = [f for f in FIELDS if f.merge is Merge.UNLESS_NULL]
     carried = "".join(
-        f"    UnlessNull {{ field: change::{_const(f.name)}, slot: {_const(f.name)}, array: array::{_const(f.name)} }},\n"
+        f"    UnlessNull {{ record: record::{_const(f.name)}, field: change::{_const(f.name)}, slot: {_const(f.name)}, "
+        f"array: array::{_const(f.name)}, often_replicas: {str(f.often_replicas).lower()} }},\n"
         for f in unless_null
     )
+    slots_with = _with_carried(own, list(SLOTS), "COUNT", "slot order")
+    arrays_with = _with_carried(own_arrays, [f.name for f in arrays], "array::COUNT", "row order (`array`)")
     return f"""//! `Partition`'s slots and the partition records' fields: GENERATED, do not edit.
 //!
 //! Made by `python {SCRIPT}` from the field table in `{SOURCE}`;
@@ -227,16 +258,15 @@ pub const NAMES: [&str; COUNT] = [
 {names}];
 
 {indices}
-/// One value per slot, by name: the only place where values are put in slot order (`into_array`).
+/// One value per slot that has a rule of its own, by name; the arrays a change carries
+/// (`UNLESS_NULL`) are made by one rule for them all. The only place where values are put in slot
+/// order (`with_carried`): a new field with a rule of its own is a compile error where a partition
+/// is made, a new carried array is made by the loop that makes the others.
 pub struct Slots<T> {{
 {struct}}}
 
 impl<T> Slots<T> {{
-    /// The values in slot order.
-    pub fn into_array(self) -> [T; COUNT] {{
-        [{array}]
-    }}
-}}
+{slots_with}}}
 
 /// Each field's place in a decoded PartitionRecord (`PARTITION_FIELDS`).
 pub mod record {{
@@ -252,42 +282,86 @@ pub mod array {{
     pub const COUNT: usize = {len(arrays)};
 {array_indices}}}
 
-/// One value per array field, by name: the only place where they are put in row order.
+/// One value per array field with a rule of its own, by name (the carried ones as in `Slots`): the
+/// only place where a row's arrays are put in row order.
 pub struct Arrays<T> {{
 {array_struct}}}
 
 impl<T> Arrays<T> {{
-    /// The values in row order (`array`).
-    pub fn into_array(self) -> [T; array::COUNT] {{
-        [{array_list}]
-    }}
-}}
+{arrays_with}}}
 
-/// A field a PartitionChangeRecord replaces unless it is null (`Merge.UNLESS_NULL`): where it is in
-/// the decoded record, in a partition and in a waiting row.
+/// An array a PartitionChangeRecord carries and replaces unless it is null (`Merge.UNLESS_NULL`),
+/// which a PartitionRecord gives as is: where it is in each decoded record, in a partition and in a
+/// waiting row.
 pub struct UnlessNull {{
+    pub record: usize,
     pub field: usize,
     pub slot: usize,
     pub array: usize,
+    /// Most often the replica list (`PartitionField.often_replicas`): a new partition shares it.
+    pub often_replicas: bool,
 }}
 
-/// The change record's nullable arrays, in the order Python's `merge_change` interns them.
+/// The carried arrays, in the table's order (the order Python's `make_partition` and `merge_change`
+/// intern them).
 pub const UNLESS_NULL: [UnlessNull; {len(unless_null)}] = [
 {carried}];
 """
 
 
+_IDS = ("PartitionId", "TopicId")
+"""The key of a partition, not a field of its registration."""
+
+
 def _decoded_everywhere() -> None:
-    """Every field has a place in the decoded records (the table's row comes with the schema)."""
+    """Every field of the two schemas has a row, and every row a place in the schemas it belongs to."""
+    known = {f.kafka for f in FIELDS}
+    for record, fields in (
+        ("PartitionRecord", PARTITION_FIELDS),
+        ("PartitionChangeRecord", PARTITION_CHANGE_FIELDS),
+    ):
+        for name in fields:
+            if name not in known and name not in _IDS:
+                sys.exit(f"{record}.{name} has no row in {SOURCE}: add one (its kind and merge rule)")
     for f in FIELDS:
-        records = [("PARTITION_FIELDS", PARTITION_FIELDS)]
+        records = [("PartitionRecord", PARTITION_FIELDS)]
         if f.in_change_record:
-            records.append(("PARTITION_CHANGE_FIELDS", PARTITION_CHANGE_FIELDS))
-        for name, fields in records:
+            records.append(("PartitionChangeRecord", PARTITION_CHANGE_FIELDS))
+        for record, fields in records:
             if f.kafka not in fields:
-                sys.exit(
-                    f"{f.kafka} is not in {name} (metashell/image/partition_records.py): add it in its schema's order"
-                )
+                sys.exit(f"{f.kafka} (a row of {SOURCE}) is not a field of {record}'s bundled schema")
+
+
+def render_records() -> str:
+    """``metashell/image/partition_records.py``: the records' fields in their schemas' order."""
+
+    def listed(fields: tuple[str, ...]) -> str:
+        return "".join(f'    "{name}",\n' for name in fields)
+
+    return f'''"""The field order of the two hottest records as the replayer decodes them: GENERATED, do not edit.
+
+Made by ``python {SCRIPT}`` from the bundled schemas (``PartitionRecord.json``,
+``PartitionChangeRecord.json``): each record's fields in its schema's order, so that a field Kafka
+adds is decoded where the schema puts it.  Apart from ``topics`` (whose rules take these tuples) so
+that the image model's generated code can name each field's place.
+"""
+
+from __future__ import annotations
+
+from metashell.protocol.metadata import ReplayDecoders
+
+__all__ = ["DECODERS", "PARTITION_CHANGE_FIELDS", "PARTITION_FIELDS"]
+
+# The two hottest records are decoded straight into tuples of these fields (no dict, no key
+# lookups): a million PartitionRecords in a big snapshot, PartitionChangeRecords in the log.
+PARTITION_FIELDS = (
+{listed(PARTITION_FIELDS)})
+PARTITION_CHANGE_FIELDS = (
+{listed(PARTITION_CHANGE_FIELDS)})
+DECODERS = ReplayDecoders(
+    {{"PartitionRecord": PARTITION_FIELDS, "PartitionChangeRecord": PARTITION_CHANGE_FIELDS}}
+)
+'''
 
 
 def main() -> int:
@@ -296,7 +370,8 @@ def main() -> int:
     parser.add_argument("--check", action="store_true", help="only check that the files are up to date")
     args = parser.parse_args()
     status = 0
-    for target, render in ((PYTHON_TARGET, render_python), (RUST_TARGET, render_rust)):
+    targets = ((RECORDS_TARGET, render_records), (PYTHON_TARGET, render_python), (RUST_TARGET, render_rust))
+    for target, render in targets:
         status |= write_or_check(target, render(), check=args.check, script=SCRIPT)
     return status
 

@@ -1,7 +1,9 @@
-"""The field order of the two hottest records as the replayer decodes them: positional tuples.
+"""The field order of the two hottest records as the replayer decodes them: GENERATED, do not edit.
 
-Apart from ``topics`` (whose rules take these tuples) so that ``scripts/gen_partition_fields.py``
-can read each field's place without importing the image model it generates.
+Made by ``python scripts/gen_partition_fields.py`` from the bundled schemas (``PartitionRecord.json``,
+``PartitionChangeRecord.json``): each record's fields in its schema's order, so that a field Kafka
+adds is decoded where the schema puts it.  Apart from ``topics`` (whose rules take these tuples) so
+that the image model's generated code can name each field's place.
 """
 
 from __future__ import annotations

@@ -234,20 +234,15 @@ fn values<'py>(maker: &Maker<'py>, tables: &mut Tables, r: &Row) -> PyResult<[Bo
     let py = maker.py;
     let n = tables.len(r.arrays[array::REPLICAS]);
     let mut tuple = |i: usize| tables.tuple(maker, r.arrays[i], n);
-    let values = Slots {
-        replicas: tuple(array::REPLICAS)?,
-        directories: tuple(array::DIRECTORIES)?,
-        isr: tuple(array::ISR)?,
-        removing_replicas: tuple(array::REMOVING_REPLICAS)?,
-        adding_replicas: tuple(array::ADDING_REPLICAS)?,
-        elr: tuple(array::ELR)?,
-        last_known_elr: tuple(array::LAST_KNOWN_ELR)?,
+    Slots {
         leader: rt::int(py, r.leader.into())?,
         leader_epoch: rt::int(py, r.leader_epoch.into())?,
-        leader_recovery_state: rt::int(py, r.recovery.into())?,
         partition_epoch: rt::int(py, r.partition_epoch.into())?,
-    };
-    Ok(values.into_array())
+        replicas: tuple(array::REPLICAS)?,
+        directories: tuple(array::DIRECTORIES)?,
+        leader_recovery_state: rt::int(py, r.recovery.into())?,
+    }
+    .with_carried(|a| tuple(a.array))
 }
 
 /// A change to a waiting row (`merge::ChangeTarget`), made on a copy of it: its arrays found in
@@ -331,21 +326,14 @@ impl Pending {
         } else {
             tables.id(&f[record::DIRECTORIES])
         };
-        let same_isr = matches!(f[record::ISR], Raw::Array(Fx::I32, d) if d == rep);
         let arrays = (|| {
-            let replicas = tables.id(&f[record::REPLICAS])?;
-            let isr = if same_isr { replicas } else { tables.id(&f[record::ISR])? };
-            let arrays = Arrays {
-                replicas,
-                directories: dirs?,
-                isr,
-                removing_replicas: tables.id(&f[record::REMOVING_REPLICAS])?,
-                adding_replicas: tables.id(&f[record::ADDING_REPLICAS])?,
-                elr: tables.id(&f[record::ELR])?,
-                last_known_elr: tables.id(&f[record::LAST_KNOWN_ELR])?,
-            };
-            Some(arrays.into_array())
-        })();
+            let replicas = tables.id(&f[record::REPLICAS]).ok_or(())?;
+            Arrays { replicas, directories: dirs.ok_or(())? }.with_carried(|a| match f[a.record] {
+                Raw::Array(Fx::I32, d) if a.often_replicas && d == rep => Ok(replicas),
+                ref v => tables.id(v).ok_or(()),
+            })
+        })()
+        .ok();
         let Some(arrays) = arrays else {
             return false;
         };

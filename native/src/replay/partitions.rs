@@ -140,23 +140,20 @@ impl<'py> Maker<'py> {
         } else {
             self.intern_raw(&f[record::DIRECTORIES])?
         };
-        let same_isr = matches!(f[record::ISR], Raw::Array(Fx::I32, d) if d == rep_bytes);
-        let isr = if same_isr { replicas.clone() } else { self.intern_raw(&f[record::ISR])? };
         let values = Slots {
-            isr,
-            // interned in the table's order, as `partition.make_partition` interns them
-            elr: self.intern_raw(&f[record::ELR])?,
-            last_known_elr: self.intern_raw(&f[record::LAST_KNOWN_ELR])?,
-            adding_replicas: self.intern_raw(&f[record::ADDING_REPLICAS])?,
-            removing_replicas: self.intern_raw(&f[record::REMOVING_REPLICAS])?,
             leader: rt::int(py, leader)?,
-            leader_recovery_state: rt::int(py, lrs)?,
             leader_epoch: rt::int(py, le)?,
             partition_epoch: rt::int(py, pe)?,
-            replicas,
+            replicas: replicas.clone(),
             directories,
-        };
-        let p = self.new_partition(values.into_array())?;
+            leader_recovery_state: rt::int(py, lrs)?,
+        }
+        .with_carried(|a| match f[a.record] {
+            // an in-sync partition's ISR is its replica list: shared, without an interning lookup
+            Raw::Array(Fx::I32, d) if a.often_replicas && d == rep_bytes => Ok(replicas.clone()),
+            ref v => self.intern_raw(v),
+        })?;
+        let p = self.new_partition(values)?;
         Ok((rt::int(py, pid)?, p))
     }
 

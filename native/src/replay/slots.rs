@@ -36,25 +36,30 @@ pub const PARTITION_EPOCH: usize = 8;
 pub const REMOVING_REPLICAS: usize = 9;
 pub const REPLICAS: usize = 10;
 
-/// One value per slot, by name: the only place where values are put in slot order (`into_array`).
+/// One value per slot that has a rule of its own, by name; the arrays a change carries
+/// (`UNLESS_NULL`) are made by one rule for them all. The only place where values are put in slot
+/// order (`with_carried`): a new field with a rule of its own is a compile error where a partition
+/// is made, a new carried array is made by the loop that makes the others.
 pub struct Slots<T> {
     pub leader: T,
     pub leader_epoch: T,
     pub partition_epoch: T,
     pub replicas: T,
-    pub isr: T,
-    pub elr: T,
-    pub last_known_elr: T,
-    pub adding_replicas: T,
-    pub removing_replicas: T,
     pub directories: T,
     pub leader_recovery_state: T,
 }
 
 impl<T> Slots<T> {
-    /// The values in slot order.
-    pub fn into_array(self) -> [T; COUNT] {
-        [self.adding_replicas, self.directories, self.elr, self.isr, self.last_known_elr, self.leader, self.leader_epoch, self.leader_recovery_state, self.partition_epoch, self.removing_replicas, self.replicas]
+    /// The values in slot order: these, and each carried array made by `carried` (in
+    /// `UNLESS_NULL`'s order, the order Python's `make_partition` interns them).
+    #[inline]
+    pub fn with_carried<E>(self, mut carried: impl FnMut(&UnlessNull) -> Result<T, E>) -> Result<[T; COUNT], E> {
+        let isr = carried(&UNLESS_NULL[0])?;
+        let elr = carried(&UNLESS_NULL[1])?;
+        let last_known_elr = carried(&UNLESS_NULL[2])?;
+        let adding_replicas = carried(&UNLESS_NULL[3])?;
+        let removing_replicas = carried(&UNLESS_NULL[4])?;
+        Ok([adding_replicas, self.directories, elr, isr, last_known_elr, self.leader, self.leader_epoch, self.leader_recovery_state, self.partition_epoch, removing_replicas, self.replicas])
     }
 }
 
@@ -99,37 +104,45 @@ pub mod array {
     pub const DIRECTORIES: usize = 6;
 }
 
-/// One value per array field, by name: the only place where they are put in row order.
+/// One value per array field with a rule of its own, by name (the carried ones as in `Slots`): the
+/// only place where a row's arrays are put in row order.
 pub struct Arrays<T> {
     pub replicas: T,
-    pub isr: T,
-    pub elr: T,
-    pub last_known_elr: T,
-    pub adding_replicas: T,
-    pub removing_replicas: T,
     pub directories: T,
 }
 
 impl<T> Arrays<T> {
-    /// The values in row order (`array`).
-    pub fn into_array(self) -> [T; array::COUNT] {
-        [self.replicas, self.isr, self.elr, self.last_known_elr, self.adding_replicas, self.removing_replicas, self.directories]
+    /// The values in row order (`array`): these, and each carried array made by `carried` (in
+    /// `UNLESS_NULL`'s order, the order Python's `make_partition` interns them).
+    #[inline]
+    pub fn with_carried<E>(self, mut carried: impl FnMut(&UnlessNull) -> Result<T, E>) -> Result<[T; array::COUNT], E> {
+        let isr = carried(&UNLESS_NULL[0])?;
+        let elr = carried(&UNLESS_NULL[1])?;
+        let last_known_elr = carried(&UNLESS_NULL[2])?;
+        let adding_replicas = carried(&UNLESS_NULL[3])?;
+        let removing_replicas = carried(&UNLESS_NULL[4])?;
+        Ok([self.replicas, isr, elr, last_known_elr, adding_replicas, removing_replicas, self.directories])
     }
 }
 
-/// A field a PartitionChangeRecord replaces unless it is null (`Merge.UNLESS_NULL`): where it is in
-/// the decoded record, in a partition and in a waiting row.
+/// An array a PartitionChangeRecord carries and replaces unless it is null (`Merge.UNLESS_NULL`),
+/// which a PartitionRecord gives as is: where it is in each decoded record, in a partition and in a
+/// waiting row.
 pub struct UnlessNull {
+    pub record: usize,
     pub field: usize,
     pub slot: usize,
     pub array: usize,
+    /// Most often the replica list (`PartitionField.often_replicas`): a new partition shares it.
+    pub often_replicas: bool,
 }
 
-/// The change record's nullable arrays, in the order Python's `merge_change` interns them.
+/// The carried arrays, in the table's order (the order Python's `make_partition` and `merge_change`
+/// intern them).
 pub const UNLESS_NULL: [UnlessNull; 5] = [
-    UnlessNull { field: change::ISR, slot: ISR, array: array::ISR },
-    UnlessNull { field: change::ELR, slot: ELR, array: array::ELR },
-    UnlessNull { field: change::LAST_KNOWN_ELR, slot: LAST_KNOWN_ELR, array: array::LAST_KNOWN_ELR },
-    UnlessNull { field: change::ADDING_REPLICAS, slot: ADDING_REPLICAS, array: array::ADDING_REPLICAS },
-    UnlessNull { field: change::REMOVING_REPLICAS, slot: REMOVING_REPLICAS, array: array::REMOVING_REPLICAS },
+    UnlessNull { record: record::ISR, field: change::ISR, slot: ISR, array: array::ISR, often_replicas: true },
+    UnlessNull { record: record::ELR, field: change::ELR, slot: ELR, array: array::ELR, often_replicas: false },
+    UnlessNull { record: record::LAST_KNOWN_ELR, field: change::LAST_KNOWN_ELR, slot: LAST_KNOWN_ELR, array: array::LAST_KNOWN_ELR, often_replicas: false },
+    UnlessNull { record: record::ADDING_REPLICAS, field: change::ADDING_REPLICAS, slot: ADDING_REPLICAS, array: array::ADDING_REPLICAS, often_replicas: false },
+    UnlessNull { record: record::REMOVING_REPLICAS, field: change::REMOVING_REPLICAS, slot: REMOVING_REPLICAS, array: array::REMOVING_REPLICAS, often_replicas: false },
 ];
