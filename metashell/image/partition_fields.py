@@ -5,16 +5,18 @@ place that lays out or merges a partition follows this table instead of spelling
 
 * ``scripts/gen_partition_fields.py`` writes the Python ``Partition`` class, its journal entry and
   its merge (``image/partition.py``) and the native core's slot constants
-  (``native/src/replay/slots.rs``) from it; ``--check`` (a test) keeps both up to date;
+  (``native/src/replay/slots.rs``) from it, and the decoders' field lists from the schemas
+  (``image/partition_records.py``); ``--check`` (a test) keeps all three up to date;
 * the Spark tables and the change log read it at run time (``spark/schemas.py``,
   ``spark/history.py``, ``image/changelog.py``).
 
 A new field is its schema, one row here and its merge rule in each language where it is not one of
-the rules below; ``tests/test_partition_fields.py`` fails at each place a decision is missing.
+the rules below (a new nullable array, the likeliest, needs none);
+``tests/test_partition_fields.py`` fails at each place a decision is missing.
 
 The rows are in the order ``Partition(...)`` takes its arguments and the Spark tables show the
 columns; a partition's ``__slots__`` (and so a journal entry, and the native core's slot indices) are
-the names sorted.  The records' own field order is the decoders' (``partition_records``).
+the names sorted.  The records' own field order is their schemas' (``partition_records``).
 """
 
 # No ``from __future__ import annotations``: a NamedTuple on the start path would compile its
