@@ -1,11 +1,13 @@
 """The native core's own Rust unit tests (``cargo test --lib`` in ``native/``), run by the one test
 command so that CI runs them too.
 
-They test pieces no Python call reaches one case at a time (the id table against std's
-``HashMap`` through 200,000 inserts, removals and clears), and they build in the test profile, with
-debug assertions and overflow checks on, which the release build the install makes leaves out.
-Without cargo they skip with the reason, or fail under ``METASHELL_REQUIRE_NATIVE=1`` (CI) as the
-other native tests do.
+They test the pure Rust parts one case at a time, where a Python call reaches them only through a
+whole record: the id table against std's ``HashMap`` through 200,000 inserts, removals and clears;
+the merge's steps and their order; the wire readers (varints, lengths, bounds); the JSON writers
+against Python's own text of floats, strings and ints and Kafka's of uuids; the Arrow columns of
+the ``records`` table.  They build in the test profile, with debug assertions and overflow checks
+on, which the release build the install makes leaves out.  Without cargo they skip with the reason,
+or fail under ``METASHELL_REQUIRE_NATIVE=1`` (CI) as the other native tests do.
 """
 
 from __future__ import annotations

@@ -111,6 +111,20 @@ pub fn leb128(b: &[u8], p: &mut usize, max: usize) -> Result<u128, Leb> {
     Err(Leb::TooLong)
 }
 
+/// Kafka's zigzag decoding of a varint's low 32 bits (`read_varint`).
+#[inline]
+pub fn zigzag32(raw: u128) -> i64 {
+    let u = (raw & 0xFFFF_FFFF) as u64;
+    ((u >> 1) as i64) ^ -((u & 1) as i64)
+}
+
+/// Kafka's zigzag decoding of a varlong's low 64 bits (`read_varlong`).
+#[inline]
+pub fn zigzag64(raw: u128) -> i128 {
+    let u = (raw & 0xFFFF_FFFF_FFFF_FFFF) as u64;
+    (u >> 1) as i128 ^ -((u & 1) as i128)
+}
+
 /// `read_uvarint`: at most 5 bytes (so up to 35 bits, as the Python reader keeps them).
 #[inline]
 pub fn uvarint(b: &[u8], p: &mut usize) -> R<u64> {
@@ -524,4 +538,88 @@ pub fn prefetch_line(p: *const u8) {
     }
     #[cfg(not(target_arch = "x86_64"))]
     let _ = p;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn leb(bytes: &[u8], max: usize) -> (Result<u128, &'static str>, usize) {
+        let mut p = 0;
+        let r = leb128(bytes, &mut p, max).map_err(|e| match e {
+            Leb::Past => "past",
+            Leb::TooLong => "too long",
+        });
+        (r, p)
+    }
+
+    /// Kafka's varints (`ByteUtils.readVarint`/`readVarlong`): LEB128 then zigzag, the small
+    /// values, the extremes, and where each read stops.
+    #[test]
+    fn varints_read_as_kafka_writes_them() {
+        let varint = |b: &[u8]| (leb(b, 5).0.map(zigzag32), leb(b, 5).1);
+        assert_eq!(varint(&[0x00]), (Ok(0), 1));
+        assert_eq!(varint(&[0x01]), (Ok(-1), 1));
+        assert_eq!(varint(&[0x02, 0x7f]), (Ok(1), 1));
+        assert_eq!(varint(&[0xac, 0x02]), (Ok(150), 2));
+        assert_eq!(varint(&[0xfe, 0xff, 0xff, 0xff, 0x0f]), (Ok(i32::MAX as i64), 5));
+        assert_eq!(varint(&[0xff, 0xff, 0xff, 0xff, 0x0f]), (Ok(i32::MIN as i64), 5));
+        let mut top = [0xffu8; 10];
+        top[9] = 0x01;
+        assert_eq!(leb(&top, 10).0.map(zigzag64), Ok(i64::MIN as i128));
+        top[0] = 0xfe;
+        assert_eq!(leb(&top, 10).0.map(zigzag64), Ok(i64::MAX as i128));
+    }
+
+    /// A varint cut by the end of the buffer is `Past`; one longer than its limit `TooLong`.
+    #[test]
+    fn broken_varints_are_refused() {
+        assert_eq!(leb(&[0x80, 0x80], 5), (Err("past"), 2));
+        assert_eq!(leb(&[0x80; 6], 5), (Err("too long"), 5));
+        assert_eq!(leb(&[0x80; 11], 10).0, Err("too long"));
+        assert_eq!(leb(&[], 5), (Err("past"), 0));
+    }
+
+    /// A length in a flexible version is a compact uvarint minus one (0: null); in an older one an
+    /// int16 or int32 (-1: null).
+    #[test]
+    fn lengths_read_in_both_framings() {
+        let read = |b: &[u8], flex, short| {
+            let mut p = 0;
+            length(b, &mut p, flex, short).ok().map(|n| (n, p))
+        };
+        assert_eq!(read(&[0x00], true, false), Some((-1, 1)));
+        assert_eq!(read(&[0x03], true, false), Some((2, 1)));
+        assert_eq!(read(&[0x80, 0x01], true, false), Some((127, 2)));
+        assert_eq!(read(&[0xff, 0xff], false, true), Some((-1, 2)));
+        assert_eq!(read(&[0x00, 0x00, 0x01, 0x00], false, false), Some((256, 4)));
+        assert_eq!(read(&[0x00], false, true), None);
+        assert_eq!(read(&[0x80; 6], true, false), None);
+    }
+
+    /// A read past the end fails and leaves the position where it was; no read overflows it.
+    #[test]
+    fn reads_stay_inside_the_slice() {
+        let b = [1u8, 2, 3];
+        let mut p = 1;
+        assert!(take(&b, &mut p, 3).is_err());
+        assert_eq!(p, 1);
+        assert_eq!(take(&b, &mut p, 2).ok(), Some(&b[1..]));
+        assert_eq!(p, 3);
+        let mut p = usize::MAX;
+        assert!(take(&b, &mut p, 1).is_err());
+        let mut p = 2;
+        assert!(rd_i16(&b, &mut p).is_err());
+        assert!(byte(&b, 3).is_err());
+    }
+
+    /// An array element by its type, big-endian and signed as Kafka writes it.
+    #[test]
+    fn elements_are_read_by_type() {
+        let data = [0xff, 0xff, 0xff, 0xfe, 0x00, 0x00, 0x00, 0x07];
+        assert_eq!(element(Fx::I32, &data, 0), -2);
+        assert_eq!(element(Fx::I32, &data, 1), 7);
+        assert_eq!(element(Fx::I16, &data, 0), -1);
+        assert_eq!(element(Fx::I64, &data, 0), -8589934585);
+    }
 }

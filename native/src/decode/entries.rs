@@ -45,14 +45,12 @@ fn leb128(d: &[u8], p: &mut usize, max: usize, what: &str) -> S<u128> {
 
 /// `read_varint`: zigzag of the low 32 bits.
 fn varint(d: &[u8], p: &mut usize) -> S<i64> {
-    let u = (leb128(d, p, 5, "varint")? & 0xFFFF_FFFF) as u64;
-    Ok(((u >> 1) as i64) ^ -((u & 1) as i64))
+    Ok(rt::zigzag32(leb128(d, p, 5, "varint")?))
 }
 
 /// `read_varlong`: zigzag of the low 64 bits.
 fn varlong(d: &[u8], p: &mut usize) -> S<i128> {
-    let u = (leb128(d, p, 10, "varlong")? & 0xFFFF_FFFF_FFFF_FFFF) as u64;
-    Ok((u >> 1) as i128 ^ -((u & 1) as i128))
+    Ok(rt::zigzag64(leb128(d, p, 10, "varlong")?))
 }
 
 /// Python's `data[a:a+n]`: clamped to the buffer (a slice never raises).
@@ -288,4 +286,20 @@ fn walk(
         }
     }
     Ok([keys, bad_values, ts_deltas, with_headers])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `data[a:a+n]` never fails: clamped at the end, empty for a negative length.
+    #[test]
+    fn slices_are_clamped_as_python_slices() {
+        let d = [1u8, 2, 3, 4];
+        assert_eq!(slice(&d, 1, 2), &[2, 3]);
+        assert_eq!(slice(&d, 3, 10), &[4]);
+        assert_eq!(slice(&d, 9, 1), &[] as &[u8]);
+        assert_eq!(slice(&d, 0, -1), &[] as &[u8]);
+        assert_eq!(slice(&d, 1, i64::MAX), &[2, 3, 4]);
+    }
 }

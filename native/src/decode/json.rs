@@ -309,3 +309,73 @@ pub fn j_struct<'a>(b: &'a [u8], p: &mut usize, nullable: bool, o: &mut Vec<u8>,
     item(b, p, o)?;
     Ok(Cap::Other)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn text(write: impl FnOnce(&mut Vec<u8>)) -> String {
+        let mut o = Vec::new();
+        write(&mut o);
+        String::from_utf8(o).expect("the writers write UTF-8")
+    }
+
+    /// `json.dumps(x)` (Python's `repr`) of each float, as CPython 3.11 writes them: where the
+    /// layout turns from plain to exponent on both sides, the shortest round-trip digits, the
+    /// extremes and the non-finite words.
+    #[test]
+    fn floats_are_written_as_python_writes_them() {
+        let cases: [(f64, &str); 21] = [
+            (0.0, "0.0"),
+            (-0.0, "-0.0"),
+            (1.5, "1.5"),
+            (0.1, "0.1"),
+            (0.30000000000000004, "0.30000000000000004"),
+            (100.0, "100.0"),
+            (12345.678, "12345.678"),
+            (1e15, "1000000000000000.0"),
+            (1234567890123456.7, "1234567890123456.8"),
+            (9007199254740993.0, "9007199254740992.0"),
+            (1e16, "1e+16"),
+            (123456789012345680.0, "1.2345678901234568e+17"),
+            (1.7976931348623157e308, "1.7976931348623157e+308"),
+            (0.0001, "0.0001"),
+            (1e-05, "1e-05"),
+            (2.5e-05, "2.5e-05"),
+            (-3.25e-7, "-3.25e-07"),
+            (5e-324, "5e-324"),
+            (f64::NAN, "NaN"),
+            (f64::INFINITY, "Infinity"),
+            (f64::NEG_INFINITY, "-Infinity"),
+        ];
+        for (x, want) in cases {
+            assert_eq!(text(|o| float_text(o, x)), want, "{x:e}");
+        }
+    }
+
+    /// `json.dumps(s, ensure_ascii=False)`: quotes, backslashes and control characters escaped,
+    /// everything else (DEL, non-ASCII, U+2028) as it is.
+    #[test]
+    fn strings_are_escaped_as_python_json_escapes_them() {
+        let s = "a\"b\\c\n\r\t\u{8}\u{c}\u{1}\u{1f}\u{7f} é€ \u{2028}";
+        let want = "\"a\\\"b\\\\c\\n\\r\\t\\b\\f\\u0001\\u001f\u{7f} é€ \u{2028}\"";
+        assert_eq!(text(|o| string_text(o, s)), want);
+        assert_eq!(text(|o| string_text(o, "")), "\"\"");
+    }
+
+    /// Kafka's `Uuid.toString`: URL-safe base64, no padding (22 characters).
+    #[test]
+    fn uuids_are_written_as_kafka_writes_them() {
+        let raw: Vec<u8> = (0..16).collect();
+        assert_eq!(text(|o| uuid_text(o, &raw)), "AAECAwQFBgcICQoLDA0ODw");
+        let high = [0xfb, 0xff].repeat(8);
+        assert_eq!(text(|o| uuid_text(o, &high)), "-__7__v_-__7__v_-__7_w");
+    }
+
+    #[test]
+    fn ints_keep_their_extremes() {
+        assert_eq!(text(|o| int_text(o, i64::MIN)), "-9223372036854775808");
+        assert_eq!(text(|o| int_text(o, i64::MAX)), "9223372036854775807");
+        assert_eq!(text(|o| int_text(o, 0)), "0");
+    }
+}

@@ -661,3 +661,38 @@ pub fn add_batches(
     }
     Ok((pos, taken))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Arrow's validity bitmap: bit i of byte i / 8 (least significant first), padded to whole bytes.
+    #[test]
+    fn validity_bits_are_laid_out_as_arrow_reads_them() {
+        assert_eq!(bits(&[]), Vec::<u8>::new());
+        assert_eq!(bits(&[true]), vec![0b1]);
+        let v = [true, false, true, true, false, false, false, false, false, true];
+        assert_eq!(bits(&v), vec![0b0000_1101, 0b10]);
+    }
+
+    /// A column keeps one offset more than its rows, a null repeating the last, and refuses a value
+    /// of another type (nothing added) or an int its width cannot hold.
+    #[test]
+    fn columns_hold_what_their_type_holds() {
+        let mut s = Col::new("str");
+        assert!(s.text(b"ab"));
+        s.null();
+        assert!(s.text(b"c"));
+        assert!(!s.int(1));
+        let Values::Str(off, data) = &s.values else { panic!("not a text column") };
+        assert_eq!((off.as_slice(), data.as_slice()), (&[0, 2, 2, 3][..], &b"abc"[..]));
+        assert_eq!((s.valid.as_slice(), s.nulls, s.held()), (&[true, false, true][..], 1, 3));
+        let mut i = Col::new("i32");
+        assert!(i.int(i32::MIN.into()));
+        assert!(!i.int(i64::from(i32::MAX) + 1));
+        assert!(!i.boolean(true));
+        assert_eq!(i.valid.len(), 1);
+        let sized = s.sized_like();
+        assert_eq!((sized.valid.capacity() >= 3, sized.held()), (true, 0));
+    }
+}
