@@ -40,6 +40,10 @@ _SCHEMAS = bundled_schemas()
 PARTITION_FIELDS = tuple(f.name for f in _SCHEMAS["PartitionRecord"].fields)
 PARTITION_CHANGE_FIELDS = tuple(f.name for f in _SCHEMAS["PartitionChangeRecord"].fields)
 
+_CARRIED = [f for f in FIELDS if f.merge is Merge.UNLESS_NULL]
+"""The arrays a change carries (replaced unless null), in the table's order: made and merged by one
+rule for them all (``slots::UNLESS_NULL``)."""
+
 _PY_TYPES = {
     Kind.BROKER_IDS: "tuple[Any, ...]",
     Kind.DIRECTORY_IDS: "tuple[Any, ...]",
@@ -70,10 +74,9 @@ def _rule(f: PartitionField) -> list[str]:
     raise AssertionError(f"no merge rule for {n}: {f.merge}")
 
 
-def _unpack(record: tuple[str, ...], wanted: list[PartitionField]) -> str:
-    """``(a, _, b, ...) = t``: the record's fields that ``wanted`` names, as locals (one unpack is
-    cheaper than a subscript per field, on the replayer's hottest path)."""
-    names = {f.kafka: f.name for f in wanted}
+def _unpack(record: tuple[str, ...], names: dict[str, str]) -> str:
+    """``(a, _, b, ...) = t``: the record's fields that ``names`` names (Kafka's name: the local's),
+    as locals (one unpack is cheaper than a subscript per field, on the replayer's hottest path)."""
     return "".join(f"        {names.get(k, '_')},\n" for k in record)
 
 
@@ -100,10 +103,10 @@ def render_python() -> str:
     merge_body = "\n".join(line for f in in_order for line in _rule(f))
     made = [f for f in FIELDS if f.merge is not Merge.CHECKED]
     make_body = "".join(_made(f) for f in FIELDS)
-    made_names = {f.kafka: f.name for f in made}
-    made_names[field("replicas").kafka] = "record_replicas"
-    make_unpack = "".join(f"        {made_names.get(k, '_')},\n" for k in PARTITION_FIELDS)
-    merge_unpack = _unpack(PARTITION_CHANGE_FIELDS, merged)
+    # the record's replicas only to compare with (the replayer checks and makes the partition's own)
+    made_names = {f.kafka: f.name for f in made} | {field("replicas").kafka: "record_replicas"}
+    make_unpack = _unpack(PARTITION_FIELDS, made_names)
+    merge_unpack = _unpack(PARTITION_CHANGE_FIELDS, {f.kafka: f.name for f in merged})
     bumped = "\n".join(f"    p.{f.name} += 1" for f in FIELDS if f.merge is Merge.BUMPED)
     return f'''"""``PartitionRegistration`` as the image keeps it: GENERATED, do not edit.
 
@@ -197,15 +200,12 @@ def _const(name: str) -> str:
     return name.upper()
 
 
-def _with_carried(own: list[PartitionField], order: list[str], count: str, what: str) -> str:
-    """``with_carried``: ``own``'s values by name and the carried arrays made by ``carried`` (in
-    ``UNLESS_NULL``'s order), put in ``order``."""
-    unless_null = [f for f in FIELDS if f.merge is Merge.UNLESS_NULL]
-    made = "".join(
-        f"        let {f.name} = carried(&UNLESS_NULL[{i}])?;\n" for i, f in enumerate(unless_null)
-    )
-    own_names = {f.name for f in own}
-    placed = ", ".join(f"self.{n}" if n in own_names else n for n in order)
+def _with_carried(order: list[str], count: str, what: str) -> str:
+    """``with_carried``: the struct's own values by name and the carried arrays made by ``carried``
+    (in ``UNLESS_NULL``'s order), put in ``order``."""
+    made = "".join(f"        let {f.name} = carried(&UNLESS_NULL[{i}])?;\n" for i, f in enumerate(_CARRIED))
+    carried = {f.name for f in _CARRIED}
+    placed = ", ".join(n if n in carried else f"self.{n}" for n in order)
     return f"""    /// The values in {what}: these, and each carried array made by `carried` (in
     /// `UNLESS_NULL`'s order, the order Python's `make_partition` interns them).
     #[inline]
@@ -220,8 +220,7 @@ def render_rust() -> str:
     n = len(SLOTS)
     names = "".join(f'    "{s}",\n' for s in SLOTS)
     indices = "".join(f"pub const {_const(s)}: usize = {i};\n" for i, s in enumerate(SLOTS))
-    own = [f for f in FIELDS if f.merge is not Merge.UNLESS_NULL]
-    struct = "".join(f"    pub {f.name}: T,\n" for f in own)
+    struct = "".join(f"    pub {f.name}: T,\n" for f in FIELDS if f not in _CARRIED)
     record = "".join(
         f"    pub const {_const(f.name)}: usize = {PARTITION_FIELDS.index(f.kafka)};\n" for f in FIELDS
     )
@@ -232,16 +231,14 @@ def render_rust() -> str:
     )
     arrays = [f for f in FIELDS if f.kind in (Kind.BROKER_IDS, Kind.DIRECTORY_IDS)]
     array_indices = "".join(f"    pub const {_const(f.name)}: usize = {i};\n" for i, f in enumerate(arrays))
-    own_arrays = [f for f in arrays if f.merge is not Merge.UNLESS_NULL]
-    array_struct = "".join(f"    pub {f.name}: T,\n" for f in own_arrays)
-    unless_null = [f for f in FIELDS if f.merge is Merge.UNLESS_NULL]
+    array_struct = "".join(f"    pub {f.name}: T,\n" for f in arrays if f not in _CARRIED)
     carried = "".join(
         f"    UnlessNull {{ record: record::{_const(f.name)}, field: change::{_const(f.name)}, slot: {_const(f.name)}, "
         f"array: array::{_const(f.name)}, often_replicas: {str(f.often_replicas).lower()} }},\n"
-        for f in unless_null
+        for f in _CARRIED
     )
-    slots_with = _with_carried(own, list(SLOTS), "COUNT", "slot order")
-    arrays_with = _with_carried(own_arrays, [f.name for f in arrays], "array::COUNT", "row order (`array`)")
+    slots_with = _with_carried(list(SLOTS), "COUNT", "slot order")
+    arrays_with = _with_carried([f.name for f in arrays], "array::COUNT", "row order (`array`)")
     return f"""//! `Partition`'s slots and the partition records' fields: GENERATED, do not edit.
 //!
 //! Made by `python {SCRIPT}` from the field table in `{SOURCE}`;
@@ -304,7 +301,7 @@ pub struct UnlessNull {{
 
 /// The carried arrays, in the table's order (the order Python's `make_partition` and `merge_change`
 /// intern them).
-pub const UNLESS_NULL: [UnlessNull; {len(unless_null)}] = [
+pub const UNLESS_NULL: [UnlessNull; {len(_CARRIED)}] = [
 {carried}];
 """
 
