@@ -326,15 +326,13 @@ impl Pending {
         } else {
             tables.id(&f[record::DIRECTORIES])
         };
-        let arrays = (|| {
-            let replicas = tables.id(&f[record::REPLICAS]).ok_or(())?;
-            Arrays { replicas, directories: dirs.ok_or(())? }.with_carried(|a| match f[a.record] {
-                Raw::Array(Fx::I32, d) if a.often_replicas && d == rep => Ok(replicas),
-                ref v => tables.id(v).ok_or(()),
-            })
-        })()
-        .ok();
-        let Some(arrays) = arrays else {
+        let (Some(replicas), Some(directories)) = (tables.id(&f[record::REPLICAS]), dirs) else {
+            return false;
+        };
+        let Ok(arrays) = Arrays { replicas, directories }.with_carried(|a| match f[a.record] {
+            Raw::Array(Fx::I32, d) if a.often_replicas && d == rep => Ok(replicas),
+            ref v => tables.id(v).ok_or(()),
+        }) else {
             return false;
         };
         let row = Row { pid, leader, leader_epoch: le, partition_epoch: pe, recovery, arrays };
