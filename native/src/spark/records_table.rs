@@ -15,7 +15,7 @@ use pyo3::types::{PyBytes, PyDict, PyTuple};
 use crate::decode::entries;
 use crate::decode::generated::KEY_NAMES;
 use crate::decode::json::{self, Cap, Caps};
-use crate::spark::buffer::{Buffer, Owned};
+use crate::spark::buffer::{recycled, Buffer, Owned};
 
 /// The columns a row is made of after the constant ones (dataset, file, file kind), with their
 /// kinds, in the `records` schema's order: `native_records.py` checks them against the schema.
@@ -46,6 +46,7 @@ pub const ROW_COLUMNS: [(&str, &str); 25] = [
     ("user_name", "str"),
     ("feature_name", "str"),
 ];
+const JSON_AT: usize = 13;
 const KEYS_AT: usize = 14;
 const MAX_MS: i64 = i64::MAX / 1000;
 
@@ -75,22 +76,24 @@ impl Col {
     }
 
     /// An empty column with room for as many rows and as much text as `self` holds: the next
-    /// record batch is about as big, and grows without a copy.
+    /// record batch is about as big, and grows without a copy (in memory an earlier batch's
+    /// buffers held, when pyarrow has let them go).
     fn sized_like(&self) -> Col {
         let rows = self.valid.len();
         let values = match &self.values {
-            Values::I64(_) => Values::I64(Vec::with_capacity(rows)),
-            Values::I32(_) => Values::I32(Vec::with_capacity(rows)),
+            Values::I64(_) => Values::I64(recycled(rows)),
+            Values::I32(_) => Values::I32(recycled(rows)),
             Values::Bool(_) => Values::Bool(Vec::with_capacity(rows)),
             Values::Str(_, data) => {
-                let mut off = Vec::with_capacity(rows + 1);
+                let mut off = recycled(rows + 1);
                 off.push(0);
-                Values::Str(off, Vec::with_capacity(data.len()))
+                Values::Str(off, recycled(data.len()))
             }
         };
         Col { values, valid: Vec::with_capacity(rows), nulls: 0 }
     }
 
+    #[inline]
     fn null(&mut self) {
         self.valid.push(false);
         self.nulls += 1;
@@ -103,6 +106,7 @@ impl Col {
     }
 
     /// An int; false (nothing added) when the column does not hold ints or it does not fit.
+    #[inline]
     fn int(&mut self, x: i64) -> bool {
         match &mut self.values {
             Values::I64(v) => v.push(x),
@@ -116,6 +120,7 @@ impl Col {
         true
     }
 
+    #[inline]
     fn boolean(&mut self, x: bool) -> bool {
         let Values::Bool(v) = &mut self.values else { return false };
         v.push(x);
@@ -123,12 +128,37 @@ impl Col {
         true
     }
 
+    #[inline]
     fn text(&mut self, s: &[u8]) -> bool {
         let Values::Str(off, data) = &mut self.values else { return false };
         data.extend_from_slice(s);
         off.push(data.len() as i32);
         self.valid.push(true);
         true
+    }
+
+    /// The text column's data, for a value written into it in place ([`Col::written`]).
+    fn data(&mut self) -> Option<&mut Vec<u8>> {
+        match &mut self.values {
+            Values::Str(_, data) => Some(data),
+            _ => None,
+        }
+    }
+
+    /// The text written after the last value's end ([`Col::data`]) made the next value.
+    fn written(&mut self) {
+        if let Values::Str(off, data) = &mut self.values {
+            off.push(data.len() as i32);
+            self.valid.push(true);
+        }
+    }
+
+    /// Text written after the last value's end dropped (a row made another way after all, or a
+    /// call that failed half way).
+    fn unwritten(&mut self) {
+        if let Values::Str(off, data) = &mut self.values {
+            data.truncate(off.last().map_or(0, |&o| o as usize));
+        }
     }
 
     fn held(&self) -> usize {
@@ -140,7 +170,8 @@ impl Col {
 }
 
 fn bits(v: &[bool]) -> Vec<u8> {
-    let mut out = vec![0u8; v.len().div_ceil(8)];
+    let mut out = recycled(v.len().div_ceil(8));
+    out.resize(v.len().div_ceil(8), 0);
     for (i, _) in v.iter().enumerate().filter(|(_, x)| **x) {
         out[i / 8] |= 1 << (i % 8);
     }
@@ -362,9 +393,16 @@ impl RecordRules {
     /// Whether the native core makes the row of a record of type `k` whose JSON is `text`, with
     /// these top-level fields: not for a type left to Python. When redacting, a config's value
     /// that is sensitive (asked of Python once per resource type and name) is replaced in `text`,
-    /// as `redact_record_json` replaces it: the value is the record's last field, and `text` is
-    /// checked to end with it (else Python makes the row).
-    fn native_text(&self, py: Python<'_>, k: usize, caps: &Caps<'_>, text: &mut Vec<u8>) -> PyResult<bool> {
+    /// as `redact_record_json` replaces it: the value is the record's last field, and `text` (from
+    /// `start`) is checked to end with it (else Python makes the row).
+    fn native_text(
+        &self,
+        py: Python<'_>,
+        k: usize,
+        caps: &Caps<'_>,
+        text: &mut Vec<u8>,
+        start: usize,
+    ) -> PyResult<bool> {
         if self.python[k] {
             return Ok(false);
         }
@@ -382,7 +420,7 @@ impl RecordRules {
         let mut tail = VALUE.to_vec();
         json::string_text(&mut tail, v);
         tail.push(b'}');
-        if !text.ends_with(&tail) {
+        if !text[start..].ends_with(&tail) {
             return Ok(false);
         }
         text.truncate(text.len() - tail.len() + VALUE.len());
@@ -521,18 +559,20 @@ pub fn add_rows(
         Err(entries::Failure::Fault(_)) => return Ok(None),
     };
     let rows_before = cols.rows;
-    let mut text = Vec::new();
     let mut keys_text = Vec::new();
     let mut caps = Caps::new();
+    cols.cols[JSON_AT].unwritten();
     for (i, (offset, ts, value)) in records.into_iter().enumerate() {
-        text.clear();
         keys_text.clear();
         caps.fields.clear();
         let mut made = None;
         if let Some(span) = value {
             let v = entries::span_bytes(data, span);
-            if let Ok((key, version)) = crate::decode::record_text(v, &mut text, &mut caps) {
-                if rules.native_text(py, key as usize, &caps, &mut text)? {
+            // the JSON is written where its column keeps it (`written` then makes it the row's)
+            let text = cols.cols[JSON_AT].data().expect("record_json is a text column");
+            let start = text.len();
+            if let Ok((key, version)) = crate::decode::record_text(v, text, &mut caps) {
+                if rules.native_text(py, key as usize, &caps, text, start)? {
                     made = Some((key, version));
                 }
             }
@@ -546,6 +586,7 @@ pub fn add_rows(
         });
         let made = made.filter(|(_, _, _, keys)| keys.iter().enumerate().all(|(j, key)| fits(KEYS_AT + j, key)));
         let Some((k, name, version, keys)) = made else {
+            cols.cols[JSON_AT].unwritten();
             let row = match fallback {
                 Fallback::ByIndex(f) => f.call1((i,))?,
                 Fallback::ByRecord(f) => {
@@ -589,7 +630,7 @@ pub fn add_rows(
         c[10].boolean(replay_seq.is_some() && (snap_offset.is_some() || offset >= replay_from));
         c[11].text(name.as_bytes());
         c[12].int(version as i64);
-        c[13].text(&text);
+        c[JSON_AT].written();
         for (j, key) in keys.iter().enumerate() {
             let col = &mut c[KEYS_AT + j];
             match *key {
