@@ -109,55 +109,11 @@ class JsonGen:
         self.done[key] = name
         present = [f for f in fields if version in f.versions]
         tagged = [f for f in present if flexible and f.tagged(version)]
-        first_tagged = min((present.index(f) for f in tagged), default=len(present))
-        body = ["o.push(b'{');", "let mut first = true;"]
-        for i, f in enumerate(present):
-            if f in tagged:
-                continue
-            head = _rust_bytes(json.dumps(_json_name(f.name), ensure_ascii=False) + ":")
-            if i < first_tagged:
-                body.append(f"sep(o, &mut first, {head});")
-                body.append(f"let c = {self.value(spec, f, version, flexible, 'o')};")
-            else:  # written after the tagged fields that come before it in the schema
-                body.append(f"let mut w{i} = Vec::new();")
-                body.append(f"let c = {self.value(spec, f, version, flexible, f'&mut w{i}')};")
-            if top:
-                body.append(f"caps.put({self.keys.number(f.name)}, c);")
-        if flexible:
-            for i, f in enumerate(present):
-                if f in tagged:
-                    body.append(f"let mut t{i}: Option<Vec<u8>> = None;")
-                    if top:
-                        body.append(f"caps.put({self.keys.number(f.name)}, Cap::Other);")
-            body.append("for _ in 0..tag_count(b, p)? {")
-            body.append("    let (tag, te) = tag_header(b, p)?;")
-            body.append("    match tag {")
-            for f in sorted(tagged, key=lambda x: x.tag or 0):
-                i = present.index(f)
-                body.append(
-                    f"        {f.tag} => {{ let mut w = Vec::new(); {self.value(spec, f, version, flexible, '&mut w')}; t{i} = Some(w); }}"
-                )
-            body.append("        _ => return Err(Miss), // an unknown tagged field: Python leaves it out")
-            body.append("    }")
-            body.append("    *p = te;")
-            body.append("}")
-        for i, f in enumerate(present):
-            if i < first_tagged:
-                continue
-            head = _rust_bytes(json.dumps(_json_name(f.name), ensure_ascii=False) + ":")
-            if f in tagged:
-                default = json.dumps(
-                    json_value(f, spec, version, flexible, default_value(f, version)),
-                    ensure_ascii=False,
-                    separators=(",", ":"),
-                )
-                body.append(f"if let Some(w) = t{i} {{")
-                body.append(
-                    f"    if w.as_slice() != {_rust_bytes(default)} {{ sep(o, &mut first, {head}); o.extend_from_slice(&w); }}"
-                )
-                body.append("}")
-            else:
-                body.append(f"sep(o, &mut first, {head}); o.extend_from_slice(&w{i});")
+        body = ["o.push(b'{');"]
+        if present and present[0] in tagged:
+            body += self._deferred(spec, present, tagged, version, flexible, top)
+        else:
+            body += self._in_place(spec, present, tagged, version, flexible, top)
         body.append("o.push(b'}');")
         body.append("Ok(())")
         self.lines.append(
@@ -166,6 +122,115 @@ class JsonGen:
         self.lines += [f"    {line}" for line in body]
         self.lines += ["}", ""]
         return name
+
+    def _in_place(
+        self,
+        spec: MessageSpec,
+        present: list[FieldSpec],
+        tagged: list[FieldSpec],
+        version: int,
+        flexible: bool,
+        top: bool,
+    ) -> list[str]:
+        """Every regular field written where it stands, the first (never tagged) without a comma;
+        a tagged field that differs from its default is put in its place once the tags are read
+        (they come after the regular fields in the bytes): ``insert`` at the position its
+        predecessors ended at. No memory but the output's, unless a tagged field is there."""
+        body: list[str] = []
+        for i, f in enumerate(present):
+            if f in tagged:
+                body.append(f"let at{i} = o.len();")
+                continue
+            body.append(f"o.extend_from_slice({_head(f, comma=i > 0)});")
+            body.append(f"let c = {self.value(spec, f, version, flexible, 'o')};")
+            if top:
+                body.append(f"caps.put({self.keys.number(f.name)}, c);")
+        if not flexible:
+            return body
+        body += self._tags(spec, present, tagged, version, flexible, top)
+        for f in reversed(tagged):  # the last first: an earlier one's position stays where it was
+            i = present.index(f)
+            body.append(f"if let Some(w) = t{i} {{")
+            body.append(
+                f"    if w.as_slice() != {self._default(spec, f, version, flexible)} {{ insert(o, at{i}, {_head(f, comma=True)}, &w); }}"
+            )
+            body.append("}")
+        return body
+
+    def _deferred(
+        self,
+        spec: MessageSpec,
+        present: list[FieldSpec],
+        tagged: list[FieldSpec],
+        version: int,
+        flexible: bool,
+        top: bool,
+    ) -> list[str]:
+        """A struct whose first field is tagged: the fields from the first tagged one on are each
+        written aside, then joined in schema order once the tags are read (whether a comma goes
+        before a field depends on which tagged ones are there)."""
+        first_tagged = min(present.index(f) for f in tagged)
+        body = ["let mut first = true;"]
+        for i, f in enumerate(present):
+            if f in tagged:
+                continue
+            if i < first_tagged:
+                body.append(f"sep(o, &mut first, {_head(f)});")
+                body.append(f"let c = {self.value(spec, f, version, flexible, 'o')};")
+            else:  # written after the tagged fields that come before it in the schema
+                body.append(f"let mut w{i} = Vec::new();")
+                body.append(f"let c = {self.value(spec, f, version, flexible, f'&mut w{i}')};")
+            if top:
+                body.append(f"caps.put({self.keys.number(f.name)}, c);")
+        body += self._tags(spec, present, tagged, version, flexible, top)
+        for i, f in enumerate(present):
+            if i < first_tagged:
+                continue
+            if f in tagged:
+                body.append(f"if let Some(w) = t{i} {{")
+                body.append(
+                    f"    if w.as_slice() != {self._default(spec, f, version, flexible)} {{ sep(o, &mut first, {_head(f)}); o.extend_from_slice(&w); }}"
+                )
+                body.append("}")
+            else:
+                body.append(f"sep(o, &mut first, {_head(f)}); o.extend_from_slice(&w{i});")
+        return body
+
+    def _tags(
+        self,
+        spec: MessageSpec,
+        present: list[FieldSpec],
+        tagged: list[FieldSpec],
+        version: int,
+        flexible: bool,
+        top: bool,
+    ) -> list[str]:
+        """The tagged fields read (each written aside as ``t<i>``); an unknown tag refuses."""
+        body: list[str] = []
+        for i, f in enumerate(present):
+            if f in tagged:
+                body.append(f"let mut t{i}: Option<Vec<u8>> = None;")
+                if top:
+                    body.append(f"caps.put({self.keys.number(f.name)}, Cap::Other);")
+        body.append("for _ in 0..tag_count(b, p)? {")
+        body.append("    let (tag, te) = tag_header(b, p)?;")
+        body.append("    match tag {")
+        for f in sorted(tagged, key=lambda x: x.tag or 0):
+            i = present.index(f)
+            body.append(
+                f"        {f.tag} => {{ let mut w = Vec::new(); {self.value(spec, f, version, flexible, '&mut w')}; t{i} = Some(w); }}"
+            )
+        body.append("        _ => return Err(Miss), // an unknown tagged field: Python leaves it out")
+        body.append("    }")
+        body.append("    *p = te;")
+        body.append("}")
+        return body
+
+    @staticmethod
+    def _default(spec: MessageSpec, f: FieldSpec, version: int, flexible: bool) -> str:
+        """A tagged field's default as the JSON text it would be written as (then left out)."""
+        default = json_value(f, spec, version, flexible, default_value(f, version))
+        return _rust_bytes(json.dumps(default, ensure_ascii=False, separators=(",", ":")))
 
     def render(self) -> list[str]:
         out = [
@@ -180,3 +245,8 @@ class JsonGen:
 
 def _json_name(name: str) -> str:
     return name[:1].lower() + name[1:]
+
+
+def _head(f: FieldSpec, comma: bool = False) -> str:
+    """A field's ``"name":`` as a Rust byte string, after a comma when ``comma``."""
+    return _rust_bytes(("," if comma else "") + json.dumps(_json_name(f.name), ensure_ascii=False) + ":")

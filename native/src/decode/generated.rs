@@ -141,14 +141,13 @@ pub fn json_writer(api_key: u8, version: u8) -> Option<JsonWriter> {
 
 fn j_BrokerEndpoint_1<'a>(b: &'a [u8], p: &mut usize, o: &mut Vec<u8>, caps: &mut Caps<'a>) -> R<()> {
     o.push(b'{');
-    let mut first = true;
-    sep(o, &mut first, b"\x22name\x22:");
+    o.extend_from_slice(b"\x22name\x22:");
     let c = j_string(b, p, true, false, o)?;
-    sep(o, &mut first, b"\x22host\x22:");
+    o.extend_from_slice(b",\x22host\x22:");
     let c = j_string(b, p, true, false, o)?;
-    sep(o, &mut first, b"\x22port\x22:");
+    o.extend_from_slice(b",\x22port\x22:");
     let c = j_fixed(b, p, Fx::U16, o)?;
-    sep(o, &mut first, b"\x22securityProtocol\x22:");
+    o.extend_from_slice(b",\x22securityProtocol\x22:");
     let c = j_fixed(b, p, Fx::I16, o)?;
     for _ in 0..tag_count(b, p)? {
         let (tag, te) = tag_header(b, p)?;
@@ -163,12 +162,11 @@ fn j_BrokerEndpoint_1<'a>(b: &'a [u8], p: &mut usize, o: &mut Vec<u8>, caps: &mu
 
 fn j_BrokerFeature_2<'a>(b: &'a [u8], p: &mut usize, o: &mut Vec<u8>, caps: &mut Caps<'a>) -> R<()> {
     o.push(b'{');
-    let mut first = true;
-    sep(o, &mut first, b"\x22name\x22:");
+    o.extend_from_slice(b"\x22name\x22:");
     let c = j_string(b, p, true, false, o)?;
-    sep(o, &mut first, b"\x22minSupportedVersion\x22:");
+    o.extend_from_slice(b",\x22minSupportedVersion\x22:");
     let c = j_fixed(b, p, Fx::I16, o)?;
-    sep(o, &mut first, b"\x22maxSupportedVersion\x22:");
+    o.extend_from_slice(b",\x22maxSupportedVersion\x22:");
     let c = j_fixed(b, p, Fx::I16, o)?;
     for _ in 0..tag_count(b, p)? {
         let (tag, te) = tag_header(b, p)?;
@@ -183,26 +181,25 @@ fn j_BrokerFeature_2<'a>(b: &'a [u8], p: &mut usize, o: &mut Vec<u8>, caps: &mut
 
 fn j_RegisterBrokerRecord_0<'a>(b: &'a [u8], p: &mut usize, o: &mut Vec<u8>, caps: &mut Caps<'a>) -> R<()> {
     o.push(b'{');
-    let mut first = true;
-    sep(o, &mut first, b"\x22brokerId\x22:");
+    o.extend_from_slice(b"\x22brokerId\x22:");
     let c = j_fixed(b, p, Fx::I32, o)?;
     caps.put(7, c);
-    sep(o, &mut first, b"\x22incarnationId\x22:");
+    o.extend_from_slice(b",\x22incarnationId\x22:");
     let c = j_fixed(b, p, Fx::Uuid, o)?;
     caps.put(8, c);
-    sep(o, &mut first, b"\x22brokerEpoch\x22:");
+    o.extend_from_slice(b",\x22brokerEpoch\x22:");
     let c = j_fixed(b, p, Fx::I64, o)?;
     caps.put(9, c);
-    sep(o, &mut first, b"\x22endPoints\x22:");
+    o.extend_from_slice(b",\x22endPoints\x22:");
     let c = j_list(b, p, true, false, o, &|b, p, o| j_BrokerEndpoint_1(b, p, o, &mut Caps::none()))?;
     caps.put(10, c);
-    sep(o, &mut first, b"\x22features\x22:");
+    o.extend_from_slice(b",\x22features\x22:");
     let c = j_list(b, p, true, false, o, &|b, p, o| j_BrokerFeature_2(b, p, o, &mut Caps::none()))?;
     caps.put(11, c);
-    sep(o, &mut first, b"\x22rack\x22:");
+    o.extend_from_slice(b",\x22rack\x22:");
     let c = j_string(b, p, true, true, o)?;
     caps.put(12, c);
-    sep(o, &mut first, b"\x22fenced\x22:");
+    o.extend_from_slice(b",\x22fenced\x22:");
     let c = j_fixed(b, p, Fx::Bool, o)?;
     caps.put(13, c);
     for _ in 0..tag_count(b, p)? {
@@ -218,14 +215,13 @@ fn j_RegisterBrokerRecord_0<'a>(b: &'a [u8], p: &mut usize, o: &mut Vec<u8>, cap
 
 fn j_BrokerEndpoint_4<'a>(b: &'a [u8], p: &mut usize, o: &mut Vec<u8>, caps: &mut Caps<'a>) -> R<()> {
     o.push(b'{');
-    let mut first = true;
-    sep(o, &mut first, b"\x22name\x22:");
+    o.extend_from_slice(b"\x22name\x22:");
     let c = j_string(b, p, true, false, o)?;
-    sep(o, &mut first, b"\x22host\x22:");
+    o.extend_from_slice(b",\x22host\x22:");
     let c = j_string(b, p, true, false, o)?;
-    sep(o, &mut first, b"\x22port\x22:");
+    o.extend_from_slice(b",\x22port\x22:");
     let c = j_fixed(b, p, Fx::U16, o)?;
-    sep(o, &mut first, b"\x22securityProtocol\x22:");
+    o.extend_from_slice(b",\x22securityProtocol\x22:");
     let c = j_fixed(b, p, Fx::I16, o)?;
     for _ in 0..tag_count(b, p)? {
         let (tag, te) = tag_header(b, p)?;
@@ -240,12 +236,11 @@ fn j_BrokerEndpoint_4<'a>(b: &'a [u8], p: &mut usize, o: &mut Vec<u8>, caps: &mu
 
 fn j_BrokerFeature_5<'a>(b: &'a [u8], p: &mut usize, o: &mut Vec<u8>, caps: &mut Caps<'a>) -> R<()> {
     o.push(b'{');
-    let mut first = true;
-    sep(o, &mut first, b"\x22name\x22:");
+    o.extend_from_slice(b"\x22name\x22:");
     let c = j_string(b, p, true, false, o)?;
-    sep(o, &mut first, b"\x22minSupportedVersion\x22:");
+    o.extend_from_slice(b",\x22minSupportedVersion\x22:");
     let c = j_fixed(b, p, Fx::I16, o)?;
-    sep(o, &mut first, b"\x22maxSupportedVersion\x22:");
+    o.extend_from_slice(b",\x22maxSupportedVersion\x22:");
     let c = j_fixed(b, p, Fx::I16, o)?;
     for _ in 0..tag_count(b, p)? {
         let (tag, te) = tag_header(b, p)?;
@@ -260,29 +255,28 @@ fn j_BrokerFeature_5<'a>(b: &'a [u8], p: &mut usize, o: &mut Vec<u8>, caps: &mut
 
 fn j_RegisterBrokerRecord_3<'a>(b: &'a [u8], p: &mut usize, o: &mut Vec<u8>, caps: &mut Caps<'a>) -> R<()> {
     o.push(b'{');
-    let mut first = true;
-    sep(o, &mut first, b"\x22brokerId\x22:");
+    o.extend_from_slice(b"\x22brokerId\x22:");
     let c = j_fixed(b, p, Fx::I32, o)?;
     caps.put(7, c);
-    sep(o, &mut first, b"\x22incarnationId\x22:");
+    o.extend_from_slice(b",\x22incarnationId\x22:");
     let c = j_fixed(b, p, Fx::Uuid, o)?;
     caps.put(8, c);
-    sep(o, &mut first, b"\x22brokerEpoch\x22:");
+    o.extend_from_slice(b",\x22brokerEpoch\x22:");
     let c = j_fixed(b, p, Fx::I64, o)?;
     caps.put(9, c);
-    sep(o, &mut first, b"\x22endPoints\x22:");
+    o.extend_from_slice(b",\x22endPoints\x22:");
     let c = j_list(b, p, true, false, o, &|b, p, o| j_BrokerEndpoint_4(b, p, o, &mut Caps::none()))?;
     caps.put(10, c);
-    sep(o, &mut first, b"\x22features\x22:");
+    o.extend_from_slice(b",\x22features\x22:");
     let c = j_list(b, p, true, false, o, &|b, p, o| j_BrokerFeature_5(b, p, o, &mut Caps::none()))?;
     caps.put(11, c);
-    sep(o, &mut first, b"\x22rack\x22:");
+    o.extend_from_slice(b",\x22rack\x22:");
     let c = j_string(b, p, true, true, o)?;
     caps.put(12, c);
-    sep(o, &mut first, b"\x22fenced\x22:");
+    o.extend_from_slice(b",\x22fenced\x22:");
     let c = j_fixed(b, p, Fx::Bool, o)?;
     caps.put(13, c);
-    sep(o, &mut first, b"\x22inControlledShutdown\x22:");
+    o.extend_from_slice(b",\x22inControlledShutdown\x22:");
     let c = j_fixed(b, p, Fx::Bool, o)?;
     caps.put(14, c);
     for _ in 0..tag_count(b, p)? {
@@ -298,14 +292,13 @@ fn j_RegisterBrokerRecord_3<'a>(b: &'a [u8], p: &mut usize, o: &mut Vec<u8>, cap
 
 fn j_BrokerEndpoint_7<'a>(b: &'a [u8], p: &mut usize, o: &mut Vec<u8>, caps: &mut Caps<'a>) -> R<()> {
     o.push(b'{');
-    let mut first = true;
-    sep(o, &mut first, b"\x22name\x22:");
+    o.extend_from_slice(b"\x22name\x22:");
     let c = j_string(b, p, true, false, o)?;
-    sep(o, &mut first, b"\x22host\x22:");
+    o.extend_from_slice(b",\x22host\x22:");
     let c = j_string(b, p, true, false, o)?;
-    sep(o, &mut first, b"\x22port\x22:");
+    o.extend_from_slice(b",\x22port\x22:");
     let c = j_fixed(b, p, Fx::U16, o)?;
-    sep(o, &mut first, b"\x22securityProtocol\x22:");
+    o.extend_from_slice(b",\x22securityProtocol\x22:");
     let c = j_fixed(b, p, Fx::I16, o)?;
     for _ in 0..tag_count(b, p)? {
         let (tag, te) = tag_header(b, p)?;
@@ -320,12 +313,11 @@ fn j_BrokerEndpoint_7<'a>(b: &'a [u8], p: &mut usize, o: &mut Vec<u8>, caps: &mu
 
 fn j_BrokerFeature_8<'a>(b: &'a [u8], p: &mut usize, o: &mut Vec<u8>, caps: &mut Caps<'a>) -> R<()> {
     o.push(b'{');
-    let mut first = true;
-    sep(o, &mut first, b"\x22name\x22:");
+    o.extend_from_slice(b"\x22name\x22:");
     let c = j_string(b, p, true, false, o)?;
-    sep(o, &mut first, b"\x22minSupportedVersion\x22:");
+    o.extend_from_slice(b",\x22minSupportedVersion\x22:");
     let c = j_fixed(b, p, Fx::I16, o)?;
-    sep(o, &mut first, b"\x22maxSupportedVersion\x22:");
+    o.extend_from_slice(b",\x22maxSupportedVersion\x22:");
     let c = j_fixed(b, p, Fx::I16, o)?;
     for _ in 0..tag_count(b, p)? {
         let (tag, te) = tag_header(b, p)?;
@@ -340,32 +332,31 @@ fn j_BrokerFeature_8<'a>(b: &'a [u8], p: &mut usize, o: &mut Vec<u8>, caps: &mut
 
 fn j_RegisterBrokerRecord_6<'a>(b: &'a [u8], p: &mut usize, o: &mut Vec<u8>, caps: &mut Caps<'a>) -> R<()> {
     o.push(b'{');
-    let mut first = true;
-    sep(o, &mut first, b"\x22brokerId\x22:");
+    o.extend_from_slice(b"\x22brokerId\x22:");
     let c = j_fixed(b, p, Fx::I32, o)?;
     caps.put(7, c);
-    sep(o, &mut first, b"\x22isMigratingZkBroker\x22:");
+    o.extend_from_slice(b",\x22isMigratingZkBroker\x22:");
     let c = j_fixed(b, p, Fx::Bool, o)?;
     caps.put(15, c);
-    sep(o, &mut first, b"\x22incarnationId\x22:");
+    o.extend_from_slice(b",\x22incarnationId\x22:");
     let c = j_fixed(b, p, Fx::Uuid, o)?;
     caps.put(8, c);
-    sep(o, &mut first, b"\x22brokerEpoch\x22:");
+    o.extend_from_slice(b",\x22brokerEpoch\x22:");
     let c = j_fixed(b, p, Fx::I64, o)?;
     caps.put(9, c);
-    sep(o, &mut first, b"\x22endPoints\x22:");
+    o.extend_from_slice(b",\x22endPoints\x22:");
     let c = j_list(b, p, true, false, o, &|b, p, o| j_BrokerEndpoint_7(b, p, o, &mut Caps::none()))?;
     caps.put(10, c);
-    sep(o, &mut first, b"\x22features\x22:");
+    o.extend_from_slice(b",\x22features\x22:");
     let c = j_list(b, p, true, false, o, &|b, p, o| j_BrokerFeature_8(b, p, o, &mut Caps::none()))?;
     caps.put(11, c);
-    sep(o, &mut first, b"\x22rack\x22:");
+    o.extend_from_slice(b",\x22rack\x22:");
     let c = j_string(b, p, true, true, o)?;
     caps.put(12, c);
-    sep(o, &mut first, b"\x22fenced\x22:");
+    o.extend_from_slice(b",\x22fenced\x22:");
     let c = j_fixed(b, p, Fx::Bool, o)?;
     caps.put(13, c);
-    sep(o, &mut first, b"\x22inControlledShutdown\x22:");
+    o.extend_from_slice(b",\x22inControlledShutdown\x22:");
     let c = j_fixed(b, p, Fx::Bool, o)?;
     caps.put(14, c);
     for _ in 0..tag_count(b, p)? {
@@ -381,14 +372,13 @@ fn j_RegisterBrokerRecord_6<'a>(b: &'a [u8], p: &mut usize, o: &mut Vec<u8>, cap
 
 fn j_BrokerEndpoint_10<'a>(b: &'a [u8], p: &mut usize, o: &mut Vec<u8>, caps: &mut Caps<'a>) -> R<()> {
     o.push(b'{');
-    let mut first = true;
-    sep(o, &mut first, b"\x22name\x22:");
+    o.extend_from_slice(b"\x22name\x22:");
     let c = j_string(b, p, true, false, o)?;
-    sep(o, &mut first, b"\x22host\x22:");
+    o.extend_from_slice(b",\x22host\x22:");
     let c = j_string(b, p, true, false, o)?;
-    sep(o, &mut first, b"\x22port\x22:");
+    o.extend_from_slice(b",\x22port\x22:");
     let c = j_fixed(b, p, Fx::U16, o)?;
-    sep(o, &mut first, b"\x22securityProtocol\x22:");
+    o.extend_from_slice(b",\x22securityProtocol\x22:");
     let c = j_fixed(b, p, Fx::I16, o)?;
     for _ in 0..tag_count(b, p)? {
         let (tag, te) = tag_header(b, p)?;
@@ -403,12 +393,11 @@ fn j_BrokerEndpoint_10<'a>(b: &'a [u8], p: &mut usize, o: &mut Vec<u8>, caps: &m
 
 fn j_BrokerFeature_11<'a>(b: &'a [u8], p: &mut usize, o: &mut Vec<u8>, caps: &mut Caps<'a>) -> R<()> {
     o.push(b'{');
-    let mut first = true;
-    sep(o, &mut first, b"\x22name\x22:");
+    o.extend_from_slice(b"\x22name\x22:");
     let c = j_string(b, p, true, false, o)?;
-    sep(o, &mut first, b"\x22minSupportedVersion\x22:");
+    o.extend_from_slice(b",\x22minSupportedVersion\x22:");
     let c = j_fixed(b, p, Fx::I16, o)?;
-    sep(o, &mut first, b"\x22maxSupportedVersion\x22:");
+    o.extend_from_slice(b",\x22maxSupportedVersion\x22:");
     let c = j_fixed(b, p, Fx::I16, o)?;
     for _ in 0..tag_count(b, p)? {
         let (tag, te) = tag_header(b, p)?;
@@ -423,34 +412,34 @@ fn j_BrokerFeature_11<'a>(b: &'a [u8], p: &mut usize, o: &mut Vec<u8>, caps: &mu
 
 fn j_RegisterBrokerRecord_9<'a>(b: &'a [u8], p: &mut usize, o: &mut Vec<u8>, caps: &mut Caps<'a>) -> R<()> {
     o.push(b'{');
-    let mut first = true;
-    sep(o, &mut first, b"\x22brokerId\x22:");
+    o.extend_from_slice(b"\x22brokerId\x22:");
     let c = j_fixed(b, p, Fx::I32, o)?;
     caps.put(7, c);
-    sep(o, &mut first, b"\x22isMigratingZkBroker\x22:");
+    o.extend_from_slice(b",\x22isMigratingZkBroker\x22:");
     let c = j_fixed(b, p, Fx::Bool, o)?;
     caps.put(15, c);
-    sep(o, &mut first, b"\x22incarnationId\x22:");
+    o.extend_from_slice(b",\x22incarnationId\x22:");
     let c = j_fixed(b, p, Fx::Uuid, o)?;
     caps.put(8, c);
-    sep(o, &mut first, b"\x22brokerEpoch\x22:");
+    o.extend_from_slice(b",\x22brokerEpoch\x22:");
     let c = j_fixed(b, p, Fx::I64, o)?;
     caps.put(9, c);
-    sep(o, &mut first, b"\x22endPoints\x22:");
+    o.extend_from_slice(b",\x22endPoints\x22:");
     let c = j_list(b, p, true, false, o, &|b, p, o| j_BrokerEndpoint_10(b, p, o, &mut Caps::none()))?;
     caps.put(10, c);
-    sep(o, &mut first, b"\x22features\x22:");
+    o.extend_from_slice(b",\x22features\x22:");
     let c = j_list(b, p, true, false, o, &|b, p, o| j_BrokerFeature_11(b, p, o, &mut Caps::none()))?;
     caps.put(11, c);
-    sep(o, &mut first, b"\x22rack\x22:");
+    o.extend_from_slice(b",\x22rack\x22:");
     let c = j_string(b, p, true, true, o)?;
     caps.put(12, c);
-    sep(o, &mut first, b"\x22fenced\x22:");
+    o.extend_from_slice(b",\x22fenced\x22:");
     let c = j_fixed(b, p, Fx::Bool, o)?;
     caps.put(13, c);
-    sep(o, &mut first, b"\x22inControlledShutdown\x22:");
+    o.extend_from_slice(b",\x22inControlledShutdown\x22:");
     let c = j_fixed(b, p, Fx::Bool, o)?;
     caps.put(14, c);
+    let at9 = o.len();
     let mut t9: Option<Vec<u8>> = None;
     caps.put(16, Cap::Other);
     for _ in 0..tag_count(b, p)? {
@@ -462,7 +451,7 @@ fn j_RegisterBrokerRecord_9<'a>(b: &'a [u8], p: &mut usize, o: &mut Vec<u8>, cap
         *p = te;
     }
     if let Some(w) = t9 {
-        if w.as_slice() != b"[]" { sep(o, &mut first, b"\x22logDirs\x22:"); o.extend_from_slice(&w); }
+        if w.as_slice() != b"[]" { insert(o, at9, b",\x22logDirs\x22:", &w); }
     }
     o.push(b'}');
     Ok(())
@@ -470,14 +459,13 @@ fn j_RegisterBrokerRecord_9<'a>(b: &'a [u8], p: &mut usize, o: &mut Vec<u8>, cap
 
 fn j_BrokerEndpoint_13<'a>(b: &'a [u8], p: &mut usize, o: &mut Vec<u8>, caps: &mut Caps<'a>) -> R<()> {
     o.push(b'{');
-    let mut first = true;
-    sep(o, &mut first, b"\x22name\x22:");
+    o.extend_from_slice(b"\x22name\x22:");
     let c = j_string(b, p, true, false, o)?;
-    sep(o, &mut first, b"\x22host\x22:");
+    o.extend_from_slice(b",\x22host\x22:");
     let c = j_string(b, p, true, false, o)?;
-    sep(o, &mut first, b"\x22port\x22:");
+    o.extend_from_slice(b",\x22port\x22:");
     let c = j_fixed(b, p, Fx::U16, o)?;
-    sep(o, &mut first, b"\x22securityProtocol\x22:");
+    o.extend_from_slice(b",\x22securityProtocol\x22:");
     let c = j_fixed(b, p, Fx::I16, o)?;
     for _ in 0..tag_count(b, p)? {
         let (tag, te) = tag_header(b, p)?;
@@ -492,12 +480,11 @@ fn j_BrokerEndpoint_13<'a>(b: &'a [u8], p: &mut usize, o: &mut Vec<u8>, caps: &m
 
 fn j_BrokerFeature_14<'a>(b: &'a [u8], p: &mut usize, o: &mut Vec<u8>, caps: &mut Caps<'a>) -> R<()> {
     o.push(b'{');
-    let mut first = true;
-    sep(o, &mut first, b"\x22name\x22:");
+    o.extend_from_slice(b"\x22name\x22:");
     let c = j_string(b, p, true, false, o)?;
-    sep(o, &mut first, b"\x22minSupportedVersion\x22:");
+    o.extend_from_slice(b",\x22minSupportedVersion\x22:");
     let c = j_fixed(b, p, Fx::I16, o)?;
-    sep(o, &mut first, b"\x22maxSupportedVersion\x22:");
+    o.extend_from_slice(b",\x22maxSupportedVersion\x22:");
     let c = j_fixed(b, p, Fx::I16, o)?;
     for _ in 0..tag_count(b, p)? {
         let (tag, te) = tag_header(b, p)?;
@@ -512,34 +499,35 @@ fn j_BrokerFeature_14<'a>(b: &'a [u8], p: &mut usize, o: &mut Vec<u8>, caps: &mu
 
 fn j_RegisterBrokerRecord_12<'a>(b: &'a [u8], p: &mut usize, o: &mut Vec<u8>, caps: &mut Caps<'a>) -> R<()> {
     o.push(b'{');
-    let mut first = true;
-    sep(o, &mut first, b"\x22brokerId\x22:");
+    o.extend_from_slice(b"\x22brokerId\x22:");
     let c = j_fixed(b, p, Fx::I32, o)?;
     caps.put(7, c);
-    sep(o, &mut first, b"\x22isMigratingZkBroker\x22:");
+    o.extend_from_slice(b",\x22isMigratingZkBroker\x22:");
     let c = j_fixed(b, p, Fx::Bool, o)?;
     caps.put(15, c);
-    sep(o, &mut first, b"\x22incarnationId\x22:");
+    o.extend_from_slice(b",\x22incarnationId\x22:");
     let c = j_fixed(b, p, Fx::Uuid, o)?;
     caps.put(8, c);
-    sep(o, &mut first, b"\x22brokerEpoch\x22:");
+    o.extend_from_slice(b",\x22brokerEpoch\x22:");
     let c = j_fixed(b, p, Fx::I64, o)?;
     caps.put(9, c);
-    sep(o, &mut first, b"\x22endPoints\x22:");
+    o.extend_from_slice(b",\x22endPoints\x22:");
     let c = j_list(b, p, true, false, o, &|b, p, o| j_BrokerEndpoint_13(b, p, o, &mut Caps::none()))?;
     caps.put(10, c);
-    sep(o, &mut first, b"\x22features\x22:");
+    o.extend_from_slice(b",\x22features\x22:");
     let c = j_list(b, p, true, false, o, &|b, p, o| j_BrokerFeature_14(b, p, o, &mut Caps::none()))?;
     caps.put(11, c);
-    sep(o, &mut first, b"\x22rack\x22:");
+    o.extend_from_slice(b",\x22rack\x22:");
     let c = j_string(b, p, true, true, o)?;
     caps.put(12, c);
-    sep(o, &mut first, b"\x22fenced\x22:");
+    o.extend_from_slice(b",\x22fenced\x22:");
     let c = j_fixed(b, p, Fx::Bool, o)?;
     caps.put(13, c);
-    sep(o, &mut first, b"\x22inControlledShutdown\x22:");
+    o.extend_from_slice(b",\x22inControlledShutdown\x22:");
     let c = j_fixed(b, p, Fx::Bool, o)?;
     caps.put(14, c);
+    let at9 = o.len();
+    let at10 = o.len();
     let mut t9: Option<Vec<u8>> = None;
     caps.put(16, Cap::Other);
     let mut t10: Option<Vec<u8>> = None;
@@ -553,11 +541,11 @@ fn j_RegisterBrokerRecord_12<'a>(b: &'a [u8], p: &mut usize, o: &mut Vec<u8>, ca
         }
         *p = te;
     }
-    if let Some(w) = t9 {
-        if w.as_slice() != b"[]" { sep(o, &mut first, b"\x22logDirs\x22:"); o.extend_from_slice(&w); }
-    }
     if let Some(w) = t10 {
-        if w.as_slice() != b"null" { sep(o, &mut first, b"\x22cordonedLogDirs\x22:"); o.extend_from_slice(&w); }
+        if w.as_slice() != b"null" { insert(o, at10, b",\x22cordonedLogDirs\x22:", &w); }
+    }
+    if let Some(w) = t9 {
+        if w.as_slice() != b"[]" { insert(o, at9, b",\x22logDirs\x22:", &w); }
     }
     o.push(b'}');
     Ok(())
@@ -565,11 +553,10 @@ fn j_RegisterBrokerRecord_12<'a>(b: &'a [u8], p: &mut usize, o: &mut Vec<u8>, ca
 
 fn j_UnregisterBrokerRecord_15<'a>(b: &'a [u8], p: &mut usize, o: &mut Vec<u8>, caps: &mut Caps<'a>) -> R<()> {
     o.push(b'{');
-    let mut first = true;
-    sep(o, &mut first, b"\x22brokerId\x22:");
+    o.extend_from_slice(b"\x22brokerId\x22:");
     let c = j_fixed(b, p, Fx::I32, o)?;
     caps.put(7, c);
-    sep(o, &mut first, b"\x22brokerEpoch\x22:");
+    o.extend_from_slice(b",\x22brokerEpoch\x22:");
     let c = j_fixed(b, p, Fx::I64, o)?;
     caps.put(9, c);
     for _ in 0..tag_count(b, p)? {
@@ -585,11 +572,10 @@ fn j_UnregisterBrokerRecord_15<'a>(b: &'a [u8], p: &mut usize, o: &mut Vec<u8>, 
 
 fn j_TopicRecord_16<'a>(b: &'a [u8], p: &mut usize, o: &mut Vec<u8>, caps: &mut Caps<'a>) -> R<()> {
     o.push(b'{');
-    let mut first = true;
-    sep(o, &mut first, b"\x22name\x22:");
+    o.extend_from_slice(b"\x22name\x22:");
     let c = j_string(b, p, true, false, o)?;
     caps.put(0, c);
-    sep(o, &mut first, b"\x22topicId\x22:");
+    o.extend_from_slice(b",\x22topicId\x22:");
     let c = j_fixed(b, p, Fx::Uuid, o)?;
     caps.put(18, c);
     for _ in 0..tag_count(b, p)? {
@@ -605,33 +591,33 @@ fn j_TopicRecord_16<'a>(b: &'a [u8], p: &mut usize, o: &mut Vec<u8>, caps: &mut 
 
 fn j_PartitionRecord_17<'a>(b: &'a [u8], p: &mut usize, o: &mut Vec<u8>, caps: &mut Caps<'a>) -> R<()> {
     o.push(b'{');
-    let mut first = true;
-    sep(o, &mut first, b"\x22partitionId\x22:");
+    o.extend_from_slice(b"\x22partitionId\x22:");
     let c = j_fixed(b, p, Fx::I32, o)?;
     caps.put(19, c);
-    sep(o, &mut first, b"\x22topicId\x22:");
+    o.extend_from_slice(b",\x22topicId\x22:");
     let c = j_fixed(b, p, Fx::Uuid, o)?;
     caps.put(18, c);
-    sep(o, &mut first, b"\x22replicas\x22:");
+    o.extend_from_slice(b",\x22replicas\x22:");
     let c = j_fixed_array(b, p, Fx::I32, true, false, o)?;
     caps.put(20, c);
-    sep(o, &mut first, b"\x22isr\x22:");
+    o.extend_from_slice(b",\x22isr\x22:");
     let c = j_fixed_array(b, p, Fx::I32, true, false, o)?;
     caps.put(21, c);
-    sep(o, &mut first, b"\x22removingReplicas\x22:");
+    o.extend_from_slice(b",\x22removingReplicas\x22:");
     let c = j_fixed_array(b, p, Fx::I32, true, false, o)?;
     caps.put(22, c);
-    sep(o, &mut first, b"\x22addingReplicas\x22:");
+    o.extend_from_slice(b",\x22addingReplicas\x22:");
     let c = j_fixed_array(b, p, Fx::I32, true, false, o)?;
     caps.put(23, c);
-    sep(o, &mut first, b"\x22leader\x22:");
+    o.extend_from_slice(b",\x22leader\x22:");
     let c = j_fixed(b, p, Fx::I32, o)?;
     caps.put(24, c);
-    let mut w8 = Vec::new();
-    let c = j_fixed(b, p, Fx::I32, &mut w8)?;
+    let at7 = o.len();
+    o.extend_from_slice(b",\x22leaderEpoch\x22:");
+    let c = j_fixed(b, p, Fx::I32, o)?;
     caps.put(25, c);
-    let mut w9 = Vec::new();
-    let c = j_fixed(b, p, Fx::I32, &mut w9)?;
+    o.extend_from_slice(b",\x22partitionEpoch\x22:");
+    let c = j_fixed(b, p, Fx::I32, o)?;
     caps.put(26, c);
     let mut t7: Option<Vec<u8>> = None;
     caps.put(27, Cap::Other);
@@ -644,46 +630,44 @@ fn j_PartitionRecord_17<'a>(b: &'a [u8], p: &mut usize, o: &mut Vec<u8>, caps: &
         *p = te;
     }
     if let Some(w) = t7 {
-        if w.as_slice() != b"0" { sep(o, &mut first, b"\x22leaderRecoveryState\x22:"); o.extend_from_slice(&w); }
+        if w.as_slice() != b"0" { insert(o, at7, b",\x22leaderRecoveryState\x22:", &w); }
     }
-    sep(o, &mut first, b"\x22leaderEpoch\x22:"); o.extend_from_slice(&w8);
-    sep(o, &mut first, b"\x22partitionEpoch\x22:"); o.extend_from_slice(&w9);
     o.push(b'}');
     Ok(())
 }
 
 fn j_PartitionRecord_18<'a>(b: &'a [u8], p: &mut usize, o: &mut Vec<u8>, caps: &mut Caps<'a>) -> R<()> {
     o.push(b'{');
-    let mut first = true;
-    sep(o, &mut first, b"\x22partitionId\x22:");
+    o.extend_from_slice(b"\x22partitionId\x22:");
     let c = j_fixed(b, p, Fx::I32, o)?;
     caps.put(19, c);
-    sep(o, &mut first, b"\x22topicId\x22:");
+    o.extend_from_slice(b",\x22topicId\x22:");
     let c = j_fixed(b, p, Fx::Uuid, o)?;
     caps.put(18, c);
-    sep(o, &mut first, b"\x22replicas\x22:");
+    o.extend_from_slice(b",\x22replicas\x22:");
     let c = j_fixed_array(b, p, Fx::I32, true, false, o)?;
     caps.put(20, c);
-    sep(o, &mut first, b"\x22isr\x22:");
+    o.extend_from_slice(b",\x22isr\x22:");
     let c = j_fixed_array(b, p, Fx::I32, true, false, o)?;
     caps.put(21, c);
-    sep(o, &mut first, b"\x22removingReplicas\x22:");
+    o.extend_from_slice(b",\x22removingReplicas\x22:");
     let c = j_fixed_array(b, p, Fx::I32, true, false, o)?;
     caps.put(22, c);
-    sep(o, &mut first, b"\x22addingReplicas\x22:");
+    o.extend_from_slice(b",\x22addingReplicas\x22:");
     let c = j_fixed_array(b, p, Fx::I32, true, false, o)?;
     caps.put(23, c);
-    sep(o, &mut first, b"\x22leader\x22:");
+    o.extend_from_slice(b",\x22leader\x22:");
     let c = j_fixed(b, p, Fx::I32, o)?;
     caps.put(24, c);
-    let mut w8 = Vec::new();
-    let c = j_fixed(b, p, Fx::I32, &mut w8)?;
+    let at7 = o.len();
+    o.extend_from_slice(b",\x22leaderEpoch\x22:");
+    let c = j_fixed(b, p, Fx::I32, o)?;
     caps.put(25, c);
-    let mut w9 = Vec::new();
-    let c = j_fixed(b, p, Fx::I32, &mut w9)?;
+    o.extend_from_slice(b",\x22partitionEpoch\x22:");
+    let c = j_fixed(b, p, Fx::I32, o)?;
     caps.put(26, c);
-    let mut w10 = Vec::new();
-    let c = j_fixed_array(b, p, Fx::Uuid, true, false, &mut w10)?;
+    o.extend_from_slice(b",\x22directories\x22:");
+    let c = j_fixed_array(b, p, Fx::Uuid, true, false, o)?;
     caps.put(28, c);
     let mut t7: Option<Vec<u8>> = None;
     caps.put(27, Cap::Other);
@@ -696,48 +680,47 @@ fn j_PartitionRecord_18<'a>(b: &'a [u8], p: &mut usize, o: &mut Vec<u8>, caps: &
         *p = te;
     }
     if let Some(w) = t7 {
-        if w.as_slice() != b"0" { sep(o, &mut first, b"\x22leaderRecoveryState\x22:"); o.extend_from_slice(&w); }
+        if w.as_slice() != b"0" { insert(o, at7, b",\x22leaderRecoveryState\x22:", &w); }
     }
-    sep(o, &mut first, b"\x22leaderEpoch\x22:"); o.extend_from_slice(&w8);
-    sep(o, &mut first, b"\x22partitionEpoch\x22:"); o.extend_from_slice(&w9);
-    sep(o, &mut first, b"\x22directories\x22:"); o.extend_from_slice(&w10);
     o.push(b'}');
     Ok(())
 }
 
 fn j_PartitionRecord_19<'a>(b: &'a [u8], p: &mut usize, o: &mut Vec<u8>, caps: &mut Caps<'a>) -> R<()> {
     o.push(b'{');
-    let mut first = true;
-    sep(o, &mut first, b"\x22partitionId\x22:");
+    o.extend_from_slice(b"\x22partitionId\x22:");
     let c = j_fixed(b, p, Fx::I32, o)?;
     caps.put(19, c);
-    sep(o, &mut first, b"\x22topicId\x22:");
+    o.extend_from_slice(b",\x22topicId\x22:");
     let c = j_fixed(b, p, Fx::Uuid, o)?;
     caps.put(18, c);
-    sep(o, &mut first, b"\x22replicas\x22:");
+    o.extend_from_slice(b",\x22replicas\x22:");
     let c = j_fixed_array(b, p, Fx::I32, true, false, o)?;
     caps.put(20, c);
-    sep(o, &mut first, b"\x22isr\x22:");
+    o.extend_from_slice(b",\x22isr\x22:");
     let c = j_fixed_array(b, p, Fx::I32, true, false, o)?;
     caps.put(21, c);
-    sep(o, &mut first, b"\x22removingReplicas\x22:");
+    o.extend_from_slice(b",\x22removingReplicas\x22:");
     let c = j_fixed_array(b, p, Fx::I32, true, false, o)?;
     caps.put(22, c);
-    sep(o, &mut first, b"\x22addingReplicas\x22:");
+    o.extend_from_slice(b",\x22addingReplicas\x22:");
     let c = j_fixed_array(b, p, Fx::I32, true, false, o)?;
     caps.put(23, c);
-    sep(o, &mut first, b"\x22leader\x22:");
+    o.extend_from_slice(b",\x22leader\x22:");
     let c = j_fixed(b, p, Fx::I32, o)?;
     caps.put(24, c);
-    let mut w8 = Vec::new();
-    let c = j_fixed(b, p, Fx::I32, &mut w8)?;
+    let at7 = o.len();
+    o.extend_from_slice(b",\x22leaderEpoch\x22:");
+    let c = j_fixed(b, p, Fx::I32, o)?;
     caps.put(25, c);
-    let mut w9 = Vec::new();
-    let c = j_fixed(b, p, Fx::I32, &mut w9)?;
+    o.extend_from_slice(b",\x22partitionEpoch\x22:");
+    let c = j_fixed(b, p, Fx::I32, o)?;
     caps.put(26, c);
-    let mut w10 = Vec::new();
-    let c = j_fixed_array(b, p, Fx::Uuid, true, false, &mut w10)?;
+    o.extend_from_slice(b",\x22directories\x22:");
+    let c = j_fixed_array(b, p, Fx::Uuid, true, false, o)?;
     caps.put(28, c);
+    let at11 = o.len();
+    let at12 = o.len();
     let mut t7: Option<Vec<u8>> = None;
     caps.put(27, Cap::Other);
     let mut t11: Option<Vec<u8>> = None;
@@ -754,17 +737,14 @@ fn j_PartitionRecord_19<'a>(b: &'a [u8], p: &mut usize, o: &mut Vec<u8>, caps: &
         }
         *p = te;
     }
-    if let Some(w) = t7 {
-        if w.as_slice() != b"0" { sep(o, &mut first, b"\x22leaderRecoveryState\x22:"); o.extend_from_slice(&w); }
-    }
-    sep(o, &mut first, b"\x22leaderEpoch\x22:"); o.extend_from_slice(&w8);
-    sep(o, &mut first, b"\x22partitionEpoch\x22:"); o.extend_from_slice(&w9);
-    sep(o, &mut first, b"\x22directories\x22:"); o.extend_from_slice(&w10);
-    if let Some(w) = t11 {
-        if w.as_slice() != b"null" { sep(o, &mut first, b"\x22eligibleLeaderReplicas\x22:"); o.extend_from_slice(&w); }
-    }
     if let Some(w) = t12 {
-        if w.as_slice() != b"null" { sep(o, &mut first, b"\x22lastKnownElr\x22:"); o.extend_from_slice(&w); }
+        if w.as_slice() != b"null" { insert(o, at12, b",\x22lastKnownElr\x22:", &w); }
+    }
+    if let Some(w) = t11 {
+        if w.as_slice() != b"null" { insert(o, at11, b",\x22eligibleLeaderReplicas\x22:", &w); }
+    }
+    if let Some(w) = t7 {
+        if w.as_slice() != b"0" { insert(o, at7, b",\x22leaderRecoveryState\x22:", &w); }
     }
     o.push(b'}');
     Ok(())
@@ -772,17 +752,16 @@ fn j_PartitionRecord_19<'a>(b: &'a [u8], p: &mut usize, o: &mut Vec<u8>, caps: &
 
 fn j_ConfigRecord_20<'a>(b: &'a [u8], p: &mut usize, o: &mut Vec<u8>, caps: &mut Caps<'a>) -> R<()> {
     o.push(b'{');
-    let mut first = true;
-    sep(o, &mut first, b"\x22resourceType\x22:");
+    o.extend_from_slice(b"\x22resourceType\x22:");
     let c = j_fixed(b, p, Fx::I8, o)?;
     caps.put(31, c);
-    sep(o, &mut first, b"\x22resourceName\x22:");
+    o.extend_from_slice(b",\x22resourceName\x22:");
     let c = j_string(b, p, true, false, o)?;
     caps.put(32, c);
-    sep(o, &mut first, b"\x22name\x22:");
+    o.extend_from_slice(b",\x22name\x22:");
     let c = j_string(b, p, true, false, o)?;
     caps.put(0, c);
-    sep(o, &mut first, b"\x22value\x22:");
+    o.extend_from_slice(b",\x22value\x22:");
     let c = j_string(b, p, true, true, o)?;
     caps.put(33, c);
     for _ in 0..tag_count(b, p)? {
@@ -798,13 +777,18 @@ fn j_ConfigRecord_20<'a>(b: &'a [u8], p: &mut usize, o: &mut Vec<u8>, caps: &mut
 
 fn j_PartitionChangeRecord_21<'a>(b: &'a [u8], p: &mut usize, o: &mut Vec<u8>, caps: &mut Caps<'a>) -> R<()> {
     o.push(b'{');
-    let mut first = true;
-    sep(o, &mut first, b"\x22partitionId\x22:");
+    o.extend_from_slice(b"\x22partitionId\x22:");
     let c = j_fixed(b, p, Fx::I32, o)?;
     caps.put(19, c);
-    sep(o, &mut first, b"\x22topicId\x22:");
+    o.extend_from_slice(b",\x22topicId\x22:");
     let c = j_fixed(b, p, Fx::Uuid, o)?;
     caps.put(18, c);
+    let at2 = o.len();
+    let at3 = o.len();
+    let at4 = o.len();
+    let at5 = o.len();
+    let at6 = o.len();
+    let at7 = o.len();
     let mut t2: Option<Vec<u8>> = None;
     caps.put(21, Cap::Other);
     let mut t3: Option<Vec<u8>> = None;
@@ -830,23 +814,23 @@ fn j_PartitionChangeRecord_21<'a>(b: &'a [u8], p: &mut usize, o: &mut Vec<u8>, c
         }
         *p = te;
     }
-    if let Some(w) = t2 {
-        if w.as_slice() != b"null" { sep(o, &mut first, b"\x22isr\x22:"); o.extend_from_slice(&w); }
-    }
-    if let Some(w) = t3 {
-        if w.as_slice() != b"-2" { sep(o, &mut first, b"\x22leader\x22:"); o.extend_from_slice(&w); }
-    }
-    if let Some(w) = t4 {
-        if w.as_slice() != b"null" { sep(o, &mut first, b"\x22replicas\x22:"); o.extend_from_slice(&w); }
-    }
-    if let Some(w) = t5 {
-        if w.as_slice() != b"null" { sep(o, &mut first, b"\x22removingReplicas\x22:"); o.extend_from_slice(&w); }
+    if let Some(w) = t7 {
+        if w.as_slice() != b"-1" { insert(o, at7, b",\x22leaderRecoveryState\x22:", &w); }
     }
     if let Some(w) = t6 {
-        if w.as_slice() != b"null" { sep(o, &mut first, b"\x22addingReplicas\x22:"); o.extend_from_slice(&w); }
+        if w.as_slice() != b"null" { insert(o, at6, b",\x22addingReplicas\x22:", &w); }
     }
-    if let Some(w) = t7 {
-        if w.as_slice() != b"-1" { sep(o, &mut first, b"\x22leaderRecoveryState\x22:"); o.extend_from_slice(&w); }
+    if let Some(w) = t5 {
+        if w.as_slice() != b"null" { insert(o, at5, b",\x22removingReplicas\x22:", &w); }
+    }
+    if let Some(w) = t4 {
+        if w.as_slice() != b"null" { insert(o, at4, b",\x22replicas\x22:", &w); }
+    }
+    if let Some(w) = t3 {
+        if w.as_slice() != b"-2" { insert(o, at3, b",\x22leader\x22:", &w); }
+    }
+    if let Some(w) = t2 {
+        if w.as_slice() != b"null" { insert(o, at2, b",\x22isr\x22:", &w); }
     }
     o.push(b'}');
     Ok(())
@@ -854,13 +838,19 @@ fn j_PartitionChangeRecord_21<'a>(b: &'a [u8], p: &mut usize, o: &mut Vec<u8>, c
 
 fn j_PartitionChangeRecord_22<'a>(b: &'a [u8], p: &mut usize, o: &mut Vec<u8>, caps: &mut Caps<'a>) -> R<()> {
     o.push(b'{');
-    let mut first = true;
-    sep(o, &mut first, b"\x22partitionId\x22:");
+    o.extend_from_slice(b"\x22partitionId\x22:");
     let c = j_fixed(b, p, Fx::I32, o)?;
     caps.put(19, c);
-    sep(o, &mut first, b"\x22topicId\x22:");
+    o.extend_from_slice(b",\x22topicId\x22:");
     let c = j_fixed(b, p, Fx::Uuid, o)?;
     caps.put(18, c);
+    let at2 = o.len();
+    let at3 = o.len();
+    let at4 = o.len();
+    let at5 = o.len();
+    let at6 = o.len();
+    let at7 = o.len();
+    let at8 = o.len();
     let mut t2: Option<Vec<u8>> = None;
     caps.put(21, Cap::Other);
     let mut t3: Option<Vec<u8>> = None;
@@ -889,26 +879,26 @@ fn j_PartitionChangeRecord_22<'a>(b: &'a [u8], p: &mut usize, o: &mut Vec<u8>, c
         }
         *p = te;
     }
-    if let Some(w) = t2 {
-        if w.as_slice() != b"null" { sep(o, &mut first, b"\x22isr\x22:"); o.extend_from_slice(&w); }
-    }
-    if let Some(w) = t3 {
-        if w.as_slice() != b"-2" { sep(o, &mut first, b"\x22leader\x22:"); o.extend_from_slice(&w); }
-    }
-    if let Some(w) = t4 {
-        if w.as_slice() != b"null" { sep(o, &mut first, b"\x22replicas\x22:"); o.extend_from_slice(&w); }
-    }
-    if let Some(w) = t5 {
-        if w.as_slice() != b"null" { sep(o, &mut first, b"\x22removingReplicas\x22:"); o.extend_from_slice(&w); }
-    }
-    if let Some(w) = t6 {
-        if w.as_slice() != b"null" { sep(o, &mut first, b"\x22addingReplicas\x22:"); o.extend_from_slice(&w); }
+    if let Some(w) = t8 {
+        if w.as_slice() != b"null" { insert(o, at8, b",\x22directories\x22:", &w); }
     }
     if let Some(w) = t7 {
-        if w.as_slice() != b"-1" { sep(o, &mut first, b"\x22leaderRecoveryState\x22:"); o.extend_from_slice(&w); }
+        if w.as_slice() != b"-1" { insert(o, at7, b",\x22leaderRecoveryState\x22:", &w); }
     }
-    if let Some(w) = t8 {
-        if w.as_slice() != b"null" { sep(o, &mut first, b"\x22directories\x22:"); o.extend_from_slice(&w); }
+    if let Some(w) = t6 {
+        if w.as_slice() != b"null" { insert(o, at6, b",\x22addingReplicas\x22:", &w); }
+    }
+    if let Some(w) = t5 {
+        if w.as_slice() != b"null" { insert(o, at5, b",\x22removingReplicas\x22:", &w); }
+    }
+    if let Some(w) = t4 {
+        if w.as_slice() != b"null" { insert(o, at4, b",\x22replicas\x22:", &w); }
+    }
+    if let Some(w) = t3 {
+        if w.as_slice() != b"-2" { insert(o, at3, b",\x22leader\x22:", &w); }
+    }
+    if let Some(w) = t2 {
+        if w.as_slice() != b"null" { insert(o, at2, b",\x22isr\x22:", &w); }
     }
     o.push(b'}');
     Ok(())
@@ -916,13 +906,21 @@ fn j_PartitionChangeRecord_22<'a>(b: &'a [u8], p: &mut usize, o: &mut Vec<u8>, c
 
 fn j_PartitionChangeRecord_23<'a>(b: &'a [u8], p: &mut usize, o: &mut Vec<u8>, caps: &mut Caps<'a>) -> R<()> {
     o.push(b'{');
-    let mut first = true;
-    sep(o, &mut first, b"\x22partitionId\x22:");
+    o.extend_from_slice(b"\x22partitionId\x22:");
     let c = j_fixed(b, p, Fx::I32, o)?;
     caps.put(19, c);
-    sep(o, &mut first, b"\x22topicId\x22:");
+    o.extend_from_slice(b",\x22topicId\x22:");
     let c = j_fixed(b, p, Fx::Uuid, o)?;
     caps.put(18, c);
+    let at2 = o.len();
+    let at3 = o.len();
+    let at4 = o.len();
+    let at5 = o.len();
+    let at6 = o.len();
+    let at7 = o.len();
+    let at8 = o.len();
+    let at9 = o.len();
+    let at10 = o.len();
     let mut t2: Option<Vec<u8>> = None;
     caps.put(21, Cap::Other);
     let mut t3: Option<Vec<u8>> = None;
@@ -957,32 +955,32 @@ fn j_PartitionChangeRecord_23<'a>(b: &'a [u8], p: &mut usize, o: &mut Vec<u8>, c
         }
         *p = te;
     }
-    if let Some(w) = t2 {
-        if w.as_slice() != b"null" { sep(o, &mut first, b"\x22isr\x22:"); o.extend_from_slice(&w); }
-    }
-    if let Some(w) = t3 {
-        if w.as_slice() != b"-2" { sep(o, &mut first, b"\x22leader\x22:"); o.extend_from_slice(&w); }
-    }
-    if let Some(w) = t4 {
-        if w.as_slice() != b"null" { sep(o, &mut first, b"\x22replicas\x22:"); o.extend_from_slice(&w); }
-    }
-    if let Some(w) = t5 {
-        if w.as_slice() != b"null" { sep(o, &mut first, b"\x22removingReplicas\x22:"); o.extend_from_slice(&w); }
-    }
-    if let Some(w) = t6 {
-        if w.as_slice() != b"null" { sep(o, &mut first, b"\x22addingReplicas\x22:"); o.extend_from_slice(&w); }
-    }
-    if let Some(w) = t7 {
-        if w.as_slice() != b"-1" { sep(o, &mut first, b"\x22leaderRecoveryState\x22:"); o.extend_from_slice(&w); }
-    }
-    if let Some(w) = t8 {
-        if w.as_slice() != b"null" { sep(o, &mut first, b"\x22directories\x22:"); o.extend_from_slice(&w); }
+    if let Some(w) = t10 {
+        if w.as_slice() != b"null" { insert(o, at10, b",\x22lastKnownElr\x22:", &w); }
     }
     if let Some(w) = t9 {
-        if w.as_slice() != b"null" { sep(o, &mut first, b"\x22eligibleLeaderReplicas\x22:"); o.extend_from_slice(&w); }
+        if w.as_slice() != b"null" { insert(o, at9, b",\x22eligibleLeaderReplicas\x22:", &w); }
     }
-    if let Some(w) = t10 {
-        if w.as_slice() != b"null" { sep(o, &mut first, b"\x22lastKnownElr\x22:"); o.extend_from_slice(&w); }
+    if let Some(w) = t8 {
+        if w.as_slice() != b"null" { insert(o, at8, b",\x22directories\x22:", &w); }
+    }
+    if let Some(w) = t7 {
+        if w.as_slice() != b"-1" { insert(o, at7, b",\x22leaderRecoveryState\x22:", &w); }
+    }
+    if let Some(w) = t6 {
+        if w.as_slice() != b"null" { insert(o, at6, b",\x22addingReplicas\x22:", &w); }
+    }
+    if let Some(w) = t5 {
+        if w.as_slice() != b"null" { insert(o, at5, b",\x22removingReplicas\x22:", &w); }
+    }
+    if let Some(w) = t4 {
+        if w.as_slice() != b"null" { insert(o, at4, b",\x22replicas\x22:", &w); }
+    }
+    if let Some(w) = t3 {
+        if w.as_slice() != b"-2" { insert(o, at3, b",\x22leader\x22:", &w); }
+    }
+    if let Some(w) = t2 {
+        if w.as_slice() != b"null" { insert(o, at2, b",\x22isr\x22:", &w); }
     }
     o.push(b'}');
     Ok(())
@@ -990,11 +988,10 @@ fn j_PartitionChangeRecord_23<'a>(b: &'a [u8], p: &mut usize, o: &mut Vec<u8>, c
 
 fn j_FenceBrokerRecord_24<'a>(b: &'a [u8], p: &mut usize, o: &mut Vec<u8>, caps: &mut Caps<'a>) -> R<()> {
     o.push(b'{');
-    let mut first = true;
-    sep(o, &mut first, b"\x22id\x22:");
+    o.extend_from_slice(b"\x22id\x22:");
     let c = j_fixed(b, p, Fx::I32, o)?;
     caps.put(34, c);
-    sep(o, &mut first, b"\x22epoch\x22:");
+    o.extend_from_slice(b",\x22epoch\x22:");
     let c = j_fixed(b, p, Fx::I64, o)?;
     caps.put(35, c);
     for _ in 0..tag_count(b, p)? {
@@ -1010,11 +1007,10 @@ fn j_FenceBrokerRecord_24<'a>(b: &'a [u8], p: &mut usize, o: &mut Vec<u8>, caps:
 
 fn j_UnfenceBrokerRecord_25<'a>(b: &'a [u8], p: &mut usize, o: &mut Vec<u8>, caps: &mut Caps<'a>) -> R<()> {
     o.push(b'{');
-    let mut first = true;
-    sep(o, &mut first, b"\x22id\x22:");
+    o.extend_from_slice(b"\x22id\x22:");
     let c = j_fixed(b, p, Fx::I32, o)?;
     caps.put(34, c);
-    sep(o, &mut first, b"\x22epoch\x22:");
+    o.extend_from_slice(b",\x22epoch\x22:");
     let c = j_fixed(b, p, Fx::I64, o)?;
     caps.put(35, c);
     for _ in 0..tag_count(b, p)? {
@@ -1030,8 +1026,7 @@ fn j_UnfenceBrokerRecord_25<'a>(b: &'a [u8], p: &mut usize, o: &mut Vec<u8>, cap
 
 fn j_RemoveTopicRecord_26<'a>(b: &'a [u8], p: &mut usize, o: &mut Vec<u8>, caps: &mut Caps<'a>) -> R<()> {
     o.push(b'{');
-    let mut first = true;
-    sep(o, &mut first, b"\x22topicId\x22:");
+    o.extend_from_slice(b"\x22topicId\x22:");
     let c = j_fixed(b, p, Fx::Uuid, o)?;
     caps.put(18, c);
     for _ in 0..tag_count(b, p)? {
@@ -1047,26 +1042,25 @@ fn j_RemoveTopicRecord_26<'a>(b: &'a [u8], p: &mut usize, o: &mut Vec<u8>, caps:
 
 fn j_DelegationTokenRecord_27<'a>(b: &'a [u8], p: &mut usize, o: &mut Vec<u8>, caps: &mut Caps<'a>) -> R<()> {
     o.push(b'{');
-    let mut first = true;
-    sep(o, &mut first, b"\x22owner\x22:");
+    o.extend_from_slice(b"\x22owner\x22:");
     let c = j_string(b, p, true, false, o)?;
     caps.put(36, c);
-    sep(o, &mut first, b"\x22requester\x22:");
+    o.extend_from_slice(b",\x22requester\x22:");
     let c = j_string(b, p, true, false, o)?;
     caps.put(37, c);
-    sep(o, &mut first, b"\x22renewers\x22:");
+    o.extend_from_slice(b",\x22renewers\x22:");
     let c = j_list(b, p, true, false, o, &|b, p, o| j_string(b, p, true, false, o).map(|_| ()))?;
     caps.put(38, c);
-    sep(o, &mut first, b"\x22issueTimestamp\x22:");
+    o.extend_from_slice(b",\x22issueTimestamp\x22:");
     let c = j_fixed(b, p, Fx::I64, o)?;
     caps.put(39, c);
-    sep(o, &mut first, b"\x22maxTimestamp\x22:");
+    o.extend_from_slice(b",\x22maxTimestamp\x22:");
     let c = j_fixed(b, p, Fx::I64, o)?;
     caps.put(40, c);
-    sep(o, &mut first, b"\x22expirationTimestamp\x22:");
+    o.extend_from_slice(b",\x22expirationTimestamp\x22:");
     let c = j_fixed(b, p, Fx::I64, o)?;
     caps.put(41, c);
-    sep(o, &mut first, b"\x22tokenId\x22:");
+    o.extend_from_slice(b",\x22tokenId\x22:");
     let c = j_string(b, p, true, false, o)?;
     caps.put(42, c);
     for _ in 0..tag_count(b, p)? {
@@ -1082,23 +1076,22 @@ fn j_DelegationTokenRecord_27<'a>(b: &'a [u8], p: &mut usize, o: &mut Vec<u8>, c
 
 fn j_UserScramCredentialRecord_28<'a>(b: &'a [u8], p: &mut usize, o: &mut Vec<u8>, caps: &mut Caps<'a>) -> R<()> {
     o.push(b'{');
-    let mut first = true;
-    sep(o, &mut first, b"\x22name\x22:");
+    o.extend_from_slice(b"\x22name\x22:");
     let c = j_string(b, p, true, false, o)?;
     caps.put(0, c);
-    sep(o, &mut first, b"\x22mechanism\x22:");
+    o.extend_from_slice(b",\x22mechanism\x22:");
     let c = j_fixed(b, p, Fx::I8, o)?;
     caps.put(43, c);
-    sep(o, &mut first, b"\x22salt\x22:");
+    o.extend_from_slice(b",\x22salt\x22:");
     let c = { j_bytes(b, p, true, false, o)?; Cap::Other };
     caps.put(44, c);
-    sep(o, &mut first, b"\x22storedKey\x22:");
+    o.extend_from_slice(b",\x22storedKey\x22:");
     let c = { j_bytes(b, p, true, false, o)?; Cap::Other };
     caps.put(45, c);
-    sep(o, &mut first, b"\x22serverKey\x22:");
+    o.extend_from_slice(b",\x22serverKey\x22:");
     let c = { j_bytes(b, p, true, false, o)?; Cap::Other };
     caps.put(46, c);
-    sep(o, &mut first, b"\x22iterations\x22:");
+    o.extend_from_slice(b",\x22iterations\x22:");
     let c = j_fixed(b, p, Fx::I32, o)?;
     caps.put(47, c);
     for _ in 0..tag_count(b, p)? {
@@ -1114,11 +1107,10 @@ fn j_UserScramCredentialRecord_28<'a>(b: &'a [u8], p: &mut usize, o: &mut Vec<u8
 
 fn j_FeatureLevelRecord_29<'a>(b: &'a [u8], p: &mut usize, o: &mut Vec<u8>, caps: &mut Caps<'a>) -> R<()> {
     o.push(b'{');
-    let mut first = true;
-    sep(o, &mut first, b"\x22name\x22:");
+    o.extend_from_slice(b"\x22name\x22:");
     let c = j_string(b, p, true, false, o)?;
     caps.put(0, c);
-    sep(o, &mut first, b"\x22featureLevel\x22:");
+    o.extend_from_slice(b",\x22featureLevel\x22:");
     let c = j_fixed(b, p, Fx::I16, o)?;
     caps.put(48, c);
     for _ in 0..tag_count(b, p)? {
@@ -1134,10 +1126,9 @@ fn j_FeatureLevelRecord_29<'a>(b: &'a [u8], p: &mut usize, o: &mut Vec<u8>, caps
 
 fn j_EntityData_31<'a>(b: &'a [u8], p: &mut usize, o: &mut Vec<u8>, caps: &mut Caps<'a>) -> R<()> {
     o.push(b'{');
-    let mut first = true;
-    sep(o, &mut first, b"\x22entityType\x22:");
+    o.extend_from_slice(b"\x22entityType\x22:");
     let c = j_string(b, p, true, false, o)?;
-    sep(o, &mut first, b"\x22entityName\x22:");
+    o.extend_from_slice(b",\x22entityName\x22:");
     let c = j_string(b, p, true, true, o)?;
     for _ in 0..tag_count(b, p)? {
         let (tag, te) = tag_header(b, p)?;
@@ -1152,17 +1143,16 @@ fn j_EntityData_31<'a>(b: &'a [u8], p: &mut usize, o: &mut Vec<u8>, caps: &mut C
 
 fn j_ClientQuotaRecord_30<'a>(b: &'a [u8], p: &mut usize, o: &mut Vec<u8>, caps: &mut Caps<'a>) -> R<()> {
     o.push(b'{');
-    let mut first = true;
-    sep(o, &mut first, b"\x22entity\x22:");
+    o.extend_from_slice(b"\x22entity\x22:");
     let c = j_list(b, p, true, false, o, &|b, p, o| j_EntityData_31(b, p, o, &mut Caps::none()))?;
     caps.put(51, c);
-    sep(o, &mut first, b"\x22key\x22:");
+    o.extend_from_slice(b",\x22key\x22:");
     let c = j_string(b, p, true, false, o)?;
     caps.put(52, c);
-    sep(o, &mut first, b"\x22value\x22:");
+    o.extend_from_slice(b",\x22value\x22:");
     let c = j_fixed(b, p, Fx::F64, o)?;
     caps.put(33, c);
-    sep(o, &mut first, b"\x22remove\x22:");
+    o.extend_from_slice(b",\x22remove\x22:");
     let c = j_fixed(b, p, Fx::Bool, o)?;
     caps.put(53, c);
     for _ in 0..tag_count(b, p)? {
@@ -1178,14 +1168,13 @@ fn j_ClientQuotaRecord_30<'a>(b: &'a [u8], p: &mut usize, o: &mut Vec<u8>, caps:
 
 fn j_ProducerIdsRecord_32<'a>(b: &'a [u8], p: &mut usize, o: &mut Vec<u8>, caps: &mut Caps<'a>) -> R<()> {
     o.push(b'{');
-    let mut first = true;
-    sep(o, &mut first, b"\x22brokerId\x22:");
+    o.extend_from_slice(b"\x22brokerId\x22:");
     let c = j_fixed(b, p, Fx::I32, o)?;
     caps.put(7, c);
-    sep(o, &mut first, b"\x22brokerEpoch\x22:");
+    o.extend_from_slice(b",\x22brokerEpoch\x22:");
     let c = j_fixed(b, p, Fx::I64, o)?;
     caps.put(9, c);
-    sep(o, &mut first, b"\x22nextProducerId\x22:");
+    o.extend_from_slice(b",\x22nextProducerId\x22:");
     let c = j_fixed(b, p, Fx::I64, o)?;
     caps.put(54, c);
     for _ in 0..tag_count(b, p)? {
@@ -1201,13 +1190,13 @@ fn j_ProducerIdsRecord_32<'a>(b: &'a [u8], p: &mut usize, o: &mut Vec<u8>, caps:
 
 fn j_BrokerRegistrationChangeRecord_33<'a>(b: &'a [u8], p: &mut usize, o: &mut Vec<u8>, caps: &mut Caps<'a>) -> R<()> {
     o.push(b'{');
-    let mut first = true;
-    sep(o, &mut first, b"\x22brokerId\x22:");
+    o.extend_from_slice(b"\x22brokerId\x22:");
     let c = j_fixed(b, p, Fx::I32, o)?;
     caps.put(7, c);
-    sep(o, &mut first, b"\x22brokerEpoch\x22:");
+    o.extend_from_slice(b",\x22brokerEpoch\x22:");
     let c = j_fixed(b, p, Fx::I64, o)?;
     caps.put(9, c);
+    let at2 = o.len();
     let mut t2: Option<Vec<u8>> = None;
     caps.put(13, Cap::Other);
     for _ in 0..tag_count(b, p)? {
@@ -1219,7 +1208,7 @@ fn j_BrokerRegistrationChangeRecord_33<'a>(b: &'a [u8], p: &mut usize, o: &mut V
         *p = te;
     }
     if let Some(w) = t2 {
-        if w.as_slice() != b"0" { sep(o, &mut first, b"\x22fenced\x22:"); o.extend_from_slice(&w); }
+        if w.as_slice() != b"0" { insert(o, at2, b",\x22fenced\x22:", &w); }
     }
     o.push(b'}');
     Ok(())
@@ -1227,13 +1216,14 @@ fn j_BrokerRegistrationChangeRecord_33<'a>(b: &'a [u8], p: &mut usize, o: &mut V
 
 fn j_BrokerRegistrationChangeRecord_34<'a>(b: &'a [u8], p: &mut usize, o: &mut Vec<u8>, caps: &mut Caps<'a>) -> R<()> {
     o.push(b'{');
-    let mut first = true;
-    sep(o, &mut first, b"\x22brokerId\x22:");
+    o.extend_from_slice(b"\x22brokerId\x22:");
     let c = j_fixed(b, p, Fx::I32, o)?;
     caps.put(7, c);
-    sep(o, &mut first, b"\x22brokerEpoch\x22:");
+    o.extend_from_slice(b",\x22brokerEpoch\x22:");
     let c = j_fixed(b, p, Fx::I64, o)?;
     caps.put(9, c);
+    let at2 = o.len();
+    let at3 = o.len();
     let mut t2: Option<Vec<u8>> = None;
     caps.put(13, Cap::Other);
     let mut t3: Option<Vec<u8>> = None;
@@ -1247,11 +1237,11 @@ fn j_BrokerRegistrationChangeRecord_34<'a>(b: &'a [u8], p: &mut usize, o: &mut V
         }
         *p = te;
     }
-    if let Some(w) = t2 {
-        if w.as_slice() != b"0" { sep(o, &mut first, b"\x22fenced\x22:"); o.extend_from_slice(&w); }
-    }
     if let Some(w) = t3 {
-        if w.as_slice() != b"0" { sep(o, &mut first, b"\x22inControlledShutdown\x22:"); o.extend_from_slice(&w); }
+        if w.as_slice() != b"0" { insert(o, at3, b",\x22inControlledShutdown\x22:", &w); }
+    }
+    if let Some(w) = t2 {
+        if w.as_slice() != b"0" { insert(o, at2, b",\x22fenced\x22:", &w); }
     }
     o.push(b'}');
     Ok(())
@@ -1259,13 +1249,15 @@ fn j_BrokerRegistrationChangeRecord_34<'a>(b: &'a [u8], p: &mut usize, o: &mut V
 
 fn j_BrokerRegistrationChangeRecord_35<'a>(b: &'a [u8], p: &mut usize, o: &mut Vec<u8>, caps: &mut Caps<'a>) -> R<()> {
     o.push(b'{');
-    let mut first = true;
-    sep(o, &mut first, b"\x22brokerId\x22:");
+    o.extend_from_slice(b"\x22brokerId\x22:");
     let c = j_fixed(b, p, Fx::I32, o)?;
     caps.put(7, c);
-    sep(o, &mut first, b"\x22brokerEpoch\x22:");
+    o.extend_from_slice(b",\x22brokerEpoch\x22:");
     let c = j_fixed(b, p, Fx::I64, o)?;
     caps.put(9, c);
+    let at2 = o.len();
+    let at3 = o.len();
+    let at4 = o.len();
     let mut t2: Option<Vec<u8>> = None;
     caps.put(13, Cap::Other);
     let mut t3: Option<Vec<u8>> = None;
@@ -1282,14 +1274,14 @@ fn j_BrokerRegistrationChangeRecord_35<'a>(b: &'a [u8], p: &mut usize, o: &mut V
         }
         *p = te;
     }
-    if let Some(w) = t2 {
-        if w.as_slice() != b"0" { sep(o, &mut first, b"\x22fenced\x22:"); o.extend_from_slice(&w); }
+    if let Some(w) = t4 {
+        if w.as_slice() != b"[]" { insert(o, at4, b",\x22logDirs\x22:", &w); }
     }
     if let Some(w) = t3 {
-        if w.as_slice() != b"0" { sep(o, &mut first, b"\x22inControlledShutdown\x22:"); o.extend_from_slice(&w); }
+        if w.as_slice() != b"0" { insert(o, at3, b",\x22inControlledShutdown\x22:", &w); }
     }
-    if let Some(w) = t4 {
-        if w.as_slice() != b"[]" { sep(o, &mut first, b"\x22logDirs\x22:"); o.extend_from_slice(&w); }
+    if let Some(w) = t2 {
+        if w.as_slice() != b"0" { insert(o, at2, b",\x22fenced\x22:", &w); }
     }
     o.push(b'}');
     Ok(())
@@ -1297,13 +1289,16 @@ fn j_BrokerRegistrationChangeRecord_35<'a>(b: &'a [u8], p: &mut usize, o: &mut V
 
 fn j_BrokerRegistrationChangeRecord_36<'a>(b: &'a [u8], p: &mut usize, o: &mut Vec<u8>, caps: &mut Caps<'a>) -> R<()> {
     o.push(b'{');
-    let mut first = true;
-    sep(o, &mut first, b"\x22brokerId\x22:");
+    o.extend_from_slice(b"\x22brokerId\x22:");
     let c = j_fixed(b, p, Fx::I32, o)?;
     caps.put(7, c);
-    sep(o, &mut first, b"\x22brokerEpoch\x22:");
+    o.extend_from_slice(b",\x22brokerEpoch\x22:");
     let c = j_fixed(b, p, Fx::I64, o)?;
     caps.put(9, c);
+    let at2 = o.len();
+    let at3 = o.len();
+    let at4 = o.len();
+    let at5 = o.len();
     let mut t2: Option<Vec<u8>> = None;
     caps.put(13, Cap::Other);
     let mut t3: Option<Vec<u8>> = None;
@@ -1323,17 +1318,17 @@ fn j_BrokerRegistrationChangeRecord_36<'a>(b: &'a [u8], p: &mut usize, o: &mut V
         }
         *p = te;
     }
-    if let Some(w) = t2 {
-        if w.as_slice() != b"0" { sep(o, &mut first, b"\x22fenced\x22:"); o.extend_from_slice(&w); }
-    }
-    if let Some(w) = t3 {
-        if w.as_slice() != b"0" { sep(o, &mut first, b"\x22inControlledShutdown\x22:"); o.extend_from_slice(&w); }
+    if let Some(w) = t5 {
+        if w.as_slice() != b"null" { insert(o, at5, b",\x22cordonedLogDirs\x22:", &w); }
     }
     if let Some(w) = t4 {
-        if w.as_slice() != b"[]" { sep(o, &mut first, b"\x22logDirs\x22:"); o.extend_from_slice(&w); }
+        if w.as_slice() != b"[]" { insert(o, at4, b",\x22logDirs\x22:", &w); }
     }
-    if let Some(w) = t5 {
-        if w.as_slice() != b"null" { sep(o, &mut first, b"\x22cordonedLogDirs\x22:"); o.extend_from_slice(&w); }
+    if let Some(w) = t3 {
+        if w.as_slice() != b"0" { insert(o, at3, b",\x22inControlledShutdown\x22:", &w); }
+    }
+    if let Some(w) = t2 {
+        if w.as_slice() != b"0" { insert(o, at2, b",\x22fenced\x22:", &w); }
     }
     o.push(b'}');
     Ok(())
@@ -1341,29 +1336,28 @@ fn j_BrokerRegistrationChangeRecord_36<'a>(b: &'a [u8], p: &mut usize, o: &mut V
 
 fn j_AccessControlEntryRecord_37<'a>(b: &'a [u8], p: &mut usize, o: &mut Vec<u8>, caps: &mut Caps<'a>) -> R<()> {
     o.push(b'{');
-    let mut first = true;
-    sep(o, &mut first, b"\x22id\x22:");
+    o.extend_from_slice(b"\x22id\x22:");
     let c = j_fixed(b, p, Fx::Uuid, o)?;
     caps.put(34, c);
-    sep(o, &mut first, b"\x22resourceType\x22:");
+    o.extend_from_slice(b",\x22resourceType\x22:");
     let c = j_fixed(b, p, Fx::I8, o)?;
     caps.put(31, c);
-    sep(o, &mut first, b"\x22resourceName\x22:");
+    o.extend_from_slice(b",\x22resourceName\x22:");
     let c = j_string(b, p, true, false, o)?;
     caps.put(32, c);
-    sep(o, &mut first, b"\x22patternType\x22:");
+    o.extend_from_slice(b",\x22patternType\x22:");
     let c = j_fixed(b, p, Fx::I8, o)?;
     caps.put(55, c);
-    sep(o, &mut first, b"\x22principal\x22:");
+    o.extend_from_slice(b",\x22principal\x22:");
     let c = j_string(b, p, true, false, o)?;
     caps.put(56, c);
-    sep(o, &mut first, b"\x22host\x22:");
+    o.extend_from_slice(b",\x22host\x22:");
     let c = j_string(b, p, true, false, o)?;
     caps.put(1, c);
-    sep(o, &mut first, b"\x22operation\x22:");
+    o.extend_from_slice(b",\x22operation\x22:");
     let c = j_fixed(b, p, Fx::I8, o)?;
     caps.put(57, c);
-    sep(o, &mut first, b"\x22permissionType\x22:");
+    o.extend_from_slice(b",\x22permissionType\x22:");
     let c = j_fixed(b, p, Fx::I8, o)?;
     caps.put(58, c);
     for _ in 0..tag_count(b, p)? {
@@ -1379,8 +1373,7 @@ fn j_AccessControlEntryRecord_37<'a>(b: &'a [u8], p: &mut usize, o: &mut Vec<u8>
 
 fn j_RemoveAccessControlEntryRecord_38<'a>(b: &'a [u8], p: &mut usize, o: &mut Vec<u8>, caps: &mut Caps<'a>) -> R<()> {
     o.push(b'{');
-    let mut first = true;
-    sep(o, &mut first, b"\x22id\x22:");
+    o.extend_from_slice(b"\x22id\x22:");
     let c = j_fixed(b, p, Fx::Uuid, o)?;
     caps.put(34, c);
     for _ in 0..tag_count(b, p)? {
@@ -1396,7 +1389,6 @@ fn j_RemoveAccessControlEntryRecord_38<'a>(b: &'a [u8], p: &mut usize, o: &mut V
 
 fn j_NoOpRecord_39<'a>(b: &'a [u8], p: &mut usize, o: &mut Vec<u8>, caps: &mut Caps<'a>) -> R<()> {
     o.push(b'{');
-    let mut first = true;
     for _ in 0..tag_count(b, p)? {
         let (tag, te) = tag_header(b, p)?;
         match tag {
@@ -1410,8 +1402,7 @@ fn j_NoOpRecord_39<'a>(b: &'a [u8], p: &mut usize, o: &mut Vec<u8>, caps: &mut C
 
 fn j_ZkMigrationStateRecord_40<'a>(b: &'a [u8], p: &mut usize, o: &mut Vec<u8>, caps: &mut Caps<'a>) -> R<()> {
     o.push(b'{');
-    let mut first = true;
-    sep(o, &mut first, b"\x22zkMigrationState\x22:");
+    o.extend_from_slice(b"\x22zkMigrationState\x22:");
     let c = j_fixed(b, p, Fx::I8, o)?;
     caps.put(59, c);
     for _ in 0..tag_count(b, p)? {
@@ -1427,11 +1418,10 @@ fn j_ZkMigrationStateRecord_40<'a>(b: &'a [u8], p: &mut usize, o: &mut Vec<u8>, 
 
 fn j_RemoveUserScramCredentialRecord_41<'a>(b: &'a [u8], p: &mut usize, o: &mut Vec<u8>, caps: &mut Caps<'a>) -> R<()> {
     o.push(b'{');
-    let mut first = true;
-    sep(o, &mut first, b"\x22name\x22:");
+    o.extend_from_slice(b"\x22name\x22:");
     let c = j_string(b, p, true, false, o)?;
     caps.put(0, c);
-    sep(o, &mut first, b"\x22mechanism\x22:");
+    o.extend_from_slice(b",\x22mechanism\x22:");
     let c = j_fixed(b, p, Fx::I8, o)?;
     caps.put(43, c);
     for _ in 0..tag_count(b, p)? {
@@ -1467,7 +1457,6 @@ fn j_BeginTransactionRecord_42<'a>(b: &'a [u8], p: &mut usize, o: &mut Vec<u8>, 
 
 fn j_EndTransactionRecord_43<'a>(b: &'a [u8], p: &mut usize, o: &mut Vec<u8>, caps: &mut Caps<'a>) -> R<()> {
     o.push(b'{');
-    let mut first = true;
     for _ in 0..tag_count(b, p)? {
         let (tag, te) = tag_header(b, p)?;
         match tag {
@@ -1501,8 +1490,7 @@ fn j_AbortTransactionRecord_44<'a>(b: &'a [u8], p: &mut usize, o: &mut Vec<u8>, 
 
 fn j_RemoveDelegationTokenRecord_45<'a>(b: &'a [u8], p: &mut usize, o: &mut Vec<u8>, caps: &mut Caps<'a>) -> R<()> {
     o.push(b'{');
-    let mut first = true;
-    sep(o, &mut first, b"\x22tokenId\x22:");
+    o.extend_from_slice(b"\x22tokenId\x22:");
     let c = j_string(b, p, true, false, o)?;
     caps.put(42, c);
     for _ in 0..tag_count(b, p)? {
@@ -1518,14 +1506,13 @@ fn j_RemoveDelegationTokenRecord_45<'a>(b: &'a [u8], p: &mut usize, o: &mut Vec<
 
 fn j_ControllerEndpoint_47<'a>(b: &'a [u8], p: &mut usize, o: &mut Vec<u8>, caps: &mut Caps<'a>) -> R<()> {
     o.push(b'{');
-    let mut first = true;
-    sep(o, &mut first, b"\x22name\x22:");
+    o.extend_from_slice(b"\x22name\x22:");
     let c = j_string(b, p, true, false, o)?;
-    sep(o, &mut first, b"\x22host\x22:");
+    o.extend_from_slice(b",\x22host\x22:");
     let c = j_string(b, p, true, false, o)?;
-    sep(o, &mut first, b"\x22port\x22:");
+    o.extend_from_slice(b",\x22port\x22:");
     let c = j_fixed(b, p, Fx::U16, o)?;
-    sep(o, &mut first, b"\x22securityProtocol\x22:");
+    o.extend_from_slice(b",\x22securityProtocol\x22:");
     let c = j_fixed(b, p, Fx::I16, o)?;
     for _ in 0..tag_count(b, p)? {
         let (tag, te) = tag_header(b, p)?;
@@ -1540,12 +1527,11 @@ fn j_ControllerEndpoint_47<'a>(b: &'a [u8], p: &mut usize, o: &mut Vec<u8>, caps
 
 fn j_ControllerFeature_48<'a>(b: &'a [u8], p: &mut usize, o: &mut Vec<u8>, caps: &mut Caps<'a>) -> R<()> {
     o.push(b'{');
-    let mut first = true;
-    sep(o, &mut first, b"\x22name\x22:");
+    o.extend_from_slice(b"\x22name\x22:");
     let c = j_string(b, p, true, false, o)?;
-    sep(o, &mut first, b"\x22minSupportedVersion\x22:");
+    o.extend_from_slice(b",\x22minSupportedVersion\x22:");
     let c = j_fixed(b, p, Fx::I16, o)?;
-    sep(o, &mut first, b"\x22maxSupportedVersion\x22:");
+    o.extend_from_slice(b",\x22maxSupportedVersion\x22:");
     let c = j_fixed(b, p, Fx::I16, o)?;
     for _ in 0..tag_count(b, p)? {
         let (tag, te) = tag_header(b, p)?;
@@ -1560,20 +1546,19 @@ fn j_ControllerFeature_48<'a>(b: &'a [u8], p: &mut usize, o: &mut Vec<u8>, caps:
 
 fn j_RegisterControllerRecord_46<'a>(b: &'a [u8], p: &mut usize, o: &mut Vec<u8>, caps: &mut Caps<'a>) -> R<()> {
     o.push(b'{');
-    let mut first = true;
-    sep(o, &mut first, b"\x22controllerId\x22:");
+    o.extend_from_slice(b"\x22controllerId\x22:");
     let c = j_fixed(b, p, Fx::I32, o)?;
     caps.put(61, c);
-    sep(o, &mut first, b"\x22incarnationId\x22:");
+    o.extend_from_slice(b",\x22incarnationId\x22:");
     let c = j_fixed(b, p, Fx::Uuid, o)?;
     caps.put(8, c);
-    sep(o, &mut first, b"\x22zkMigrationReady\x22:");
+    o.extend_from_slice(b",\x22zkMigrationReady\x22:");
     let c = j_fixed(b, p, Fx::Bool, o)?;
     caps.put(62, c);
-    sep(o, &mut first, b"\x22endPoints\x22:");
+    o.extend_from_slice(b",\x22endPoints\x22:");
     let c = j_list(b, p, true, false, o, &|b, p, o| j_ControllerEndpoint_47(b, p, o, &mut Caps::none()))?;
     caps.put(10, c);
-    sep(o, &mut first, b"\x22features\x22:");
+    o.extend_from_slice(b",\x22features\x22:");
     let c = j_list(b, p, true, false, o, &|b, p, o| j_ControllerFeature_48(b, p, o, &mut Caps::none()))?;
     caps.put(11, c);
     for _ in 0..tag_count(b, p)? {
@@ -1589,8 +1574,7 @@ fn j_RegisterControllerRecord_46<'a>(b: &'a [u8], p: &mut usize, o: &mut Vec<u8>
 
 fn j_ClearElrRecord_49<'a>(b: &'a [u8], p: &mut usize, o: &mut Vec<u8>, caps: &mut Caps<'a>) -> R<()> {
     o.push(b'{');
-    let mut first = true;
-    sep(o, &mut first, b"\x22topicName\x22:");
+    o.extend_from_slice(b"\x22topicName\x22:");
     let c = j_string(b, p, true, false, o)?;
     caps.put(63, c);
     for _ in 0..tag_count(b, p)? {
@@ -1606,8 +1590,7 @@ fn j_ClearElrRecord_49<'a>(b: &'a [u8], p: &mut usize, o: &mut Vec<u8>, caps: &m
 
 fn j_UnregisterControllerRecord_50<'a>(b: &'a [u8], p: &mut usize, o: &mut Vec<u8>, caps: &mut Caps<'a>) -> R<()> {
     o.push(b'{');
-    let mut first = true;
-    sep(o, &mut first, b"\x22controllerId\x22:");
+    o.extend_from_slice(b"\x22controllerId\x22:");
     let c = j_fixed(b, p, Fx::I32, o)?;
     caps.put(61, c);
     for _ in 0..tag_count(b, p)? {

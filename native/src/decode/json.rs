@@ -65,6 +65,17 @@ pub fn sep(o: &mut Vec<u8>, first: &mut bool, head: &[u8]) {
     o.extend_from_slice(head);
 }
 
+/// `head` then `w` put into `o` at `at` (a tagged field in its place among fields already written:
+/// `o` from `at` on moves up).
+pub fn insert(o: &mut Vec<u8>, at: usize, head: &[u8], w: &[u8]) {
+    let end = o.len();
+    let n = head.len() + w.len();
+    o.resize(end + n, 0);
+    o.copy_within(at..end, at + n);
+    o[at..at + head.len()].copy_from_slice(head);
+    o[at + head.len()..at + n].copy_from_slice(w);
+}
+
 /// An integer's decimal text (the `itoa` crate: `write!` through `core::fmt` was a tenth of a
 /// records row's cost).
 #[inline]
@@ -370,6 +381,16 @@ mod tests {
         assert_eq!(text(|o| uuid_text(o, &raw)), "AAECAwQFBgcICQoLDA0ODw");
         let high = [0xfb, 0xff].repeat(8);
         assert_eq!(text(|o| uuid_text(o, &high)), "-__7__v_-__7__v_-__7_w");
+    }
+
+    #[test]
+    fn a_field_is_inserted_where_it_stands() {
+        let mut o = b"{\"a\":1,\"c\":3}".to_vec();
+        insert(&mut o, 6, b",\"b\":", b"2");
+        assert_eq!(o, b"{\"a\":1,\"b\":2,\"c\":3}");
+        let end = o.len() - 1;
+        insert(&mut o, end, b",\"d\":", b"[]");
+        assert_eq!(o, b"{\"a\":1,\"b\":2,\"c\":3,\"d\":[]}");
     }
 
     #[test]
