@@ -8,6 +8,8 @@
 //! made by the Python callback it is given, in its place, so the rows come out in the same order
 //! whichever engine made each one. The differential tests hold the two tables equal.
 
+use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
+
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyTuple};
@@ -75,19 +77,17 @@ impl Col {
         Col { values, valid: Vec::new(), nulls: 0 }
     }
 
-    /// An empty column with room for as many rows and as much text as `self` holds: the next
-    /// record batch is about as big, and grows without a copy (in memory an earlier batch's
-    /// buffers held, when pyarrow has let them go).
-    fn sized_like(&self) -> Col {
-        let rows = self.valid.len();
+    /// An empty column of the same kind as `self`, with room for `rows` rows and `text` bytes of
+    /// text, in memory an earlier batch's buffers held when pyarrow has let them go.
+    fn with_room(&self, rows: usize, text: usize) -> Col {
         let values = match &self.values {
             Values::I64(_) => Values::I64(recycled(rows)),
             Values::I32(_) => Values::I32(recycled(rows)),
             Values::Bool(_) => Values::Bool(Vec::with_capacity(rows)),
-            Values::Str(_, data) => {
+            Values::Str(..) => {
                 let mut off = recycled(rows + 1);
                 off.push(0);
-                Values::Str(off, recycled(data.len()))
+                Values::Str(off, recycled(text))
             }
         };
         Col { values, valid: Vec::with_capacity(rows), nulls: 0 }
@@ -189,7 +189,8 @@ pub struct RecordColumns {
 impl RecordColumns {
     #[new]
     fn new() -> Self {
-        RecordColumns { cols: ROW_COLUMNS.iter().map(|(_, k)| Col::new(k)).collect(), rows: 0 }
+        let cols: Vec<Col> = ROW_COLUMNS.iter().map(|(_, k)| Col::new(k)).collect();
+        RecordColumns { cols: Self::roomy(&cols), rows: 0 }
     }
 
     /// The (name, kind) of each column.
@@ -241,7 +242,11 @@ impl RecordColumns {
         &mut self,
         py: Python<'py>,
     ) -> PyResult<Vec<(Option<Bound<'py, Buffer>>, Bound<'py, Buffer>, Option<Bound<'py, Buffer>>, usize)>> {
-        let fresh = self.cols.iter().map(Col::sized_like).collect();
+        ROOM_ROWS.fetch_max(self.rows, Relaxed);
+        for (c, room) in self.cols.iter().zip(&ROOM_TEXT) {
+            room.fetch_max(c.held(), Relaxed);
+        }
+        let fresh = Self::roomy(&self.cols);
         let cols = std::mem::replace(&mut self.cols, fresh);
         self.rows = 0;
         cols.into_iter()
@@ -260,7 +265,20 @@ impl RecordColumns {
     }
 }
 
+/// The most rows, and text in each column, a record batch of this process has held: a new batch's
+/// columns are made that big. Sized like the batch before, a column grew (a copy of all it held)
+/// whenever a batch was bigger, and a file's first batch grew from nothing: a fifth of the copies
+/// of the fleet's rows, whose 150 files each start a batch.
+static ROOM_ROWS: AtomicUsize = AtomicUsize::new(0);
+static ROOM_TEXT: [AtomicUsize; ROW_COLUMNS.len()] = [const { AtomicUsize::new(0) }; ROW_COLUMNS.len()];
+
 impl RecordColumns {
+    /// Empty columns like `cols`, each with the room the biggest batch so far needed.
+    fn roomy(cols: &[Col]) -> Vec<Col> {
+        let rows = ROOM_ROWS.load(Relaxed);
+        cols.iter().zip(&ROOM_TEXT).map(|(c, text)| c.with_room(rows, text.load(Relaxed))).collect()
+    }
+
     /// Keep the first `rows` rows: drop a half-added row (a Python row with a value a column
     /// cannot hold), or the rows of a batch taken back (`add_rows`).
     fn truncate_to(&mut self, rows: usize) {
@@ -733,7 +751,7 @@ mod tests {
         assert!(!i.int(i64::from(i32::MAX) + 1));
         assert!(!i.boolean(true));
         assert_eq!(i.valid.len(), 1);
-        let sized = s.sized_like();
-        assert_eq!((sized.valid.capacity() >= 3, sized.held()), (true, 0));
+        let roomy = s.with_room(3, 10);
+        assert_eq!((roomy.valid.capacity() >= 3, roomy.held()), (true, 0));
     }
 }
