@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import json
 from itertools import count
-from typing import Protocol
+from typing import NamedTuple, Protocol
 
 from metashell.protocol.codegen_support import default_value, struct_fields
 from metashell.protocol.kafka_json import json_value
@@ -32,6 +32,18 @@ __all__ = ["JsonGen"]
 
 _INTS = {"int8": "I8", "int16": "I16", "uint16": "U16", "int32": "I32", "uint32": "U32", "int64": "I64"}
 _FIXED = {**_INTS, "bool": "Bool", "float64": "F64", "uuid": "Uuid"}
+
+
+class _Struct(NamedTuple):
+    """A struct (or a record's top level) as one version writes it: its fields in schema order,
+    the tagged ones among them, and whether its values are reported as ``Cap``s (``top``)."""
+
+    spec: MessageSpec
+    present: list[FieldSpec]
+    tagged: list[FieldSpec]
+    version: int
+    flexible: bool
+    top: bool
 
 
 class _KeyNumbers(Protocol):
@@ -110,10 +122,8 @@ class JsonGen:
         present = [f for f in fields if version in f.versions]
         tagged = [f for f in present if flexible and f.tagged(version)]
         body = ["o.push(b'{');"]
-        if present and present[0] in tagged:
-            body += self._deferred(spec, present, tagged, version, flexible, top)
-        else:
-            body += self._in_place(spec, present, tagged, version, flexible, top)
+        st = _Struct(spec, present, tagged, version, flexible, top)
+        body += self._deferred(st) if present and present[0] in tagged else self._in_place(st)
         body.append("o.push(b'}');")
         body.append("Ok(())")
         self.lines.append(
@@ -123,19 +133,12 @@ class JsonGen:
         self.lines += ["}", ""]
         return name
 
-    def _in_place(
-        self,
-        spec: MessageSpec,
-        present: list[FieldSpec],
-        tagged: list[FieldSpec],
-        version: int,
-        flexible: bool,
-        top: bool,
-    ) -> list[str]:
+    def _in_place(self, st: _Struct) -> list[str]:
         """Every regular field written where it stands, the first (never tagged) without a comma;
         a tagged field that differs from its default is put in its place once the tags are read
         (they come after the regular fields in the bytes): ``insert`` at the position its
         predecessors ended at. No memory but the output's, unless a tagged field is there."""
+        spec, present, tagged, version, flexible, top = st
         body: list[str] = []
         for i, f in enumerate(present):
             if f in tagged:
@@ -147,7 +150,7 @@ class JsonGen:
                 body.append(f"caps.put({self.keys.number(f.name)}, c);")
         if not flexible:
             return body
-        body += self._tags(spec, present, tagged, version, flexible, top)
+        body += self._tags(st)
         for f in reversed(tagged):  # the last first: an earlier one's position stays where it was
             i = present.index(f)
             body.append(f"if let Some(w) = t{i} {{")
@@ -157,18 +160,11 @@ class JsonGen:
             body.append("}")
         return body
 
-    def _deferred(
-        self,
-        spec: MessageSpec,
-        present: list[FieldSpec],
-        tagged: list[FieldSpec],
-        version: int,
-        flexible: bool,
-        top: bool,
-    ) -> list[str]:
+    def _deferred(self, st: _Struct) -> list[str]:
         """A struct whose first field is tagged: the fields from the first tagged one on are each
         written aside, then joined in schema order once the tags are read (whether a comma goes
         before a field depends on which tagged ones are there)."""
+        spec, present, tagged, version, flexible, top = st
         first_tagged = min(present.index(f) for f in tagged)
         body = ["let mut first = true;"]
         for i, f in enumerate(present):
@@ -182,7 +178,7 @@ class JsonGen:
                 body.append(f"let c = {self.value(spec, f, version, flexible, f'&mut w{i}')};")
             if top:
                 body.append(f"caps.put({self.keys.number(f.name)}, c);")
-        body += self._tags(spec, present, tagged, version, flexible, top)
+        body += self._tags(st)
         for i, f in enumerate(present):
             if i < first_tagged:
                 continue
@@ -196,16 +192,9 @@ class JsonGen:
                 body.append(f"sep(o, &mut first, {_head(f)}); o.extend_from_slice(&w{i});")
         return body
 
-    def _tags(
-        self,
-        spec: MessageSpec,
-        present: list[FieldSpec],
-        tagged: list[FieldSpec],
-        version: int,
-        flexible: bool,
-        top: bool,
-    ) -> list[str]:
+    def _tags(self, st: _Struct) -> list[str]:
         """The tagged fields read (each written aside as ``t<i>``); an unknown tag refuses."""
+        spec, present, tagged, version, flexible, top = st
         body: list[str] = []
         for i, f in enumerate(present):
             if f in tagged:
