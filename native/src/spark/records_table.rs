@@ -67,24 +67,14 @@ struct Col {
 }
 
 impl Col {
-    fn new(kind: &str) -> Col {
-        let values = match kind {
-            "i64" => Values::I64(Vec::new()),
-            "i32" => Values::I32(Vec::new()),
-            "bool" => Values::Bool(Vec::new()),
-            _ => Values::Str(vec![0], Vec::new()),
-        };
-        Col { values, valid: Vec::new(), nulls: 0 }
-    }
-
-    /// An empty column of the same kind as `self`, with room for `rows` rows and `text` bytes of
+    /// An empty column of `kind` (`ROW_COLUMNS`'), with room for `rows` rows and `text` bytes of
     /// text, in memory an earlier batch's buffers held when pyarrow has let them go.
-    fn with_room(&self, rows: usize, text: usize) -> Col {
-        let values = match &self.values {
-            Values::I64(_) => Values::I64(recycled(rows)),
-            Values::I32(_) => Values::I32(recycled(rows)),
-            Values::Bool(_) => Values::Bool(Vec::with_capacity(rows)),
-            Values::Str(..) => {
+    fn new(kind: &str, rows: usize, text: usize) -> Col {
+        let values = match kind {
+            "i64" => Values::I64(recycled(rows)),
+            "i32" => Values::I32(recycled(rows)),
+            "bool" => Values::Bool(Vec::with_capacity(rows)),
+            _ => {
                 let mut off = recycled(rows + 1);
                 off.push(0);
                 Values::Str(off, recycled(text))
@@ -170,8 +160,9 @@ impl Col {
 }
 
 fn bits(v: &[bool]) -> Vec<u8> {
-    let mut out = recycled(v.len().div_ceil(8));
-    out.resize(v.len().div_ceil(8), 0);
+    let n = v.len().div_ceil(8);
+    let mut out = recycled(n);
+    out.resize(n, 0);
     for (i, _) in v.iter().enumerate().filter(|(_, x)| **x) {
         out[i / 8] |= 1 << (i % 8);
     }
@@ -189,8 +180,7 @@ pub struct RecordColumns {
 impl RecordColumns {
     #[new]
     fn new() -> Self {
-        let cols: Vec<Col> = ROW_COLUMNS.iter().map(|(_, k)| Col::new(k)).collect();
-        RecordColumns { cols: Self::roomy(&cols), rows: 0 }
+        RecordColumns { cols: Self::roomy(), rows: 0 }
     }
 
     /// The (name, kind) of each column.
@@ -246,7 +236,7 @@ impl RecordColumns {
         for (c, room) in self.cols.iter().zip(&ROOM_TEXT) {
             room.fetch_max(c.held(), Relaxed);
         }
-        let fresh = Self::roomy(&self.cols);
+        let fresh = Self::roomy();
         let cols = std::mem::replace(&mut self.cols, fresh);
         self.rows = 0;
         cols.into_iter()
@@ -267,16 +257,16 @@ impl RecordColumns {
 
 /// The most rows, and text in each column, a record batch of this process has held: a new batch's
 /// columns are made that big. Sized like the batch before, a column grew (a copy of all it held)
-/// whenever a batch was bigger, and a file's first batch grew from nothing: a fifth of the copies
-/// of the fleet's rows, whose 150 files each start a batch.
+/// whenever a batch was bigger, and a file's first batch grew from nothing: half the copies made
+/// for the fleet's rows (by perf), whose 150 files each start a batch.
 static ROOM_ROWS: AtomicUsize = AtomicUsize::new(0);
 static ROOM_TEXT: [AtomicUsize; ROW_COLUMNS.len()] = [const { AtomicUsize::new(0) }; ROW_COLUMNS.len()];
 
 impl RecordColumns {
-    /// Empty columns like `cols`, each with the room the biggest batch so far needed.
-    fn roomy(cols: &[Col]) -> Vec<Col> {
+    /// Empty columns, each with the room the biggest batch so far needed.
+    fn roomy() -> Vec<Col> {
         let rows = ROOM_ROWS.load(Relaxed);
-        cols.iter().zip(&ROOM_TEXT).map(|(c, text)| c.with_room(rows, text.load(Relaxed))).collect()
+        ROW_COLUMNS.iter().zip(&ROOM_TEXT).map(|((_, kind), text)| Col::new(kind, rows, text.load(Relaxed))).collect()
     }
 
     /// Keep the first `rows` rows: drop a half-added row (a Python row with a value a column
@@ -738,7 +728,7 @@ mod tests {
     /// of another type (nothing added) or an int its width cannot hold.
     #[test]
     fn columns_hold_what_their_type_holds() {
-        let mut s = Col::new("str");
+        let mut s = Col::new("str", 0, 0);
         assert!(s.text(b"ab"));
         s.null();
         assert!(s.text(b"c"));
@@ -746,12 +736,12 @@ mod tests {
         let Values::Str(off, data) = &s.values else { panic!("not a text column") };
         assert_eq!((off.as_slice(), data.as_slice()), (&[0, 2, 2, 3][..], &b"abc"[..]));
         assert_eq!((s.valid.as_slice(), s.nulls, s.held()), (&[true, false, true][..], 1, 3));
-        let mut i = Col::new("i32");
+        let mut i = Col::new("i32", 0, 0);
         assert!(i.int(i32::MIN.into()));
         assert!(!i.int(i64::from(i32::MAX) + 1));
         assert!(!i.boolean(true));
         assert_eq!(i.valid.len(), 1);
-        let roomy = s.with_room(3, 10);
+        let roomy = Col::new("str", 3, 10);
         assert_eq!((roomy.valid.capacity() >= 3, roomy.held()), (true, 0));
     }
 }
