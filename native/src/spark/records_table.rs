@@ -59,7 +59,9 @@ enum Values {
     Str(Vec<i32>, Vec<u8>),
 }
 
-/// One Arrow column being filled: its values and which of them are valid.
+/// One Arrow column being filled: its values and which of them are valid. Which are valid is kept
+/// only once a null has come (`valid` is empty while `nulls` is 0): most columns never hold one, and
+/// a push for each of their values was a tenth of a row's column work.
 struct Col {
     values: Values,
     valid: Vec<bool>,
@@ -80,11 +82,34 @@ impl Col {
                 Values::Str(off, recycled(text))
             }
         };
-        Col { values, valid: Vec::with_capacity(rows), nulls: 0 }
+        Col { values, valid: Vec::new(), nulls: 0 }
+    }
+
+    /// Values held.
+    fn len(&self) -> usize {
+        match &self.values {
+            Values::I64(v) => v.len(),
+            Values::I32(v) => v.len(),
+            Values::Bool(v) => v.len(),
+            Values::Str(off, _) => off.len() - 1,
+        }
+    }
+
+    /// The value just pushed is valid.
+    #[inline(always)]
+    fn valid(&mut self) {
+        if self.nulls != 0 {
+            self.valid.push(true);
+        }
     }
 
     #[inline]
     fn null(&mut self) {
+        if self.nulls == 0 {
+            let n = self.len();
+            self.valid.reserve(ROOM_ROWS.load(Relaxed).max(n + 1));
+            self.valid.resize(n, true);
+        }
         self.valid.push(false);
         self.nulls += 1;
         match &mut self.values {
@@ -92,6 +117,40 @@ impl Col {
             Values::I32(v) => v.push(0),
             Values::Bool(v) => v.push(false),
             Values::Str(off, data) => off.push(data.len() as i32),
+        }
+    }
+
+    /// The same value (None: null) up to row `rows`, at once: a batch's constant columns, and the
+    /// nulls of a key column (most rows have none of most keys) before its next value.
+    fn fill(&mut self, rows: usize, x: Option<i64>) {
+        let n = rows.saturating_sub(self.len());
+        if n == 0 {
+            return;
+        }
+        let Some(x) = x else {
+            if self.nulls == 0 {
+                let held = self.len();
+                self.valid.reserve(ROOM_ROWS.load(Relaxed).max(rows));
+                self.valid.resize(held, true);
+            }
+            self.valid.resize(rows, false);
+            self.nulls += n;
+            match &mut self.values {
+                Values::I64(v) => v.resize(rows, 0),
+                Values::I32(v) => v.resize(rows, 0),
+                Values::Bool(v) => v.resize(rows, false),
+                Values::Str(off, data) => off.resize(rows + 1, data.len() as i32),
+            }
+            return;
+        };
+        if self.nulls != 0 {
+            self.valid.resize(rows, true);
+        }
+        match &mut self.values {
+            Values::I64(v) => v.resize(rows, x),
+            Values::I32(v) => v.resize(rows, x as i32),
+            Values::Bool(v) => v.resize(rows, x != 0),
+            Values::Str(..) => unreachable!("no text column is a batch's constant"),
         }
     }
 
@@ -106,7 +165,7 @@ impl Col {
             },
             _ => return false,
         }
-        self.valid.push(true);
+        self.valid();
         true
     }
 
@@ -114,7 +173,7 @@ impl Col {
     fn boolean(&mut self, x: bool) -> bool {
         let Values::Bool(v) = &mut self.values else { return false };
         v.push(x);
-        self.valid.push(true);
+        self.valid();
         true
     }
 
@@ -123,7 +182,7 @@ impl Col {
         let Values::Str(off, data) = &mut self.values else { return false };
         data.extend_from_slice(s);
         off.push(data.len() as i32);
-        self.valid.push(true);
+        self.valid();
         true
     }
 
@@ -139,7 +198,7 @@ impl Col {
     fn written(&mut self) {
         if let Values::Str(off, data) = &mut self.values {
             off.push(data.len() as i32);
-            self.valid.push(true);
+            self.valid();
         }
     }
 
@@ -232,7 +291,13 @@ impl RecordColumns {
         &mut self,
         py: Python<'py>,
     ) -> PyResult<Vec<(Option<Bound<'py, Buffer>>, Bound<'py, Buffer>, Option<Bound<'py, Buffer>>, usize)>> {
-        ROOM_ROWS.fetch_max(self.rows, Relaxed);
+        let rows = self.rows;
+        if let Some((name, _)) = self.cols.iter().zip(ROW_COLUMNS).find(|(c, _)| c.len() != rows).map(|(_, n)| n) {
+            self.cols = Self::roomy();
+            self.rows = 0;
+            return Err(PyValueError::new_err(format!("the records column {name} is out of step: its rows dropped")));
+        }
+        ROOM_ROWS.fetch_max(rows, Relaxed);
         for (c, room) in self.cols.iter().zip(&ROOM_TEXT) {
             room.fetch_max(c.held(), Relaxed);
         }
@@ -274,9 +339,14 @@ impl RecordColumns {
     fn truncate_to(&mut self, rows: usize) {
         self.rows = rows;
         for c in &mut self.cols {
-            if c.valid.len() > rows {
-                c.nulls -= c.valid[rows..].iter().filter(|x| !**x).count();
-                c.valid.truncate(rows);
+            if c.len() > rows {
+                if c.nulls != 0 {
+                    c.nulls -= c.valid[rows..].iter().filter(|x| !**x).count();
+                    c.valid.truncate(rows);
+                    if c.nulls == 0 {
+                        c.valid.clear(); // kept only once a null has come
+                    }
+                }
                 match &mut c.values {
                     Values::I64(v) => v.truncate(rows),
                     Values::I32(v) => v.truncate(rows),
@@ -567,6 +637,18 @@ pub fn add_rows(
         Err(entries::Failure::Fault(_)) => return Ok(None),
     };
     let rows_before = cols.rows;
+    // The batch's own columns are filled for its rows at once: before Python makes a row (which
+    // pushes every column), and when the batch's rows are done or a call fails.
+    let batch_columns = |cols: &mut RecordColumns| {
+        let (rows, c) = (cols.rows, &mut cols.cols);
+        c[0].fill(rows, Some(position));
+        c[1].fill(rows, Some(base));
+        c[4].fill(rows, Some(i64::from(epoch)));
+        c[6].fill(rows, Some(i64::from(snap_offset.is_some())));
+        c[7].fill(rows, Some(0));
+        c[9].fill(rows, replay_seq.map(i64::from));
+        c[KEYS_AT..].iter_mut().for_each(|key| key.fill(rows, None));
+    };
     let mut keys_text = Vec::new();
     let mut caps = Caps::new();
     cols.cols[JSON_AT].unwritten();
@@ -580,8 +662,13 @@ pub fn add_rows(
             let text = cols.cols[JSON_AT].data().expect("record_json is a text column");
             let start = text.len();
             if let Ok((key, version)) = crate::decode::record_text(v, text, &mut caps) {
-                if rules.native_text(py, key as usize, &caps, text, start)? {
-                    made = Some((key, version));
+                match rules.native_text(py, key as usize, &caps, text, start) {
+                    Ok(true) => made = Some((key, version)),
+                    Ok(false) => {}
+                    Err(e) => {
+                        batch_columns(cols);
+                        return Err(e);
+                    }
                 }
             }
         }
@@ -595,6 +682,7 @@ pub fn add_rows(
         let made = made.filter(|(_, _, _, keys)| keys.iter().enumerate().all(|(j, key)| fits(KEYS_AT + j, key)));
         let Some((k, name, version, keys)) = made else {
             cols.cols[JSON_AT].unwritten();
+            batch_columns(cols);
             let row = match fallback {
                 Fallback::ByIndex(f) => f.call1((i,))?,
                 Fallback::ByRecord(f) => {
@@ -615,44 +703,36 @@ pub fn add_rows(
         };
         let ts = ts_override.unwrap_or(ts);
         let c = &mut cols.cols;
-        c[0].int(position);
-        c[1].int(base);
         c[2].int(offset);
         c[3].int(snap_offset.unwrap_or(offset));
-        c[4].int(epoch as i64);
         if (0..=MAX_MS).contains(&ts) {
             c[5].int(ts * 1000);
         } else {
             c[5].null();
         }
-        c[6].boolean(snap_offset.is_some());
-        c[7].boolean(false);
         c[8].boolean(rules.marker[k]);
-        match replay_seq {
-            Some(s) => c[9].int(s as i64),
-            None => {
-                c[9].null();
-                true
-            }
-        };
         c[10].boolean(replay_seq.is_some() && (snap_offset.is_some() || offset >= replay_from));
         c[11].text(name.as_bytes());
         c[12].int(version as i64);
         c[JSON_AT].written();
+        let row = cols.rows;
         for (j, key) in keys.iter().enumerate() {
             let col = &mut c[KEYS_AT + j];
             match *key {
-                KeyVal::Null => col.null(),
+                KeyVal::Null => {} // filled with the nulls before its next value (`batch_columns`)
                 KeyVal::Int(v) => {
+                    col.fill(row, None);
                     col.int(v);
                 }
                 KeyVal::Text(a, b) => {
+                    col.fill(row, None);
                     col.text(&keys_text[a..b]);
                 }
             }
         }
         cols.rows += 1;
     }
+    batch_columns(cols);
     Ok(Some(stats))
 }
 
@@ -740,8 +820,51 @@ mod tests {
         assert!(i.int(i32::MIN.into()));
         assert!(!i.int(i64::from(i32::MAX) + 1));
         assert!(!i.boolean(true));
-        assert_eq!(i.valid.len(), 1);
+        assert_eq!((i.len(), i.valid.len()), (1, 0)); // no null yet: which are valid is not kept
         let roomy = Col::new("str", 3, 10);
-        assert_eq!((roomy.valid.capacity() >= 3, roomy.held()), (true, 0));
+        assert_eq!((roomy.len(), roomy.held()), (0, 0));
+    }
+
+    /// A batch's constant column filled for its rows at once holds what a push a row would have.
+    #[test]
+    fn a_filled_column_is_as_pushed() {
+        let mut pushed = Col::new("i32", 0, 0);
+        let mut filled = Col::new("i32", 0, 0);
+        for x in [Some(7), None, Some(7), Some(9), Some(9), None] {
+            match x {
+                Some(v) => assert!(pushed.int(v)),
+                None => pushed.null(),
+            }
+        }
+        filled.fill(1, Some(7));
+        filled.fill(2, None);
+        filled.fill(2, Some(5)); // nothing: it holds 2 rows already
+        filled.fill(3, Some(7));
+        filled.fill(5, Some(9));
+        filled.fill(6, None);
+        let (Values::I32(a), Values::I32(b)) = (&pushed.values, &filled.values) else { panic!("not ints") };
+        assert_eq!((a, &pushed.valid, pushed.nulls), (b, &filled.valid, filled.nulls));
+        assert_eq!(filled.valid, [true, false, true, true, true, false]);
+    }
+
+    /// Rows taken back forget which values were valid once no null is left among them.
+    #[test]
+    fn rows_taken_back_keep_the_columns_in_step() {
+        let mut cols = RecordColumns { cols: vec![Col::new("i64", 0, 0), Col::new("str", 0, 0)], rows: 0 };
+        for (x, s) in [(1, Some(&b"a"[..])), (2, None), (3, Some(&b"bc"[..]))] {
+            cols.cols[0].int(x);
+            match s {
+                Some(s) => assert!(cols.cols[1].text(s)),
+                None => cols.cols[1].null(),
+            }
+            cols.rows += 1;
+        }
+        cols.truncate_to(1);
+        assert_eq!((cols.cols[0].len(), cols.cols[1].len(), cols.cols[1].nulls), (1, 1, 0));
+        assert!(cols.cols[1].valid.is_empty());
+        assert!(cols.cols[1].text(b"d"));
+        assert!(cols.cols[1].valid.is_empty());
+        let Values::Str(off, data) = &cols.cols[1].values else { panic!("not text") };
+        assert_eq!((off.as_slice(), data.as_slice()), (&[0, 1, 2][..], &b"ad"[..]));
     }
 }
