@@ -21,6 +21,7 @@ import gc
 import itertools
 import json
 import os
+import re
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -421,6 +422,20 @@ def test_the_generated_rust_is_what_the_schemas_make() -> None:
         check=False,
     )
     assert proc.returncode == 0, proc.stderr
+
+
+def test_each_json_writer_is_written_once() -> None:
+    """Versions of a record that write a struct alike share one generated writer: no two ``j_*``
+    functions of the same struct have the same body (the table reads which version uses which)."""
+    text = (REPO / "native" / "src" / "decode" / "generated.rs").read_text()
+    seen: dict[tuple[str, str], str] = {}
+    for m in re.finditer(
+        r"^fn (j_(\w+)_\d+)<'a>\([^)]*\) -> R<\(\)> \{\n(.*?)^\}", text, re.MULTILINE | re.DOTALL
+    ):
+        name, label, body = m.groups()
+        assert (label, body) not in seen, f"{name} is {seen[label, body]} again"
+        seen[label, body] = name
+    assert len(seen) > 30, "the writers were not found in generated.rs"
 
 
 def test_a_panic_in_the_native_core_is_one_line(native: Any) -> None:

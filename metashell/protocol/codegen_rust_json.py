@@ -68,6 +68,10 @@ class JsonGen:
         self.lines: list[str] = []
         self.ids = count()
         self.done: dict[tuple[str, int, int], str] = {}
+        self.bodies: dict[tuple[str, ...], str] = {}
+        """Each function by its struct's name and body: the versions of a record that write a
+        struct the same way share one function (a struct of another name, even when written alike,
+        keeps its own, so that the table reads true)."""
         self.table: list[tuple[int, int, str]] = []
 
     def record(self, spec: MessageSpec, version: int) -> None:
@@ -126,6 +130,10 @@ class JsonGen:
         body += self._deferred(st) if present and present[0] in tagged else self._in_place(st)
         body.append("o.push(b'}');")
         body.append("Ok(())")
+        same = self.bodies.setdefault((label, *body), name)
+        if same != name:
+            self.done[key] = same
+            return same
         self.lines.append(
             f"fn {name}<'a>(b: &'a [u8], p: &mut usize, o: &mut Vec<u8>, caps: &mut Caps<'a>) -> R<()> {{"
         )

@@ -213,46 +213,6 @@ fn j_RegisterBrokerRecord_0<'a>(b: &'a [u8], p: &mut usize, o: &mut Vec<u8>, cap
     Ok(())
 }
 
-fn j_BrokerEndpoint_4<'a>(b: &'a [u8], p: &mut usize, o: &mut Vec<u8>, caps: &mut Caps<'a>) -> R<()> {
-    o.push(b'{');
-    o.extend_from_slice(b"\x22name\x22:");
-    let c = j_string(b, p, true, false, o)?;
-    o.extend_from_slice(b",\x22host\x22:");
-    let c = j_string(b, p, true, false, o)?;
-    o.extend_from_slice(b",\x22port\x22:");
-    let c = j_fixed(b, p, Fx::U16, o)?;
-    o.extend_from_slice(b",\x22securityProtocol\x22:");
-    let c = j_fixed(b, p, Fx::I16, o)?;
-    for _ in 0..tag_count(b, p)? {
-        let (tag, te) = tag_header(b, p)?;
-        match tag {
-            _ => return Err(Miss), // an unknown tagged field: Python leaves it out
-        }
-        *p = te;
-    }
-    o.push(b'}');
-    Ok(())
-}
-
-fn j_BrokerFeature_5<'a>(b: &'a [u8], p: &mut usize, o: &mut Vec<u8>, caps: &mut Caps<'a>) -> R<()> {
-    o.push(b'{');
-    o.extend_from_slice(b"\x22name\x22:");
-    let c = j_string(b, p, true, false, o)?;
-    o.extend_from_slice(b",\x22minSupportedVersion\x22:");
-    let c = j_fixed(b, p, Fx::I16, o)?;
-    o.extend_from_slice(b",\x22maxSupportedVersion\x22:");
-    let c = j_fixed(b, p, Fx::I16, o)?;
-    for _ in 0..tag_count(b, p)? {
-        let (tag, te) = tag_header(b, p)?;
-        match tag {
-            _ => return Err(Miss), // an unknown tagged field: Python leaves it out
-        }
-        *p = te;
-    }
-    o.push(b'}');
-    Ok(())
-}
-
 fn j_RegisterBrokerRecord_3<'a>(b: &'a [u8], p: &mut usize, o: &mut Vec<u8>, caps: &mut Caps<'a>) -> R<()> {
     o.push(b'{');
     o.extend_from_slice(b"\x22brokerId\x22:");
@@ -265,10 +225,10 @@ fn j_RegisterBrokerRecord_3<'a>(b: &'a [u8], p: &mut usize, o: &mut Vec<u8>, cap
     let c = j_fixed(b, p, Fx::I64, o)?;
     caps.put(9, c);
     o.extend_from_slice(b",\x22endPoints\x22:");
-    let c = j_list(b, p, true, false, o, &|b, p, o| j_BrokerEndpoint_4(b, p, o, &mut Caps::none()))?;
+    let c = j_list(b, p, true, false, o, &|b, p, o| j_BrokerEndpoint_1(b, p, o, &mut Caps::none()))?;
     caps.put(10, c);
     o.extend_from_slice(b",\x22features\x22:");
-    let c = j_list(b, p, true, false, o, &|b, p, o| j_BrokerFeature_5(b, p, o, &mut Caps::none()))?;
+    let c = j_list(b, p, true, false, o, &|b, p, o| j_BrokerFeature_2(b, p, o, &mut Caps::none()))?;
     caps.put(11, c);
     o.extend_from_slice(b",\x22rack\x22:");
     let c = j_string(b, p, true, true, o)?;
@@ -279,46 +239,6 @@ fn j_RegisterBrokerRecord_3<'a>(b: &'a [u8], p: &mut usize, o: &mut Vec<u8>, cap
     o.extend_from_slice(b",\x22inControlledShutdown\x22:");
     let c = j_fixed(b, p, Fx::Bool, o)?;
     caps.put(14, c);
-    for _ in 0..tag_count(b, p)? {
-        let (tag, te) = tag_header(b, p)?;
-        match tag {
-            _ => return Err(Miss), // an unknown tagged field: Python leaves it out
-        }
-        *p = te;
-    }
-    o.push(b'}');
-    Ok(())
-}
-
-fn j_BrokerEndpoint_7<'a>(b: &'a [u8], p: &mut usize, o: &mut Vec<u8>, caps: &mut Caps<'a>) -> R<()> {
-    o.push(b'{');
-    o.extend_from_slice(b"\x22name\x22:");
-    let c = j_string(b, p, true, false, o)?;
-    o.extend_from_slice(b",\x22host\x22:");
-    let c = j_string(b, p, true, false, o)?;
-    o.extend_from_slice(b",\x22port\x22:");
-    let c = j_fixed(b, p, Fx::U16, o)?;
-    o.extend_from_slice(b",\x22securityProtocol\x22:");
-    let c = j_fixed(b, p, Fx::I16, o)?;
-    for _ in 0..tag_count(b, p)? {
-        let (tag, te) = tag_header(b, p)?;
-        match tag {
-            _ => return Err(Miss), // an unknown tagged field: Python leaves it out
-        }
-        *p = te;
-    }
-    o.push(b'}');
-    Ok(())
-}
-
-fn j_BrokerFeature_8<'a>(b: &'a [u8], p: &mut usize, o: &mut Vec<u8>, caps: &mut Caps<'a>) -> R<()> {
-    o.push(b'{');
-    o.extend_from_slice(b"\x22name\x22:");
-    let c = j_string(b, p, true, false, o)?;
-    o.extend_from_slice(b",\x22minSupportedVersion\x22:");
-    let c = j_fixed(b, p, Fx::I16, o)?;
-    o.extend_from_slice(b",\x22maxSupportedVersion\x22:");
-    let c = j_fixed(b, p, Fx::I16, o)?;
     for _ in 0..tag_count(b, p)? {
         let (tag, te) = tag_header(b, p)?;
         match tag {
@@ -345,10 +265,10 @@ fn j_RegisterBrokerRecord_6<'a>(b: &'a [u8], p: &mut usize, o: &mut Vec<u8>, cap
     let c = j_fixed(b, p, Fx::I64, o)?;
     caps.put(9, c);
     o.extend_from_slice(b",\x22endPoints\x22:");
-    let c = j_list(b, p, true, false, o, &|b, p, o| j_BrokerEndpoint_7(b, p, o, &mut Caps::none()))?;
+    let c = j_list(b, p, true, false, o, &|b, p, o| j_BrokerEndpoint_1(b, p, o, &mut Caps::none()))?;
     caps.put(10, c);
     o.extend_from_slice(b",\x22features\x22:");
-    let c = j_list(b, p, true, false, o, &|b, p, o| j_BrokerFeature_8(b, p, o, &mut Caps::none()))?;
+    let c = j_list(b, p, true, false, o, &|b, p, o| j_BrokerFeature_2(b, p, o, &mut Caps::none()))?;
     caps.put(11, c);
     o.extend_from_slice(b",\x22rack\x22:");
     let c = j_string(b, p, true, true, o)?;
@@ -359,46 +279,6 @@ fn j_RegisterBrokerRecord_6<'a>(b: &'a [u8], p: &mut usize, o: &mut Vec<u8>, cap
     o.extend_from_slice(b",\x22inControlledShutdown\x22:");
     let c = j_fixed(b, p, Fx::Bool, o)?;
     caps.put(14, c);
-    for _ in 0..tag_count(b, p)? {
-        let (tag, te) = tag_header(b, p)?;
-        match tag {
-            _ => return Err(Miss), // an unknown tagged field: Python leaves it out
-        }
-        *p = te;
-    }
-    o.push(b'}');
-    Ok(())
-}
-
-fn j_BrokerEndpoint_10<'a>(b: &'a [u8], p: &mut usize, o: &mut Vec<u8>, caps: &mut Caps<'a>) -> R<()> {
-    o.push(b'{');
-    o.extend_from_slice(b"\x22name\x22:");
-    let c = j_string(b, p, true, false, o)?;
-    o.extend_from_slice(b",\x22host\x22:");
-    let c = j_string(b, p, true, false, o)?;
-    o.extend_from_slice(b",\x22port\x22:");
-    let c = j_fixed(b, p, Fx::U16, o)?;
-    o.extend_from_slice(b",\x22securityProtocol\x22:");
-    let c = j_fixed(b, p, Fx::I16, o)?;
-    for _ in 0..tag_count(b, p)? {
-        let (tag, te) = tag_header(b, p)?;
-        match tag {
-            _ => return Err(Miss), // an unknown tagged field: Python leaves it out
-        }
-        *p = te;
-    }
-    o.push(b'}');
-    Ok(())
-}
-
-fn j_BrokerFeature_11<'a>(b: &'a [u8], p: &mut usize, o: &mut Vec<u8>, caps: &mut Caps<'a>) -> R<()> {
-    o.push(b'{');
-    o.extend_from_slice(b"\x22name\x22:");
-    let c = j_string(b, p, true, false, o)?;
-    o.extend_from_slice(b",\x22minSupportedVersion\x22:");
-    let c = j_fixed(b, p, Fx::I16, o)?;
-    o.extend_from_slice(b",\x22maxSupportedVersion\x22:");
-    let c = j_fixed(b, p, Fx::I16, o)?;
     for _ in 0..tag_count(b, p)? {
         let (tag, te) = tag_header(b, p)?;
         match tag {
@@ -425,10 +305,10 @@ fn j_RegisterBrokerRecord_9<'a>(b: &'a [u8], p: &mut usize, o: &mut Vec<u8>, cap
     let c = j_fixed(b, p, Fx::I64, o)?;
     caps.put(9, c);
     o.extend_from_slice(b",\x22endPoints\x22:");
-    let c = j_list(b, p, true, false, o, &|b, p, o| j_BrokerEndpoint_10(b, p, o, &mut Caps::none()))?;
+    let c = j_list(b, p, true, false, o, &|b, p, o| j_BrokerEndpoint_1(b, p, o, &mut Caps::none()))?;
     caps.put(10, c);
     o.extend_from_slice(b",\x22features\x22:");
-    let c = j_list(b, p, true, false, o, &|b, p, o| j_BrokerFeature_11(b, p, o, &mut Caps::none()))?;
+    let c = j_list(b, p, true, false, o, &|b, p, o| j_BrokerFeature_2(b, p, o, &mut Caps::none()))?;
     caps.put(11, c);
     o.extend_from_slice(b",\x22rack\x22:");
     let c = j_string(b, p, true, true, o)?;
@@ -457,46 +337,6 @@ fn j_RegisterBrokerRecord_9<'a>(b: &'a [u8], p: &mut usize, o: &mut Vec<u8>, cap
     Ok(())
 }
 
-fn j_BrokerEndpoint_13<'a>(b: &'a [u8], p: &mut usize, o: &mut Vec<u8>, caps: &mut Caps<'a>) -> R<()> {
-    o.push(b'{');
-    o.extend_from_slice(b"\x22name\x22:");
-    let c = j_string(b, p, true, false, o)?;
-    o.extend_from_slice(b",\x22host\x22:");
-    let c = j_string(b, p, true, false, o)?;
-    o.extend_from_slice(b",\x22port\x22:");
-    let c = j_fixed(b, p, Fx::U16, o)?;
-    o.extend_from_slice(b",\x22securityProtocol\x22:");
-    let c = j_fixed(b, p, Fx::I16, o)?;
-    for _ in 0..tag_count(b, p)? {
-        let (tag, te) = tag_header(b, p)?;
-        match tag {
-            _ => return Err(Miss), // an unknown tagged field: Python leaves it out
-        }
-        *p = te;
-    }
-    o.push(b'}');
-    Ok(())
-}
-
-fn j_BrokerFeature_14<'a>(b: &'a [u8], p: &mut usize, o: &mut Vec<u8>, caps: &mut Caps<'a>) -> R<()> {
-    o.push(b'{');
-    o.extend_from_slice(b"\x22name\x22:");
-    let c = j_string(b, p, true, false, o)?;
-    o.extend_from_slice(b",\x22minSupportedVersion\x22:");
-    let c = j_fixed(b, p, Fx::I16, o)?;
-    o.extend_from_slice(b",\x22maxSupportedVersion\x22:");
-    let c = j_fixed(b, p, Fx::I16, o)?;
-    for _ in 0..tag_count(b, p)? {
-        let (tag, te) = tag_header(b, p)?;
-        match tag {
-            _ => return Err(Miss), // an unknown tagged field: Python leaves it out
-        }
-        *p = te;
-    }
-    o.push(b'}');
-    Ok(())
-}
-
 fn j_RegisterBrokerRecord_12<'a>(b: &'a [u8], p: &mut usize, o: &mut Vec<u8>, caps: &mut Caps<'a>) -> R<()> {
     o.push(b'{');
     o.extend_from_slice(b"\x22brokerId\x22:");
@@ -512,10 +352,10 @@ fn j_RegisterBrokerRecord_12<'a>(b: &'a [u8], p: &mut usize, o: &mut Vec<u8>, ca
     let c = j_fixed(b, p, Fx::I64, o)?;
     caps.put(9, c);
     o.extend_from_slice(b",\x22endPoints\x22:");
-    let c = j_list(b, p, true, false, o, &|b, p, o| j_BrokerEndpoint_13(b, p, o, &mut Caps::none()))?;
+    let c = j_list(b, p, true, false, o, &|b, p, o| j_BrokerEndpoint_1(b, p, o, &mut Caps::none()))?;
     caps.put(10, c);
     o.extend_from_slice(b",\x22features\x22:");
-    let c = j_list(b, p, true, false, o, &|b, p, o| j_BrokerFeature_14(b, p, o, &mut Caps::none()))?;
+    let c = j_list(b, p, true, false, o, &|b, p, o| j_BrokerFeature_2(b, p, o, &mut Caps::none()))?;
     caps.put(11, c);
     o.extend_from_slice(b",\x22rack\x22:");
     let c = j_string(b, p, true, true, o)?;
