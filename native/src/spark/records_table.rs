@@ -61,7 +61,7 @@ enum Values {
 
 /// One Arrow column being filled: its values and which of them are valid. Which are valid is kept
 /// only once a null has come (`valid` is empty while `nulls` is 0): most columns never hold one, and
-/// a push for each of their values was a tenth of a row's column work.
+/// a push for each of their values told nothing.
 struct Col {
     values: Values,
     valid: Vec<bool>,
