@@ -3,8 +3,9 @@
 The Spark ``records`` table gives every record its JSON form (:func:`.kafka_json.to_kafka_json_text`,
 what ``kafka-dump-log --cluster-metadata-decoder`` prints). In Python that is a decode to a dict and
 a generated writer of its text; here it is one generated Rust function per record type, version and
-struct (the versions that write a struct alike share one) that reads the fields with the same bounded readers as the native decoders and writes their
-JSON as it goes (``native/src/decode/json.rs`` holds the hand-written half: numbers, strings, base64).
+struct (the versions that write a struct alike share one) that reads the fields with the same
+bounded readers as the native decoders and writes their JSON as it goes (``native/src/decode/json.rs``
+holds the hand-written half: numbers, strings, base64).
 
 The rules are :mod:`.kafka_json`'s: lowerCamelCase names in schema order, every regular field of the
 version, a tagged field only when it differs from its default (compared by its JSON text, which

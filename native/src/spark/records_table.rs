@@ -103,21 +103,9 @@ impl Col {
         }
     }
 
-    #[inline]
+    /// A null (a row made in Python, a time out of range).
     fn null(&mut self) {
-        if self.nulls == 0 {
-            let n = self.len();
-            self.valid.reserve(ROOM_ROWS.load(Relaxed).max(n + 1));
-            self.valid.resize(n, true);
-        }
-        self.valid.push(false);
-        self.nulls += 1;
-        match &mut self.values {
-            Values::I64(v) => v.push(0),
-            Values::I32(v) => v.push(0),
-            Values::Bool(v) => v.push(false),
-            Values::Str(off, data) => off.push(data.len() as i32),
-        }
+        self.fill(self.len() + 1, None);
     }
 
     /// The same value (None: null) up to row `rows`, at once: a batch's constant columns, and the
@@ -127,30 +115,25 @@ impl Col {
         if n == 0 {
             return;
         }
-        let Some(x) = x else {
+        if x.is_none() {
             if self.nulls == 0 {
+                // the first null: which values are valid is kept from here on
                 let held = self.len();
                 self.valid.reserve(ROOM_ROWS.load(Relaxed).max(rows));
                 self.valid.resize(held, true);
             }
-            self.valid.resize(rows, false);
             self.nulls += n;
-            match &mut self.values {
-                Values::I64(v) => v.resize(rows, 0),
-                Values::I32(v) => v.resize(rows, 0),
-                Values::Bool(v) => v.resize(rows, false),
-                Values::Str(off, data) => off.resize(rows + 1, data.len() as i32),
-            }
-            return;
-        };
-        if self.nulls != 0 {
-            self.valid.resize(rows, true);
         }
-        match &mut self.values {
-            Values::I64(v) => v.resize(rows, x),
-            Values::I32(v) => v.resize(rows, x as i32),
-            Values::Bool(v) => v.resize(rows, x != 0),
-            Values::Str(..) => unreachable!("no text column is a batch's constant"),
+        if self.nulls != 0 {
+            self.valid.resize(rows, x.is_some());
+        }
+        let v = x.unwrap_or(0);
+        match (&mut self.values, x) {
+            (Values::I64(c), _) => c.resize(rows, v),
+            (Values::I32(c), _) => c.resize(rows, v as i32),
+            (Values::Bool(c), _) => c.resize(rows, v != 0),
+            (Values::Str(off, data), None) => off.resize(rows + 1, data.len() as i32),
+            (Values::Str(..), Some(_)) => unreachable!("no text column is a batch's constant"),
         }
     }
 
@@ -292,7 +275,7 @@ impl RecordColumns {
         py: Python<'py>,
     ) -> PyResult<Vec<(Option<Bound<'py, Buffer>>, Bound<'py, Buffer>, Option<Bound<'py, Buffer>>, usize)>> {
         let rows = self.rows;
-        if let Some((name, _)) = self.cols.iter().zip(ROW_COLUMNS).find(|(c, _)| c.len() != rows).map(|(_, n)| n) {
+        if let Some(((name, _), _)) = ROW_COLUMNS.iter().zip(&self.cols).find(|(_, c)| c.len() != rows) {
             self.cols = Self::roomy();
             self.rows = 0;
             return Err(PyValueError::new_err(format!("the records column {name} is out of step: its rows dropped")));
